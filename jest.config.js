@@ -1,0 +1,11 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: "node",
+  transform: {
+    "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json", isolatedModules: true }],
+  },
+  testMatch: ["<rootDir>/src/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
+  testPathIgnorePatterns: ["/node_modules/", "/dist/", "/cdktf.out/"],
+  modulePathIgnorePatterns: ["<rootDir>/dist/"],
+  testTimeout: 30000,
+};
