@@ -1,0 +1,41 @@
+import { Command, CommanderError } from "commander";
+import { version } from "../version";
+
+/** A subcommand module registers its commands on the root program. */
+export interface CommandModule {
+  register(program: Command): void;
+}
+
+/** Subcommand modules, loaded lazily so that one command never pays for another's imports. */
+const modules: Record<string, () => Promise<CommandModule>> = {
+  "fake-backend": () => import("./fake-backend"),
+  provider: () => import("./provider"),
+  demo: () => import("./demo"),
+};
+
+/** Builds the `gpurental` program with every subcommand registered. */
+export async function buildProgram(): Promise<Command> {
+  const program = new Command("gpurental")
+    .description("Infrastructure as code for the gpurental GPU rental service")
+    .version(version)
+    .showHelpAfterError()
+    .exitOverride();
+  for (const load of Object.values(modules)) {
+    (await load()).register(program);
+  }
+  return program;
+}
+
+/** Runs the `gpurental` command with the given argv (as in process.argv). */
+export async function main(argv: string[]): Promise<void> {
+  const program = await buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exitCode = err.exitCode;
+      return;
+    }
+    throw err;
+  }
+}
