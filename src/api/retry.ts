@@ -1,0 +1,83 @@
+/** Retry settings of the client; every field has a default. */
+export interface RetryOptions {
+  /** Attempts per call, the first included. Default 4; 1 disables retries. */
+  maxAttempts?: number;
+  /** Backoff base: attempt n waits a random time in [0, min(maxDelayMs, baseDelayMs * 2^(n-1))]. Default 250. */
+  baseDelayMs?: number;
+  /** Cap of one backoff delay. Default 10 000. */
+  maxDelayMs?: number;
+  /** Overall time budget of one call, attempts and waits included. Default 120 000. */
+  deadlineMs?: number;
+  /** The longest Retry-After honoured; a longer one ends the retries with the 429/503 error. Default 60 000. */
+  maxRetryAfterMs?: number;
+}
+
+/** Retry settings with every default filled in. */
+export type ResolvedRetryOptions = Required<RetryOptions>;
+
+/** The defaults of {@link RetryOptions}. */
+export const DEFAULT_RETRY: ResolvedRetryOptions = {
+  maxAttempts: 4,
+  baseDelayMs: 250,
+  maxDelayMs: 10_000,
+  deadlineMs: 120_000,
+  maxRetryAfterMs: 60_000,
+};
+
+/** Fills in defaults and rejects nonsensical values. */
+export function resolveRetryOptions(opts: RetryOptions | undefined): ResolvedRetryOptions {
+  const r = { ...DEFAULT_RETRY, ...stripUndefined(opts ?? {}) };
+  for (const [k, v] of Object.entries(r)) {
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
+      throw new RangeError(`retry.${k} must be a non-negative number, got ${String(v)}`);
+    }
+  }
+  if (r.maxAttempts < 1) throw new RangeError(`retry.maxAttempts must be at least 1, got ${r.maxAttempts}`);
+  return r;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * Full-jitter exponential backoff (the AWS scheme): a uniform random delay up to the capped
+ * exponential, so that many clients failing together do not retry together.
+ * `retry` is 1 for the first retry.
+ */
+export function backoffDelay(retry: number, opts: ResolvedRetryOptions, random: () => number): number {
+  const exp = Math.min(opts.maxDelayMs, opts.baseDelayMs * 2 ** Math.max(0, retry - 1));
+  return Math.floor(random() * exp);
+}
+
+/** Parses a Retry-After header (delta seconds or an HTTP date) into milliseconds from `nowMs`. */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined) return undefined;
+  const trimmed = v.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - nowMs);
+}
+
+/** Sleeps `ms`, rejecting with the signal's reason as soon as `signal` aborts. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** The real-time {@link Sleep}. */
+export const realSleep: Sleep = (ms, signal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
