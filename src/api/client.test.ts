@@ -1,0 +1,624 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { inspect } from "node:util";
+import { Agent } from "undici";
+import { version } from "../version";
+import { GpurentalClient, type LogLevel } from "./client";
+import {
+  AmbiguousRequestError,
+  ApiError,
+  ClientConfigError,
+  NetworkError,
+  RequestAbortedError,
+  ResponseValidationError,
+  TimeoutError,
+} from "./errors";
+import { makeInstance } from "./testing/fixtures";
+
+// Transport-level behaviour (dropped connections, timeouts, odd bodies) against a tiny scripted
+// server; behaviour of the real API is tested against the fake backend in client.fake-backend.test.ts.
+
+const TOKEN = `gpr_${"ab12".repeat(12)}`;
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage["headers"];
+  body: string;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+class ScriptedServer {
+  readonly seen: Seen[] = [];
+  private readonly script: Handler[] = [];
+  private fallback: Handler = (_req, res) =>
+    json(res, 500, { error: { code: "INTERNAL", message: "unscripted" } });
+  private server!: Server;
+  url = "";
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => {
+        body += c.toString("utf8");
+      });
+      req.on("end", () => {
+        this.seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, body });
+        const h = this.script.shift() ?? this.fallback;
+        h(req, res, body);
+      });
+    });
+    await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Queues handlers for the next requests, in order. */
+  queue(...handlers: Handler[]): this {
+    this.script.push(...handlers);
+    return this;
+  }
+
+  always(h: Handler): this {
+    this.fallback = h;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}
+
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "x-request-id": "req-1", ...headers });
+  res.end(text);
+}
+
+const ok =
+  (body: unknown, status = 200): Handler =>
+  (_req, res) =>
+    json(res, status, body);
+const fail =
+  (
+    status: number,
+    code: string,
+    extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ): Handler =>
+  (_req, res) =>
+    json(res, status, { error: { code, message: `${code} happened`, ...extra } }, headers);
+const drop: Handler = (req) => req.socket.destroy();
+const hang: Handler = () => {};
+
+let server: ScriptedServer;
+let agent: Agent;
+let sleeps: number[];
+let logs: { level: LogLevel; msg: string; fields: Record<string, unknown> }[];
+
+function client(extra: Partial<ConstructorParameters<typeof GpurentalClient>[0]> = {}): GpurentalClient {
+  return new GpurentalClient({
+    baseUrl: server.url,
+    token: TOKEN,
+    dispatcher: agent,
+    retry: { maxAttempts: 4, baseDelayMs: 10, maxDelayMs: 100, deadlineMs: 30_000 },
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    logger: (level, msg, fields) => logs.push({ level, msg, fields }),
+    ...extra,
+  });
+}
+
+beforeEach(async () => {
+  server = new ScriptedServer();
+  await server.start();
+  // A fresh agent per test: no keep-alive socket outlives the server it was opened to.
+  agent = new Agent({ keepAliveTimeout: 10 });
+  sleeps = [];
+  logs = [];
+});
+
+afterEach(async () => {
+  await agent.close();
+  await server.stop();
+});
+
+const deployBody = { offer_id: "o-1", template_id: "t-1", disk_gb: 50 };
+
+describe("construction", () => {
+  test.each([
+    ["not a url", /baseUrl.*"not a url"/],
+    ["ftp://example.com", /baseUrl must use http or https, got "ftp:\/\/example.com"/],
+    ["", /baseUrl/],
+    ["https://example.com/?x=1", /query or fragment/],
+  ])("rejects baseUrl %j naming field and value", (baseUrl, message) => {
+    let err: unknown;
+    try {
+      new GpurentalClient({ baseUrl, token: TOKEN });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ClientConfigError);
+    expect((err as ClientConfigError).field).toBe("baseUrl");
+    expect((err as Error).message).toMatch(message);
+  });
+
+  test("rejects an empty token without echoing it", () => {
+    expect(() => new GpurentalClient({ baseUrl: "https://x.example", token: "" })).toThrow(/token must be/);
+    expect(() => new GpurentalClient({ baseUrl: "https://x.example", token: "bad token" })).toThrow(
+      ClientConfigError,
+    );
+  });
+
+  test("normalises a trailing slash and keeps a path prefix", async () => {
+    server.queue(ok({ items: [] }));
+    const c = client({ baseUrl: `${server.url}/prefix/` });
+    expect(c.baseUrl).toBe(`${server.url}/prefix`);
+    await c.listApiKeys();
+    expect(server.seen[0]?.url).toBe("/prefix/v1/api-keys");
+  });
+});
+
+describe("requests", () => {
+  test("sends auth, org, user agent, accept and content type", async () => {
+    server.queue(ok(makeInstance(), 201));
+    const c = client({ orgId: "org-1", userAgent: "Terraform/1.9.0" });
+    await c.deployInstance(deployBody);
+    const s = server.seen[0]!;
+    expect(s.method).toBe("POST");
+    expect(s.url).toBe("/v1/instances");
+    expect(s.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(s.headers["x-org-id"]).toBe("org-1");
+    expect(s.headers["user-agent"]).toBe(`gpurental/${version} Terraform/1.9.0`);
+    expect(s.headers.accept).toBe("application/json");
+    expect(s.headers["content-type"]).toBe("application/json");
+    expect(JSON.parse(s.body)).toEqual(deployBody);
+  });
+
+  test("GET has no content type and no X-Org-Id unless configured", async () => {
+    server.queue(ok({ items: [] }));
+    await client().listInstances();
+    const s = server.seen[0]!;
+    expect(s.headers["content-type"]).toBeUndefined();
+    expect(s.headers["x-org-id"]).toBeUndefined();
+    expect(s.headers["user-agent"]).toBe(`gpurental/${version}`);
+  });
+
+  test.each([
+    [
+      "listInstances",
+      (c: GpurentalClient) => c.listInstances({ include_destroyed: true }),
+      "/v1/instances?include_destroyed=true",
+    ],
+    [
+      "getInstanceLogs",
+      (c: GpurentalClient) => c.getInstanceLogs("i/1", { tail: 5 }),
+      "/v1/instances/i%2F1/logs?tail=5",
+    ],
+    [
+      "listOffers",
+      (c: GpurentalClient) => c.listOffers({ gpu_model: "RTX 4090", num_gpus: 2, sort: "price_asc" }),
+      "/v1/offers?gpu_model=RTX+4090&num_gpus=2&sort=price_asc",
+    ],
+    [
+      "listTemplates",
+      (c: GpurentalClient) => c.listTemplates({ tab: "recommended", mode: "ssh" }),
+      "/v1/templates?tab=recommended&mode=ssh",
+    ],
+    [
+      "listTransactions",
+      (c: GpurentalClient) => c.listTransactions({ instance_id: "i1", limit: 3 }),
+      "/v1/billing/transactions?instance_id=i1&limit=3",
+    ],
+    ["getSpendDaily", (c: GpurentalClient) => c.getSpendDaily({ days: 7 }), "/v1/billing/spend-daily?days=7"],
+  ])("%s builds its path and query", async (_name, call, path) => {
+    server.always((_req, res) => json(res, 200, { items: [], lines: [] }));
+    await call(client());
+    expect(server.seen[0]?.url).toBe(path);
+  });
+
+  test("a 204 resolves to undefined", async () => {
+    server.queue((_req, res) => {
+      res.writeHead(204);
+      res.end();
+    });
+    await expect(client().revokeApiKey("k1")).resolves.toBeUndefined();
+    expect(server.seen[0]?.method).toBe("DELETE");
+  });
+
+  test("unknown fields are tolerated and dropped", async () => {
+    server.queue(ok({ ...makeInstance(), brand_new_field: 1 }));
+    const inst = await client().getInstance("i1");
+    expect(inst.status).toBe("running");
+    expect("brand_new_field" in inst).toBe(false);
+  });
+});
+
+describe("errors", () => {
+  test("coded error with carried fields", async () => {
+    server.queue(fail(422, "DISK_TOO_LARGE", { max_disk_gb: 500, request_id: "req-body" }));
+    const err = await client()
+      .deployInstance({ ...deployBody, disk_gb: 800 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    const e = err as ApiError;
+    expect(e.status).toBe(422);
+    expect(e.code).toBe("DISK_TOO_LARGE");
+    expect(e.max_disk_gb).toBe(500);
+    expect(e.requestId).toBe("req-1");
+    expect(e.endpoint).toBe("POST /v1/instances");
+    expect(e.message).toContain("DISK_TOO_LARGE");
+    expect(server.seen).toHaveLength(1);
+  });
+
+  test("every carried field becomes a typed property", async () => {
+    server.queue(
+      fail(402, "INSUFFICIENT_BALANCE", {
+        balance_micro: 1,
+        required_micro: 2,
+        available_disk_gb: 3,
+        requested_disk_gb: 4,
+        next_maintenance: "2026-11-22T09:00:00.000Z",
+        limit: 25,
+      }),
+    );
+    const e = (await client()
+      .deployInstance(deployBody)
+      .catch((x: unknown) => x)) as ApiError;
+    expect([e.balance_micro, e.required_micro, e.available_disk_gb, e.requested_disk_gb, e.limit]).toEqual([
+      1, 2, 3, 4, 25,
+    ]);
+    expect(e.next_maintenance).toBe("2026-11-22T09:00:00.000Z");
+  });
+
+  test("VALIDATION_ERROR carries field and value", async () => {
+    server.queue(fail(422, "VALIDATION_ERROR", { field: "tail", value: 5000, limit: 1000 }));
+    const e = (await client()
+      .getInstanceLogs("i1", { tail: 5000 })
+      .catch((x: unknown) => x)) as ApiError;
+    expect(e.field).toBe("tail");
+    expect(e.value).toBe(5000);
+    expect(e.limit).toBe(1000);
+    expect(e.endpoint).toBe("GET /v1/instances/{id}/logs");
+  });
+
+  test.each([
+    ["an HTML body", "text/html", "<html>bad gateway</html>", 404, "NOT_FOUND"],
+    ["an empty body", "text/plain", "", 409, "CONFLICT"],
+    ["JSON without error", "application/json", '{"detail":"nope"}', 403, "FORBIDDEN"],
+    ["an unknown status", "text/plain", "", 418, "HTTP_418"],
+  ])("tolerates %s", async (_what, type, body, status, code) => {
+    server.queue((_req, res) => {
+      res.writeHead(status, { "content-type": type });
+      res.end(body);
+    });
+    const e = (await client()
+      .getInstance("i1")
+      .catch((x: unknown) => x)) as ApiError;
+    expect(e).toBeInstanceOf(ApiError);
+    expect(e.status).toBe(status);
+    expect(e.code).toBe(code);
+    expect(e.requestId).toBeUndefined();
+  });
+
+  test("a response that does not fit names the endpoint and the field", async () => {
+    server.queue(ok({ ...makeInstance(), status: "exploded" }));
+    const e = (await client()
+      .getInstance("i1")
+      .catch((x: unknown) => x)) as ResponseValidationError;
+    expect(e).toBeInstanceOf(ResponseValidationError);
+    expect(e.endpoint).toBe("GET /v1/instances/{id}");
+    expect(e.issues[0]?.path).toBe("status");
+    expect(e.message).toMatch(/^GET \/v1\/instances\/\{id\}: .* at status/);
+  });
+
+  test("a missing contract field in a list item is reported with its index", async () => {
+    const { ssh_port: _drop, ...noPort } = makeInstance();
+    server.queue(ok({ items: [makeInstance(), noPort] }));
+    const e = (await client()
+      .listInstances()
+      .catch((x: unknown) => x)) as ResponseValidationError;
+    expect(e.endpoint).toBe("GET /v1/instances");
+    expect(e.issues.map((i) => i.path)).toContain("items.1.ssh_port");
+  });
+
+  test("a 2xx body that is not JSON is a validation error", async () => {
+    server.queue((_req, res) => {
+      res.writeHead(200);
+      res.end("<html>");
+    });
+    await expect(client().getMe()).rejects.toThrow(ResponseValidationError);
+  });
+});
+
+describe("retries", () => {
+  test("429 with Retry-After seconds is retried after that delay", async () => {
+    server.queue(fail(429, "RATE_LIMITED", {}, { "retry-after": "2" }), ok({ items: [] }));
+    await expect(client().listOffers()).resolves.toEqual([]);
+    expect(server.seen).toHaveLength(2);
+    expect(sleeps).toEqual([2000]);
+  });
+
+  test("503 with an HTTP-date Retry-After is honoured", async () => {
+    const when = new Date(Date.now() + 3000).toUTCString();
+    server.queue(fail(503, "SERVICE_UNAVAILABLE", {}, { "retry-after": when }), ok({ items: [] }));
+    await client().listTemplates();
+    expect(server.seen).toHaveLength(2);
+    expect(sleeps[0]).toBeGreaterThan(1000);
+    expect(sleeps[0]).toBeLessThanOrEqual(3000);
+  });
+
+  test("a Retry-After beyond the cap ends the retries with the 429", async () => {
+    server.queue(fail(429, "RATE_LIMITED", {}, { "retry-after": "3600" }));
+    const e = (await client()
+      .listOffers()
+      .catch((x: unknown) => x)) as ApiError;
+    expect(e.code).toBe("RATE_LIMITED");
+    expect(e.retryAfterMs).toBe(3_600_000);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  test("gives up after maxAttempts with the last error", async () => {
+    server.always(fail(503, "SERVICE_UNAVAILABLE"));
+    const e = (await client()
+      .listOffers()
+      .catch((x: unknown) => x)) as ApiError;
+    expect(e.status).toBe(503);
+    expect(server.seen).toHaveLength(4);
+    expect(sleeps).toHaveLength(3);
+    // Full jitter: each delay within the capped exponential.
+    sleeps.forEach((d, i) => {
+      expect(d).toBeGreaterThanOrEqual(0);
+      expect(d).toBeLessThanOrEqual(Math.min(100, 10 * 2 ** i));
+    });
+  });
+
+  test("the deadline cuts retries short", async () => {
+    let t = 0;
+    server.always(fail(503, "SERVICE_UNAVAILABLE", {}, { "retry-after": "5" }));
+    const c = client({
+      now: () => t,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        t += ms;
+      },
+      retry: { maxAttempts: 10, deadlineMs: 12_000 },
+    });
+    await expect(c.listOffers()).rejects.toThrow(ApiError);
+    expect(server.seen).toHaveLength(3);
+    expect(sleeps).toEqual([5000, 5000]);
+  });
+
+  test("a dropped connection is retried for GET", async () => {
+    server.queue(drop, ok(makeInstance()));
+    await expect(client().getInstance("i1")).resolves.toMatchObject({ status: "running" });
+    expect(server.seen).toHaveLength(2);
+  });
+
+  test("a dropped connection fails with NetworkError once attempts run out", async () => {
+    server.always(drop);
+    const e = await client({ retry: { maxAttempts: 2, baseDelayMs: 1 } })
+      .getInstance("i1")
+      .catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(NetworkError);
+    expect(server.seen).toHaveLength(2);
+  });
+
+  test("502 is retried for GET", async () => {
+    server.queue(fail(502, "BAD_GATEWAY"), ok({ items: [] }));
+    await client().listApiKeys();
+    expect(server.seen).toHaveLength(2);
+  });
+
+  test("refused connections are retried even for deploy: the request never left", async () => {
+    const port = new URL(server.url).port;
+    await server.stop();
+    const c = client({ baseUrl: `http://127.0.0.1:${port}`, retry: { maxAttempts: 3, baseDelayMs: 1 } });
+    const e = await c.deployInstance(deployBody).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(NetworkError);
+    expect((e as NetworkError).errorCode).toBe("ECONNREFUSED");
+    expect(sleeps).toHaveLength(2);
+    await server.start();
+  });
+});
+
+describe("non-idempotent requests are never resent once they may have landed", () => {
+  test("a dropped deploy is ambiguous and sent once", async () => {
+    server.always(drop);
+    const e = (await client()
+      .deployInstance(deployBody)
+      .catch((x: unknown) => x)) as AmbiguousRequestError;
+    expect(e).toBeInstanceOf(AmbiguousRequestError);
+    expect(e.reason).toBe("connection");
+    expect(e.endpoint).toBe("POST /v1/instances");
+    expect(server.seen).toHaveLength(1);
+  });
+
+  test.each([500, 502, 504])("a %i on deploy is ambiguous", async (status) => {
+    server.always(fail(status, "X"));
+    const e = (await client()
+      .deployInstance(deployBody)
+      .catch((x: unknown) => x)) as AmbiguousRequestError;
+    expect(e).toBeInstanceOf(AmbiguousRequestError);
+    expect(e.reason).toBe("status");
+    expect(e.status).toBe(status);
+    expect(e.cause).toBeInstanceOf(ApiError);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  test("a deploy that times out is ambiguous", async () => {
+    server.always(hang);
+    const e = (await client({ timeoutMs: 100 })
+      .deployInstance(deployBody)
+      .catch((x: unknown) => x)) as AmbiguousRequestError;
+    expect(e).toBeInstanceOf(AmbiguousRequestError);
+    expect(e.reason).toBe("timeout");
+    expect(server.seen).toHaveLength(1);
+  });
+
+  test("429 and 503 on deploy are refusals and retried", async () => {
+    server.queue(
+      fail(429, "RATE_LIMITED", {}, { "retry-after": "1" }),
+      fail(503, "SERVICE_UNAVAILABLE"),
+      ok(makeInstance(), 201),
+    );
+    await expect(client().deployInstance(deployBody)).resolves.toMatchObject({ id: makeInstance().id });
+    expect(server.seen).toHaveLength(3);
+    expect(sleeps[0]).toBe(1000);
+  });
+
+  test.each([
+    ["stop", (c: GpurentalClient) => c.stopInstance("i1")],
+    ["start", (c: GpurentalClient) => c.startInstance("i1")],
+    ["createApiKey", (c: GpurentalClient) => c.createApiKey({ name: "ci" })],
+    ["createBillingOrder", (c: GpurentalClient) => c.createBillingOrder({ amount_micro: 1 })],
+  ])("%s is not resent after a drop", async (_name, call) => {
+    server.always(drop);
+    await expect(call(client())).rejects.toThrow(AmbiguousRequestError);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  test("503 START_UNAVAILABLE on start is retried", async () => {
+    server.queue(fail(503, "START_UNAVAILABLE"), ok(makeInstance({ status: "starting" })));
+    await expect(client().startInstance("i1")).resolves.toMatchObject({ status: "starting" });
+    expect(server.seen).toHaveLength(2);
+  });
+
+  test("a GET that times out is retried, then TimeoutError", async () => {
+    server.always(hang);
+    const e = await client({ timeoutMs: 50, retry: { maxAttempts: 2, baseDelayMs: 1 } })
+      .getInstance("i1")
+      .catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TimeoutError);
+    expect(server.seen).toHaveLength(2);
+  });
+});
+
+describe("DELETE reconciliation", () => {
+  test("destroy resent after a drop returns the destroyed instance instead of 409", async () => {
+    server.queue(
+      drop,
+      fail(409, "INVALID_STATE"),
+      ok(makeInstance({ status: "destroyed", allowed_actions: [], access_token: null })),
+    );
+    const inst = await client().destroyInstance("i1");
+    expect(inst.status).toBe("destroyed");
+    expect(server.seen.map((s) => s.method)).toEqual(["DELETE", "DELETE", "GET"]);
+  });
+
+  test("a first-try 409 INVALID_STATE on destroy is still an error", async () => {
+    server.queue(fail(409, "INVALID_STATE"));
+    await expect(client().destroyInstance("i1")).rejects.toMatchObject({ code: "INVALID_STATE" });
+    expect(server.seen).toHaveLength(1);
+  });
+
+  test("revoke resent after a drop treats 404 as revoked", async () => {
+    server.queue(drop, fail(404, "API_KEY_NOT_FOUND"));
+    await expect(client().revokeApiKey("k1")).resolves.toBeUndefined();
+  });
+
+  test("a first-try 404 on revoke is an error", async () => {
+    server.queue(fail(404, "API_KEY_NOT_FOUND"));
+    await expect(client().revokeApiKey("k1")).rejects.toMatchObject({
+      code: "API_KEY_NOT_FOUND",
+      status: 404,
+    });
+  });
+});
+
+describe("cancellation", () => {
+  test("an aborted signal cancels the request in flight", async () => {
+    server.always(hang);
+    const ac = new AbortController();
+    const p = client().getInstance("i1", { signal: ac.signal });
+    setTimeout(() => ac.abort(), 50);
+    const e = await p.catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(RequestAbortedError);
+    expect((e as Error).name).toBe("AbortError");
+  });
+
+  test("an abort during a retry wait stops retrying", async () => {
+    server.always(fail(503, "SERVICE_UNAVAILABLE"));
+    const ac = new AbortController();
+    const c = client({
+      sleep: async () => {
+        ac.abort();
+        throw new Error("aborted");
+      },
+    });
+    await expect(c.listOffers(undefined, { signal: ac.signal })).rejects.toThrow(RequestAbortedError);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  test("the client-wide signal cancels every call", async () => {
+    const ac = new AbortController();
+    ac.abort();
+    server.always(ok({ items: [] }));
+    await expect(client({ signal: ac.signal }).listOffers()).rejects.toThrow(RequestAbortedError);
+    expect(server.seen).toHaveLength(0);
+  });
+});
+
+describe("credentials never leak", () => {
+  function renderings(err: unknown): string[] {
+    const e = err as Error;
+    return [
+      String(e),
+      e.message,
+      e.stack ?? "",
+      inspect(e, { depth: 10, showHidden: true }),
+      JSON.stringify(e),
+    ];
+  }
+
+  test("not in errors, even when the server echoes the token", async () => {
+    server.queue(
+      fail(401, "TOKEN_INVALID", { token: TOKEN, hint: `Authorization: Bearer ${TOKEN}` }),
+      (req) => req.socket.destroy(),
+      (_req, res) => {
+        res.writeHead(502, { "content-type": "text/plain" });
+        res.end(`upstream rejected Bearer ${TOKEN}`);
+      },
+      ok({ ...makeInstance(), status: TOKEN }),
+    );
+    const c = client({ retry: { maxAttempts: 1 } });
+    const errors = [
+      await c.getInstance("i1").catch((x: unknown) => x),
+      await c.getInstance("i1").catch((x: unknown) => x),
+      await c.getInstance("i1").catch((x: unknown) => x),
+      await c.getInstance("i1").catch((x: unknown) => x),
+    ];
+    expect(errors[0]).toBeInstanceOf(ApiError);
+    expect(errors[1]).toBeInstanceOf(NetworkError);
+    expect(errors[2]).toBeInstanceOf(ApiError);
+    expect(errors[3]).toBeInstanceOf(ResponseValidationError);
+    for (const err of errors) {
+      for (const text of renderings(err)) expect(text).not.toContain(TOKEN);
+    }
+    expect(renderings(errors[2]).join("\n")).toContain("[REDACTED]");
+  });
+
+  test("not in logs", async () => {
+    server.queue(fail(503, "SERVICE_UNAVAILABLE", { message_token: TOKEN }), drop, ok(makeInstance()));
+    await client().getInstance("i1");
+    expect(logs.length).toBeGreaterThan(3);
+    const all = JSON.stringify(logs);
+    expect(all).not.toContain(TOKEN);
+    expect(all).toContain(`"authorization":"[REDACTED]"`);
+    expect(logs.some((l) => l.msg === "retrying")).toBe(true);
+  });
+
+  test("not in the client's own renderings", () => {
+    const c = client();
+    expect(inspect(c, { showHidden: true, depth: 5 })).not.toContain(TOKEN);
+    expect(JSON.stringify(c)).not.toContain(TOKEN);
+    expect(String(Object.values(c))).not.toContain(TOKEN);
+  });
+});
