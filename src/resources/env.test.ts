@@ -1,0 +1,72 @@
+import { ACCESS_TOKEN_REFERENCE, toEnvOverrides, validateEnv } from "./env";
+
+describe("toEnvOverrides", () => {
+  it("maps the three arguments onto env_overrides, sorted by key", () => {
+    expect(
+      toEnvOverrides({ env: { B: "2", A: "1" }, secret_env: { TOKEN: "s3cret" }, unset_env: ["TZ"] }),
+    ).toEqual([
+      { key: "A", value: "1", secret: false },
+      { key: "B", value: "2", secret: false },
+      { key: "TOKEN", value: "s3cret", secret: true },
+      { key: "TZ", value: null, secret: false },
+    ]);
+  });
+
+  it("accepts nulls", () => {
+    expect(toEnvOverrides({ env: null, secret_env: undefined, unset_env: null })).toEqual([]);
+  });
+});
+
+describe("validateEnv", () => {
+  it("accepts a valid configuration", () => {
+    expect(validateEnv({ env: { A: "1" }, secret_env: { B: "2" }, unset_env: ["C"] })).toEqual([]);
+  });
+
+  it("counts the entries of all three together", () => {
+    const env: Record<string, string> = {};
+    for (let i = 0; i < 60; i++) env[`E${i}`] = "x";
+    const secret_env: Record<string, string> = {};
+    for (let i = 0; i < 40; i++) secret_env[`S${i}`] = "x";
+    expect(validateEnv({ env, secret_env })).toEqual([]);
+    const d = validateEnv({ env, secret_env, unset_env: ["ONE_MORE"] });
+    expect(d).toHaveLength(1);
+    expect(d[0]).toMatchObject({ severity: "error", path: [{ attribute: "env" }] });
+    expect(d[0]?.detail).toContain("101");
+  });
+
+  it("limits key and value lengths", () => {
+    const d = validateEnv({ env: { ["K".repeat(257)]: "v" }, secret_env: { LONG: "v".repeat(4097) } });
+    expect(d.map((x) => x.summary)).toEqual([
+      "Environment variable name too long",
+      "Environment variable value too long",
+    ]);
+    expect(d[1]?.path).toEqual([{ attribute: "secret_env" }, { key: "LONG" }]);
+    // The secret value itself never appears in a diagnostic.
+    expect(JSON.stringify(d)).not.toContain("v".repeat(100));
+    expect(validateEnv({ env: { ["K".repeat(256)]: "v".repeat(4096) } })).toEqual([]);
+  });
+
+  it("rejects a key in two of the maps", () => {
+    const d = validateEnv({ env: { A: "1" }, secret_env: { A: "2" }, unset_env: ["A"] });
+    expect(d.filter((x) => x.severity === "error")).toHaveLength(2);
+    expect(d[0]).toMatchObject({ path: [{ attribute: "secret_env" }, { key: "A" }] });
+    expect(d[1]).toMatchObject({ path: [{ attribute: "unset_env" }] });
+    expect(d[0]?.detail).toMatch(/both env and secret_env/);
+  });
+
+  it("warns about variables the platform overlay wins over", () => {
+    const d = validateEnv({
+      env: { JUPYTER_TOKEN: "x" },
+      unset_env: ["GPU_COUNT"],
+      secret_env: { SERVICE_ACCESS_TOKEN: "y" },
+    });
+    expect(d.map((x) => x.severity)).toEqual(["warning", "warning", "warning"]);
+    expect(d[0]?.summary).toBe("JUPYTER_TOKEN is set by the platform");
+  });
+
+  it("warns about a template variable that carries the access token", () => {
+    const d = validateEnv({ env: { APP_KEY: "x" } }, [{ key: "APP_KEY", value: ACCESS_TOKEN_REFERENCE }]);
+    expect(d).toHaveLength(1);
+    expect(d[0]?.severity).toBe("warning");
+  });
+});

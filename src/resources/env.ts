@@ -1,0 +1,125 @@
+import type { TemplateEnvVar } from "../api/schemas";
+import type { ResourceDiagnostic } from "./refusals";
+
+// env, secret_env and unset_env are three views of the one env_overrides array of the deploy
+// request (contract 4.2). Splitting them lets Terraform mark the secret values sensitive and lets a
+// user drop a template variable without inventing a sentinel value.
+
+/** One entry of the deploy request's env_overrides (contract 4.2). */
+export interface EnvOverride {
+  key: string;
+  /** null drops the template's variable of that key. */
+  value: string | null;
+  secret: boolean;
+}
+
+/** The env-related arguments of gpurental_instance; null or undefined when unset. */
+export interface EnvArguments {
+  env?: Readonly<Record<string, string>> | null | undefined;
+  secret_env?: Readonly<Record<string, string>> | null | undefined;
+  unset_env?: readonly string[] | null | undefined;
+}
+
+/** Limits of env_overrides (contract 8). */
+export const ENV_LIMITS = { entries: 100, keyLength: 256, valueLength: 4096 } as const;
+
+/** Variables the platform's overlay always sets; an override of them has no effect (contract 4.2). */
+export const OVERLAY_KEYS: readonly string[] = ["JUPYTER_TOKEN", "GPU_COUNT", "SERVICE_ACCESS_TOKEN"];
+
+/** The template variable value that means "carries the instance access token" (docs/api-shapes.md). */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the literal text, not a placeholder.
+export const ACCESS_TOKEN_REFERENCE = "${SERVICE_ACCESS_TOKEN}";
+
+/** Builds env_overrides, sorted by key so the request does not depend on map iteration order. */
+export function toEnvOverrides(args: EnvArguments): EnvOverride[] {
+  const out: EnvOverride[] = [];
+  for (const [key, value] of Object.entries(args.env ?? {})) out.push({ key, value, secret: false });
+  for (const [key, value] of Object.entries(args.secret_env ?? {})) out.push({ key, value, secret: true });
+  for (const key of args.unset_env ?? []) out.push({ key, value: null, secret: false });
+  return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+function keyPath(attribute: "env" | "secret_env" | "unset_env", key: string): ResourceDiagnostic["path"] {
+  // A set element cannot be addressed in a Terraform attribute path; stop at the set.
+  return attribute === "unset_env" ? [{ attribute }] : [{ attribute }, { key }];
+}
+
+/**
+ * Checks the env arguments against the contract's limits and against each other. Only known values
+ * are passed in; a map or set that is still unknown is left out by the caller. `templateEnv`, when
+ * known, adds the template's own access-token variables to the keys that cannot be overridden.
+ */
+export function validateEnv(
+  args: EnvArguments,
+  templateEnv?: readonly TemplateEnvVar[],
+): ResourceDiagnostic[] {
+  const diags: ResourceDiagnostic[] = [];
+  const sources: Array<["env" | "secret_env" | "unset_env", string[]]> = [
+    ["env", Object.keys(args.env ?? {})],
+    ["secret_env", Object.keys(args.secret_env ?? {})],
+    ["unset_env", [...(args.unset_env ?? [])]],
+  ];
+  const total = sources.reduce((n, [, keys]) => n + keys.length, 0);
+  if (total > ENV_LIMITS.entries) {
+    diags.push({
+      severity: "error",
+      summary: "Too many environment entries",
+      detail: `env, secret_env and unset_env together have ${total} entries; the API accepts at most ${ENV_LIMITS.entries} environment overrides per instance.`,
+      path: [{ attribute: "env" }],
+    });
+  }
+  const seen = new Map<string, string>();
+  const overlay = new Set(OVERLAY_KEYS);
+  for (const v of templateEnv ?? []) if (v.value === ACCESS_TOKEN_REFERENCE) overlay.add(v.key);
+  for (const [attribute, keys] of sources) {
+    for (const key of keys) {
+      if (key.length === 0) {
+        diags.push({
+          severity: "error",
+          summary: "Empty environment variable name",
+          detail: `${attribute} has an entry with an empty key; every environment variable needs a name.`,
+          path: [{ attribute }],
+        });
+      } else if (key.length > ENV_LIMITS.keyLength) {
+        diags.push({
+          severity: "error",
+          summary: "Environment variable name too long",
+          detail: `The key "${key.slice(0, 40)}…" of ${attribute} has ${key.length} characters; the API accepts at most ${ENV_LIMITS.keyLength}.`,
+          path: keyPath(attribute, key),
+        });
+      }
+      const first = seen.get(key);
+      if (first !== undefined) {
+        diags.push({
+          severity: "error",
+          summary: "Environment variable set twice",
+          detail: `"${key}" appears in both ${first} and ${attribute}. Each variable may appear in only one of env, secret_env and unset_env.`,
+          path: keyPath(attribute, key),
+        });
+      } else {
+        seen.set(key, attribute);
+      }
+      if (overlay.has(key)) {
+        diags.push({
+          severity: "warning",
+          summary: `${key} is set by the platform`,
+          detail: `The platform's own overlay always sets ${key} and wins over env, secret_env and unset_env, so this entry has no effect.`,
+          path: keyPath(attribute, key),
+        });
+      }
+    }
+  }
+  for (const attribute of ["env", "secret_env"] as const) {
+    for (const [key, value] of Object.entries(args[attribute] ?? {})) {
+      if (value.length > ENV_LIMITS.valueLength) {
+        diags.push({
+          severity: "error",
+          summary: "Environment variable value too long",
+          detail: `The value of ${key} in ${attribute} has ${value.length} characters; the API accepts at most ${ENV_LIMITS.valueLength}.`,
+          path: keyPath(attribute, key),
+        });
+      }
+    }
+  }
+  return diags;
+}

@@ -1,0 +1,217 @@
+import type { Instance, Offer, Template } from "../api/schemas";
+import { checkDeploy, compareVersions, type DeployCheckData, type DeployCheckInput } from "./plan-checks";
+
+const NOW = Date.parse("2026-11-22T08:00:00.000Z");
+
+function offer(over: Partial<Offer> = {}, machine: Partial<Offer["machine"]> = {}): Offer {
+  return {
+    id: "offer-1",
+    availability: "available",
+    free_units: 2,
+    next_maintenance: null,
+    price_per_hour_micro: 2_500_000,
+    storage_price_per_gb_hour_micro: 200,
+    ...over,
+    machine: {
+      id: "machine-1",
+      disk_gb: 2000,
+      available_disk_gb: 1500,
+      cuda_version: "12.4",
+      vm_capable: false,
+      architecture: "x86_64",
+      ...machine,
+    },
+  };
+}
+
+function template(over: Partial<Template> = {}): Template {
+  return {
+    id: "template-1",
+    mode: "ssh",
+    cuda_max: null,
+    architecture: "x86_64",
+    coming_soon: false,
+    active: true,
+    readme: null,
+    onstart: null,
+    env: [],
+    ...over,
+  };
+}
+
+function instance(over: Partial<Instance> = {}): Instance {
+  return {
+    id: "inst",
+    status: "running",
+    disk_gb: 100,
+    price_per_hour_micro: 1_000_000,
+    storage_price_per_gb_hour_micro: 100,
+    offer: { id: "offer-other" },
+    ...over,
+  } as Instance;
+}
+
+const input: DeployCheckInput = {
+  offer_id: "offer-1",
+  template_id: "template-1",
+  disk_gb: 100,
+  ssh_key_id: null,
+};
+
+function run(data: Partial<DeployCheckData>, over: Partial<DeployCheckInput> = {}) {
+  return checkDeploy({ ...input, ...over }, { offer: offer(), template: template(), now: NOW, ...data }).map(
+    (d) => ({ code: d.summary.split(":")[0], severity: d.severity, path: d.path }),
+  );
+}
+
+describe("compareVersions", () => {
+  it.each([
+    ["12.4", "12.4", 0],
+    ["12.10", "12.4", 1],
+    ["11.8", "12.0", -1],
+    ["12", "12.0", 0],
+  ])("%s vs %s", (a, b, sign) => {
+    expect(Math.sign(compareVersions(a, b))).toBe(sign);
+  });
+});
+
+describe("checkDeploy", () => {
+  it("passes a deploy that would succeed", () => {
+    expect(
+      run({ instances: [], balanceMicro: 100_000_000, sshKeys: [], sshKeysAreExhaustive: true }),
+    ).toEqual([]);
+  });
+
+  it("skips every check whose data is missing", () => {
+    expect(run({ offer: undefined, template: undefined }, { ssh_key_id: "k", disk_gb: 99999 })).toEqual([]);
+  });
+
+  it.each<[string, Partial<DeployCheckData>, Partial<DeployCheckInput>, string, string]>([
+    ["missing offer", { offer: null }, {}, "OFFER_UNAVAILABLE", "offer_id"],
+    ["withdrawn offer", { offer: offer({ availability: "withdrawn" }) }, {}, "OFFER_UNAVAILABLE", "offer_id"],
+    [
+      "sold out offer",
+      { offer: offer({ availability: "sold_out", free_units: 0 }) },
+      {},
+      "OFFER_UNAVAILABLE",
+      "offer_id",
+    ],
+    [
+      "maintenance in 2 hours",
+      { offer: offer({ next_maintenance: "2026-11-22T10:00:00.000Z" }) },
+      {},
+      "MACHINE_IN_MAINTENANCE",
+      "offer_id",
+    ],
+    ["disk over the machine's", {}, { disk_gb: 2001 }, "DISK_TOO_LARGE", "disk_gb"],
+    ["disk over what is left", {}, { disk_gb: 1600 }, "MACHINE_DISK_EXHAUSTED", "disk_gb"],
+    ["missing template", { template: null }, {}, "TEMPLATE_NOT_FOUND", "template_id"],
+    ["inactive template", { template: template({ active: false }) }, {}, "TEMPLATE_NOT_FOUND", "template_id"],
+    ["coming soon", { template: template({ coming_soon: true }) }, {}, "TEMPLATE_COMING_SOON", "template_id"],
+    [
+      "vm on a container machine",
+      { template: template({ mode: "vm" }) },
+      {},
+      "OFFER_NOT_VM_CAPABLE",
+      "offer_id",
+    ],
+    [
+      "old CUDA template",
+      { template: template({ cuda_max: "11.8" }) },
+      {},
+      "TEMPLATE_CUDA_TOO_NEW",
+      "template_id",
+    ],
+    [
+      "arm template",
+      { template: template({ architecture: "arm64" }) },
+      {},
+      "TEMPLATE_ARCH_UNSUPPORTED",
+      "template_id",
+    ],
+    [
+      "another organization's private-registry template",
+      { template: template({ uses_private_registry: true, owner_org_id: "org-2" }), orgId: "org-1" },
+      {},
+      "TEMPLATE_REQUIRES_OWNER",
+      "template_id",
+    ],
+    [
+      "SSH key not among the session's",
+      { sshKeys: [{ id: "k1", name: "a", fingerprint: "f" }], sshKeysAreExhaustive: true },
+      { ssh_key_id: "k2" },
+      "SSH_KEY_NOT_FOUND",
+      "ssh_key_id",
+    ],
+  ])("%s -> %s error on %s", (_name, data, over, code, attribute) => {
+    expect(run(data, over)).toEqual([{ code, severity: "error", path: [{ attribute }] }]);
+  });
+
+  it("does not check maintenance a day or more away", () => {
+    expect(run({ offer: offer({ next_maintenance: "2026-11-23T09:00:00.000Z" }) })).toEqual([]);
+  });
+
+  it("does not check SSH keys a team key could attach", () => {
+    expect(run({ sshKeys: [], sshKeysAreExhaustive: false }, { ssh_key_id: "k2" })).toEqual([]);
+  });
+
+  it("accepts our own organization's private-registry template", () => {
+    expect(
+      run({ template: template({ uses_private_registry: true, owner_org_id: "org-1" }), orgId: "org-1" }),
+    ).toEqual([]);
+  });
+
+  it("only warns about a sold-out offer one of our instances holds (a replacement frees it)", () => {
+    expect(
+      run({
+        offer: offer({ free_units: 0 }),
+        instances: [instance({ offer: { id: "offer-1" } })],
+      }),
+    ).toEqual([{ code: "OFFER_UNAVAILABLE", severity: "warning", path: [{ attribute: "offer_id" }] }]);
+  });
+
+  it("only warns about exhausted disk that destroying our instance on the machine would free", () => {
+    expect(
+      run({ instances: [instance({ offer: { id: "offer-1" }, disk_gb: 200 })] }, { disk_gb: 1600 }),
+    ).toEqual([{ code: "MACHINE_DISK_EXHAUSTED", severity: "warning", path: [{ attribute: "disk_gb" }] }]);
+  });
+
+  it("checks the balance against one hour of the whole burn", () => {
+    // own: 2.5 + 100 GB * 200 micro = 2_520_000; others: running 1_010_000 + stopped 10_000
+    const instances = [instance(), instance({ status: "stopped" }), instance({ status: "destroying" })];
+    expect(run({ instances, balanceMicro: 3_540_000 })).toEqual([]);
+    expect(run({ instances, balanceMicro: 3_539_999 })).toEqual([
+      { code: "INSUFFICIENT_BALANCE", severity: "warning", path: undefined },
+    ]);
+    expect(run({ instances, balanceMicro: 2_000_000 })).toEqual([
+      { code: "INSUFFICIENT_BALANCE", severity: "error", path: undefined },
+    ]);
+  });
+
+  it("puts the amounts in the balance finding", () => {
+    const d = checkDeploy(input, {
+      offer: offer(),
+      template: template(),
+      now: NOW,
+      instances: [],
+      balanceMicro: 0,
+    });
+    expect(d[0]?.detail).toContain("¥2.52");
+  });
+
+  it("warns at the instance limit", () => {
+    const instances = Array.from({ length: 25 }, () => instance({ status: "stopped" }));
+    expect(run({ instances })).toEqual([
+      { code: "INSTANCE_LIMIT_REACHED", severity: "warning", path: undefined },
+    ]);
+    expect(run({ instances: instances.slice(1) })).toEqual([]);
+  });
+
+  it("reports independent refusals together", () => {
+    expect(
+      run({ template: template({ coming_soon: true, architecture: "arm64" }) }, { disk_gb: 5000 }).map(
+        (d) => d.code,
+      ),
+    ).toEqual(["DISK_TOO_LARGE", "TEMPLATE_COMING_SOON", "TEMPLATE_ARCH_UNSUPPORTED"]);
+  });
+});
