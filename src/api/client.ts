@@ -198,12 +198,6 @@ interface Call<T> {
   signal?: AbortSignal | undefined;
 }
 
-/** What a call observed besides its value; used to reconcile resent DELETEs. */
-interface CallResult<T> {
-  value: T;
-  status: number;
-}
-
 type AttemptOutcome =
   | { kind: "response"; status: number; headers: Record<string, string | string[] | undefined>; text: string }
   | { kind: "failure"; phase: "unsent" | "sent"; error: unknown; code: string | undefined }
@@ -341,7 +335,7 @@ export class GpurentalClient {
 
   /** POST /v1/api-keys: creates a key; the secret is in the result only. Needs a session. */
   async createApiKey(body: CreateApiKeyRequest, opts?: RequestOptions): Promise<CreatedApiKey> {
-    return this.#value({
+    return this.#call({
       method: "POST",
       path: "/v1/api-keys",
       body,
@@ -353,7 +347,7 @@ export class GpurentalClient {
 
   /** GET /v1/api-keys: the organization's active keys, newest first. */
   async listApiKeys(opts?: RequestOptions): Promise<ApiKey[]> {
-    const r = await this.#value({
+    const r = await this.#call({
       method: "GET",
       path: "/v1/api-keys",
       schema: listOf(ApiKeySchema),
@@ -387,7 +381,7 @@ export class GpurentalClient {
 
   /** POST /v1/instances: deploys; never resent once it may have reached the server. */
   async deployInstance(body: DeployInstanceRequest, opts?: RequestOptions): Promise<Instance> {
-    return this.#value({
+    return this.#call({
       method: "POST",
       path: "/v1/instances",
       body,
@@ -399,7 +393,7 @@ export class GpurentalClient {
 
   /** GET /v1/instances: the organization's instances, newest first. */
   async listInstances(query?: ListInstancesQuery, opts?: RequestOptions): Promise<Instance[]> {
-    const r = await this.#value({
+    const r = await this.#call({
       method: "GET",
       path: "/v1/instances",
       query: { include_destroyed: query?.include_destroyed },
@@ -412,7 +406,7 @@ export class GpurentalClient {
 
   /** GET /v1/instances/{id}; 404 INSTANCE_NOT_FOUND for unknown or foreign ids. */
   async getInstance(id: string, opts?: RequestOptions): Promise<Instance> {
-    return this.#value({
+    return this.#call({
       method: "GET",
       path: "/v1/instances/{id}",
       params: { id },
@@ -427,7 +421,7 @@ export class GpurentalClient {
    * resent only when it never reached the server or was refused with 429/503.
    */
   async stopInstance(id: string, opts?: RequestOptions): Promise<Instance> {
-    return this.#value({
+    return this.#call({
       method: "POST",
       path: "/v1/instances/{id}/stop",
       params: { id },
@@ -439,7 +433,7 @@ export class GpurentalClient {
 
   /** POST /v1/instances/{id}/start; same resend rule as {@link stopInstance}. */
   async startInstance(id: string, opts?: RequestOptions): Promise<Instance> {
-    return this.#value({
+    return this.#call({
       method: "POST",
       path: "/v1/instances/{id}/start",
       params: { id },
@@ -456,7 +450,7 @@ export class GpurentalClient {
    */
   async destroyInstance(id: string, opts?: RequestOptions): Promise<Instance> {
     try {
-      return await this.#value({
+      return await this.#call({
         method: "DELETE",
         path: "/v1/instances/{id}",
         params: { id },
@@ -479,7 +473,7 @@ export class GpurentalClient {
 
   /** GET /v1/instances/{id}/logs: the most recent lines (tail 1..1000, default 200). */
   async getInstanceLogs(id: string, query?: LogsQuery, opts?: RequestOptions): Promise<string[]> {
-    const r = await this.#value({
+    const r = await this.#call({
       method: "GET",
       path: "/v1/instances/{id}/logs",
       params: { id },
@@ -495,7 +489,7 @@ export class GpurentalClient {
 
   /** GET /v1/offers. */
   async listOffers(query?: ListOffersQuery, opts?: RequestOptions): Promise<Offer[]> {
-    const r = await this.#value({
+    const r = await this.#call({
       method: "GET",
       path: "/v1/offers",
       query: { ...query },
@@ -508,7 +502,7 @@ export class GpurentalClient {
 
   /** GET /v1/offers/{id}; also returns unavailable offers; 404 OFFER_NOT_FOUND when unknown. */
   async getOffer(id: string, opts?: RequestOptions): Promise<Offer> {
-    return this.#value({
+    return this.#call({
       method: "GET",
       path: "/v1/offers/{id}",
       params: { id },
@@ -520,7 +514,7 @@ export class GpurentalClient {
 
   /** GET /v1/templates. */
   async listTemplates(query?: ListTemplatesQuery, opts?: RequestOptions): Promise<Template[]> {
-    const r = await this.#value({
+    const r = await this.#call({
       method: "GET",
       path: "/v1/templates",
       query: { ...query },
@@ -533,7 +527,7 @@ export class GpurentalClient {
 
   /** GET /v1/templates/{id}: the full template; 404 TEMPLATE_NOT_FOUND when unknown or not visible. */
   async getTemplate(id: string, opts?: RequestOptions): Promise<Template> {
-    return this.#value({
+    return this.#call({
       method: "GET",
       path: "/v1/templates/{id}",
       params: { id },
@@ -547,7 +541,7 @@ export class GpurentalClient {
 
   /** GET /v1/ssh-keys: the signed-in user's keys. Session only. */
   async listSshKeys(opts?: RequestOptions): Promise<SshKey[]> {
-    const r = await this.#value({
+    const r = await this.#call({
       method: "GET",
       path: "/v1/ssh-keys",
       schema: listOf(SshKeySchema),
@@ -559,7 +553,7 @@ export class GpurentalClient {
 
   /** POST /v1/ssh-keys: adds a key for the signed-in user. Session only. */
   async createSshKey(body: CreateSshKeyRequest, opts?: RequestOptions): Promise<SshKey> {
-    return this.#value({
+    return this.#call({
       method: "POST",
       path: "/v1/ssh-keys",
       body,
@@ -571,7 +565,7 @@ export class GpurentalClient {
 
   /** GET /v1/me: the signed-in user, organization (with balance) and role. Session only. */
   async getMe(opts?: RequestOptions): Promise<Me> {
-    return this.#value({
+    return this.#call({
       method: "GET",
       path: "/v1/me",
       schema: MeSchema,
@@ -582,7 +576,7 @@ export class GpurentalClient {
 
   /** GET /v1/orgs/current/members. Admin session only. */
   async listMembers(opts?: RequestOptions): Promise<Member[]> {
-    const r = await this.#value({
+    const r = await this.#call({
       method: "GET",
       path: "/v1/orgs/current/members",
       schema: listOf(MemberSchema),
@@ -607,7 +601,7 @@ export class GpurentalClient {
 
   /** GET /v1/billing/transactions: ledger rows, newest first. */
   async listTransactions(query?: ListTransactionsQuery, opts?: RequestOptions): Promise<Transaction[]> {
-    const r = await this.#value({
+    const r = await this.#call({
       method: "GET",
       path: "/v1/billing/transactions",
       query: { ...query },
@@ -620,7 +614,7 @@ export class GpurentalClient {
 
   /** GET /v1/billing/spend-daily: spend per day, oldest first. */
   async getSpendDaily(query?: SpendDailyQuery, opts?: RequestOptions): Promise<SpendDay[]> {
-    const r = await this.#value({
+    const r = await this.#call({
       method: "GET",
       path: "/v1/billing/spend-daily",
       query: { ...query },
@@ -633,7 +627,7 @@ export class GpurentalClient {
 
   /** POST /v1/billing/orders: tops up the balance. Admin session only; never resent once it may have landed. */
   async createBillingOrder(body: CreateBillingOrderRequest, opts?: RequestOptions): Promise<BillingOrder> {
-    return this.#value({
+    return this.#call({
       method: "POST",
       path: "/v1/billing/orders",
       body,
@@ -645,11 +639,7 @@ export class GpurentalClient {
 
   // ---- transport ----
 
-  async #value<T>(call: Call<T>): Promise<T> {
-    return (await this.#call(call)).value;
-  }
-
-  async #call<T>(call: Call<T>): Promise<CallResult<T>> {
+  async #call<T>(call: Call<T>): Promise<T> {
     const endpoint: Endpoint = `${call.method} ${call.path}`;
     const url = this.#url(call);
     const signal = anySignal([this.#signal, call.signal]);
@@ -691,11 +681,9 @@ export class GpurentalClient {
             durationMs,
           });
           if (outcome.status >= 200 && outcome.status < 300) {
-            return {
-              value: this.#parse(call, endpoint, outcome.status, outcome.text, requestId),
-              status: outcome.status,
-            };
+            return this.#parse(call, endpoint, outcome.status, outcome.text, requestId);
           }
+          // An HTTP-date Retry-After is wall-clock time, so it is read against Date.now, not the test clock.
           retryAfterMs = parseRetryAfter(outcome.headers["retry-after"], Date.now());
           const apiError = this.#apiError(
             endpoint,
