@@ -1,0 +1,294 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { Clock } from "./clock";
+import { registerControl } from "./control";
+import { type Caller, Engine, emptyState } from "./engine";
+import { FaultStore } from "./faults";
+import { buildApp } from "./http";
+import { seedDemo } from "./seed";
+import type {
+  DemoCredentials,
+  FakeState,
+  FaultSpec,
+  HostBehaviour,
+  InstanceRecord,
+  LedgerRow,
+  MachineRecord,
+  OfferRecord,
+  OrgRecord,
+  Role,
+  SshKeyRecord,
+  TemplateRecord,
+  TransitionMode,
+  UserRecord,
+} from "./types";
+
+export { DEMO_IDS } from "./seed";
+export type {
+  DemoCredentials,
+  FakeState,
+  FaultSpec,
+  HostBehaviour,
+  InstanceRecord,
+  LedgerRow,
+  MachineRecord,
+  OfferRecord,
+  OrgRecord,
+  Role,
+  SshKeyRecord,
+  TemplateRecord,
+  TransitionMode,
+  UserRecord,
+};
+
+/** Options of {@link startFakeBackend}. */
+export interface FakeBackendOptions {
+  /** Port to listen on; 0 (default) picks a free one. */
+  port?: number;
+  /** Host to bind; default 127.0.0.1. */
+  host?: string;
+  /** "demo" seeds the demo organization at start (unless a state file restored state); default "none". */
+  seed?: "demo" | "none";
+  /** Persist state here atomically after each change and restore it at start; default in memory. */
+  stateFile?: string;
+  /** Token of the control API; random when absent. */
+  controlToken?: string;
+  /** How transitions land; default "immediate" in-process. The CLI uses "realistic". */
+  transitions?: TransitionMode;
+  /** Receives one line per request (method, path, status, duration); off when absent. */
+  logger?: (line: string) => void;
+  /** Settle transitions and billing on a timer too, not only on each request (standalone mode). */
+  tickMs?: number;
+}
+
+/** A running fake backend. */
+export interface FakeBackend {
+  /** Base URL, e.g. http://127.0.0.1:43123 (no trailing slash). */
+  readonly url: string;
+  /** Token for the X-Control-Token header of /_control routes. */
+  readonly controlToken: string;
+  /** Credentials of the demo seed, when seeded with "demo". */
+  readonly credentials: DemoCredentials | undefined;
+  /** Resets and seeds the demo data; returns fresh credentials. */
+  seedDemo(): DemoCredentials;
+  /** Empties every record and removes every fault. */
+  reset(): void;
+  /** The fake clock: advance moves time forward and settles transitions and billing up to it. */
+  readonly clock: {
+    now(): Date;
+    advance(ms: number): void;
+    freeze(at?: Date): void;
+    unfreeze(): void;
+  };
+  /** Chooses how transitions land: "immediate", "manual", "realistic" or { afterMs }. */
+  setTransitions(mode: TransitionMode): void;
+  /** Lands the pending transition (or GPU release) of an instance now; false when none. */
+  completeTransition(instanceId: string): boolean;
+  /** Installs an HTTP fault; returns its id. */
+  addFault(f: FaultSpec): string;
+  /** Removes one fault. */
+  removeFault(id: string): boolean;
+  /** Removes every fault. */
+  clearFaults(): void;
+  /** Sets part of a machine's host behaviour. */
+  setHostBehaviour(machineId: string, b: Partial<HostBehaviour>): void;
+  /** Makes the next deploy(s) on an offer lose the reservation race (7.2 row 15). */
+  loseNextRace(offerId: string, times?: number): void;
+  /** Creates an organization. */
+  createOrg(input: { id?: string; name: string; balance_micro?: number }): OrgRecord;
+  /** Creates a user (email or phone). */
+  createUser(input: { id?: string; email?: string | null; phone?: string | null }): UserRecord;
+  /** Adds a member or changes their role. */
+  addMember(orgId: string, userId: string, role: Role): void;
+  /** Removes a member and revokes their personal keys in that organization. */
+  removeMember(orgId: string, userId: string): boolean;
+  /** Signs a member in; returns the session token. */
+  createSession(userId: string, orgId: string): string;
+  /** Adds an SSH key for a user. */
+  createSshKey(input: { id?: string; user_id: string; name: string; public_key?: string }): SshKeyRecord;
+  /** Adds a machine. */
+  createMachine(input: Partial<MachineRecord> & { disk_gb: number }): MachineRecord;
+  /** Adds an offer on a machine. */
+  createOffer(
+    input: Partial<Omit<OfferRecord, "next_maintenance" | "created_at" | "seq">> & {
+      machine_id: string;
+      next_maintenance?: number | string | null;
+    },
+  ): OfferRecord;
+  /** Adds a template. */
+  createTemplate(
+    input: Partial<Omit<TemplateRecord, "created_at" | "seq">> & { name: string },
+  ): TemplateRecord;
+  /** Sets a balance without a ledger row. */
+  setBalance(orgId: string, balanceMicro: number): void;
+  /** Credits a balance with a top_up row; returns the new balance. */
+  topUp(orgId: string, amountMicro: number): number;
+  /** An organization's balance after settling. */
+  balance(orgId: string): number;
+  /** Instance records of an organization (all of them, destroyed included), newest first. */
+  listInstances(orgId?: string): InstanceRecord[];
+  /** One instance record after settling, or undefined. */
+  instance(id: string): InstanceRecord | undefined;
+  /** The instance object exactly as GET /v1/instances/{id} renders it. */
+  renderInstance(id: string): Record<string, unknown> | undefined;
+  /** Ledger rows, optionally of one instance, oldest first. */
+  ledger(filter?: { orgId?: string; instanceId?: string }): LedgerRow[];
+  /** Appends lines to an instance's log. */
+  appendLogs(instanceId: string, lines: string[]): void;
+  /** The whole state after settling (read-only use). */
+  state(): FakeState;
+  /** Stops listening and the timer; writes the state file a last time. */
+  close(): Promise<void>;
+}
+
+function loadState(file: string): FakeState | undefined {
+  if (!existsSync(file)) return undefined;
+  const parsed = JSON.parse(readFileSync(file, "utf8")) as FakeState;
+  if (parsed.version !== 1) throw new Error(`unsupported state file version in ${file}`);
+  return parsed;
+}
+
+/** Starts the fake backend; in-process it keeps state in memory unless `stateFile` is given. */
+export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<FakeBackend> {
+  const controlToken = opts.controlToken ?? randomBytes(24).toString("hex");
+  const restored = opts.stateFile ? loadState(opts.stateFile) : undefined;
+  const clock = new Clock(restored?.clock_offset_ms ?? 0);
+  const engine = new Engine(restored ?? emptyState(), clock);
+  if (!restored || opts.transitions) engine.state.transitions = opts.transitions ?? "immediate";
+  const faults = new FaultStore();
+
+  let dirty = true;
+  engine.onChange = () => {
+    dirty = true;
+  };
+  const persist = () => {
+    if (!opts.stateFile || !dirty) return;
+    engine.state.clock_offset_ms = clock.offset;
+    const tmp = `${opts.stateFile}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(engine.state), { mode: 0o600 });
+    renameSync(tmp, opts.stateFile);
+    dirty = false;
+  };
+
+  let url = "";
+  let credentials: DemoCredentials | undefined;
+  const doSeed = () => {
+    faults.clear();
+    credentials = seedDemo(engine, url, controlToken);
+    persist();
+    return credentials;
+  };
+  const advance = (ms: number) => {
+    engine.settle();
+    clock.shift(ms);
+    engine.settle();
+    persist();
+  };
+
+  const app = buildApp({
+    engine,
+    faults,
+    persist,
+    logger: opts.logger,
+    registerControl: (a) => registerControl(a, { engine, faults, controlToken, seedDemo: doSeed, advance }),
+  });
+  await app.listen({ port: opts.port ?? 0, host: opts.host ?? "127.0.0.1" });
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  url = `http://${host}:${address.port}`;
+  if (opts.seed === "demo" && !restored) doSeed();
+  persist();
+
+  const timer =
+    opts.tickMs !== undefined && opts.tickMs > 0
+      ? setInterval(() => {
+          engine.settle();
+          persist();
+        }, opts.tickMs)
+      : undefined;
+  timer?.unref();
+
+  // Every in-process call settles first and persists after, exactly like a request.
+  const act = <T>(fn: () => T): T => {
+    engine.settle();
+    const out = fn();
+    persist();
+    return out;
+  };
+
+  const backend: FakeBackend = {
+    url,
+    controlToken,
+    get credentials() {
+      return credentials;
+    },
+    seedDemo: doSeed,
+    reset: () =>
+      act(() => {
+        faults.clear();
+        credentials = undefined;
+        engine.reset();
+      }),
+    clock: {
+      now: () => clock.now(),
+      advance,
+      freeze: (at) => act(() => clock.freeze(at)),
+      unfreeze: () => act(() => clock.unfreeze()),
+    },
+    setTransitions: (mode) => act(() => engine.setTransitions(mode)),
+    completeTransition: (id) => act(() => engine.completeTransition(id)),
+    addFault: (f) => faults.add(f),
+    removeFault: (id) => faults.remove(id),
+    clearFaults: () => faults.clear(),
+    setHostBehaviour: (id, b) => act(() => engine.setHostBehaviour(id, b)),
+    loseNextRace: (id, times) => act(() => engine.loseNextRace(id, times)),
+    createOrg: (i) => act(() => engine.createOrg(i)),
+    createUser: (i) => act(() => engine.createUser(i)),
+    addMember: (o, u, r) => act(() => engine.addMember(o, u, r)),
+    removeMember: (o, u) => act(() => engine.removeMember(o, u)),
+    createSession: (u, o) => act(() => engine.createSession(u, o)),
+    createSshKey: (i) => act(() => engine.createSshKey(i)),
+    createMachine: (i) => act(() => engine.createMachine(i)),
+    createOffer: (i) => act(() => engine.createOffer(i)),
+    createTemplate: (i) => act(() => engine.createTemplate(i)),
+    setBalance: (o, b) => act(() => engine.setBalance(o, b)),
+    topUp: (o, a) => act(() => engine.topUp(o, a)),
+    balance: (o) => act(() => engine.state.orgs[o]?.balance_micro ?? Number.NaN),
+    listInstances: (orgId) =>
+      act(() =>
+        Object.values(engine.state.instances)
+          .filter((i) => orgId === undefined || i.org_id === orgId)
+          .sort((a, b) => b.seq - a.seq),
+      ),
+    instance: (id) => act(() => engine.state.instances[id]),
+    renderInstance: (id) =>
+      act(() => {
+        const inst = engine.state.instances[id];
+        return inst ? engine.renderInstance(inst) : undefined;
+      }),
+    ledger: (filter = {}) =>
+      act(() =>
+        engine.state.ledger
+          .filter(
+            (r) =>
+              (filter.orgId === undefined || r.org_id === filter.orgId) &&
+              (filter.instanceId === undefined || r.instance_id === filter.instanceId),
+          )
+          .sort((a, b) => a.seq - b.seq),
+      ),
+    appendLogs: (id, lines) => act(() => engine.appendLogs(id, lines)),
+    state: () => act(() => engine.state),
+    close: async () => {
+      if (timer) clearInterval(timer);
+      await app.close();
+      engine.settle();
+      dirty = true;
+      persist();
+    },
+  };
+  return backend;
+}
+
+/** Who is calling, as resolved by the fake (exported for typing helpers in tests). */
+export type { Caller };
