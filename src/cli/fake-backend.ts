@@ -1,4 +1,105 @@
-import type { Command } from "commander";
+import { writeFileSync } from "node:fs";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import type { TransitionMode } from "../fake-backend/types";
 
-/** Registers the `fake-backend` command (not implemented yet). */
-export function register(_program: Command): void {}
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new InvalidArgumentError(`--port must be an integer from 0 to 65535, got '${value}'.`);
+  }
+  return port;
+}
+
+function parseTransitions(value: string): TransitionMode {
+  if (value === "immediate" || value === "manual" || value === "realistic") return value;
+  if (/^\d+$/.test(value)) return { afterMs: Number(value) };
+  throw new InvalidArgumentError(
+    `--transitions must be immediate, realistic, manual or a number of milliseconds, got '${value}'.`,
+  );
+}
+
+interface FakeBackendFlags {
+  port: number;
+  host: string;
+  stateFile?: string;
+  seed: "demo" | "none";
+  credentials?: string;
+  controlToken?: string;
+  transitions: TransitionMode;
+  quiet?: boolean;
+}
+
+/** Registers the `fake-backend` command: the embedded fake /v1 backend, standalone. */
+export function register(program: Command): void {
+  program
+    .command("fake-backend")
+    .description("Run the embedded fake /v1 backend (for tests, demos and local development)")
+    .addOption(
+      new Option("--port <port>", "port to listen on, 0 picks a free one").argParser(parsePort).default(0),
+    )
+    .option("--host <host>", "address to bind", "127.0.0.1")
+    .option("--state-file <path>", "persist state to this file after each change and restore it at start")
+    .addOption(new Option("--seed <seed>", "seed data at start").choices(["demo", "none"]).default("none"))
+    .option("--credentials <path>", "write the demo credentials as JSON (mode 0600) to this file")
+    .option("--control-token <token>", "token of the /_control API (random when absent)")
+    .addOption(
+      new Option("--transitions <mode>", "immediate | realistic | manual | <milliseconds>")
+        .argParser(parseTransitions)
+        .default("realistic"),
+    )
+    .option("--quiet", "do not log a line per request")
+    .action(async (flags: FakeBackendFlags, cmd: Command) => {
+      if (flags.credentials && flags.seed !== "demo") {
+        cmd.error("error: --credentials needs --seed demo", { exitCode: 1 });
+      }
+      await run(flags);
+    });
+}
+
+async function run(flags: FakeBackendFlags): Promise<void> {
+  const { startFakeBackend } = await import("../fake-backend");
+  let backend: Awaited<ReturnType<typeof startFakeBackend>>;
+  try {
+    backend = await startFakeBackend({
+      port: flags.port,
+      host: flags.host,
+      stateFile: flags.stateFile,
+      seed: flags.seed,
+      controlToken: flags.controlToken,
+      transitions: flags.transitions,
+      tickMs: 250,
+      logger: flags.quiet
+        ? undefined
+        : (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`),
+    });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === "EADDRINUSE") {
+      process.stderr.write(`error: port ${flags.port} on ${flags.host} is already in use\n`);
+    } else if (code === "EADDRNOTAVAIL" || code === "EACCES") {
+      process.stderr.write(`error: cannot listen on ${flags.host}:${flags.port} (${code})\n`);
+    } else {
+      process.stderr.write(`error: the fake backend could not start: ${(err as Error).message}\n`);
+    }
+    process.exitCode = 1;
+    return;
+  }
+  if (flags.credentials && backend.credentials) {
+    writeFileSync(flags.credentials, `${JSON.stringify(backend.credentials, null, 2)}\n`, { mode: 0o600 });
+  }
+  // The URL only: tokens go to the credentials file, never to the terminal.
+  process.stdout.write(`gpurental fake backend listening on ${backend.url}\n`);
+  if (flags.credentials) process.stdout.write(`credentials written to ${flags.credentials}\n`);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  await backend.close();
+  process.stdout.write("gpurental fake backend stopped\n");
+}

@@ -6,7 +6,7 @@ import { registerControl } from "./control";
 import { type Caller, Engine, emptyState } from "./engine";
 import { FaultStore } from "./faults";
 import { buildApp } from "./http";
-import { seedDemo } from "./seed";
+import { reissueDemoCredentials, seedDemo } from "./seed";
 import type {
   DemoCredentials,
   FakeState,
@@ -198,6 +198,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   url = `http://${host}:${address.port}`;
   if (opts.seed === "demo" && !restored) doSeed();
+  else if (opts.seed === "demo") credentials = reissueDemoCredentials(engine, url, controlToken) ?? doSeed();
   persist();
 
   const timer =

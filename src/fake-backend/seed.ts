@@ -157,6 +157,25 @@ export function seedDemo(engine: Engine, baseUrl: string, controlToken: string):
     active: false,
   });
 
+  return demoCredentials(engine, baseUrl, controlToken);
+}
+
+/** Signs the demo people in afresh (tokens are only kept hashed) and lists the demo ids; undefined when the demo seed is absent. */
+export function reissueDemoCredentials(
+  engine: Engine,
+  baseUrl: string,
+  controlToken: string,
+): DemoCredentials | undefined {
+  const id = DEMO_IDS;
+  if (!engine.membership(id.org, id.admin) || !engine.membership(id.org, id.member)) return undefined;
+  if (!engine.membership(id.otherOrg, id.otherAdmin)) return undefined;
+  return demoCredentials(engine, baseUrl, controlToken);
+}
+
+function demoCredentials(engine: Engine, baseUrl: string, controlToken: string): DemoCredentials {
+  const id = DEMO_IDS;
+  const adminEmail = engine.state.users[id.admin]?.email ?? "";
+  const memberPhone = engine.state.users[id.member]?.phone ?? "";
   return {
     base_url: baseUrl,
     control_token: controlToken,
