@@ -1,0 +1,397 @@
+import { inspect } from "node:util";
+import { Agent } from "undici";
+import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+import { type ClientOptions, GpurentalClient, type LogLevel } from "./client";
+import {
+  AmbiguousRequestError,
+  ApiError,
+  NetworkError,
+  RequestAbortedError,
+  WaitTimeoutError,
+} from "./errors";
+import { waitForInstance } from "./waiter";
+
+// The client against the real fake backend, in-process on port 0: the API's actual answers,
+// plus faults injected by route (429/503 with Retry-After, dropped connections, lost responses).
+
+let backend: FakeBackend;
+let creds: DemoCredentials;
+let agent: Agent;
+let sleeps: number[];
+let logs: { level: LogLevel; msg: string; fields: Record<string, unknown> }[];
+
+beforeAll(async () => {
+  backend = await startFakeBackend({ port: 0, seed: "demo" });
+});
+
+afterAll(async () => {
+  await backend.close();
+});
+
+beforeEach(() => {
+  creds = backend.seedDemo();
+  backend.setTransitions("immediate");
+  agent = new Agent({ keepAliveTimeout: 10 });
+  sleeps = [];
+  logs = [];
+});
+
+afterEach(async () => {
+  backend.clearFaults();
+  await agent.close();
+});
+
+function client(extra: Partial<ClientOptions> = {}): GpurentalClient {
+  return new GpurentalClient({
+    baseUrl: backend.url,
+    token: creds.admin_session_token,
+    dispatcher: agent,
+    retry: { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 50 },
+    // Retry waits are recorded, not slept: asserting Retry-After is honoured takes no real time.
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    logger: (level, msg, fields) => logs.push({ level, msg, fields }),
+    ...extra,
+  });
+}
+
+const attempts = (endpoint: string) =>
+  logs.filter((l) => l.msg === "request" && l.fields.endpoint === endpoint).length;
+
+function deployBody() {
+  return {
+    offer_id: creds.offer_id,
+    template_id: creds.template_id,
+    disk_gb: 50,
+    ssh_key_id: creds.ssh_key_id,
+  };
+}
+
+const orgInstances = () => backend.listInstances(creds.org_id);
+
+describe("every endpoint parses the backend's answers", () => {
+  test("account, catalogue and billing reads", async () => {
+    const c = client();
+    const me = await c.getMe();
+    expect(me.organization.id).toBe(creds.org_id);
+    expect(me.role).toBe("admin");
+
+    const offers = await c.listOffers({ sort: "price_asc" });
+    expect(offers.length).toBeGreaterThan(0);
+    expect(offers.map((o) => o.id)).toContain(creds.offer_id);
+    const offer = await c.getOffer(creds.offer_id);
+    expect(offer.machine.disk_gb).toBe(2000);
+    expect(await c.listOffers({ gpu_model: offer.gpu_model, num_gpus: offer.num_gpus })).not.toHaveLength(0);
+
+    const templates = await c.listTemplates({ mode: "ssh" });
+    expect(templates.every((t) => t.mode === "ssh")).toBe(true);
+    await c.listTemplates({ tab: "recommended" });
+    const template = await c.getTemplate(creds.template_id);
+    expect(template.id).toBe(creds.template_id);
+
+    const keys = await c.listSshKeys();
+    expect(keys.map((k) => k.id)).toContain(creds.ssh_key_id);
+
+    const members = await c.listMembers();
+    expect(members.map((m) => m.user_id)).toEqual(
+      expect.arrayContaining([creds.admin_user_id, creds.member_user_id]),
+    );
+
+    const order = await c.createBillingOrder({ amount_micro: 10_000_000 });
+    expect(order.amount_micro).toBe(10_000_000);
+    const tx = await c.listTransactions({ limit: 5 });
+    expect(tx[0]?.kind).toBe("top_up");
+    const days = await c.getSpendDaily({ days: 7 });
+    expect(Array.isArray(days)).toBe(true);
+  });
+
+  test("instance lifecycle: deploy, stop, start, logs, destroy", async () => {
+    const c = client();
+    const created = await c.deployInstance({ ...deployBody(), label: "lifecycle" });
+    expect(created.label).toBe("lifecycle");
+    const running = await waitForInstance(c, created.id, { target: "running", timeoutMs: 5000 });
+    expect(running.ssh_port).not.toBe(22);
+
+    expect((await c.listInstances()).map((i) => i.id)).toContain(created.id);
+    expect(await c.getInstanceLogs(created.id, { tail: 10 })).toEqual(expect.any(Array));
+
+    await c.stopInstance(created.id);
+    await waitForInstance(c, created.id, { target: "stopped", timeoutMs: 5000 });
+    await c.startInstance(created.id);
+    await waitForInstance(c, created.id, { target: "running", timeoutMs: 5000 });
+
+    await c.destroyInstance(created.id);
+    const gone = await waitForInstance(c, created.id, { target: "destroyed", timeoutMs: 5000 });
+    expect(gone.access_token).toBeNull();
+    expect((await c.listInstances()).map((i) => i.id)).not.toContain(created.id);
+    expect((await c.listInstances({ include_destroyed: true })).map((i) => i.id)).toContain(created.id);
+    expect(await c.listTransactions({ instance_id: created.id })).toEqual(expect.any(Array));
+  });
+
+  test("API keys: create, list, use, revoke", async () => {
+    const admin = client();
+    const { key, secret } = await admin.createApiKey({ name: "ci", kind: "team" });
+    expect(secret.startsWith(key.prefix)).toBe(true);
+    expect((await admin.listApiKeys()).map((k) => k.id)).toContain(key.id);
+
+    const viaKey = client({ token: secret });
+    const inst = await viaKey.deployInstance(deployBody());
+    expect(inst.deployed_via_api_key?.id).toBe(key.id);
+
+    await admin.revokeApiKey(key.id);
+    const err = await viaKey.listInstances().catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 401, code: "TOKEN_INVALID" });
+    await expect(admin.revokeApiKey(key.id)).rejects.toMatchObject({
+      status: 404,
+      code: "API_KEY_NOT_FOUND",
+    });
+  });
+
+  test("removing a member", async () => {
+    const c = client();
+    await c.removeMember(creds.member_user_id);
+    expect((await c.listMembers()).map((m) => m.user_id)).not.toContain(creds.member_user_id);
+  });
+});
+
+describe("coded errors", () => {
+  test("DISK_TOO_LARGE carries max_disk_gb", async () => {
+    const err = (await client()
+      .deployInstance({ ...deployBody(), offer_id: creds.small_disk_offer_id, disk_gb: 800 })
+      .catch((e: unknown) => e)) as ApiError;
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({
+      status: 422,
+      code: "DISK_TOO_LARGE",
+      max_disk_gb: 500,
+      endpoint: "POST /v1/instances",
+    });
+    expect(err.requestId).toEqual(expect.any(String));
+    expect(orgInstances()).toHaveLength(0);
+  });
+
+  test("INSUFFICIENT_BALANCE carries balance and requirement", async () => {
+    backend.setBalance(creds.org_id, 1);
+    const err = (await client()
+      .deployInstance(deployBody())
+      .catch((e: unknown) => e)) as ApiError;
+    expect(err).toMatchObject({ status: 402, code: "INSUFFICIENT_BALANCE", balance_micro: 1 });
+    expect(err.required_micro).toBeGreaterThan(1);
+  });
+
+  test("VALIDATION_ERROR names the field", async () => {
+    const c = client();
+    const inst = await c.deployInstance(deployBody());
+    const err = (await c.getInstanceLogs(inst.id, { tail: 5000 }).catch((e: unknown) => e)) as ApiError;
+    expect(err).toMatchObject({ status: 422, code: "VALIDATION_ERROR", field: "tail" });
+  });
+
+  test("INVALID_STATE, INSTANCE_NOT_FOUND, ORG_MISMATCH, TOKEN_INVALID", async () => {
+    const c = client();
+    const inst = await c.deployInstance(deployBody());
+    await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 });
+    await expect(c.startInstance(inst.id)).rejects.toMatchObject({ status: 409, code: "INVALID_STATE" });
+    await expect(c.getInstance("00000000-0000-4000-8000-00000000dead")).rejects.toMatchObject({
+      status: 404,
+      code: "INSTANCE_NOT_FOUND",
+    });
+    await expect(client({ orgId: creds.other_org_id }).listInstances()).rejects.toMatchObject({
+      status: 403,
+      code: "ORG_MISMATCH",
+    });
+    const { secret } = await c.createApiKey({ name: "k" });
+    await expect(client({ token: secret }).getMe()).rejects.toMatchObject({
+      status: 401,
+      code: "TOKEN_INVALID",
+    });
+  });
+});
+
+describe("retries against injected faults", () => {
+  test("429 with Retry-After on a GET: retried, and the wait is the server's", async () => {
+    backend.addFault({
+      route: "GET /v1/offers",
+      kind: "status",
+      status: 429,
+      retryAfterSeconds: 2,
+      times: 2,
+    });
+    const offers = await client().listOffers();
+    expect(offers.length).toBeGreaterThan(0);
+    expect(attempts("GET /v1/offers")).toBe(3);
+    expect(sleeps).toEqual([2000, 2000]);
+  });
+
+  test("503 with Retry-After on deploy: refused, retried, exactly one instance", async () => {
+    backend.addFault({
+      route: "POST /v1/instances",
+      kind: "status",
+      status: 503,
+      retryAfterSeconds: 1,
+      times: 1,
+    });
+    await client().deployInstance(deployBody());
+    expect(attempts("POST /v1/instances")).toBe(2);
+    expect(sleeps).toEqual([1000]);
+    expect(orgInstances()).toHaveLength(1);
+  });
+
+  test("a persistent 429 surfaces as RATE_LIMITED after maxAttempts", async () => {
+    backend.addFault({ route: "GET /v1/instances", kind: "status", status: 429, retryAfterSeconds: 1 });
+    const err = await client()
+      .listInstances()
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 429, code: "RATE_LIMITED", retryAfterMs: 1000 });
+    expect(attempts("GET /v1/instances")).toBe(4);
+  });
+
+  test("a dropped connection on GET is retried", async () => {
+    const c = client();
+    const inst = await c.deployInstance(deployBody());
+    backend.addFault({ route: "GET /v1/instances/:id", kind: "drop", times: 1 });
+    await expect(c.getInstance(inst.id)).resolves.toMatchObject({ id: inst.id });
+    expect(attempts("GET /v1/instances/{id}")).toBe(2);
+  });
+
+  test("a lost deploy response is ambiguous, not resent: exactly one instance exists", async () => {
+    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    const err = (await client()
+      .deployInstance(deployBody())
+      .catch((e: unknown) => e)) as AmbiguousRequestError;
+    expect(err).toBeInstanceOf(AmbiguousRequestError);
+    expect(err.endpoint).toBe("POST /v1/instances");
+    expect(err.reason).toBe("connection");
+    expect(attempts("POST /v1/instances")).toBe(1);
+    expect(orgInstances()).toHaveLength(1);
+    // The caller reconciles by listing: the instance is there.
+    expect(await client().listInstances()).toHaveLength(1);
+  });
+
+  test("a deploy dropped before processing is also ambiguous to the client, and nothing was created", async () => {
+    backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+    await expect(client().deployInstance(deployBody())).rejects.toThrow(AmbiguousRequestError);
+    expect(attempts("POST /v1/instances")).toBe(1);
+    expect(orgInstances()).toHaveLength(0);
+  });
+
+  test("a 500 on deploy is ambiguous", async () => {
+    backend.addFault({ route: "POST /v1/instances", kind: "status", status: 500, times: 1 });
+    await expect(client().deployInstance(deployBody())).rejects.toMatchObject({
+      reason: "status",
+      status: 500,
+    });
+    expect(attempts("POST /v1/instances")).toBe(1);
+  });
+
+  test("a lost stop response is not resent: one stop, the instance stops", async () => {
+    const c = client();
+    const inst = await c.deployInstance(deployBody());
+    await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 });
+    backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "lost-response", times: 1 });
+    await expect(c.stopInstance(inst.id)).rejects.toThrow(AmbiguousRequestError);
+    expect(attempts("POST /v1/instances/{id}/stop")).toBe(1);
+    await expect(waitForInstance(c, inst.id, { target: "stopped", timeoutMs: 5000 })).resolves.toMatchObject({
+      status: "stopped",
+    });
+  });
+
+  test("a lost destroy response is resent and reconciled to the destroyed instance", async () => {
+    const c = client();
+    const inst = await c.deployInstance(deployBody());
+    backend.addFault({ route: "DELETE /v1/instances/:id", kind: "lost-response", times: 1 });
+    const out = await c.destroyInstance(inst.id);
+    expect(["destroying", "destroyed"]).toContain(out.status);
+    expect(attempts("DELETE /v1/instances/{id}")).toBe(2);
+  });
+
+  test("a lost revoke response is resent and treated as revoked", async () => {
+    const c = client();
+    const { key } = await c.createApiKey({ name: "to-revoke" });
+    backend.addFault({ route: "DELETE /v1/api-keys/:id", kind: "lost-response", times: 1 });
+    await expect(c.revokeApiKey(key.id)).resolves.toBeUndefined();
+    expect((await c.listApiKeys()).map((k) => k.id)).not.toContain(key.id);
+  });
+
+  test("a server that is gone: NetworkError after the attempts", async () => {
+    const other = await startFakeBackend({ port: 0 });
+    const url = other.url;
+    await other.close();
+    const err = await client({ baseUrl: url })
+      .listOffers()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(sleeps).toHaveLength(3);
+  });
+});
+
+describe("waiting and cancellation", () => {
+  test("the waiter times out with the last status when transitions are held", async () => {
+    backend.setTransitions("manual");
+    const c = client();
+    const inst = await c.deployInstance(deployBody());
+    const err = (await waitForInstance(c, inst.id, {
+      target: "running",
+      timeoutMs: 300,
+      initialPollMs: 20,
+    }).catch((e: unknown) => e)) as WaitTimeoutError;
+    expect(err).toBeInstanceOf(WaitTimeoutError);
+    expect(err.lastStatus).toBe("creating");
+    expect(err.lastInstance?.id).toBe(inst.id);
+    backend.completeTransition(inst.id);
+    await expect(waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 })).resolves.toMatchObject({
+      status: "running",
+    });
+  });
+
+  test("an AbortSignal cancels a slow request", async () => {
+    backend.addFault({ route: "GET /v1/offers", kind: "latency", latencyMs: 600, times: 1 });
+    const ac = new AbortController();
+    const started = Date.now();
+    setTimeout(() => ac.abort(), 50);
+    await expect(client().listOffers(undefined, { signal: ac.signal })).rejects.toThrow(RequestAbortedError);
+    expect(Date.now() - started).toBeLessThan(400);
+  });
+
+  test("an AbortSignal cancels a wait", async () => {
+    backend.setTransitions("manual");
+    const c = client();
+    const inst = await c.deployInstance(deployBody());
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    await expect(
+      waitForInstance(c, inst.id, { target: "running", signal: ac.signal, initialPollMs: 20 }),
+    ).rejects.toThrow(RequestAbortedError);
+  });
+});
+
+describe("credentials", () => {
+  test("no token in any error or log line of a run full of failures", async () => {
+    const c = client({ retry: { maxAttempts: 2, baseDelayMs: 1 } });
+    const { secret } = await c.createApiKey({ name: "secret-holder" });
+    const viaKey = client({ token: secret, retry: { maxAttempts: 2, baseDelayMs: 1 } });
+    backend.addFault({ route: "GET /v1/offers", kind: "drop" });
+    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    const errors = [
+      await c.listOffers().catch((e: unknown) => e),
+      await viaKey.listOffers().catch((e: unknown) => e),
+      await viaKey.getMe().catch((e: unknown) => e),
+      await viaKey.deployInstance(deployBody()).catch((e: unknown) => e),
+      await c.deployInstance({ ...deployBody(), disk_gb: 1 }).catch((e: unknown) => e),
+    ];
+    for (const e of errors) expect(e).toBeInstanceOf(Error);
+    const rendered = [
+      ...errors.flatMap((e) => [
+        String(e),
+        (e as Error).stack,
+        inspect(e, { depth: 10, showHidden: true }),
+        JSON.stringify(e),
+      ]),
+      JSON.stringify(logs),
+      inspect(c),
+      inspect(viaKey),
+    ].join("\n");
+    for (const token of [creds.admin_session_token, secret]) expect(rendered).not.toContain(token);
+    expect(logs.length).toBeGreaterThan(5);
+  });
+});
