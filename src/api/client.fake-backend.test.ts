@@ -1,10 +1,11 @@
 import { inspect } from "node:util";
 import { Agent } from "undici";
-import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { type ClientOptions, GpurentalClient, type LogLevel } from "./client";
 import {
   AmbiguousRequestError,
   ApiError,
+  InstanceErrorStateError,
   NetworkError,
   RequestAbortedError,
   WaitTimeoutError,
@@ -152,6 +153,69 @@ describe("every endpoint parses the backend's answers", () => {
     const c = client();
     await c.removeMember(creds.member_user_id);
     expect((await c.listMembers()).map((m) => m.user_id)).not.toContain(creds.member_user_id);
+  });
+});
+
+describe("instances in every kind of state parse", () => {
+  test("provision failure: the waiter reports error_code", async () => {
+    backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });
+    const c = client();
+    const inst = await c.deployInstance(deployBody());
+    const err = (await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 }).catch(
+      (e: unknown) => e,
+    )) as InstanceErrorStateError;
+    expect(err).toBeInstanceOf(InstanceErrorStateError);
+    expect(err.errorCode).toBe("provision_failed");
+    expect(err.instance.status).toBe("error");
+  });
+
+  test("a jupyter instance reports its URL", async () => {
+    const c = client();
+    const inst = await c.deployInstance({ ...deployBody(), template_id: creds.jupyter_template_id });
+    const running = await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 });
+    expect(running.template.mode).toBe("jupyter");
+    expect(running.jupyter_url).toEqual(expect.any(String));
+  });
+
+  test("auto-stop at zero balance, GPU release and storage billing", async () => {
+    const c = client();
+    const inst = await c.deployInstance(deployBody());
+    await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 });
+    backend.setBalance(creds.org_id, 1_000_000);
+    backend.clock.advance(6 * 3_600_000);
+    const stopped = await c.getInstance(inst.id);
+    expect(stopped.status).toBe("stopped");
+    expect(stopped.spend_micro).toBeGreaterThan(0);
+    expect((await c.listInstances()).find((i) => i.id === inst.id)?.status).toBe("stopped");
+    const rows = await c.listTransactions({ instance_id: inst.id, limit: 1000 });
+    expect(rows.reduce((sum, r) => sum + r.amount_micro, 0)).toBe(stopped.spend_micro);
+    expect((await c.getMe()).organization.balance_micro).toBeLessThanOrEqual(0);
+    expect((await c.getSpendDaily({ days: 2 })).length).toBeGreaterThan(0);
+  });
+
+  test("an unconfirmed stop returns to running with stop_timed_out", async () => {
+    backend.setHostBehaviour(DEMO_IDS.machineLarge, { neverConfirmStop: true });
+    const c = client();
+    const inst = await c.deployInstance(deployBody());
+    await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 });
+    await c.stopInstance(inst.id);
+    backend.clock.advance(31 * 60_000);
+    const back = await c.getInstance(inst.id);
+    expect(back.status).toBe("running");
+    expect(back.error_code).toBe("stop_timed_out");
+  });
+
+  test("503 START_UNAVAILABLE is a refusal: retried, then reported with its code", async () => {
+    const c = client();
+    const inst = await c.deployInstance(deployBody());
+    await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 });
+    await c.stopInstance(inst.id);
+    await waitForInstance(c, inst.id, { target: "stopped", timeoutMs: 5000 });
+    backend.setHostBehaviour(DEMO_IDS.machineLarge, { startUnavailable: true });
+    const err = await c.startInstance(inst.id).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 503, code: "START_UNAVAILABLE" });
+    expect(attempts("POST /v1/instances/{id}/start")).toBe(4);
+    expect((await c.getInstance(inst.id)).status).toBe("stopped");
   });
 });
 
