@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { inspect } from "node:util";
@@ -555,6 +556,15 @@ describe("cancellation", () => {
     });
     await expect(c.listOffers(undefined, { signal: ac.signal })).rejects.toThrow(RequestAbortedError);
     expect(server.seen).toHaveLength(1);
+  });
+
+  test("calls leave no listeners on the long-lived client signal", async () => {
+    const ac = new AbortController();
+    server.always(ok({ items: [] }));
+    const c = client({ signal: ac.signal });
+    for (let i = 0; i < 20; i++) await c.listOffers();
+    await c.listOffers(undefined, { signal: new AbortController().signal });
+    expect(getEventListeners(ac.signal, "abort")).toHaveLength(0);
   });
 
   test("the client-wide signal cancels every call", async () => {

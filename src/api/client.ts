@@ -642,7 +642,20 @@ export class GpurentalClient {
   async #call<T>(call: Call<T>): Promise<T> {
     const endpoint: Endpoint = `${call.method} ${call.path}`;
     const url = this.#url(call);
-    const signal = anySignal([this.#signal, call.signal]);
+    const linked = linkSignals([this.#signal, call.signal]);
+    try {
+      return await this.#attempts(call, endpoint, url, linked.signal);
+    } finally {
+      linked.dispose();
+    }
+  }
+
+  async #attempts<T>(
+    call: Call<T>,
+    endpoint: Endpoint,
+    url: URL,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
     const started = this.#now();
     const deadline = started + this.#retry.deadlineMs;
     // Set once an attempt failed after the request may have been applied; a later error then
@@ -767,9 +780,13 @@ export class GpurentalClient {
     timeoutMs: number,
     outer: AbortSignal | undefined,
   ): Promise<AttemptOutcome> {
-    const timer = new AbortController();
-    const handle = setTimeout(() => timer.abort(), timeoutMs);
-    const signal = anySignal([outer, timer.signal]) ?? timer.signal;
+    let timedOut = false;
+    const linked = linkSignals([outer]);
+    const handle = setTimeout(() => {
+      timedOut = true;
+      linked.abort();
+    }, timeoutMs);
+    const signal = linked.signal;
     // Headers arriving proves the request was written; until then a failure may be either way.
     let gotHeaders = false;
     try {
@@ -788,12 +805,13 @@ export class GpurentalClient {
       return { kind: "response", status: res.statusCode, headers: res.headers, text };
     } catch (error) {
       if (outer?.aborted) return { kind: "aborted" };
-      if (timer.signal.aborted) return { kind: "timeout" };
+      if (timedOut) return { kind: "timeout" };
       const code = errorCode(error);
       const unsent = !gotHeaders && code !== undefined && UNSENT_CODES.has(code);
       return { kind: "failure", phase: unsent ? "unsent" : "sent", error, code };
     } finally {
       clearTimeout(handle);
+      linked.dispose();
     }
   }
 
@@ -956,10 +974,30 @@ function normaliseBaseUrl(value: unknown): string {
   return url.toString().replace(/\/+$/, "");
 }
 
-function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
-  const present = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (present.length <= 1) return present[0];
-  return AbortSignal.any(present);
+interface LinkedSignal {
+  signal: AbortSignal;
+  abort(): void;
+  dispose(): void;
+}
+
+// A signal that aborts when any source does. Unlike AbortSignal.any, the listeners on the sources
+// are removed when the call ends: a provider's client-wide signal lives for the whole process and
+// would otherwise collect one listener per request.
+function linkSignals(sources: (AbortSignal | undefined)[]): LinkedSignal {
+  const ctl = new AbortController();
+  const present = sources.filter((s): s is AbortSignal => s !== undefined);
+  const onAbort = () => ctl.abort();
+  for (const s of present) {
+    if (s.aborted) ctl.abort();
+    else s.addEventListener("abort", onAbort, { once: true });
+  }
+  return {
+    signal: ctl.signal,
+    abort: onAbort,
+    dispose: () => {
+      for (const s of present) s.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {
