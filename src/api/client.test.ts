@@ -253,6 +253,7 @@ describe("errors", () => {
     expect(e.status).toBe(422);
     expect(e.code).toBe("DISK_TOO_LARGE");
     expect(e.max_disk_gb).toBe(500);
+    expect("balance_micro" in e).toBe(false);
     expect(e.requestId).toBe("req-1");
     expect(e.endpoint).toBe("POST /v1/instances");
     expect(e.message).toContain("DISK_TOO_LARGE");

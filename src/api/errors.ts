@@ -120,15 +120,16 @@ export class ApiError extends GpurentalError implements ApiErrorCarried {
   /** True when an earlier attempt of this call may already have been applied (see the retry policy). */
   readonly afterPossiblyAppliedAttempt: boolean;
   declare readonly endpoint: Endpoint;
-  readonly balance_micro?: number;
-  readonly required_micro?: number;
-  readonly max_disk_gb?: number;
-  readonly available_disk_gb?: number;
-  readonly requested_disk_gb?: number;
-  readonly next_maintenance?: string | null;
-  readonly limit?: number;
-  readonly field?: string;
-  readonly value?: unknown;
+  // `declare`: a carried field exists on the object only when the body carried it.
+  declare readonly balance_micro?: number;
+  declare readonly required_micro?: number;
+  declare readonly max_disk_gb?: number;
+  declare readonly available_disk_gb?: number;
+  declare readonly requested_disk_gb?: number;
+  declare readonly next_maintenance?: string | null;
+  declare readonly limit?: number;
+  declare readonly field?: string;
+  declare readonly value?: unknown;
 
   constructor(init: ApiErrorInit) {
     const rid = init.requestId ? `, request ${init.requestId}` : "";
@@ -140,7 +141,6 @@ export class ApiError extends GpurentalError implements ApiErrorCarried {
     this.retryAfterMs = init.retryAfterMs;
     this.details = init.details ?? {};
     this.afterPossiblyAppliedAttempt = init.afterPossiblyAppliedAttempt ?? false;
-    // Only set carried fields that are present, so `"max_disk_gb" in err` and JSON stay honest.
     if (init.balance_micro !== undefined) this.balance_micro = init.balance_micro;
     if (init.required_micro !== undefined) this.required_micro = init.required_micro;
     if (init.max_disk_gb !== undefined) this.max_disk_gb = init.max_disk_gb;
