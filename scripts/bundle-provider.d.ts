@@ -1,0 +1,8 @@
+/** Parses the provider's .proto files into protobufjs JSON (snake_case names kept). */
+export function buildDescriptor(): object;
+/** The text of src/plugin/proto/descriptor.json as the build writes it. */
+export function descriptorText(): string;
+/** Bundles one entry point with esbuild the way the provider bundle is built; resolves to the outfile. */
+export function bundle(entry: string, outfile: string): Promise<string>;
+/** The .proto files that make up the descriptor. */
+export const PROTO_FILES: readonly string[];

@@ -1,0 +1,66 @@
+import { version } from "../version";
+import { HandshakeError } from "./handshake";
+import { logger } from "./log";
+import { type ServeOptions, type ServiceSource, serveProvider } from "./server";
+import type { ProviderService } from "./tfplugin6";
+
+// The entry point of the terraform-provider-gpurental executable (bundled to dist/provider.js).
+// Only the transport is loaded before the handshake; the provider itself (resources, API client,
+// schemas) is loaded by `loadProvider` once the handshake line is out.
+
+/** Loads the gpurental provider service. */
+export async function loadProvider(): Promise<ProviderService> {
+  const { createStubProviderService } = await import("./stub-service");
+  return createStubProviderService();
+}
+
+const USAGE = `Usage: terraform-provider-gpurental [--debug] [--version]
+
+Terraform starts this executable itself. Options for running it by hand:
+  --debug    serve without Terraform and print the TF_REATTACH_PROVIDERS value to use
+  --version  print the version
+`;
+
+/**
+ * Runs a provider executable: parses argv (`--debug`, `--version`, `--help`), serves `source`, and
+ * turns a failed handshake into a message on stderr and exit code 1. Test providers reuse it.
+ */
+export async function runProvider(
+  source: ServiceSource,
+  argv: readonly string[] = process.argv.slice(2),
+  opts: ServeOptions = {},
+): Promise<void> {
+  if (argv.includes("--version")) {
+    process.stdout.write(`terraform-provider-gpurental ${version}\n`);
+    return;
+  }
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const unknown = argv.filter((a) => a !== "--debug");
+  if (unknown.length > 0) {
+    process.stderr.write(`terraform-provider-gpurental: unknown argument ${unknown[0]}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  try {
+    await serveProvider(source, { debug: argv.includes("--debug"), ...opts });
+  } catch (err) {
+    if (err instanceof HandshakeError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    logger.error("cannot start the provider", { error: err });
+    process.stderr.write(
+      `terraform-provider-gpurental: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
+    process.exitCode = 1;
+  }
+}
+
+/** Runs the gpurental provider; called by bin/terraform-provider-gpurental. */
+export function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+  return runProvider(loadProvider, argv);
+}
