@@ -1,0 +1,153 @@
+// cty's JSON value form (raw_state in UpgradeResourceState, DynamicValue.json). Parsed with
+// lossless-json so numbers keep every digit: JSON.parse would turn 12345678901234567890 into
+// 12345678901234567000 and make every plan after an upgrade show a spurious diff.
+import { isLosslessNumber, parse } from "lossless-json";
+import { CtyCodecError } from "./msgpack";
+import { type CtyType, typeFromJSON, typeToJSON } from "./types";
+import {
+  type CtyValue,
+  Dynamic,
+  isNumberValue,
+  isRecord,
+  newRecord,
+  numberDecimal,
+  numberFromDecimal,
+  Unknown,
+} from "./values";
+
+/** Options of JSON decoding. */
+export interface JsonDecodeOptions {
+  /**
+   * Drop object attributes the type does not declare instead of failing. Used for stored state, so
+   * removing an attribute from a schema does not make old states unreadable.
+   */
+  ignoreUndefinedAttributes?: boolean;
+}
+
+/** Decodes cty JSON text (or bytes) as a value of the given type. Empty input is null. */
+export function decodeJson(
+  text: string | Uint8Array,
+  type: CtyType,
+  options: JsonDecodeOptions = {},
+): CtyValue {
+  const source = typeof text === "string" ? text : Buffer.from(text).toString("utf8");
+  if (source.trim() === "") return null;
+  let parsed: unknown;
+  try {
+    parsed = parse(source);
+  } catch (err) {
+    throw new CtyCodecError(`invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return fromJson(parsed, type, [], options);
+}
+
+function fromJson(
+  json: unknown,
+  type: CtyType,
+  path: (string | number)[],
+  options: JsonDecodeOptions,
+): CtyValue {
+  if (json === null || json === undefined) return null;
+  const fail = (what: string): never => {
+    throw new CtyCodecError(`${what} expected`, path);
+  };
+  switch (type.kind) {
+    case "string":
+      return typeof json === "string" ? json : fail("string");
+    case "bool":
+      return typeof json === "boolean" ? json : fail("bool");
+    case "number":
+      try {
+        if (isLosslessNumber(json)) return numberFromDecimal(json.value);
+        // cty's JSON decoder also takes numbers written as strings.
+        if (typeof json === "string") return numberFromDecimal(json);
+      } catch (err) {
+        throw new CtyCodecError(err instanceof Error ? err.message : String(err), path);
+      }
+      return fail("number");
+    case "list":
+    case "set":
+      if (!Array.isArray(json)) return fail(type.kind);
+      return json.map((item, i) => fromJson(item, type.element, [...path, i], options));
+    case "tuple":
+      if (!Array.isArray(json) || json.length !== type.elements.length) return fail("tuple");
+      return json.map((item, i) => fromJson(item, type.elements[i]!, [...path, i], options));
+    case "map": {
+      if (!isRecord(json)) return fail("map");
+      const out = newRecord<CtyValue>();
+      for (const k of Object.keys(json)) out[k] = fromJson(json[k], type.element, [...path, k], options);
+      return out;
+    }
+    case "object": {
+      if (!isRecord(json)) return fail("object");
+      const out = newRecord<CtyValue>();
+      for (const k of Object.keys(json)) {
+        const at = Object.hasOwn(type.attributes, k) ? type.attributes[k] : undefined;
+        if (at) out[k] = fromJson(json[k], at, [...path, k], options);
+        else if (!options.ignoreUndefinedAttributes)
+          throw new CtyCodecError(`unsupported attribute "${k}"`, path);
+      }
+      for (const k of Object.keys(type.attributes)) if (!Object.hasOwn(out, k)) out[k] = null;
+      return out;
+    }
+    case "dynamic": {
+      if (!isRecord(json) || !Object.hasOwn(json, "type") || !Object.hasOwn(json, "value")) {
+        return fail('dynamic {"value", "type"} object');
+      }
+      let concrete: CtyType;
+      try {
+        concrete = typeFromJSON(json.type);
+      } catch (err) {
+        throw new CtyCodecError(err instanceof Error ? err.message : String(err), path);
+      }
+      const value = fromJson(json.value, concrete, path, options);
+      return value === null ? null : new Dynamic(concrete, value);
+    }
+  }
+}
+
+/** Encodes a wholly known value as cty JSON text; unknown values have no JSON form. */
+export function encodeJson(value: CtyValue | undefined, type: CtyType): string {
+  return toJsonText(value, type, []);
+}
+
+function toJsonText(value: unknown, type: CtyType, path: (string | number)[]): string {
+  if (value instanceof Unknown) throw new CtyCodecError("unknown values cannot be encoded as JSON", path);
+  if (value === null || value === undefined) return "null";
+  const fail = (what: string): never => {
+    throw new CtyCodecError(`${what} expected`, path);
+  };
+  switch (type.kind) {
+    case "string":
+      return typeof value === "string" ? JSON.stringify(value) : fail("string");
+    case "bool":
+      return typeof value === "boolean" ? String(value) : fail("bool");
+    case "number":
+      if (!isNumberValue(value)) return fail("number");
+      return numberDecimal(value);
+    case "list":
+    case "set":
+    case "tuple":
+      if (!Array.isArray(value)) return fail(type.kind);
+      return `[${(value as unknown[])
+        .map((item, i) =>
+          toJsonText(item, type.kind === "tuple" ? type.elements[i]! : type.element, [...path, i]),
+        )
+        .join(",")}]`;
+    case "map":
+      if (!isRecord(value)) return fail("map");
+      return `{${Object.keys(value)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}:${toJsonText(value[k], type.element, [...path, k])}`)
+        .join(",")}}`;
+    case "object":
+      if (!isRecord(value)) return fail("object");
+      return `{${Object.keys(type.attributes)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}:${toJsonText(value[k], type.attributes[k]!, [...path, k])}`)
+        .join(",")}}`;
+    case "dynamic":
+      if (!(value instanceof Dynamic)) return fail("Dynamic");
+      return `{"value":${toJsonText(value.value, value.type, path)},"type":${JSON.stringify(typeToJSON(value.type))}}`;
+  }
+}
