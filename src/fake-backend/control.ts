@@ -29,6 +29,7 @@ const hostBehaviour = z
     startUnavailable: z.boolean(),
     capacityUnavailable: z.boolean(),
     neverConfirmStop: z.boolean(),
+    neverConfirmStart: z.boolean(),
     provisionFails: z.boolean(),
     workloadCompletes: z.boolean(),
     workloadVanishes: z.boolean(),

@@ -455,6 +455,7 @@ export class Engine {
       startUnavailable: false,
       capacityUnavailable: false,
       neverConfirmStop: false,
+      neverConfirmStart: false,
       provisionFails: false,
       workloadCompletes: false,
       workloadVanishes: false,
@@ -1150,6 +1151,11 @@ export class Engine {
         }
         return;
       case "start":
+        if (host.neverConfirmStart) {
+          // Not confirmed: the start times out (start_timed_out) after the same 30 minutes as a stop.
+          op.due_at = Number.POSITIVE_INFINITY;
+          return;
+        }
         inst.pending = null;
         this.reachRunning(inst, at);
         return;
@@ -1182,6 +1188,8 @@ export class Engine {
       const p = inst.pending;
       if (p?.due_at != null && Number.isFinite(p.due_at)) next = Math.min(next, p.due_at);
       if (p?.kind === "stop" && inst.status === "stopping")
+        next = Math.min(next, p.requested_at + STOP_TIMEOUT_MS);
+      if (p?.kind === "start" && inst.status === "starting")
         next = Math.min(next, p.requested_at + STOP_TIMEOUT_MS);
       if (inst.gpu_release_due_at !== null) next = Math.min(next, inst.gpu_release_due_at);
       if (inst.stop_retry) next = Math.min(next, inst.stop_retry.next_at);
@@ -1364,6 +1372,14 @@ export class Engine {
         inst.error_code = "stop_timed_out";
         inst.error_message = "The host did not confirm the stop within 30 minutes; it is being retried";
         inst.stop_retry = { op_id: p.op_id, next_at: p.requested_at + STOP_TIMEOUT_MS + STOP_RETRY_MS };
+        changed = true;
+        continue;
+      }
+      if (p && p.kind === "start" && inst.status === "starting" && at >= p.requested_at + STOP_TIMEOUT_MS) {
+        inst.pending = null;
+        this.setStatus(inst, "stopped", p.requested_at + STOP_TIMEOUT_MS);
+        inst.error_code = "start_timed_out";
+        inst.error_message = "The host did not confirm the start within 30 minutes";
         changed = true;
         continue;
       }

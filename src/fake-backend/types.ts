@@ -246,6 +246,8 @@ export interface HostBehaviour {
   capacityUnavailable: boolean;
   /** The host never confirms a stop: after 30 minutes the instance returns to running. */
   neverConfirmStop: boolean;
+  /** The host never confirms a start: after 30 minutes the instance is stopped with start_timed_out. */
+  neverConfirmStart: boolean;
   /** Provisioning fails: a new instance ends in error with provision_failed. */
   provisionFails: boolean;
   /** The workload exits on its own: a running instance ends in error with workload_completed. */

@@ -116,13 +116,19 @@ describe("API keys (2.1, 3.1, 4.1)", () => {
   test("4.1 DELETE rules: member revokes only their own personal keys; admin any key", async () => {
     const adminKey = await createKey(fb(), creds().admin_session_token);
     const memberKey = await createKey(fb(), creds().member_session_token);
-    const denied = await call(fb(), "DELETE", `/v1/api-keys/${adminKey.id}`, { token: creds().member_session_token });
+    const denied = await call(fb(), "DELETE", `/v1/api-keys/${adminKey.id}`, {
+      token: creds().member_session_token,
+    });
     expect(denied.status).toBe(403);
     expect(errorOf(denied).code).toBe("ADMIN_REQUIRED");
-    const own = await call(fb(), "DELETE", `/v1/api-keys/${memberKey.id}`, { token: creds().member_session_token });
+    const own = await call(fb(), "DELETE", `/v1/api-keys/${memberKey.id}`, {
+      token: creds().member_session_token,
+    });
     expect(own.status).toBe(204);
     const team = await createKey(fb(), creds().admin_session_token, "team");
-    const byAdmin = await call(fb(), "DELETE", `/v1/api-keys/${team.id}`, { token: creds().admin_session_token });
+    const byAdmin = await call(fb(), "DELETE", `/v1/api-keys/${team.id}`, {
+      token: creds().admin_session_token,
+    });
     expect(byAdmin.status).toBe(204);
   });
 

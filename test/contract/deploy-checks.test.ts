@@ -44,7 +44,11 @@ describe("7.2 deploy refusals, in check order", () => {
   });
 
   test("7.2 row 3 DISK_TOO_LARGE carries max_disk_gb", async () => {
-    const e = await expectRefusal({ offer_id: creds().small_disk_offer_id, disk_gb: 600 }, 422, "DISK_TOO_LARGE");
+    const e = await expectRefusal(
+      { offer_id: creds().small_disk_offer_id, disk_gb: 600 },
+      422,
+      "DISK_TOO_LARGE",
+    );
     expect(e.max_disk_gb).toBe(500);
   });
 
@@ -66,7 +70,11 @@ describe("7.2 deploy refusals, in check order", () => {
   test("7.2 row 5 TEMPLATE_NOT_FOUND: missing, inactive, or another organization's private template", async () => {
     await expectRefusal({ template_id: "00000000-0000-4000-8000-00000000eeee" }, 404, "TEMPLATE_NOT_FOUND");
     await expectRefusal({ template_id: creds().inactive_template_id }, 404, "TEMPLATE_NOT_FOUND");
-    const priv = fb().createTemplate({ name: "theirs", visibility: "private", owner_org_id: creds().other_org_id });
+    const priv = fb().createTemplate({
+      name: "theirs",
+      visibility: "private",
+      owner_org_id: creds().other_org_id,
+    });
     await expectRefusal({ template_id: priv.id }, 404, "TEMPLATE_NOT_FOUND");
   });
 
@@ -152,12 +160,21 @@ describe("7.2 deploy refusals, in check order", () => {
     );
     fb().setBalance(creds().org_id, 0);
     await expectRefusal({ ssh_key_id: creds().member_ssh_key_id }, 404, "SSH_KEY_NOT_FOUND");
-    await expectRefusal({ offer_id: creds().sold_out_offer_id, template_id: creds().vm_template_id }, 409, "OFFER_UNAVAILABLE");
+    await expectRefusal(
+      { offer_id: creds().sold_out_offer_id, template_id: creds().vm_template_id },
+      409,
+      "OFFER_UNAVAILABLE",
+    );
   });
 
   test("7.2 every check in table order: rows 1..15 each fail only when all earlier rows pass", async () => {
     // Build one request that fails every row at once, then fix rows one by one in order.
-    const m = fb().createMachine({ disk_gb: 100, available_disk_gb: 20, registered: false, cuda_version: "12.8" });
+    const m = fb().createMachine({
+      disk_gb: 100,
+      available_disk_gb: 20,
+      registered: false,
+      cuda_version: "12.8",
+    });
     const offer = fb().createOffer({ machine_id: m.id, availability: "sold_out", free_units: 0 });
     const t = fb().createTemplate({
       name: "all wrong",
@@ -171,10 +188,20 @@ describe("7.2 deploy refusals, in check order", () => {
       uses_private_registry: true,
     });
     fb().setBalance(creds().org_id, 1);
-    const body = { offer_id: offer.id, template_id: t.id, disk_gb: 200, ssh_key_id: creds().member_ssh_key_id };
+    const body = {
+      offer_id: offer.id,
+      template_id: t.id,
+      disk_gb: 200,
+      ssh_key_id: creds().member_ssh_key_id,
+    };
     const order: string[] = [];
     const fixes: (() => void)[] = [
-      () => Object.assign(fb().state().offers[offer.id] ?? {}, { availability: "available", free_units: 1, next_maintenance: fb().clock.now().getTime() }),
+      () =>
+        Object.assign(fb().state().offers[offer.id] ?? {}, {
+          availability: "available",
+          free_units: 1,
+          next_maintenance: fb().clock.now().getTime(),
+        }),
       () => Object.assign(fb().state().offers[offer.id] ?? {}, { next_maintenance: null }),
       () => Object.assign(fb().state().machines[m.id] ?? {}, { disk_gb: 1000 }),
       () => Object.assign(fb().state().machines[m.id] ?? {}, { available_disk_gb: 1000 }),
@@ -209,7 +236,9 @@ describe("7.2 deploy refusals, in check order", () => {
       "INSUFFICIENT_BALANCE",
     ]);
     fb().loseNextRace(offer.id);
-    expect(errorOf(await deploy(fb(), creds(), creds().admin_session_token, body)).code).toBe("OFFER_UNAVAILABLE");
+    expect(errorOf(await deploy(fb(), creds(), creds().admin_session_token, body)).code).toBe(
+      "OFFER_UNAVAILABLE",
+    );
     expect((await deploy(fb(), creds(), creds().admin_session_token, body)).status).toBe(201);
   });
 

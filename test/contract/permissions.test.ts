@@ -69,7 +69,9 @@ describe("5 authentication and the API-key permission table", () => {
     const a = await as(secret, "POST", "/v1/billing/orders", { amount_micro: 1_000_000 });
     expect(a.status).toBe(403);
     expect(errorOf(a).code).toBe("ADMIN_REQUIRED");
-    const ok = await as(creds().admin_session_token, "POST", "/v1/billing/orders", { amount_micro: 1_000_000 });
+    const ok = await as(creds().admin_session_token, "POST", "/v1/billing/orders", {
+      amount_micro: 1_000_000,
+    });
     expect(ok.status).toBe(201);
   });
 
@@ -98,7 +100,10 @@ describe("5 authentication and the API-key permission table", () => {
   test("5.4 row 9 any request carrying X-Org-Id of another organization: 403 ORG_MISMATCH", async () => {
     const { secret } = await createKey(fb(), creds().admin_session_token);
     for (const token of [secret, creds().admin_session_token]) {
-      const a = await call(fb(), "GET", "/v1/offers", { token, headers: { "x-org-id": creds().other_org_id } });
+      const a = await call(fb(), "GET", "/v1/offers", {
+        token,
+        headers: { "x-org-id": creds().other_org_id },
+      });
       expect([a.status, errorOf(a).code]).toEqual([403, "ORG_MISMATCH"]);
     }
     const same = await call(fb(), "GET", "/v1/offers", {
@@ -115,7 +120,12 @@ describe("5 authentication and the API-key permission table", () => {
   });
 
   test("5.1 a missing, malformed or unknown bearer token is 401 TOKEN_INVALID", async () => {
-    for (const headers of [{}, { authorization: "Basic abc" }, { authorization: "Bearer gps_nope" }]) {
+    const variants: Record<string, string>[] = [
+      {},
+      { authorization: "Basic abc" },
+      { authorization: "Bearer gps_nope" },
+    ];
+    for (const headers of variants) {
       const a = await call(fb(), "GET", "/v1/offers", { headers });
       expect([a.status, errorOf(a).code]).toEqual([401, "TOKEN_INVALID"]);
     }
@@ -154,7 +164,11 @@ describe("5 authentication and the API-key permission table", () => {
   });
 
   test("7.1 row 4 API_KEY_NOT_FOUND", async () => {
-    const a = await as(creds().admin_session_token, "DELETE", "/v1/api-keys/00000000-0000-4000-8000-0000000000aa");
+    const a = await as(
+      creds().admin_session_token,
+      "DELETE",
+      "/v1/api-keys/00000000-0000-4000-8000-0000000000aa",
+    );
     expect([a.status, errorOf(a).code]).toEqual([404, "API_KEY_NOT_FOUND"]);
   });
 
