@@ -10,6 +10,7 @@ import {
   RequestAbortedError,
   WaitTimeoutError,
 } from "./errors";
+import { findDeployCandidates } from "./reconcile";
 import { waitForInstance } from "./waiter";
 
 // The client against the real fake backend, in-process on port 0: the API's actual answers,
@@ -328,8 +329,28 @@ describe("retries against injected faults", () => {
     expect(err.reason).toBe("connection");
     expect(attempts("POST /v1/instances")).toBe(1);
     expect(orgInstances()).toHaveLength(1);
-    // The caller reconciles by listing: the instance is there.
-    expect(await client().listInstances()).toHaveLength(1);
+  });
+
+  test("reconciling an ambiguous deploy finds the instance it created, and only that one", async () => {
+    const c = client();
+    const other = await c.deployInstance({ ...deployBody(), label: "other" });
+    await c.deployInstance({ ...deployBody(), disk_gb: 60 });
+    const body = { ...deployBody(), label: "lost" };
+    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    const sentAt = Date.now();
+    await expect(c.deployInstance(body)).rejects.toThrow(AmbiguousRequestError);
+    const candidates = await findDeployCandidates(c, body, { sentAt });
+    expect(candidates).toHaveLength(1);
+    expect(candidates[0]?.label).toBe("lost");
+    expect(candidates[0]?.id).not.toBe(other.id);
+  });
+
+  test("reconciling a deploy that never landed finds nothing", async () => {
+    const c = client();
+    backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+    const sentAt = Date.now();
+    await expect(c.deployInstance(deployBody())).rejects.toThrow(AmbiguousRequestError);
+    expect(await findDeployCandidates(c, deployBody(), { sentAt })).toEqual([]);
   });
 
   test("a deploy dropped before processing is also ambiguous to the client, and nothing was created", async () => {
