@@ -56,6 +56,8 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
   if (v === undefined) return undefined;
   const trimmed = v.trim();
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  // An HTTP date always names the day and month; without letters Date.parse would read "-5" as a year.
+  if (!/[a-z]/i.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - nowMs);

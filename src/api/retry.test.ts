@@ -1,0 +1,75 @@
+import { REDACTED, redactText, redactValue } from "./redact";
+import { backoffDelay, DEFAULT_RETRY, parseRetryAfter, resolveRetryOptions } from "./retry";
+
+describe("parseRetryAfter", () => {
+  const now = Date.parse("2026-11-22T08:00:00Z");
+  test.each([
+    ["2", 2000],
+    [" 0 ", 0],
+    ["1.5", 1500],
+    ["Sun, 22 Nov 2026 08:00:30 GMT", 30_000],
+    ["Sun, 22 Nov 2026 07:59:00 GMT", 0],
+    ["soon", undefined],
+    ["-5", undefined],
+    [undefined, undefined],
+  ])("%j -> %j ms", (value, expected) => {
+    expect(parseRetryAfter(value, now)).toBe(expected);
+  });
+
+  test("takes the first of repeated headers", () => {
+    expect(parseRetryAfter(["3", "9"], now)).toBe(3000);
+  });
+});
+
+describe("backoffDelay", () => {
+  const opts = { ...DEFAULT_RETRY, baseDelayMs: 100, maxDelayMs: 1000 };
+  test.each([
+    [1, 100],
+    [2, 200],
+    [3, 400],
+    [4, 800],
+    [5, 1000],
+    [30, 1000],
+  ])("retry %i is at most %i ms, full jitter down to 0", (retry, cap) => {
+    expect(backoffDelay(retry, opts, () => 0)).toBe(0);
+    expect(backoffDelay(retry, opts, () => 0.999999)).toBe(cap - 1);
+    expect(backoffDelay(retry, opts, () => 0.5)).toBe(Math.floor(cap / 2));
+  });
+});
+
+describe("resolveRetryOptions", () => {
+  test("fills defaults and ignores undefined", () => {
+    expect(resolveRetryOptions({ maxAttempts: 2, baseDelayMs: undefined })).toEqual({
+      ...DEFAULT_RETRY,
+      maxAttempts: 2,
+    });
+  });
+  test.each([{ maxAttempts: 0 }, { baseDelayMs: -1 }, { deadlineMs: Number.NaN }])("rejects %j", (o) => {
+    expect(() => resolveRetryOptions(o)).toThrow(RangeError);
+  });
+});
+
+describe("redaction", () => {
+  const secret = `gpr_${"0a".repeat(24)}`;
+  test.each([
+    [`token ${secret} rejected`, `token ${REDACTED} rejected`],
+    ["Authorization: Bearer abc.def", `Authorization: ${REDACTED}`],
+    ["sent Bearer xyz123", `sent Bearer ${REDACTED}`],
+    [`{"authorization":"Bearer q"}`, `{"authorization":"${REDACTED}"}`],
+    ["nothing here", "nothing here"],
+  ])("%j", (input, output) => {
+    expect(redactText(input)).toBe(output);
+  });
+
+  test("masks the client's own token whatever its shape", () => {
+    expect(redactText("opaque-session-value-1234 leaked", ["opaque-session-value-1234"])).toBe(
+      `${REDACTED} leaked`,
+    );
+  });
+
+  test("masks credential-named keys and nested strings", () => {
+    expect(
+      redactValue({ Authorization: "x", nested: [{ secret: "s", note: `see ${secret}` }], n: 1 }),
+    ).toEqual({ Authorization: REDACTED, nested: [{ secret: REDACTED, note: `see ${REDACTED}` }], n: 1 });
+  });
+});
