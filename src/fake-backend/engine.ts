@@ -1210,20 +1210,46 @@ export class Engine {
     let next = Number.POSITIVE_INFINITY;
     for (const org of Object.values(this.state.orgs)) {
       const rate = this.burnRate(org.id);
-      if (org.balance_micro > 0 && rate > 0) {
-        next = Math.min(next, cursor + Math.max(1000, Math.ceil((org.balance_micro * 3600) / rate) * 1000));
-      }
+      if (org.balance_micro > 0 && rate > 0) next = Math.min(next, this.crossing(org, 0, cursor, rate));
       if (org.non_positive_since !== null && this.hasDestroyable(org.id)) {
         let at = org.non_positive_since + AUTO_DESTROY_AFTER_MS;
         if (org.balance_micro > AUTO_DESTROY_BALANCE_MICRO) {
           if (rate <= 0) continue;
-          const gap = org.balance_micro - AUTO_DESTROY_BALANCE_MICRO;
-          at = Math.max(at, cursor + Math.max(1000, Math.ceil((gap * 3600) / rate) * 1000));
+          at = Math.max(at, this.crossing(org, AUTO_DESTROY_BALANCE_MICRO, cursor, rate));
         }
         next = Math.min(next, Math.max(at, cursor));
       }
     }
     return next;
+  }
+
+  /** What the organization's open segments will have charged between their last accrual and `at`. */
+  private projectedDebit(orgId: string, at: number): number {
+    let debit = 0;
+    for (const inst of Object.values(this.state.instances)) {
+      const seg = inst.segment;
+      if (inst.org_id !== orgId || !seg || at <= seg.since) continue;
+      const seconds = Math.floor((at - seg.since) / 1000);
+      debit += Math.floor((seg.rate_per_hour_micro * seconds) / 3600) - seg.billed_micro;
+    }
+    return debit;
+  }
+
+  /**
+   * The first millisecond after `cursor` at which the balance is at or below `threshold`, found by
+   * binary search over the (monotone) projected debit, so per-second rounding never overshoots.
+   */
+  private crossing(org: OrgRecord, threshold: number, cursor: number, rate: number): number {
+    const reached = (t: number) => org.balance_micro - this.projectedDebit(org.id, t) <= threshold;
+    let hi = cursor + Math.ceil(((org.balance_micro - threshold) * HOUR_MS) / rate) + 2000;
+    while (!reached(hi)) hi += Math.max(1000, hi - cursor);
+    let lo = cursor;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (reached(mid)) hi = mid;
+      else lo = mid;
+    }
+    return hi;
   }
 
   private hasDestroyable(orgId: string): boolean {
@@ -1246,13 +1272,14 @@ export class Engine {
       seg.billed_micro = due;
       org.balance_micro -= amount;
       inst.spend_micro += amount;
-      const bucket = Math.floor(at / HOUR_MS);
+      // A charge ending exactly on an hour boundary belongs to the hour it ends.
+      const bucket = Math.floor((at - 1) / HOUR_MS);
       let row: LedgerRow | undefined = seg.row_id ? this.findRow(seg.row_id) : undefined;
       if (!row || row.bucket !== bucket) {
         row = {
           id: randomUUID(),
           org_id: org.id,
-          created_at: at,
+          created_at: Math.max(seg.since, bucket * HOUR_MS),
           kind: seg.kind,
           amount_micro: 0,
           instance_id: inst.id,
@@ -1427,7 +1454,10 @@ export class Engine {
         if (!due && !cond) break;
         changed = true;
       }
-      const target = Math.min(this.nextEventAt(), this.nextBalanceEventAt(cursor), until);
+      // Ledger rows are hourly, so a long jump is cut at hour boundaries while anything is billed.
+      const billing = Object.values(this.state.instances).some((i) => i.segment !== null);
+      const hourEnd = billing ? (Math.floor(cursor / HOUR_MS) + 1) * HOUR_MS : Number.POSITIVE_INFINITY;
+      const target = Math.min(this.nextEventAt(), this.nextBalanceEventAt(cursor), hourEnd, until);
       if (target <= cursor) break;
       this.accrue(target);
       changed = true;
