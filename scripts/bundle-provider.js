@@ -3,7 +3,8 @@
 //   1. src/plugin/proto/descriptor.json, the parsed form of our .proto files, so that the provider
 //      never parses .proto text at launch (protobufjs/light reads the JSON directly);
 //   2. dist/provider.js, one esbuild bundle of src/plugin/main.ts and everything it imports, so
-//      that start-up reads one file instead of resolving and compiling hundreds of modules.
+//      that start-up reads one file instead of resolving and compiling hundreds of modules, and
+//      dist/provider-launcher.js, which loads it with a V8 code cache (src/plugin/launcher.ts).
 // Usage: node scripts/bundle-provider.js [--descriptor-only] [--entry <ts> --outfile <js>]
 "use strict";
 
@@ -37,9 +38,39 @@ function writeDescriptor() {
   return out;
 }
 
+// grpc-js requires @grpc/proto-loader (and through it the full protobufjs with its .proto parser)
+// only to serve channelz and ORCA, which the provider never registers. Leaving them out takes a
+// third off the bundle, and parsing the bundle is most of the start-up time.
+const unusedModules = {
+  name: "unused-modules",
+  setup(build) {
+    build.onResolve({ filter: /^@grpc\/proto-loader$/ }, (args) => ({
+      path: args.path,
+      namespace: "unused",
+    }));
+    build.onLoad({ filter: /.*/, namespace: "unused" }, (args) => ({
+      contents: `throw new Error(${JSON.stringify(`${args.path} is not part of the provider bundle`)});`,
+      loader: "js",
+    }));
+  },
+};
+
+// The descriptor as a JSON.parse of a string literal: V8 parses JSON several times faster than the
+// same data written as a JavaScript object literal, which esbuild would otherwise emit.
+const jsonAsString = {
+  name: "json-as-string",
+  setup(build) {
+    build.onLoad({ filter: /descriptor\.json$/ }, async (args) => {
+      const text = JSON.stringify(JSON.parse(await fs.promises.readFile(args.path, "utf8")));
+      return { contents: `module.exports = JSON.parse(${JSON.stringify(text)});`, loader: "js" };
+    });
+  },
+};
+
 async function bundle(entry, outfile) {
   const esbuild = require("esbuild");
   await esbuild.build({
+    plugins: [unusedModules, jsonAsString],
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -68,7 +99,9 @@ async function main(argv) {
   const entry = path.resolve(root, arg("--entry") ?? "src/plugin/main.ts");
   const outfile = path.resolve(root, arg("--outfile") ?? "dist/provider.js");
   await bundle(entry, outfile);
-  process.stderr.write(`bundled ${path.relative(root, outfile)}\n`);
+  const launcher = path.join(path.dirname(outfile), "provider-launcher.js");
+  await bundle(path.join(root, "src", "plugin", "launcher.ts"), launcher);
+  process.stderr.write(`bundled ${path.relative(root, outfile)} and ${path.relative(root, launcher)}\n`);
 }
 
 module.exports = { buildDescriptor, descriptorText, bundle, PROTO_FILES };

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// Start-up benchmark: median time from spawning the provider executable (as Terraform does: exec
+// of bin/terraform-provider-gpurental with the go-plugin environment and AutoMTLS on) until its
+// handshake line arrives on stdout, next to the time `node -e 0` takes to run and exit.
+// Terraform starts the provider 2-5 times per command, so this number is paid several times.
+//
+// Usage: npm run build && node bench/startup.js [--runs N] [--bin path]
+"use strict";
+
+const { spawn } = require("node:child_process");
+const path = require("node:path");
+
+const root = path.resolve(__dirname, "..");
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? fallback : process.argv[i + 1];
+}
+
+const runs = Number(arg("--runs", "21"));
+const bin = path.resolve(arg("--bin", path.join(root, "bin", "terraform-provider-gpurental")));
+
+function clientCertPem() {
+  // Any valid certificate will do as the client CA; use one made the way the server makes its own.
+  const { generateServerCertificate } = require(path.join(root, "dist", "plugin", "cert.js"));
+  return generateServerCertificate().certPem;
+}
+
+function timeNode() {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
+    child.on("error", reject);
+    child.on("exit", () => resolve(Number(process.hrtime.bigint() - t0) / 1e6));
+  });
+}
+
+function timeProvider(env) {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const child = spawn(bin, [], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    let done = false;
+    child.on("error", reject);
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.stdout.on("data", (d) => {
+      out += d;
+      if (!done && out.includes("\n")) {
+        done = true;
+        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+        if (!/^1\|6\|(tcp|unix)\|[^|]+\|grpc\|[A-Za-z0-9+/]{50,}\n/.test(out)) {
+          reject(new Error(`unexpected handshake: ${out}`));
+        }
+        child.kill("SIGTERM"); // like Shutdown: lets the provider exit normally (and write its code cache once)
+        child.on("exit", () => resolve(ms));
+      }
+    });
+    child.on("exit", (code) => {
+      if (!done) reject(new Error(`provider exited (${code}) before the handshake: ${err}`));
+    });
+  });
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+async function main() {
+  const env = {
+    ...process.env,
+    TF_PLUGIN_MAGIC_COOKIE: "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2",
+    PLUGIN_PROTOCOL_VERSIONS: "5,6",
+    PLUGIN_MIN_PORT: "10000",
+    PLUGIN_MAX_PORT: "25000",
+    PLUGIN_CLIENT_CERT: clientCertPem(),
+  };
+  // One untimed run of each warms the file system cache.
+  await timeNode();
+  await timeProvider(env);
+  const node = [];
+  const provider = [];
+  for (let i = 0; i < runs; i++) {
+    node.push(await timeNode());
+    provider.push(await timeProvider(env));
+  }
+  const n = median(node);
+  const p = median(provider);
+  const fmt = (x) => `${x.toFixed(1)} ms`;
+  process.stdout.write(
+    `runs:                               ${runs} each, interleaved\n` +
+      `node -e 0 (spawn to exit), median:  ${fmt(n)}  (min ${fmt(Math.min(...node))})\n` +
+      `provider (spawn to handshake):      ${fmt(p)}  (min ${fmt(Math.min(...provider))})\n` +
+      `ratio:                              ${(p / n).toFixed(2)}x  (target 1.30x)\n`,
+  );
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench/startup: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exitCode = 1;
+});
