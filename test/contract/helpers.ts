@@ -45,6 +45,7 @@ export function useFake(): { fb: () => FakeBackend; creds: () => DemoCredentials
     fb = await startFakeBackend({ seed: "none" });
   });
   beforeEach(() => {
+    fb?.clock.unfreeze();
     fb?.setTransitions("immediate");
     creds = fb?.seedDemo();
   });

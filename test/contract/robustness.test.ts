@@ -1,0 +1,273 @@
+import { request } from "node:http";
+import { type FakeBackend, startFakeBackend } from "../../src/fake-backend";
+import { call, createKey, deploy, errorOf, runningInstance, useFake } from "./helpers";
+
+describe("robustness: one error shape for every bad request", () => {
+  const { fb, creds } = useFake();
+  const admin = () => creds().admin_session_token;
+
+  test("malformed JSON is 400 INVALID_JSON with request_id repeating X-Request-Id", async () => {
+    const a = await call(fb(), "POST", "/v1/instances", { token: admin(), rawBody: '{"offer_id": ' });
+    expect(a.status).toBe(400);
+    expect(errorOf(a)).toMatchObject({ code: "INVALID_JSON", message: expect.any(String) });
+    expect(errorOf(a).request_id).toBe(a.headers.get("x-request-id"));
+  });
+
+  test("wrong types are 422 VALIDATION_ERROR naming the field", async () => {
+    const a = await deploy(fb(), creds(), admin(), { offer_id: 42 });
+    expect(errorOf(a)).toMatchObject({ code: "VALIDATION_ERROR", field: "offer_id", value: 42 });
+    const arr = await call(fb(), "POST", "/v1/instances", { token: admin(), body: [1, 2] });
+    expect(errorOf(arr)).toMatchObject({ code: "VALIDATION_ERROR", field: "body" });
+    const missing = await call(fb(), "POST", "/v1/instances", { token: admin() });
+    expect(errorOf(missing)).toMatchObject({ code: "VALIDATION_ERROR", field: "body" });
+    const env = await deploy(fb(), creds(), admin(), {
+      env_overrides: [{ key: "A", value: 1, secret: false }],
+    });
+    expect(errorOf(env)).toMatchObject({ code: "VALIDATION_ERROR", field: "env_overrides.0.value" });
+  });
+
+  test("a body over 1 MiB is 413 PAYLOAD_TOO_LARGE", async () => {
+    const a = await call(fb(), "POST", "/v1/api-keys", {
+      token: admin(),
+      rawBody: JSON.stringify({ name: "x".repeat(1024 * 1024 + 10) }),
+    });
+    expect(a.status).toBe(413);
+    expect(errorOf(a).code).toBe("PAYLOAD_TOO_LARGE");
+  });
+
+  test("a body without a JSON content type is 415 UNSUPPORTED_MEDIA_TYPE", async () => {
+    const a = await call(fb(), "POST", "/v1/api-keys", {
+      token: admin(),
+      rawBody: "name=x",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect([a.status, errorOf(a).code]).toEqual([415, "UNSUPPORTED_MEDIA_TYPE"]);
+  });
+
+  test("unknown routes are 404 NOT_FOUND; known paths with another method are 405 METHOD_NOT_ALLOWED", async () => {
+    const a = await call(fb(), "GET", "/v1/nothing-here", { token: admin() });
+    expect([a.status, errorOf(a).code]).toEqual([404, "NOT_FOUND"]);
+    const b = await call(fb(), "PATCH", "/v1/instances/00000000-0000-4000-8000-000000000001", {
+      token: admin(),
+    });
+    expect([b.status, errorOf(b).code]).toEqual([405, "METHOD_NOT_ALLOWED"]);
+    expect(b.headers.get("allow")).toContain("GET");
+  });
+
+  test("POST stop with a JSON content type and an empty body is accepted", async () => {
+    const id = await runningInstance(fb(), creds());
+    const a = await call(fb(), "POST", `/v1/instances/${id}/stop`, {
+      token: admin(),
+      headers: { "content-type": "application/json" },
+      rawBody: "",
+    });
+    expect(a.status).toBe(200);
+  });
+
+  test("nothing crashes the server: a burst of garbage, then a normal request", async () => {
+    const garbage = ["{", "[", "null", '"str"', "1e999", '{"disk_gb":{}}', "\u0000"];
+    for (const raw of garbage) {
+      const a = await call(fb(), "POST", "/v1/instances", { token: admin(), rawBody: raw });
+      expect(a.status).toBeGreaterThanOrEqual(400);
+      expect(a.status).toBeLessThan(500);
+      expect(typeof errorOf(a).code).toBe("string");
+    }
+    expect((await call(fb(), "GET", "/v1/offers", { token: admin() })).status).toBe(200);
+  });
+});
+
+describe("fault injection", () => {
+  const { fb, creds } = useFake();
+  const admin = () => creds().admin_session_token;
+
+  test("429 with Retry-After on a route pattern, limited by times", async () => {
+    fb().addFault({ route: "GET /v1/offers", kind: "status", status: 429, retryAfterSeconds: 2, times: 1 });
+    const a = await call(fb(), "GET", "/v1/offers", { token: admin() });
+    expect([a.status, errorOf(a).code, a.headers.get("retry-after")]).toEqual([429, "RATE_LIMITED", "2"]);
+    expect((await call(fb(), "GET", "/v1/offers", { token: admin() })).status).toBe(200);
+  });
+
+  test.each([
+    [500, "INTERNAL"],
+    [502, "BAD_GATEWAY"],
+    [503, "SERVICE_UNAVAILABLE"],
+  ])("status %d fault answers %s and leaves nothing behind", async (status, code) => {
+    fb().addFault({ route: "/v1/instances", method: "POST", kind: "status", status });
+    const a = await deploy(fb(), creds(), admin());
+    expect([a.status, errorOf(a).code]).toEqual([status, code]);
+    expect(fb().listInstances()).toHaveLength(0);
+    // GET on the same path is not affected.
+    expect((await call(fb(), "GET", "/v1/instances", { token: admin() })).status).toBe(200);
+    fb().clearFaults();
+  });
+
+  test("a parameterised route pattern matches every id", async () => {
+    const id = await runningInstance(fb(), creds());
+    fb().addFault({ route: "GET /v1/instances/:id", kind: "status", status: 503, retryAfterSeconds: 1 });
+    expect((await call(fb(), "GET", `/v1/instances/${id}`, { token: admin() })).status).toBe(503);
+    fb().clearFaults();
+  });
+
+  test("added latency delays the answer", async () => {
+    fb().addFault({ route: "GET /v1/offers", kind: "latency", latencyMs: 150 });
+    const t0 = Date.now();
+    expect((await call(fb(), "GET", "/v1/offers", { token: admin() })).status).toBe(200);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
+    fb().clearFaults();
+  });
+
+  test("connection dropped before processing: nothing is created", async () => {
+    fb().addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+    await expect(deploy(fb(), creds(), admin())).rejects.toThrow();
+    expect(fb().listInstances()).toHaveLength(0);
+    expect((await deploy(fb(), creds(), admin())).status).toBe(201);
+  });
+
+  test("processed but response lost: the instance exists although the client saw no answer", async () => {
+    fb().addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    await expect(deploy(fb(), creds(), admin())).rejects.toThrow();
+    expect(fb().listInstances()).toHaveLength(1);
+    const list = await call(fb(), "GET", "/v1/instances", { token: admin() });
+    expect(list.body.items).toHaveLength(1);
+  });
+
+  test("probability 0 never fires", async () => {
+    fb().addFault({ route: "GET /v1/offers", kind: "status", status: 500, probability: 0 });
+    for (let i = 0; i < 5; i++)
+      expect((await call(fb(), "GET", "/v1/offers", { token: admin() })).status).toBe(200);
+    fb().clearFaults();
+  });
+});
+
+describe("control API over HTTP", () => {
+  const { fb } = useFake();
+  const ctl = (method: string, path: string, body?: unknown, token?: string) =>
+    call(fb(), method, `/_control${path}`, {
+      body,
+      headers: { "x-control-token": token ?? fb().controlToken },
+    });
+
+  test("needs X-Control-Token", async () => {
+    const a = await ctl("POST", "/reset", undefined, "wrong");
+    expect([a.status, errorOf(a).code]).toEqual([401, "CONTROL_TOKEN_INVALID"]);
+    const b = await call(fb(), "POST", "/_control/reset");
+    expect(b.status).toBe(401);
+  });
+
+  test("seed, behaviour, transitions, clock, faults, balance and member removal", async () => {
+    const seeded = await ctl("POST", "/seed/demo");
+    expect(seeded.status).toBe(200);
+    const c = seeded.body;
+    expect(c.base_url).toBe(fb().url);
+    expect((await ctl("PUT", "/transitions", { mode: "manual" })).status).toBe(200);
+    const d = await call(fb(), "POST", "/v1/instances", {
+      token: c.admin_session_token,
+      body: { offer_id: c.offer_id, template_id: c.template_id, disk_gb: 20 },
+    });
+    expect(d.status).toBe(201);
+    expect(
+      (await call(fb(), "GET", `/v1/instances/${d.body.id}`, { token: c.admin_session_token })).body.status,
+    ).toBe("creating");
+    expect((await ctl("POST", `/instances/${d.body.id}/complete`)).body).toEqual({ completed: true });
+    expect(
+      (await call(fb(), "GET", `/v1/instances/${d.body.id}`, { token: c.admin_session_token })).body.status,
+    ).toBe("running");
+    const env = await ctl("GET", `/instances/${d.body.id}/env`);
+    expect(env.body.env).toEqual(expect.arrayContaining([{ key: "GPU_COUNT", value: "1", secret: false }]));
+    const beh = await ctl("PUT", `/machines/${"00000000-0000-4000-8000-000000000031"}/behaviour`, {
+      unreachable: true,
+    });
+    expect(beh.body.unreachable).toBe(true);
+    const bad = await ctl("PUT", `/machines/${"00000000-0000-4000-8000-000000000031"}/behaviour`, {
+      nonsense: 1,
+    });
+    expect(bad.status).toBe(422);
+    const before = Date.parse((await ctl("GET", "/clock")).body.now);
+    const adv = await ctl("POST", "/clock/advance", { ms: 3_600_000 });
+    expect(Date.parse(adv.body.now) - before).toBeGreaterThanOrEqual(3_600_000);
+    const f = await ctl("POST", "/faults", { route: "GET /v1/offers", kind: "status", status: 502 });
+    expect(f.status).toBe(201);
+    expect((await call(fb(), "GET", "/v1/offers", { token: c.admin_session_token })).status).toBe(502);
+    expect((await ctl("DELETE", `/faults/${f.body.id}`)).body).toEqual({ removed: true });
+    expect((await ctl("PUT", `/orgs/${c.org_id}/balance`, { balance_micro: 123 })).body).toEqual({
+      balance_micro: 123,
+    });
+    const top = await ctl("POST", `/orgs/${c.org_id}/top-up`, { amount_micro: 100_000_000 });
+    expect(top.body.balance_micro).toBeGreaterThan(0);
+    const key = await createKey(fb(), c.member_session_token);
+    expect((await ctl("DELETE", `/orgs/${c.org_id}/members/${c.member_user_id}`)).body).toEqual({
+      removed: true,
+    });
+    expect((await call(fb(), "GET", "/v1/offers", { token: key.secret })).status).toBe(401);
+    expect((await ctl("POST", `/offers/${c.offer_id}/lose-next-race`)).status).toBe(200);
+    const race = await call(fb(), "POST", "/v1/instances", {
+      token: c.admin_session_token,
+      body: { offer_id: c.offer_id, template_id: c.template_id, disk_gb: 20 },
+    });
+    expect(errorOf(race).code).toBe("OFFER_UNAVAILABLE");
+    expect((await ctl("POST", "/reset")).status).toBe(200);
+    expect((await call(fb(), "GET", "/v1/offers", { token: c.admin_session_token })).status).toBe(401);
+  });
+
+  test("seeding records one by one through the control API", async () => {
+    await ctl("POST", "/reset");
+    const org = (await ctl("POST", "/orgs", { name: "Acme", balance_micro: 50_000_000 })).body;
+    const user = (await ctl("POST", "/users", { email: "a@acme.example" })).body;
+    expect(
+      (await ctl("POST", "/memberships", { org_id: org.id, user_id: user.id, role: "admin" })).status,
+    ).toBe(200);
+    const { token } = (await ctl("POST", "/sessions", { user_id: user.id, org_id: org.id })).body;
+    const machine = (await ctl("POST", "/machines", { disk_gb: 1000 })).body;
+    const offer = (await ctl("POST", "/offers", { machine_id: machine.id, price_per_hour_micro: 1_000_000 }))
+      .body;
+    const template = (await ctl("POST", "/templates", { name: "T", mode: "ssh" })).body;
+    const key = (await ctl("POST", "/ssh-keys", { user_id: user.id, name: "k" })).body;
+    const d = await call(fb(), "POST", "/v1/instances", {
+      token,
+      body: { offer_id: offer.id, template_id: template.id, disk_gb: 20, ssh_key_id: key.id },
+    });
+    expect(d.status).toBe(201);
+    const unknown = await ctl("POST", "/sessions", { user_id: user.id, org_id: "nope" });
+    expect([unknown.status, errorOf(unknown).code]).toEqual([422, "CONTROL_ERROR"]);
+  });
+});
+
+describe("logging never shows tokens or secrets", () => {
+  let fb: FakeBackend;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    fb = await startFakeBackend({ seed: "demo", logger: (l) => lines.push(l) });
+  });
+  afterAll(() => fb.close());
+
+  test("one line per request with method, path, status and duration only", async () => {
+    const c = fb.credentials;
+    if (!c) throw new Error("no credentials");
+    const key = await createKey(fb, c.admin_session_token);
+    const d = await deploy(fb, c, key.secret, { template_id: c.jupyter_template_id });
+    await call(fb, "GET", `/v1/instances/${d.body.id}?token=${key.secret}`, { token: key.secret });
+    await call(fb, "GET", "/v1/me", { token: c.member_session_token });
+    await call(fb, "POST", "/_control/reset", { headers: { "x-control-token": fb.controlToken } });
+    // A raw request with the secret in an unusual header.
+    await new Promise<void>((resolve) => {
+      const req = request(`${fb.url}/v1/offers`, { headers: { "x-api-key": key.secret } }, (res) => {
+        res.resume();
+        res.on("end", () => resolve());
+      });
+      req.end();
+    });
+    const log = lines.join("\n");
+    for (const secret of [
+      key.secret,
+      key.secret.slice(4),
+      c.admin_session_token,
+      c.member_session_token,
+      fb.controlToken,
+      d.body.access_token as string,
+    ]) {
+      expect(log).not.toContain(secret);
+    }
+    expect(lines.length).toBeGreaterThanOrEqual(6);
+    for (const line of lines) expect(line).toMatch(/^(GET|POST|DELETE|PUT|PATCH) \/\S* \d{3} \d+\.\dms$/);
+  });
+});
