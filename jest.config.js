@@ -8,4 +8,5 @@ module.exports = {
   testPathIgnorePatterns: ["/node_modules/", "/dist/", "/cdktf.out/"],
   modulePathIgnorePatterns: ["<rootDir>/dist/"],
   testTimeout: 30000,
+  setupFilesAfterEnv: ["<rootDir>/test/cdktf/setup.ts"],
 };

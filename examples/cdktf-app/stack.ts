@@ -1,0 +1,94 @@
+import { LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import type { Construct } from "constructs";
+// Outside this repository, import these from "gpurental".
+import {
+  ApiKey,
+  GpurentalProvider,
+  Instance,
+  OfferLookup,
+  TemplateLookup,
+  type TemplateMode,
+} from "../../src";
+
+/** Settings of {@link GpuWorkstationStack}. */
+export interface GpuWorkstationStackProps {
+  /**
+   * Where Terraform keeps the stack's state. Relative paths are taken from the stack's synthesized
+   * folder (cdktf.out/stacks/<stack>), so pass an absolute path.
+   */
+  readonly statePath: string;
+  /**
+   * GPU model to rent.
+   * @default "RTX 4090"
+   */
+  readonly gpuModel?: string;
+  /**
+   * GPUs per instance.
+   * @default 1
+   */
+  readonly numGpus?: number;
+  /**
+   * Template mode; "jupyter" gets a JupyterLab address as well as SSH.
+   * @default "jupyter"
+   */
+  readonly templateMode?: TemplateMode;
+  /**
+   * Disk size in GB.
+   * @default 50
+   */
+  readonly diskGb?: number;
+  /**
+   * ID of one of your SSH keys (see the gpurental_ssh_keys data source).
+   * @default no key
+   */
+  readonly sshKeyId?: string;
+}
+
+/**
+ * A team API key for CI jobs and a GPU instance on the cheapest matching offer, with the outputs a
+ * person needs to reach it. The provider takes its settings from GPURENTAL_BASE_URL,
+ * GPURENTAL_TOKEN and GPURENTAL_ORG_ID when Terraform runs it, so no credential is written into
+ * the synthesized configuration.
+ */
+export class GpuWorkstationStack extends TerraformStack {
+  /** The rented instance. */
+  public readonly instance: Instance;
+  /** The team API key. */
+  public readonly apiKey: ApiKey;
+
+  /** Declares the stack. */
+  public constructor(scope: Construct, id: string, props: GpuWorkstationStackProps) {
+    super(scope, id);
+    // The state sits outside cdktf.out, so cleaning the synthesized output never loses track of
+    // rented (and billed) instances.
+    new LocalBackend(this, { path: props.statePath });
+    new GpurentalProvider(this, "gpurental");
+
+    const offer = new OfferLookup(this, "offer", {
+      gpuModel: props.gpuModel ?? "RTX 4090",
+      numGpus: props.numGpus ?? 1,
+    });
+    const template = new TemplateLookup(this, "template", { mode: props.templateMode ?? "jupyter" });
+
+    this.apiKey = new ApiKey(this, "ci_key", { name: "ci-pipelines", kind: "team" });
+    this.instance = new Instance(this, "workstation", {
+      offerId: offer.offerId,
+      templateId: template.templateId,
+      diskGb: props.diskGb ?? 50,
+      label: "cdktf-workstation",
+      sshKeyId: props.sshKeyId,
+      env: { TZ: "UTC" },
+      timeouts: { create: "20m" },
+    });
+
+    new TerraformOutput(this, "instance_id", { value: this.instance.instanceId });
+    new TerraformOutput(this, "instance_status", { value: this.instance.status });
+    new TerraformOutput(this, "ssh_command", { value: this.instance.sshCommand });
+    new TerraformOutput(this, "jupyter_url", { value: this.instance.jupyterUrl });
+    new TerraformOutput(this, "offer_gpu_model", { value: offer.gpuModel });
+    new TerraformOutput(this, "price_per_hour_micro", { value: this.instance.pricePerHourMicro });
+    new TerraformOutput(this, "ci_key_prefix", { value: this.apiKey.prefix });
+    new TerraformOutput(this, "ci_key_secret", { value: this.apiKey.secret, sensitive: true });
+    new TerraformOutput(this, "access_token", { value: this.instance.accessToken, sensitive: true });
+  }
+}

@@ -1,0 +1,338 @@
+import { Annotations, type ITerraformDependable, type TerraformProvider, Token } from "cdktf";
+import { Construct } from "constructs";
+import { z } from "zod";
+import { dataGpurentalInstance, instance } from "../generated";
+import { ENV_LIMITS, OVERLAY_KEYS } from "../resources/env";
+import { boundedInteger, boundedString, duration, isUnresolved, oneOf, problems, show } from "./validation";
+
+/** The power state an instance should be kept in. */
+export type DesiredStatus = "running" | "stopped";
+
+/** How long Terraform waits for each step; Terraform durations such as "20m" or "1h". */
+export interface InstanceTimeouts {
+  /**
+   * Deploy until running.
+   * @default the provider's default
+   */
+  readonly create?: string;
+  /**
+   * A stop or start through desiredStatus; leave room for a stop the host takes up to 30 minutes to confirm.
+   * @default the provider's default
+   */
+  readonly update?: string;
+  /**
+   * Destroy until gone.
+   * @default the provider's default
+   */
+  readonly delete?: string;
+}
+
+/** What every instance reference offers, whether created here or looked up by id. */
+export interface IInstance {
+  /** The instance's id. */
+  readonly instanceId: string;
+  /** Status: creating, starting, running, stopping, stopped, destroying, destroyed or error. */
+  readonly status: string;
+  /** `ssh -p <port> <user>@<host>`, the command that opens a shell on the instance. */
+  readonly sshCommand: string;
+  /** JupyterLab address, empty until the instance reports one (Jupyter templates). */
+  readonly jupyterUrl: string;
+  /** Access token (JupyterLab token, app bearer key). Sensitive: mark outputs that carry it. */
+  readonly accessToken: string;
+  /** Money spent on the instance so far, in micro-yuan. */
+  readonly spendMicro: number;
+}
+
+/** Settings of {@link Instance}. Every setting but desiredStatus and timeouts replaces the instance when changed. */
+export interface InstanceProps {
+  /** The offer to rent (see {@link OfferLookup} to pick one by GPU model). */
+  readonly offerId: string;
+  /** The template to run (see {@link TemplateLookup}). */
+  readonly templateId: string;
+  /**
+   * Disk size in GB, 10 to 20000 and at most what the machine has left.
+   * @default 50
+   */
+  readonly diskGb?: number;
+  /**
+   * Label shown in the console, at most 64 characters.
+   * @default no label
+   */
+  readonly label?: string;
+  /**
+   * One of your SSH keys to authorize on the instance.
+   * @default no key (SSH logins are then impossible)
+   */
+  readonly sshKeyId?: string;
+  /**
+   * Environment variables set over the template's.
+   * @default none
+   */
+  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Environment variables whose values are secret (sensitive in Terraform's plan and state).
+   * @default none
+   */
+  readonly secretEnv?: Readonly<Record<string, string>>;
+  /**
+   * Template variables to drop.
+   * @default none
+   */
+  readonly unsetEnv?: readonly string[];
+  /**
+   * Keep the instance running or stopped; changing it stops or starts in place.
+   * @default "running"
+   */
+  readonly desiredStatus?: DesiredStatus;
+  /**
+   * How long to wait for create, update and delete.
+   * @default the provider's defaults
+   */
+  readonly timeouts?: InstanceTimeouts;
+  /**
+   * The provider to rent with.
+   * @default the stack's default gpurental provider
+   */
+  readonly provider?: TerraformProvider;
+  /**
+   * Resources to create first.
+   * @default none
+   */
+  readonly dependsOn?: ITerraformDependable[];
+}
+
+/** Default disk size of {@link Instance}, in GB. */
+export const DEFAULT_DISK_GB = 50;
+
+const nonEmpty = (prop: string) => boundedString(prop, 1, 256);
+
+// Loose, so the env props (checked together below) stay in the value the object check sees.
+const schema = z
+  .looseObject({
+    offerId: nonEmpty("offerId"),
+    templateId: nonEmpty("templateId"),
+    diskGb: boundedInteger("diskGb", 10, 20000, "GB").optional(),
+    label: boundedString("label", 0, 64).optional(),
+    sshKeyId: nonEmpty("sshKeyId").optional(),
+    desiredStatus: oneOf("desiredStatus", ["running", "stopped"]).optional(),
+    timeouts: z
+      .object({
+        create: duration("timeouts.create").optional(),
+        update: duration("timeouts.update").optional(),
+        delete: duration("timeouts.delete").optional(),
+      })
+      .optional(),
+  })
+  .check((ctx) => {
+    for (const message of envProblems(ctx.value as InstanceProps)) {
+      ctx.issues.push({ code: "custom", message, input: undefined });
+    }
+  });
+
+function envProblems(props: InstanceProps): string[] {
+  const out: string[] = [];
+  const groups: Array<[string, string[], Array<[string, string]>]> = [];
+  for (const prop of ["env", "secretEnv"] as const) {
+    const map = props[prop];
+    if (map === undefined || Token.isUnresolved(map)) continue;
+    const entries = Object.entries(map);
+    groups.push([prop, entries.map(([k]) => k), entries]);
+  }
+  if (props.unsetEnv !== undefined && !Token.isUnresolved(props.unsetEnv)) {
+    groups.push(["unsetEnv", [...props.unsetEnv], []]);
+  }
+  const total = groups.reduce((n, [, keys]) => n + keys.length, 0);
+  if (total > ENV_LIMITS.entries) {
+    out.push(
+      `env, secretEnv and unsetEnv must have at most ${ENV_LIMITS.entries} entries together, got ${total}`,
+    );
+  }
+  const seen = new Map<string, string>();
+  for (const [prop, keys, entries] of groups) {
+    for (const key of keys) {
+      if (Token.isUnresolved(key)) continue;
+      if (key.length === 0 || key.length > ENV_LIMITS.keyLength) {
+        out.push(
+          `${prop} keys must have 1 to ${ENV_LIMITS.keyLength} characters, got ${key.length} (${show(key)})`,
+        );
+      }
+      const first = seen.get(key);
+      if (first !== undefined) out.push(`${show(key)} is in both ${first} and ${prop}; use only one of them`);
+      else seen.set(key, prop);
+    }
+    for (const [key, value] of entries) {
+      if (isUnresolved(value)) continue;
+      if (typeof value !== "string" || value.length > ENV_LIMITS.valueLength) {
+        const got = typeof value === "string" ? `${value.length} characters` : show(value);
+        out.push(
+          `${prop}.${key} must be a string of at most ${ENV_LIMITS.valueLength} characters, got ${got}`,
+        );
+      }
+    }
+  }
+  return out;
+}
+
+/** Attribute getters shared by a created instance and one looked up by id. */
+interface InstanceAttributes {
+  readonly id: string;
+  readonly status: string;
+  readonly sshHost: string;
+  readonly sshPort: number;
+  readonly sshUser: string;
+  readonly jupyterUrl: string;
+  readonly openUrl: string;
+  readonly accessToken: string;
+  readonly spendMicro: number;
+}
+
+function sshCommandOf(a: InstanceAttributes): string {
+  return `ssh -p ${Token.asString(a.sshPort)} ${a.sshUser}@${a.sshHost}`;
+}
+
+/** A rented GPU instance, deployed from an offer and a template and kept in its desired power state. */
+export class Instance extends Construct implements IInstance {
+  /** The gpurental_instance resource underneath. */
+  public readonly resource: instance.Instance;
+  /** The settings as given. */
+  public readonly props: InstanceProps;
+
+  /** References an existing instance by id through the gpurental_instance data source. */
+  public static fromInstanceId(
+    scope: Construct,
+    id: string,
+    instanceId: string,
+    provider?: TerraformProvider,
+  ): IInstance {
+    return new ExistingInstance(scope, id, instanceId, provider);
+  }
+
+  /** Rents the instance. */
+  public constructor(scope: Construct, id: string, props: InstanceProps) {
+    super(scope, id);
+    this.props = props;
+    // "Default" keeps the resource's Terraform address the construct's own id (gpurental_instance.<id>).
+    this.resource = new instance.Instance(this, "Default", {
+      offerId: props.offerId,
+      templateId: props.templateId,
+      diskGb: props.diskGb ?? DEFAULT_DISK_GB,
+      label: props.label,
+      sshKeyId: props.sshKeyId,
+      // Passed as given: a map may be a token (a variable's value) that copying would break.
+      env: props.env,
+      secretEnv: props.secretEnv,
+      unsetEnv: props.unsetEnv as string[] | undefined,
+      desiredStatus: props.desiredStatus,
+      timeouts: props.timeouts,
+      provider: props.provider,
+      dependsOn: props.dependsOn,
+    });
+    for (const prop of ["env", "secretEnv", "unsetEnv"] as const) {
+      const value = props[prop];
+      if (value === undefined || Token.isUnresolved(value)) continue;
+      const keys = Array.isArray(value) ? value : Object.keys(value);
+      for (const key of keys) {
+        if (typeof key === "string" && OVERLAY_KEYS.includes(key)) {
+          Annotations.of(this).addWarning(
+            `${prop} sets ${key}, which the platform always sets itself; the entry has no effect`,
+          );
+        }
+      }
+    }
+    this.node.addValidation({ validate: () => problems(schema, this.props) });
+  }
+
+  /** The instance's id. */
+  public get instanceId(): string {
+    return this.resource.id;
+  }
+
+  /** Status after the last apply or refresh. */
+  public get status(): string {
+    return this.resource.status;
+  }
+
+  /** Host name or address for SSH. */
+  public get sshHost(): string {
+    return this.resource.sshHost;
+  }
+
+  /** SSH port. */
+  public get sshPort(): number {
+    return this.resource.sshPort;
+  }
+
+  /** SSH user name. */
+  public get sshUser(): string {
+    return this.resource.sshUser;
+  }
+
+  /** `ssh -p <port> <user>@<host>`, the command that opens a shell on the instance. */
+  public get sshCommand(): string {
+    return sshCommandOf(this.resource);
+  }
+
+  /** JupyterLab address, empty until the instance reports one (Jupyter templates). */
+  public get jupyterUrl(): string {
+    return this.resource.jupyterUrl;
+  }
+
+  /** Address of the template's open button, empty when it has none. */
+  public get openUrl(): string {
+    return this.resource.openUrl;
+  }
+
+  /** Access token (JupyterLab token, app bearer key). Sensitive: mark outputs that carry it. */
+  public get accessToken(): string {
+    return this.resource.accessToken;
+  }
+
+  /** Money spent on the instance so far, in micro-yuan. */
+  public get spendMicro(): number {
+    return this.resource.spendMicro;
+  }
+
+  /** Hourly GPU price while running, in micro-yuan. */
+  public get pricePerHourMicro(): number {
+    return this.resource.pricePerHourMicro;
+  }
+
+  /** The API's error code when the instance is in error, else empty. */
+  public get errorCode(): string {
+    return this.resource.errorCode;
+  }
+}
+
+class ExistingInstance extends Construct implements IInstance {
+  public readonly instanceId: string;
+  private readonly data: dataGpurentalInstance.DataGpurentalInstance;
+
+  public constructor(scope: Construct, id: string, instanceId: string, provider?: TerraformProvider) {
+    super(scope, id);
+    this.instanceId = instanceId;
+    this.data = new dataGpurentalInstance.DataGpurentalInstance(this, "Default", {
+      id: instanceId,
+      provider,
+    });
+  }
+
+  public get status(): string {
+    return this.data.status;
+  }
+
+  public get sshCommand(): string {
+    return sshCommandOf(this.data);
+  }
+
+  public get jupyterUrl(): string {
+    return this.data.jupyterUrl;
+  }
+
+  public get accessToken(): string {
+    return this.data.accessToken;
+  }
+
+  public get spendMicro(): number {
+    return this.data.spendMicro;
+  }
+}

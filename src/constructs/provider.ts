@@ -1,0 +1,97 @@
+import { Annotations, Token } from "cdktf";
+import type { Construct } from "constructs";
+import { z } from "zod";
+import { provider } from "../generated";
+import { problems, show, unlessToken } from "./validation";
+
+/** Settings of {@link GpurentalProvider}; every one falls back to a GPURENTAL_* variable when the provider runs. */
+export interface GpurentalProviderProps {
+  /**
+   * Base address of the gpurental API, e.g. `https://api.example.com`.
+   * @default the provider reads GPURENTAL_BASE_URL when Terraform runs it
+   */
+  readonly baseUrl?: string;
+  /**
+   * A session token or an API key secret. Pass a sensitive `TerraformVariable`, never a literal:
+   * literals are written into the synthesized configuration.
+   * @default the provider reads GPURENTAL_TOKEN when Terraform runs it
+   */
+  readonly token?: string;
+  /**
+   * Organization to act in (sent as X-Org-Id).
+   * @default GPURENTAL_ORG_ID, or else the credential's own organization
+   */
+  readonly orgId?: string;
+  /**
+   * Alias, to configure several gpurental providers in one stack.
+   * @default no alias
+   */
+  readonly alias?: string;
+}
+
+const schema = z.object({
+  baseUrl: unlessToken(
+    z.unknown().check((ctx) => {
+      const v = ctx.value;
+      let ok = false;
+      if (typeof v === "string") {
+        try {
+          ok = ["http:", "https:"].includes(new URL(v).protocol);
+        } catch {
+          ok = false;
+        }
+      }
+      if (!ok) {
+        ctx.issues.push({
+          code: "custom",
+          message: `baseUrl must be an http:// or https:// address, got ${show(v)}`,
+          input: v,
+        });
+      }
+    }),
+  ).optional(),
+  token: unlessToken(
+    z.unknown().check((ctx) => {
+      if (typeof ctx.value === "string" && ctx.value.length > 0) return;
+      ctx.issues.push({ code: "custom", message: "token must be a non-empty string", input: undefined });
+    }),
+  ).optional(),
+  orgId: unlessToken(
+    z.unknown().check((ctx) => {
+      if (typeof ctx.value === "string" && ctx.value.length > 0) return;
+      ctx.issues.push({
+        code: "custom",
+        message: `orgId must be a non-empty string, got ${show(ctx.value)}`,
+        input: ctx.value,
+      });
+    }),
+  ).optional(),
+});
+
+/**
+ * The gpurental provider. Settings left out are read by the provider process from GPURENTAL_BASE_URL,
+ * GPURENTAL_TOKEN and GPURENTAL_ORG_ID when Terraform runs it, so credentials from the environment
+ * never end up in the synthesized configuration.
+ */
+export class GpurentalProvider extends provider.GpurentalProvider {
+  /** The settings as given, for inspection. */
+  public readonly props: GpurentalProviderProps;
+
+  /** Declares the provider in `scope`. */
+  public constructor(scope: Construct, id: string, props: GpurentalProviderProps = {}) {
+    super(scope, id, {
+      baseUrl: props.baseUrl,
+      token: props.token,
+      orgId: props.orgId,
+      alias: props.alias,
+    });
+    this.props = props;
+    // A literal token would sit in cdk.tf.json in plain text; tokens (variables) are fine.
+    if (typeof props.token === "string" && props.token.length > 0 && !Token.isUnresolved(props.token)) {
+      Annotations.of(this).addWarning(
+        "token is a literal string and will be written into the synthesized configuration; pass a sensitive TerraformVariable or set GPURENTAL_TOKEN instead",
+      );
+    }
+    this.node.addValidation({ validate: () => problems(schema, this.props) });
+  }
+}

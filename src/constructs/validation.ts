@@ -1,0 +1,108 @@
+import { Token } from "cdktf";
+import { z } from "zod";
+
+// Props are checked with zod when the app synthesizes (through `node.addValidation`), not in the
+// constructor: every problem of every construct is reported in one run, and a value that is still
+// an unresolved token (another resource's attribute, a variable) is skipped instead of guessed.
+
+/** True when `value` is, or contains, a token cdktf only resolves at synth time. */
+export function isUnresolved(value: unknown): boolean {
+  if (Token.isUnresolved(value)) return true;
+  if (Array.isArray(value)) return value.some(isUnresolved);
+  if (value !== null && typeof value === "object") {
+    return Object.entries(value).some(([k, v]) => Token.isUnresolved(k) || isUnresolved(v));
+  }
+  return false;
+}
+
+/** Wraps a schema so that unresolved tokens pass unchecked. */
+export function unlessToken<T extends z.ZodType>(schema: T): z.ZodType<unknown> {
+  return z.unknown().check((ctx) => {
+    if (Token.isUnresolved(ctx.value)) return;
+    const result = schema.safeParse(ctx.value);
+    if (result.success) return;
+    for (const issue of result.error.issues) {
+      ctx.issues.push({ code: "custom", message: issue.message, path: issue.path, input: ctx.value });
+    }
+  });
+}
+
+/** Quotes a value for a message: strings in quotes, long ones shortened, the rest as JSON. */
+export function show(value: unknown): string {
+  if (typeof value === "string") {
+    const short = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+    return JSON.stringify(short);
+  }
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** A string prop of `min`..`max` characters. */
+export function boundedString(prop: string, min: number, max: number): z.ZodType<unknown> {
+  return unlessToken(
+    z.unknown().check((ctx) => {
+      const v = ctx.value;
+      if (typeof v !== "string") {
+        ctx.issues.push({ code: "custom", message: `${prop} must be a string, got ${show(v)}`, input: v });
+      } else if (v.length < min || v.length > max) {
+        const limit = min === max ? `${min}` : min > 0 ? `${min} to ${max}` : `at most ${max}`;
+        ctx.issues.push({
+          code: "custom",
+          message: `${prop} must have ${limit} characters, got ${v.length} (${show(v)})`,
+          input: v,
+        });
+      }
+    }),
+  );
+}
+
+/** An integer prop between `min` and `max`, with the unit named in the message. */
+export function boundedInteger(prop: string, min: number, max: number, unit: string): z.ZodType<unknown> {
+  return unlessToken(
+    z.unknown().check((ctx) => {
+      const v = ctx.value;
+      if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
+        ctx.issues.push({
+          code: "custom",
+          message: `${prop} must be a whole number from ${min} to ${max} ${unit}, got ${show(v)}`,
+          input: v,
+        });
+      }
+    }),
+  );
+}
+
+/** A prop that must be one of `values`. */
+export function oneOf(prop: string, values: readonly string[]): z.ZodType<unknown> {
+  return unlessToken(
+    z.unknown().check((ctx) => {
+      if (typeof ctx.value === "string" && values.includes(ctx.value)) return;
+      ctx.issues.push({
+        code: "custom",
+        message: `${prop} must be one of ${values.map((v) => JSON.stringify(v)).join(", ")}, got ${show(ctx.value)}`,
+        input: ctx.value,
+      });
+    }),
+  );
+}
+
+/** A Terraform duration such as "20m" or "1h30m" (Go's time.ParseDuration syntax). */
+export function duration(prop: string): z.ZodType<unknown> {
+  return unlessToken(
+    z.unknown().check((ctx) => {
+      const v = ctx.value;
+      if (typeof v === "string" && /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(v)) return;
+      ctx.issues.push({
+        code: "custom",
+        message: `${prop} must be a duration such as "30s", "20m" or "1h30m", got ${show(v)}`,
+        input: v,
+      });
+    }),
+  );
+}
+
+/** Runs `schema` over `props` and returns one message per problem, all of them. */
+export function problems(schema: z.ZodType<unknown>, props: unknown): string[] {
+  const result = schema.safeParse(props);
+  if (result.success) return [];
+  return result.error.issues.map((issue) => issue.message);
+}

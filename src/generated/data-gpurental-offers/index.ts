@@ -1,0 +1,286 @@
+// https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers
+// generated from terraform resource schema
+
+import { Construct } from 'constructs';
+import * as cdktf from 'cdktf';
+
+// Configuration
+
+export interface DataGpurentalOffersConfig extends cdktf.TerraformMetaArguments {
+  /**
+  * g
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#gpu_model DataGpurentalOffers#gpu_model}
+  */
+  readonly gpuModel?: string;
+  /**
+  * n
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#num_gpus DataGpurentalOffers#num_gpus}
+  */
+  readonly numGpus?: number;
+  /**
+  * s
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#sort DataGpurentalOffers#sort}
+  */
+  readonly sort?: string;
+}
+export interface DataGpurentalOffersOffers {
+}
+
+export function dataGpurentalOffersOffersToTerraform(struct?: DataGpurentalOffersOffers): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataGpurentalOffersOffersToHclTerraform(struct?: DataGpurentalOffersOffers): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataGpurentalOffersOffersOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param complexObjectIndex the index of this item in the list
+  * @param complexObjectIsFromSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string, complexObjectIndex: number, complexObjectIsFromSet: boolean) {
+    super(terraformResource, terraformAttribute, complexObjectIsFromSet, complexObjectIndex);
+  }
+
+  public get internalValue(): DataGpurentalOffersOffers | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataGpurentalOffersOffers | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // id - computed: true, optional: false, required: false
+  public get id() {
+    return this.getStringAttribute('id');
+  }
+
+  // gpu_model - computed: true, optional: false, required: false
+  public get gpuModel() {
+    return this.getStringAttribute('gpu_model');
+  }
+
+  // num_gpus - computed: true, optional: false, required: false
+  public get numGpus() {
+    return this.getNumberAttribute('num_gpus');
+  }
+
+  // price_per_hour_micro - computed: true, optional: false, required: false
+  public get pricePerHourMicro() {
+    return this.getNumberAttribute('price_per_hour_micro');
+  }
+
+  // availability - computed: true, optional: false, required: false
+  public get availability() {
+    return this.getStringAttribute('availability');
+  }
+
+  // free_units - computed: true, optional: false, required: false
+  public get freeUnits() {
+    return this.getNumberAttribute('free_units');
+  }
+
+  // region - computed: true, optional: false, required: false
+  public get region() {
+    return this.getStringAttribute('region');
+  }
+}
+
+export class DataGpurentalOffersOffersList extends cdktf.ComplexList {
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param wrapsSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  constructor(protected override terraformResource: cdktf.IInterpolatingParent, protected override terraformAttribute: string, protected override wrapsSet: boolean) {
+    super(terraformResource, terraformAttribute, wrapsSet)
+  }
+
+  /**
+  * @param index the index of the item to return
+  */
+  public get(index: number): DataGpurentalOffersOffersOutputReference {
+    return new DataGpurentalOffersOffersOutputReference(this.terraformResource, this.terraformAttribute, index, this.wrapsSet);
+  }
+}
+
+/**
+* Represents a {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers gpurental_offers}
+*/
+export class DataGpurentalOffers extends cdktf.TerraformDataSource {
+
+  // =================
+  // STATIC PROPERTIES
+  // =================
+  public static readonly tfResourceType = "gpurental_offers";
+
+  // ==============
+  // STATIC Methods
+  // ==============
+  /**
+  * Generates CDKTF code for importing a DataGpurentalOffers resource upon running "cdktf plan <stack-name>"
+  * @param scope The scope in which to define this construct
+  * @param importToId The construct id used in the generated config for the DataGpurentalOffers to import
+  * @param importFromId The id of the existing DataGpurentalOffers that should be imported. Refer to the {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#import import section} in the documentation of this resource for the id to use
+  * @param provider? Optional instance of the provider where the DataGpurentalOffers to import is found
+  */
+  public static generateConfigForImport(scope: Construct, importToId: string, importFromId: string, provider?: cdktf.TerraformProvider) {
+        return new cdktf.ImportableResource(scope, importToId, { terraformResourceType: "gpurental_offers", importId: importFromId, provider });
+      }
+
+  // ===========
+  // INITIALIZER
+  // ===========
+
+  /**
+  * Create a new {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers gpurental_offers} Data Source
+  *
+  * @param scope The scope in which to define this construct
+  * @param id The scoped construct ID. Must be unique amongst siblings in the same scope
+  * @param options DataGpurentalOffersConfig = {}
+  */
+  public constructor(scope: Construct, id: string, config: DataGpurentalOffersConfig = {}) {
+    super(scope, id, {
+      terraformResourceType: 'gpurental_offers',
+      terraformGeneratorMetadata: {
+        providerName: 'gpurental',
+        providerVersion: '0.1.0',
+        providerVersionConstraint: '~> 0.1'
+      },
+      provider: config.provider,
+      dependsOn: config.dependsOn,
+      count: config.count,
+      lifecycle: config.lifecycle,
+      provisioners: config.provisioners,
+      connection: config.connection,
+      forEach: config.forEach
+    });
+    this._gpuModel = config.gpuModel;
+    this._numGpus = config.numGpus;
+    this._sort = config.sort;
+  }
+
+  // ==========
+  // ATTRIBUTES
+  // ==========
+
+  // gpu_model - computed: false, optional: true, required: false
+  private _gpuModel?: string; 
+  public get gpuModel() {
+    return this.getStringAttribute('gpu_model');
+  }
+  public set gpuModel(value: string) {
+    this._gpuModel = value;
+  }
+  public resetGpuModel() {
+    this._gpuModel = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get gpuModelInput() {
+    return this._gpuModel;
+  }
+
+  // num_gpus - computed: false, optional: true, required: false
+  private _numGpus?: number; 
+  public get numGpus() {
+    return this.getNumberAttribute('num_gpus');
+  }
+  public set numGpus(value: number) {
+    this._numGpus = value;
+  }
+  public resetNumGpus() {
+    this._numGpus = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get numGpusInput() {
+    return this._numGpus;
+  }
+
+  // sort - computed: false, optional: true, required: false
+  private _sort?: string; 
+  public get sort() {
+    return this.getStringAttribute('sort');
+  }
+  public set sort(value: string) {
+    this._sort = value;
+  }
+  public resetSort() {
+    this._sort = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get sortInput() {
+    return this._sort;
+  }
+
+  // offers - computed: true, optional: false, required: false
+  private _offers = new DataGpurentalOffersOffersList(this, "offers", false);
+  public get offers() {
+    return this._offers;
+  }
+
+  // =========
+  // SYNTHESIS
+  // =========
+
+  protected override synthesizeAttributes(): { [name: string]: any } {
+    return {
+      gpu_model: cdktf.stringToTerraform(this._gpuModel),
+      num_gpus: cdktf.numberToTerraform(this._numGpus),
+      sort: cdktf.stringToTerraform(this._sort),
+    };
+  }
+
+  protected override synthesizeHclAttributes(): { [name: string]: any } {
+    const attrs = {
+      gpu_model: {
+        value: cdktf.stringToHclTerraform(this._gpuModel),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      num_gpus: {
+        value: cdktf.numberToHclTerraform(this._numGpus),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "number",
+      },
+      sort: {
+        value: cdktf.stringToHclTerraform(this._sort),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+    };
+
+    // remove undefined attributes
+    return Object.fromEntries(Object.entries(attrs).filter(([_, value]) => value !== undefined && value.value !== undefined ))
+  }
+}

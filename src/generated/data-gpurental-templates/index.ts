@@ -1,0 +1,246 @@
+// https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates
+// generated from terraform resource schema
+
+import { Construct } from 'constructs';
+import * as cdktf from 'cdktf';
+
+// Configuration
+
+export interface DataGpurentalTemplatesConfig extends cdktf.TerraformMetaArguments {
+  /**
+  * t
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates#tab DataGpurentalTemplates#tab}
+  */
+  readonly tab?: string;
+  /**
+  * m
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates#mode DataGpurentalTemplates#mode}
+  */
+  readonly mode?: string;
+}
+export interface DataGpurentalTemplatesTemplates {
+}
+
+export function dataGpurentalTemplatesTemplatesToTerraform(struct?: DataGpurentalTemplatesTemplates): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataGpurentalTemplatesTemplatesToHclTerraform(struct?: DataGpurentalTemplatesTemplates): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataGpurentalTemplatesTemplatesOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param complexObjectIndex the index of this item in the list
+  * @param complexObjectIsFromSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string, complexObjectIndex: number, complexObjectIsFromSet: boolean) {
+    super(terraformResource, terraformAttribute, complexObjectIsFromSet, complexObjectIndex);
+  }
+
+  public get internalValue(): DataGpurentalTemplatesTemplates | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataGpurentalTemplatesTemplates | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // id - computed: true, optional: false, required: false
+  public get id() {
+    return this.getStringAttribute('id');
+  }
+
+  // name - computed: true, optional: false, required: false
+  public get name() {
+    return this.getStringAttribute('name');
+  }
+
+  // mode - computed: true, optional: false, required: false
+  public get mode() {
+    return this.getStringAttribute('mode');
+  }
+
+  // image - computed: true, optional: false, required: false
+  public get image() {
+    return this.getStringAttribute('image');
+  }
+
+  // active - computed: true, optional: false, required: false
+  public get active() {
+    return this.getBooleanAttribute('active');
+  }
+}
+
+export class DataGpurentalTemplatesTemplatesList extends cdktf.ComplexList {
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param wrapsSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  constructor(protected override terraformResource: cdktf.IInterpolatingParent, protected override terraformAttribute: string, protected override wrapsSet: boolean) {
+    super(terraformResource, terraformAttribute, wrapsSet)
+  }
+
+  /**
+  * @param index the index of the item to return
+  */
+  public get(index: number): DataGpurentalTemplatesTemplatesOutputReference {
+    return new DataGpurentalTemplatesTemplatesOutputReference(this.terraformResource, this.terraformAttribute, index, this.wrapsSet);
+  }
+}
+
+/**
+* Represents a {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates gpurental_templates}
+*/
+export class DataGpurentalTemplates extends cdktf.TerraformDataSource {
+
+  // =================
+  // STATIC PROPERTIES
+  // =================
+  public static readonly tfResourceType = "gpurental_templates";
+
+  // ==============
+  // STATIC Methods
+  // ==============
+  /**
+  * Generates CDKTF code for importing a DataGpurentalTemplates resource upon running "cdktf plan <stack-name>"
+  * @param scope The scope in which to define this construct
+  * @param importToId The construct id used in the generated config for the DataGpurentalTemplates to import
+  * @param importFromId The id of the existing DataGpurentalTemplates that should be imported. Refer to the {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates#import import section} in the documentation of this resource for the id to use
+  * @param provider? Optional instance of the provider where the DataGpurentalTemplates to import is found
+  */
+  public static generateConfigForImport(scope: Construct, importToId: string, importFromId: string, provider?: cdktf.TerraformProvider) {
+        return new cdktf.ImportableResource(scope, importToId, { terraformResourceType: "gpurental_templates", importId: importFromId, provider });
+      }
+
+  // ===========
+  // INITIALIZER
+  // ===========
+
+  /**
+  * Create a new {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates gpurental_templates} Data Source
+  *
+  * @param scope The scope in which to define this construct
+  * @param id The scoped construct ID. Must be unique amongst siblings in the same scope
+  * @param options DataGpurentalTemplatesConfig = {}
+  */
+  public constructor(scope: Construct, id: string, config: DataGpurentalTemplatesConfig = {}) {
+    super(scope, id, {
+      terraformResourceType: 'gpurental_templates',
+      terraformGeneratorMetadata: {
+        providerName: 'gpurental',
+        providerVersion: '0.1.0',
+        providerVersionConstraint: '~> 0.1'
+      },
+      provider: config.provider,
+      dependsOn: config.dependsOn,
+      count: config.count,
+      lifecycle: config.lifecycle,
+      provisioners: config.provisioners,
+      connection: config.connection,
+      forEach: config.forEach
+    });
+    this._tab = config.tab;
+    this._mode = config.mode;
+  }
+
+  // ==========
+  // ATTRIBUTES
+  // ==========
+
+  // tab - computed: false, optional: true, required: false
+  private _tab?: string; 
+  public get tab() {
+    return this.getStringAttribute('tab');
+  }
+  public set tab(value: string) {
+    this._tab = value;
+  }
+  public resetTab() {
+    this._tab = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get tabInput() {
+    return this._tab;
+  }
+
+  // mode - computed: false, optional: true, required: false
+  private _mode?: string; 
+  public get mode() {
+    return this.getStringAttribute('mode');
+  }
+  public set mode(value: string) {
+    this._mode = value;
+  }
+  public resetMode() {
+    this._mode = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get modeInput() {
+    return this._mode;
+  }
+
+  // templates - computed: true, optional: false, required: false
+  private _templates = new DataGpurentalTemplatesTemplatesList(this, "templates", false);
+  public get templates() {
+    return this._templates;
+  }
+
+  // =========
+  // SYNTHESIS
+  // =========
+
+  protected override synthesizeAttributes(): { [name: string]: any } {
+    return {
+      tab: cdktf.stringToTerraform(this._tab),
+      mode: cdktf.stringToTerraform(this._mode),
+    };
+  }
+
+  protected override synthesizeHclAttributes(): { [name: string]: any } {
+    const attrs = {
+      tab: {
+        value: cdktf.stringToHclTerraform(this._tab),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      mode: {
+        value: cdktf.stringToHclTerraform(this._mode),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+    };
+
+    // remove undefined attributes
+    return Object.fromEntries(Object.entries(attrs).filter(([_, value]) => value !== undefined && value.value !== undefined ))
+  }
+}

@@ -1,0 +1,199 @@
+// https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs
+// generated from terraform resource schema
+
+import { Construct } from 'constructs';
+import * as cdktf from 'cdktf';
+
+// Configuration
+
+export interface GpurentalProviderConfig {
+  /**
+  * b
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#base_url GpurentalProvider#base_url}
+  */
+  readonly baseUrl?: string;
+  /**
+  * t
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#token GpurentalProvider#token}
+  */
+  readonly token?: string;
+  /**
+  * o
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#org_id GpurentalProvider#org_id}
+  */
+  readonly orgId?: string;
+  /**
+  * Alias name
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#alias GpurentalProvider#alias}
+  */
+  readonly alias?: string;
+}
+
+/**
+* Represents a {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs gpurental}
+*/
+export class GpurentalProvider extends cdktf.TerraformProvider {
+
+  // =================
+  // STATIC PROPERTIES
+  // =================
+  public static readonly tfResourceType = "gpurental";
+
+  // ==============
+  // STATIC Methods
+  // ==============
+  /**
+  * Generates CDKTF code for importing a GpurentalProvider resource upon running "cdktf plan <stack-name>"
+  * @param scope The scope in which to define this construct
+  * @param importToId The construct id used in the generated config for the GpurentalProvider to import
+  * @param importFromId The id of the existing GpurentalProvider that should be imported. Refer to the {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#import import section} in the documentation of this resource for the id to use
+  * @param provider? Optional instance of the provider where the GpurentalProvider to import is found
+  */
+  public static generateConfigForImport(scope: Construct, importToId: string, importFromId: string, provider?: cdktf.TerraformProvider) {
+        return new cdktf.ImportableResource(scope, importToId, { terraformResourceType: "gpurental", importId: importFromId, provider });
+      }
+
+  // ===========
+  // INITIALIZER
+  // ===========
+
+  /**
+  * Create a new {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs gpurental} Resource
+  *
+  * @param scope The scope in which to define this construct
+  * @param id The scoped construct ID. Must be unique amongst siblings in the same scope
+  * @param options GpurentalProviderConfig = {}
+  */
+  public constructor(scope: Construct, id: string, config: GpurentalProviderConfig = {}) {
+    super(scope, id, {
+      terraformResourceType: 'gpurental',
+      terraformGeneratorMetadata: {
+        providerName: 'gpurental',
+        providerVersion: '0.1.0',
+        providerVersionConstraint: '~> 0.1'
+      },
+      terraformProviderSource: 'registry.terraform.io/gpurental/gpurental'
+    });
+    this._baseUrl = config.baseUrl;
+    this._token = config.token;
+    this._orgId = config.orgId;
+    this._alias = config.alias;
+  }
+
+  // ==========
+  // ATTRIBUTES
+  // ==========
+
+  // base_url - computed: false, optional: true, required: false
+  private _baseUrl?: string; 
+  public get baseUrl() {
+    return this._baseUrl;
+  }
+  public set baseUrl(value: string | undefined) {
+    this._baseUrl = value;
+  }
+  public resetBaseUrl() {
+    this._baseUrl = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get baseUrlInput() {
+    return this._baseUrl;
+  }
+
+  // token - computed: false, optional: true, required: false
+  private _token?: string; 
+  public get token() {
+    return this._token;
+  }
+  public set token(value: string | undefined) {
+    this._token = value;
+  }
+  public resetToken() {
+    this._token = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get tokenInput() {
+    return this._token;
+  }
+
+  // org_id - computed: false, optional: true, required: false
+  private _orgId?: string; 
+  public get orgId() {
+    return this._orgId;
+  }
+  public set orgId(value: string | undefined) {
+    this._orgId = value;
+  }
+  public resetOrgId() {
+    this._orgId = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get orgIdInput() {
+    return this._orgId;
+  }
+
+  // alias - computed: false, optional: true, required: false
+  private _alias?: string; 
+  public override get alias() {
+    return this._alias;
+  }
+  public override set alias(value: string | undefined) {
+    this._alias = value;
+  }
+  public resetAlias() {
+    this._alias = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get aliasInput() {
+    return this._alias;
+  }
+
+  // =========
+  // SYNTHESIS
+  // =========
+
+  protected override synthesizeAttributes(): { [name: string]: any } {
+    return {
+      base_url: cdktf.stringToTerraform(this._baseUrl),
+      token: cdktf.stringToTerraform(this._token),
+      org_id: cdktf.stringToTerraform(this._orgId),
+      alias: cdktf.stringToTerraform(this._alias),
+    };
+  }
+
+  protected override synthesizeHclAttributes(): { [name: string]: any } {
+    const attrs = {
+      base_url: {
+        value: cdktf.stringToHclTerraform(this._baseUrl),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      token: {
+        value: cdktf.stringToHclTerraform(this._token),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      org_id: {
+        value: cdktf.stringToHclTerraform(this._orgId),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      alias: {
+        value: cdktf.stringToHclTerraform(this._alias),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+    };
+
+    // remove undefined attributes
+    return Object.fromEntries(Object.entries(attrs).filter(([_, value]) => value !== undefined && value.value !== undefined ))
+  }
+}

@@ -1,0 +1,398 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the expected values are Terraform interpolations.
+import { App, TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
+import type { Construct } from "constructs";
+import { GpuWorkstationStack } from "../../examples/cdktf-app/stack";
+import {
+  ApiKey,
+  type ApiKeyProps,
+  GpurentalProvider,
+  type GpurentalProviderProps,
+  Instance,
+  type InstanceProps,
+  OfferLookup,
+  type OfferLookupProps,
+  TemplateLookup,
+  type TemplateLookupProps,
+} from "../../src";
+import { apiKey, dataGpurentalInstance, dataGpurentalOffers, instance, provider } from "../../src/generated";
+
+const OFFER = "00000000-0000-4000-8000-000000000041";
+const TEMPLATE = "00000000-0000-4000-8000-000000000051";
+
+/** Synthesizes with validations on and returns the error (all messages) or "" when valid. */
+function synthErrors(build: (scope: Construct) => void): string {
+  const app = Testing.app();
+  const stack = new TerraformStack(app, "test");
+  new GpurentalProvider(stack, "gpurental");
+  build(stack);
+  try {
+    Testing.synth(stack, true);
+    return "";
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+/** What a token resolves to in the synthesized JSON, read back through an output. */
+function resolved(stack: TerraformStack, value: unknown): unknown {
+  const id = `probe${stack.node.children.length}`;
+  new TerraformOutput(stack, id, { value });
+  const out = JSON.parse(Testing.synth(stack)) as { output: Record<string, { value: unknown }> };
+  return out.output[id]?.value;
+}
+
+describe("ApiKey", () => {
+  it("synthesizes a gpurental_api_key with the given name and kind", () => {
+    const synthesized = Testing.synthScope((scope) => {
+      new ApiKey(scope, "ci", { name: "ci-pipelines", kind: "team" });
+    });
+    expect(synthesized).toHaveResourceWithProperties(apiKey.ApiKey, { name: "ci-pipelines", kind: "team" });
+  });
+
+  it("defaults to a personal key", () => {
+    const synthesized = Testing.synthScope((scope) => {
+      new ApiKey(scope, "mine", { name: "laptop" });
+    });
+    expect(synthesized).toHaveResourceWithProperties(apiKey.ApiKey, { kind: "personal" });
+  });
+
+  it("keeps the construct id as the Terraform address", () => {
+    const synthesized = JSON.parse(
+      Testing.synthScope((scope) => {
+        new ApiKey(scope, "ci", { name: "x" });
+      }),
+    ) as { resource: { gpurental_api_key: Record<string, unknown> } };
+    expect(Object.keys(synthesized.resource.gpurental_api_key)).toEqual(["ci"]);
+  });
+
+  it("exposes the secret and prefix as references", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const key = new ApiKey(stack, "ci", { name: "x" });
+    expect(resolved(stack, key.secret)).toBe("${gpurental_api_key.ci.secret}");
+    expect(resolved(stack, key.prefix)).toBe("${gpurental_api_key.ci.prefix}");
+    expect(resolved(stack, key.apiKeyId)).toBe("${gpurental_api_key.ci.id}");
+  });
+
+  it("references an existing key by id through the api keys data source", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const key = ApiKey.fromApiKeyId(stack, "existing", "key-1");
+    expect(resolved(stack, key.prefix)).toContain('val if val.id == "key-1"');
+    const synthesized = JSON.parse(Testing.synth(stack)) as {
+      data: { gpurental_api_keys: Record<string, { lifecycle: { postcondition: unknown[] } }> };
+    };
+    expect(synthesized.data.gpurental_api_keys.existing?.lifecycle.postcondition).toHaveLength(1);
+  });
+});
+
+describe("Instance", () => {
+  const base: InstanceProps = { offerId: OFFER, templateId: TEMPLATE };
+
+  it("synthesizes a gpurental_instance with defaults", () => {
+    const synthesized = Testing.synthScope((scope) => {
+      new Instance(scope, "gpu", base);
+    });
+    expect(synthesized).toHaveResourceWithProperties(instance.Instance, {
+      offer_id: OFFER,
+      template_id: TEMPLATE,
+      disk_gb: 50,
+    });
+  });
+
+  it("passes every setting through", () => {
+    const synthesized = Testing.synthScope((scope) => {
+      new Instance(scope, "gpu", {
+        ...base,
+        diskGb: 200,
+        label: "trainer",
+        sshKeyId: "key",
+        env: { TZ: "UTC" },
+        secretEnv: { HF_TOKEN: "hf_x" },
+        unsetEnv: ["DEBUG"],
+        desiredStatus: "stopped",
+        timeouts: { create: "20m", update: "45m" },
+      });
+    });
+    expect(synthesized).toHaveResourceWithProperties(instance.Instance, {
+      disk_gb: 200,
+      label: "trainer",
+      ssh_key_id: "key",
+      env: { TZ: "UTC" },
+      secret_env: { HF_TOKEN: "hf_x" },
+      unset_env: ["DEBUG"],
+      desired_status: "stopped",
+      timeouts: { create: "20m", update: "45m" },
+    });
+  });
+
+  it("builds the SSH command and exposes the attributes users reach for", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const gpu = new Instance(stack, "gpu", base);
+    expect(resolved(stack, gpu.sshCommand)).toBe(
+      "ssh -p ${gpurental_instance.gpu.ssh_port} ${gpurental_instance.gpu.ssh_user}@${gpurental_instance.gpu.ssh_host}",
+    );
+    expect(resolved(stack, gpu.jupyterUrl)).toBe("${gpurental_instance.gpu.jupyter_url}");
+    expect(resolved(stack, gpu.accessToken)).toBe("${gpurental_instance.gpu.access_token}");
+    expect(resolved(stack, gpu.status)).toBe("${gpurental_instance.gpu.status}");
+    expect(resolved(stack, gpu.instanceId)).toBe("${gpurental_instance.gpu.id}");
+  });
+
+  it("references an existing instance through the instance data source", () => {
+    const synthesized = Testing.synthScope((scope) => {
+      const existing = Instance.fromInstanceId(scope, "old", "inst-1");
+      new ApiKey(scope, "k", { name: existing.status });
+    });
+    expect(synthesized).toHaveDataSourceWithProperties(dataGpurentalInstance.DataGpurentalInstance, {
+      id: "inst-1",
+    });
+    expect(synthesized).toHaveResourceWithProperties(apiKey.ApiKey, {
+      name: "${data.gpurental_instance.old.status}",
+    });
+  });
+
+  it("warns about keys the platform overlay always sets", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    new GpurentalProvider(stack, "gpurental");
+    const gpu = new Instance(stack, "gpu", { ...base, env: { JUPYTER_TOKEN: "x" } });
+    Testing.synth(stack, true);
+    const warnings = gpu.node.metadata.filter((m) => m.type === "@cdktf/warn").map((m) => String(m.data));
+    expect(warnings).toEqual([expect.stringContaining("env sets JUPYTER_TOKEN")]);
+  });
+});
+
+describe("lookups", () => {
+  it("picks the cheapest rentable offer through the offers data source", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const offer = new OfferLookup(stack, "offer", { gpuModel: "RTX 4090" });
+    new Instance(stack, "gpu", { offerId: offer.offerId, templateId: TEMPLATE });
+    const synthesized = Testing.synth(stack);
+    expect(synthesized).toHaveDataSourceWithProperties(dataGpurentalOffers.DataGpurentalOffers, {
+      gpu_model: "RTX 4090",
+      num_gpus: 1,
+      sort: "price_asc",
+    });
+    const offerRef = String(resolved(stack, offer.offerId));
+    expect(offerRef).toContain("data.gpurental_offers.offer.offers");
+    expect(offerRef).toContain("val.next_maintenance == null");
+    expect(offerRef).toMatch(/\]\.0\.id\}$/);
+  });
+
+  it("picks an active template of a mode", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const template = new TemplateLookup(stack, "tpl", { mode: "ssh" });
+    expect(String(resolved(stack, template.templateId))).toContain("data.gpurental_templates.tpl.templates");
+  });
+});
+
+describe("GpurentalProvider", () => {
+  it("writes only the settings given, leaving the rest to GPURENTAL_* at run time", () => {
+    const synthesized = Testing.synthScope((scope) => {
+      new GpurentalProvider(scope, "gpurental", { baseUrl: "https://api.example.com" });
+    });
+    expect(synthesized).toHaveProviderWithProperties(provider.GpurentalProvider, {
+      base_url: "https://api.example.com",
+    });
+    expect(synthesized).not.toContain("token");
+  });
+
+  it("takes the token from a variable without warning", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const token = new TerraformVariable(stack, "token", { type: "string", sensitive: true });
+    const p = new GpurentalProvider(stack, "gpurental", { token: token.stringValue });
+    Testing.synth(stack, true);
+    expect(p.node.metadata.filter((m) => m.type === "@cdktf/warn")).toEqual([]);
+  });
+
+  it("warns when a literal token would be written into the configuration", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const p = new GpurentalProvider(stack, "gpurental", { token: "gps_literal" });
+    expect(p.node.metadata.filter((m) => m.type === "@cdktf/warn").map((m) => String(m.data))).toEqual([
+      expect.stringContaining("token is a literal string"),
+    ]);
+  });
+});
+
+describe("validation at synth time", () => {
+  const instanceBase: InstanceProps = { offerId: OFFER, templateId: TEMPLATE };
+  type Case = [string, (scope: Construct) => void, string[]];
+  const longString = (n: number) => "x".repeat(n);
+  const envOf = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`K${i}`, "v"]));
+
+  const cases: Case[] = [
+    [
+      "api key name empty",
+      (s) => new ApiKey(s, "k", { name: "" }),
+      ["name must have 1 to 64 characters, got 0"],
+    ],
+    [
+      "api key name too long",
+      (s) => new ApiKey(s, "k", { name: longString(65) }),
+      ["name must have 1 to 64 characters, got 65"],
+    ],
+    [
+      "api key kind unknown",
+      (s) => new ApiKey(s, "k", { name: "x", kind: "shared" } as unknown as ApiKeyProps),
+      ['kind must be one of "personal", "team", got "shared"'],
+    ],
+    [
+      "disk too small",
+      (s) => new Instance(s, "i", { ...instanceBase, diskGb: 5 }),
+      ["diskGb must be a whole number from 10 to 20000 GB, got 5"],
+    ],
+    [
+      "disk too large",
+      (s) => new Instance(s, "i", { ...instanceBase, diskGb: 20001 }),
+      ["diskGb must be a whole number from 10 to 20000 GB, got 20001"],
+    ],
+    [
+      "disk not whole",
+      (s) => new Instance(s, "i", { ...instanceBase, diskGb: 10.5 }),
+      ["diskGb must be a whole number from 10 to 20000 GB, got 10.5"],
+    ],
+    [
+      "offer id empty",
+      (s) => new Instance(s, "i", { ...instanceBase, offerId: "" }),
+      ["offerId must have 1 to 256 characters, got 0"],
+    ],
+    [
+      "template id empty",
+      (s) => new Instance(s, "i", { ...instanceBase, templateId: "" }),
+      ["templateId must have 1 to 256 characters, got 0"],
+    ],
+    [
+      "ssh key id empty",
+      (s) => new Instance(s, "i", { ...instanceBase, sshKeyId: "" }),
+      ["sshKeyId must have 1 to 256 characters, got 0"],
+    ],
+    [
+      "label too long",
+      (s) => new Instance(s, "i", { ...instanceBase, label: longString(65) }),
+      ["label must have at most 64 characters, got 65"],
+    ],
+    [
+      "desired status unknown",
+      (s) => new Instance(s, "i", { ...instanceBase, desiredStatus: "paused" } as unknown as InstanceProps),
+      ['desiredStatus must be one of "running", "stopped", got "paused"'],
+    ],
+    [
+      "timeout not a duration",
+      (s) => new Instance(s, "i", { ...instanceBase, timeouts: { create: "ten minutes" } }),
+      ['timeouts.create must be a duration such as "30s", "20m" or "1h30m", got "ten minutes"'],
+    ],
+    [
+      "too many env entries",
+      (s) =>
+        new Instance(s, "i", {
+          ...instanceBase,
+          env: envOf(90),
+          unsetEnv: Array.from({ length: 11 }, (_, i) => `U${i}`),
+        }),
+      ["env, secretEnv and unsetEnv must have at most 100 entries together, got 101"],
+    ],
+    [
+      "env key too long",
+      (s) => new Instance(s, "i", { ...instanceBase, env: { [longString(257)]: "v" } }),
+      ["env keys must have 1 to 256 characters, got 257"],
+    ],
+    [
+      "env value too long",
+      (s) => new Instance(s, "i", { ...instanceBase, secretEnv: { BIG: longString(4097) } }),
+      ["secretEnv.BIG must be a string of at most 4096 characters, got 4097 characters"],
+    ],
+    [
+      "env key in two props",
+      (s) => new Instance(s, "i", { ...instanceBase, env: { TZ: "UTC" }, unsetEnv: ["TZ"] }),
+      ['"TZ" is in both env and unsetEnv; use only one of them'],
+    ],
+    [
+      "offer gpu model empty",
+      (s) => new OfferLookup(s, "o", { gpuModel: "" }),
+      ["gpuModel must have 1 to 128 characters, got 0"],
+    ],
+    [
+      "offer gpu count zero",
+      (s) => new OfferLookup(s, "o", { gpuModel: "RTX 4090", numGpus: 0 }),
+      ["numGpus must be a whole number from 1 to 64 GPUs, got 0"],
+    ],
+    [
+      "template mode unknown",
+      (s) => new TemplateLookup(s, "t", { mode: "desktop" } as unknown as TemplateLookupProps),
+      ['mode must be one of "ssh", "jupyter", "vm", got "desktop"'],
+    ],
+    [
+      "template tab unknown",
+      (s) => new TemplateLookup(s, "t", { mode: "ssh", tab: "favourites" }),
+      ['tab must be one of "recommended", "system", "public", "mine", "all", got "favourites"'],
+    ],
+    [
+      "provider base url not http",
+      (s) => new GpurentalProvider(s, "other", { baseUrl: "ftp://x", alias: "other" }),
+      ['baseUrl must be an http:// or https:// address, got "ftp://x"'],
+    ],
+    [
+      "provider org id empty",
+      (s) => new GpurentalProvider(s, "other", { orgId: "", alias: "other" } as GpurentalProviderProps),
+      ['orgId must be a non-empty string, got ""'],
+    ],
+  ];
+
+  it.each(cases)("%s", (_name, build, expected) => {
+    const message = synthErrors(build);
+    for (const part of expected) expect(message).toContain(part);
+  });
+
+  it("reports every problem of every construct together, naming the construct", () => {
+    const message = synthErrors((s) => {
+      new ApiKey(s, "key", { name: "" });
+      new Instance(s, "gpu", { ...instanceBase, diskGb: 5, label: longString(70) });
+      new OfferLookup(s, "offer", { gpuModel: "RTX 4090", numGpus: 0 } satisfies OfferLookupProps);
+    });
+    expect(message).toContain("[test/key] name must have 1 to 64 characters, got 0");
+    expect(message).toContain("[test/gpu] diskGb must be a whole number from 10 to 20000 GB, got 5");
+    expect(message).toContain("[test/gpu] label must have at most 64 characters, got 70");
+    expect(message).toContain("[test/offer] numGpus must be a whole number from 1 to 64 GPUs, got 0");
+  });
+
+  it("skips values that are unresolved tokens", () => {
+    const message = synthErrors((s) => {
+      const size = new TerraformVariable(s, "size", { type: "number" });
+      const name = new TerraformVariable(s, "name", { type: "string" });
+      const env = new TerraformVariable(s, "env", { type: "map(string)" });
+      new ApiKey(s, "key", { name: name.stringValue });
+      new Instance(s, "gpu", {
+        ...instanceBase,
+        diskGb: size.numberValue,
+        env: env.value as Record<string, string>,
+      });
+      new Instance(s, "gpu2", { ...instanceBase, env: { FROM_VAR: name.stringValue } });
+    });
+    expect(message).toBe("");
+  });
+});
+
+describe("example app", () => {
+  it("matches the snapshot", () => {
+    const app = new App({ outdir: "unused", skipValidation: true });
+    const stack = new GpuWorkstationStack(app, "gpu-workstation", { statePath: "/state/terraform.tfstate" });
+    expect(Testing.synth(stack, true)).toMatchSnapshot();
+  });
+
+  it("marks the secrets' outputs sensitive", () => {
+    const app = Testing.app();
+    const stack = new GpuWorkstationStack(app, "gpu-workstation", { statePath: "/state/terraform.tfstate" });
+    const synthesized = JSON.parse(Testing.synth(stack)) as {
+      output: Record<string, { value: string; sensitive?: boolean }>;
+    };
+    for (const [name, output] of Object.entries(synthesized.output)) {
+      const secret = /\.(secret|access_token)\}/.test(output.value);
+      expect([name, output.sensitive === true]).toEqual([name, secret]);
+    }
+  });
+});
