@@ -1,0 +1,174 @@
+// The shapes of provider, resource and data source definitions. A resource is one object literal
+// pinned with `satisfies ResourceDefinition<typeof schema, Client>`, so its handlers are typed from
+// its schema.
+import type { CtyValue } from "../plugin/cty";
+import type { Diagnostics, Path } from "./diagnostics";
+import type { PlanOf, Schema, StateOf } from "./schema";
+
+/** What every lifecycle handler gets besides its request. */
+export interface HandlerContext<P> {
+  /** Where to report errors and warnings; report, don't throw (a throw becomes one error). */
+  readonly diags: Diagnostics;
+  /** What the provider's `configure` returned (e.g. the API client). */
+  readonly providerData: P;
+  /** Aborted when Terraform sends StopProvider (Ctrl-C) or the operation's timeout passes. */
+  readonly signal: AbortSignal;
+  /** The operation's time limit from the `timeouts` attribute or its default, when the schema has one. */
+  readonly timeoutMs: number | undefined;
+}
+
+/** Context of validation: runs before the provider is configured, so there is no provider data. */
+export interface ValidateContext {
+  readonly diags: Diagnostics;
+}
+
+/** A state a handler returns: attributes it leaves out keep the planned (or prior) value. */
+export type StateResult<S extends Schema> = Partial<StateOf<S>>;
+
+/** Request of `create`: the plan (computed values unknown) and the configuration. */
+export interface CreateRequest<S extends Schema> {
+  readonly plan: PlanOf<S>;
+  readonly config: PlanOf<S>;
+}
+
+/** Request of `read`: the current state (after import, possibly only the id) and private data. */
+export interface ReadRequest<S extends Schema> {
+  readonly state: StateOf<S>;
+  readonly private: Buffer;
+}
+
+/** Request of `update`: the plan, the configuration and the prior state. */
+export interface UpdateRequest<S extends Schema> {
+  readonly plan: PlanOf<S>;
+  readonly config: PlanOf<S>;
+  readonly state: StateOf<S>;
+}
+
+/** Request of `delete`: the prior state. */
+export interface DeleteRequest<S extends Schema> {
+  readonly state: StateOf<S>;
+}
+
+/** Request of `importState`: the id the practitioner gave. */
+export interface ImportRequest {
+  readonly id: string;
+}
+
+/** Request of `modifyPlan`: change `plan` in place; `state` is null on create. */
+export interface ModifyPlanRequest<S extends Schema> {
+  plan: PlanOf<S>;
+  readonly config: PlanOf<S>;
+  readonly state: StateOf<S> | null;
+  /** Asks for replacement because of the attribute at this path (ignored on create). */
+  requiresReplace(at: Path): void;
+}
+
+/** Request of `validateConfig`: the configuration, possibly with unknown values. */
+export interface ValidateConfigRequest<S extends Schema> {
+  readonly config: PlanOf<S>;
+}
+
+/** Upgrades state stored under an older schema version straight to the current one. */
+export interface StateUpgrader<S extends Schema> {
+  /** The schema of that older version; without it the prior state arrives as untyped JSON values. */
+  readonly priorSchema?: Schema;
+  /** Returns the state for the current schema; unset attributes become null. */
+  upgrade(prior: Record<string, CtyValue>, ctx: ValidateContext): StateResult<S> | Promise<StateResult<S>>;
+}
+
+/** A managed resource type. */
+export interface ResourceDefinition<S extends Schema = Schema, P = unknown> {
+  /** Full type name, e.g. `gpurental_instance`. */
+  readonly typeName: string;
+  readonly schema: S;
+  /** Markdown description (defaults to the schema's). */
+  readonly description?: string;
+  /** Creates the object. Return its state; with errors, a returned state is saved and tainted. */
+  create(req: CreateRequest<S>, ctx: HandlerContext<P>): Promise<StateResult<S> | null | undefined>;
+  /** Refreshes the state; return null when the object is gone. */
+  read(req: ReadRequest<S>, ctx: HandlerContext<P>): Promise<StateResult<S> | null>;
+  /** Applies an in-place update and returns the new state. */
+  update(req: UpdateRequest<S>, ctx: HandlerContext<P>): Promise<StateResult<S> | null | undefined>;
+  /** Deletes the object; report errors to keep it in state. */
+  delete(req: DeleteRequest<S>, ctx: HandlerContext<P>): Promise<void>;
+  /** Turns an import id into a (possibly partial) state that `read` completes. Default: `{ id }`. */
+  importState?(req: ImportRequest, ctx: HandlerContext<P>): Promise<StateResult<S>>;
+  /** Adjusts the plan after the framework's own planning (computed values, plan modifiers). */
+  modifyPlan?(req: ModifyPlanRequest<S>, ctx: HandlerContext<P>): Promise<void> | void;
+  /** Checks the configuration beyond per-attribute validators. */
+  validateConfig?(req: ValidateConfigRequest<S>, ctx: ValidateContext): Promise<void> | void;
+  /** Upgraders by the prior schema version they read. */
+  readonly upgradeState?: Readonly<Record<number, StateUpgrader<S>>>;
+}
+
+/** Request of a data source read: the wholly known configuration. */
+export interface DataSourceReadRequest<S extends Schema> {
+  readonly config: StateOf<S>;
+}
+
+/** A data source type. */
+export interface DataSourceDefinition<S extends Schema = Schema, P = unknown> {
+  /** Full type name, e.g. `gpurental_offers`. */
+  readonly typeName: string;
+  readonly schema: S;
+  readonly description?: string;
+  /** Reads the data; attributes left out keep their configured value. */
+  read(req: DataSourceReadRequest<S>, ctx: HandlerContext<P>): Promise<StateResult<S>>;
+  validateConfig?(req: ValidateConfigRequest<S>, ctx: ValidateContext): Promise<void> | void;
+}
+
+/** Request of the provider's `configure`. */
+export interface ConfigureRequest<S extends Schema> {
+  /** The provider block; may hold unknown values (e.g. from resources not yet created). */
+  readonly config: PlanOf<S>;
+  /** The CLI's version, e.g. "1.11.4". */
+  readonly terraformVersion: string;
+}
+
+/** Context of `configure`. */
+export interface ConfigureContext {
+  readonly diags: Diagnostics;
+  readonly signal: AbortSignal;
+}
+
+/** The provider: its configuration schema, how to configure it, and its resource types. */
+export interface ProviderDefinition<S extends Schema = Schema, P = unknown> {
+  /** The provider's type name, the prefix of every resource type (e.g. "gpurental"). */
+  readonly typeName: string;
+  readonly schema: S;
+  /** Builds the provider data (the API client) every handler receives. */
+  configure(req: ConfigureRequest<S>, ctx: ConfigureContext): Promise<P>;
+  validateConfig?(req: ValidateConfigRequest<S>, ctx: ValidateContext): Promise<void> | void;
+  readonly resources: readonly AnyResourceDefinition<P>[];
+  readonly dataSources: readonly AnyDataSourceDefinition<P>[];
+}
+
+// A provider lists resources of different schemas. Comparing each one's typed handlers against a
+// general schema is too deep for the compiler, so the list holds this erased shape; any
+// ResourceDefinition<S, P> fits it (request parameters are `never`, results `unknown`).
+
+/** Any resource definition for provider data P, whatever its schema. */
+export interface AnyResourceDefinition<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly description?: string;
+  create(req: never, ctx: HandlerContext<P>): Promise<unknown>;
+  read(req: never, ctx: HandlerContext<P>): Promise<unknown>;
+  update(req: never, ctx: HandlerContext<P>): Promise<unknown>;
+  delete(req: never, ctx: HandlerContext<P>): Promise<void>;
+  importState?(req: never, ctx: HandlerContext<P>): Promise<unknown>;
+  modifyPlan?(req: never, ctx: HandlerContext<P>): unknown;
+  validateConfig?(req: never, ctx: ValidateContext): unknown;
+  readonly upgradeState?: Readonly<
+    Record<number, { readonly priorSchema?: Schema; upgrade(prior: never, ctx: ValidateContext): unknown }>
+  >;
+}
+
+/** Any data source definition for provider data P, whatever its schema. */
+export interface AnyDataSourceDefinition<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly description?: string;
+  read(req: never, ctx: HandlerContext<P>): Promise<unknown>;
+  validateConfig?(req: never, ctx: ValidateContext): unknown;
+}

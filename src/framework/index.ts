@@ -1,0 +1,66 @@
+// The provider framework: schemas, diagnostics, definitions, plan helpers and the service that
+// answers tfplugin6 RPCs.
+
+export type { CtyValue, NumberValue } from "../plugin/cty";
+export { CtyNumber, Dynamic, isUnknown, isWhollyKnown, t, toNumber, Unknown, unknown } from "../plugin/cty";
+export type {
+  AnyDataSourceDefinition,
+  AnyResourceDefinition,
+  ConfigureContext,
+  ConfigureRequest,
+  CreateRequest,
+  DataSourceDefinition,
+  DataSourceReadRequest,
+  DeleteRequest,
+  HandlerContext,
+  ImportRequest,
+  ModifyPlanRequest,
+  ProviderDefinition,
+  ReadRequest,
+  ResourceDefinition,
+  StateResult,
+  StateUpgrader,
+  UpdateRequest,
+  ValidateConfigRequest,
+  ValidateContext,
+} from "./definitions";
+export {
+  type Diagnostic,
+  Diagnostics,
+  formatPath,
+  type Path,
+  type PathStep,
+  path,
+  toProtoDiagnostic,
+} from "./diagnostics";
+export {
+  check,
+  isValidatable,
+  lengthBetween,
+  oneOf,
+  requiresReplace,
+  requiresReplaceIf,
+  unknownOnUpdate,
+  useStateForUnknown,
+} from "./modifiers";
+export {
+  type Attribute,
+  type AttributeOptions,
+  type Attributes,
+  attr,
+  defineSchema,
+  type InferModel,
+  type Known,
+  type PlanModifier,
+  type PlanModifierRequest,
+  type PlanModifierResponse,
+  type Planned,
+  type PlanOf,
+  type Schema,
+  SchemaError,
+  type StateOf,
+  toProtoSchema,
+  type Validator,
+  type ValidatorContext,
+} from "./schema";
+export { durationValidator, parseDuration, timeoutsAttribute } from "./timeouts";
