@@ -1,0 +1,115 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { buildSync } from "esbuild";
+
+// The command runs from a bundle of src/cli/main.ts, so the test needs no prior `npm run build`.
+const root = resolve(__dirname, "../..");
+let dir: string;
+let bundle: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "gpurental-cli-"));
+  const entry = join(dir, "entry.ts");
+  writeFileSync(
+    entry,
+    `import { main } from ${JSON.stringify(join(root, "src/cli/main"))};\nmain(process.argv).catch((e) => { console.error(e); process.exitCode = 1; });\n`,
+  );
+  bundle = join(dir, "cli.js");
+  buildSync({ entryPoints: [entry], bundle: true, platform: "node", outfile: bundle, logLevel: "silent" });
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[]): {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+  exit: Promise<number>;
+} {
+  const child = spawn(process.execPath, [bundle, "fake-backend", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (d) => {
+    out += d;
+  });
+  child.stderr?.on("data", (d) => {
+    err += d;
+  });
+  const exit = new Promise<number>((res) =>
+    child.on("exit", (code, signal) => res(code ?? (signal ? 128 : -1))),
+  );
+  return { child, out: () => out, err: () => err, exit };
+}
+
+async function waitFor(cond: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe("gpurental fake-backend", () => {
+  test("starts, prints the URL only, writes credentials (0600), logs requests without tokens, stops on SIGTERM", async () => {
+    const creds = join(dir, "creds.json");
+    const state = join(dir, "state.json");
+    const p = run(["--port", "0", "--seed", "demo", "--credentials", creds, "--state-file", state]);
+    await waitFor(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(p.out()));
+    const url = /listening on (http:\/\/\S+)/.exec(p.out())?.[1] ?? "";
+    const c = JSON.parse(readFileSync(creds, "utf8"));
+    expect(statSync(creds).mode & 0o777).toBe(0o600);
+    for (const k of [
+      "base_url",
+      "org_id",
+      "admin_session_token",
+      "member_session_token",
+      "offer_id",
+      "template_id",
+      "ssh_key_id",
+    ]) {
+      expect(c).toHaveProperty(k);
+    }
+    expect(c.base_url).toBe(url);
+    const me = await fetch(`${url}/v1/me`, { headers: { authorization: `Bearer ${c.admin_session_token}` } });
+    expect(me.status).toBe(200);
+    const key = await fetch(`${url}/v1/api-keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${c.admin_session_token}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "cli" }),
+    });
+    const { secret } = (await key.json()) as { secret: string };
+    await fetch(`${url}/v1/offers`, { headers: { authorization: `Bearer ${secret}` } });
+    await waitFor(() => p.out().includes("GET /v1/offers 200"));
+    for (const s of [c.admin_session_token, c.member_session_token, c.control_token, secret]) {
+      expect(p.out()).not.toContain(s);
+      expect(p.err()).not.toContain(s);
+    }
+    p.child.kill("SIGTERM");
+    expect(await p.exit).toBe(0);
+    expect(p.out()).toContain("stopped");
+    expect(JSON.parse(readFileSync(state, "utf8")).version).toBe(1);
+  });
+
+  test("an invalid port is refused naming --port, exit code 1", async () => {
+    const p = run(["--port", "70000"]);
+    expect(await p.exit).toBe(1);
+    expect(p.err()).toContain("--port");
+  });
+
+  test("a busy port gives a clear message and exit code 1", async () => {
+    const server: Server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const p = run(["--port", String(port)]);
+      expect(await p.exit).toBe(1);
+      expect(p.err()).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    } finally {
+      server.close();
+    }
+  });
+});
