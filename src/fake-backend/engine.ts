@@ -756,7 +756,7 @@ export class Engine {
     }
     // 5
     const template = this.state.templates[input.template_id];
-    if (!template || !template.active || !this.templateVisible(template, caller.org.id)) {
+    if (!template?.active || !this.templateVisible(template, caller.org.id)) {
       throw new ApiFailure(404, "TEMPLATE_NOT_FOUND", `Template ${input.template_id} not found`);
     }
     // 6
@@ -1259,7 +1259,8 @@ export class Engine {
   }
 
   /** Bills every open segment up to `at`. */
-  private accrue(at: number): void {
+  private accrue(at: number): boolean {
+    let billed = false;
     for (const inst of Object.values(this.state.instances)) {
       const seg = inst.segment;
       if (!seg || at <= seg.since) continue;
@@ -1294,7 +1295,9 @@ export class Engine {
       }
       row.amount_micro += amount;
       row.balance_after_micro = org.balance_micro;
+      billed = true;
     }
+    return billed;
   }
 
   private rowIndex = new Map<string, LedgerRow>();
@@ -1459,8 +1462,8 @@ export class Engine {
       const hourEnd = billing ? (Math.floor(cursor / HOUR_MS) + 1) * HOUR_MS : Number.POSITIVE_INFINITY;
       const target = Math.min(this.nextEventAt(), this.nextBalanceEventAt(cursor), hourEnd, until);
       if (target <= cursor) break;
-      this.accrue(target);
-      changed = true;
+      // Only a charge is a change worth persisting; time passing alone is not.
+      if (this.accrue(target)) changed = true;
       cursor = target;
     }
     this.state.settled_at = cursor;

@@ -65,7 +65,7 @@ function patternToRegExp(pattern: string): RegExp {
     .split("/")
     .map((seg) => (seg.startsWith(":") ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
     .join("/");
-  return new RegExp(`^${escaped}/?$`);
+  return new RegExp(`^${escaped}$`);
 }
 
 /** Builds the Fastify app serving /v1 and /_control. */
