@@ -1,0 +1,182 @@
+import type { Instance, InstanceStatus } from "../api/schemas";
+
+// The state of gpurental_instance as plain TypeScript, independent of how the framework encodes
+// values, and the one function that maps an API instance onto it.
+
+/** The user's arguments of gpurental_instance that are sent to the API or drive its lifecycle. */
+export interface InstanceArgs {
+  offer_id: string;
+  template_id: string;
+  disk_gb: number;
+  label: string | null;
+  ssh_key_id: string | null;
+  env: Record<string, string> | null;
+  secret_env: Record<string, string> | null;
+  unset_env: string[] | null;
+  desired_status: DesiredStatus;
+}
+
+/** The power state a user asks for. */
+export type DesiredStatus = "running" | "stopped";
+
+/** The API key that deployed an instance, as kept in state. */
+export interface DeployedViaApiKeyModel {
+  id: string;
+  name: string;
+  kind: string;
+  prefix: string;
+  revoked: boolean;
+}
+
+/** Every computed attribute of gpurental_instance (contract 2.2). */
+export interface InstanceComputed {
+  id: string;
+  status: InstanceStatus;
+  ssh_host: string;
+  ssh_port: number;
+  ssh_user: string;
+  jupyter_url: string | null;
+  open_url: string | null;
+  access_token: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  allowed_actions: string[];
+  gpus_released: boolean;
+  gpu_release: string | null;
+  gpu_release_requested_at: string | null;
+  price_per_hour_micro: number;
+  storage_price_per_gb_hour_micro: number;
+  hold_price_per_hour_micro: number | null;
+  stop_hold_price_per_hour_micro: number | null;
+  suspended_hold_price_per_hour_micro: number | null;
+  stop_releases_gpus: boolean;
+  created_at: string | null;
+  started_at: string | null;
+  status_changed_at: string | null;
+  destroyed_at: string | null;
+  spend_micro: number;
+  deployed_by: string;
+  deployed_via_api_key: DeployedViaApiKeyModel | null;
+}
+
+/** The state of gpurental_instance without its timeouts (which the framework carries through). */
+export type InstanceModel = InstanceArgs & InstanceComputed;
+
+/** The names of the computed attributes, in schema order. */
+export const INSTANCE_COMPUTED_ATTRIBUTES: readonly (keyof InstanceComputed)[] = [
+  "id",
+  "status",
+  "ssh_host",
+  "ssh_port",
+  "ssh_user",
+  "jupyter_url",
+  "open_url",
+  "access_token",
+  "error_code",
+  "error_message",
+  "allowed_actions",
+  "gpus_released",
+  "gpu_release",
+  "gpu_release_requested_at",
+  "price_per_hour_micro",
+  "storage_price_per_gb_hour_micro",
+  "hold_price_per_hour_micro",
+  "stop_hold_price_per_hour_micro",
+  "suspended_hold_price_per_hour_micro",
+  "stop_releases_gpus",
+  "created_at",
+  "started_at",
+  "status_changed_at",
+  "destroyed_at",
+  "spend_micro",
+  "deployed_by",
+  "deployed_via_api_key",
+];
+
+/**
+ * Computed attributes fixed when the instance is rented: a stop or start never changes them, so
+ * an update keeps their prior values in the plan. Every other computed attribute moves with the
+ * status or with time, and is planned unknown when desired_status changes.
+ */
+export const INSTANCE_STABLE_ATTRIBUTES: readonly (keyof InstanceComputed)[] = [
+  "id",
+  "price_per_hour_micro",
+  "storage_price_per_gb_hour_micro",
+  "created_at",
+  "deployed_by",
+];
+
+/**
+ * The desired_status a refreshed instance stands for. A settled or settling power state is taken
+ * as is (so an auto-stopped instance reads as stopped and the next plan starts it); statuses that
+ * say nothing about power (creating, error, destroying) keep what the state had.
+ */
+export function desiredStatusOf(status: InstanceStatus, prior: DesiredStatus): DesiredStatus {
+  switch (status) {
+    case "running":
+    case "starting":
+      return "running";
+    case "stopped":
+    case "stopping":
+      return "stopped";
+    default:
+      return prior;
+  }
+}
+
+/** What the state had before, for the arguments the API does not return. */
+export interface PriorArgs {
+  ssh_key_id?: string | null | undefined;
+  env?: Record<string, string> | null | undefined;
+  secret_env?: Record<string, string> | null | undefined;
+  unset_env?: string[] | null | undefined;
+  desired_status?: DesiredStatus | undefined;
+}
+
+/**
+ * Maps an API instance onto the resource state. The API does not return ssh_key_id nor the env
+ * overrides, so those keep the prior (planned or stored) values; everything else comes from the API.
+ */
+export function instanceToModel(api: Instance, prior: PriorArgs, desired?: DesiredStatus): InstanceModel {
+  const via = api.deployed_via_api_key;
+  return {
+    offer_id: api.offer.id,
+    template_id: api.template.id,
+    disk_gb: api.disk_gb,
+    label: api.label,
+    ssh_key_id: prior.ssh_key_id ?? null,
+    env: prior.env ?? null,
+    secret_env: prior.secret_env ?? null,
+    unset_env: prior.unset_env ?? null,
+    desired_status: desired ?? desiredStatusOf(api.status, prior.desired_status ?? "running"),
+    id: api.id,
+    status: api.status,
+    ssh_host: api.ssh_host,
+    ssh_port: api.ssh_port,
+    ssh_user: api.ssh_user,
+    jupyter_url: api.jupyter_url,
+    open_url: api.open_url,
+    access_token: api.access_token,
+    error_code: api.error_code,
+    error_message: api.error_message,
+    allowed_actions: [...api.allowed_actions],
+    gpus_released: api.gpus_released,
+    gpu_release: api.gpu_release,
+    gpu_release_requested_at: api.gpu_release_requested_at,
+    price_per_hour_micro: api.price_per_hour_micro,
+    storage_price_per_gb_hour_micro: api.storage_price_per_gb_hour_micro,
+    hold_price_per_hour_micro: api.hold_price_per_hour_micro,
+    stop_hold_price_per_hour_micro: api.stop_hold_price_per_hour_micro,
+    suspended_hold_price_per_hour_micro: api.suspended_hold_price_per_hour_micro,
+    stop_releases_gpus: api.stop_releases_gpus,
+    created_at: api.created_at,
+    started_at: api.started_at,
+    status_changed_at: api.status_changed_at,
+    destroyed_at: api.destroyed_at,
+    spend_micro: api.spend_micro,
+    deployed_by: api.deployed_by,
+    deployed_via_api_key: via
+      ? { id: via.id, name: via.name, kind: via.kind, prefix: via.prefix, revoked: via.revoked }
+      : null,
+  };
+}

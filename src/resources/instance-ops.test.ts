@@ -1,0 +1,252 @@
+import { Agent } from "undici";
+import { GpurentalClient } from "../api/client";
+import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+import type { InstanceArgs } from "./instance-model";
+import { createInstance, deleteInstance, type OpContext, readInstance, updateInstance } from "./instance-ops";
+
+// The instance lifecycle against the in-process fake backend, without Terraform: fast feedback on
+// the waits, the refusals, the lost-deploy reconciliation and the start failures.
+
+let backend: FakeBackend;
+let creds: DemoCredentials;
+let agent: Agent;
+
+beforeAll(async () => {
+  backend = await startFakeBackend({ port: 0, seed: "demo" });
+});
+afterAll(async () => {
+  await backend.close();
+});
+beforeEach(() => {
+  creds = backend.seedDemo();
+  backend.setTransitions("immediate");
+  agent = new Agent({ keepAliveTimeout: 10 });
+});
+afterEach(async () => {
+  backend.clearFaults();
+  await agent.close();
+});
+
+function ctx(timeoutMs = 5000, token?: string): OpContext {
+  const client = new GpurentalClient({
+    baseUrl: backend.url,
+    token: token ?? creds.admin_session_token,
+    dispatcher: agent,
+    retry: { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20 },
+    // Retry-After of 429/503 answers is honoured, but not slept for real in these tests.
+    sleep: (ms, signal) => fastSleep(ms, signal),
+  });
+  return { client, timeoutMs, initialPollMs: 5, maxPollMs: 20, sleep: (ms, signal) => fastSleep(ms, signal) };
+}
+
+function fastSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    setTimeout(resolve, Math.min(ms, 20));
+  });
+}
+
+function args(over: Partial<InstanceArgs> = {}): InstanceArgs {
+  return {
+    offer_id: creds.offer_id,
+    template_id: creds.template_id,
+    disk_gb: 50,
+    label: "ops-test",
+    ssh_key_id: creds.ssh_key_id,
+    env: { A: "1" },
+    secret_env: { S: "secret-value" },
+    unset_env: ["TZ"],
+    desired_status: "running",
+    ...over,
+  };
+}
+
+const live = () => backend.listInstances(creds.org_id).filter((i) => i.status !== "destroyed");
+
+test("create, read, stop, start, delete", async () => {
+  const created = await createInstance(args(), ctx());
+  expect(created.diagnostics).toEqual([]);
+  const s = created.state!;
+  expect(s.status).toBe("running");
+  expect(s.desired_status).toBe("running");
+  expect(s.env).toEqual({ A: "1" });
+  expect(s.ssh_key_id).toBe(creds.ssh_key_id);
+  expect(s.allowed_actions).toEqual(["stop", "destroy"]);
+  const record = backend.instance(s.id)!;
+  expect(record.env.find((e) => e.key === "S")).toMatchObject({ value: "secret-value", secret: true });
+  expect(record.env.find((e) => e.key === "TZ")).toBeUndefined();
+
+  const read = await readInstance(s.id, s, ctx());
+  expect(read.state).toEqual({ ...s, spend_micro: read.state!.spend_micro });
+
+  const stopped = await updateInstance(s.id, { ...args(), desired_status: "stopped" }, ctx());
+  expect(stopped.diagnostics).toEqual([]);
+  expect(stopped.state).toMatchObject({ status: "stopped", desired_status: "stopped" });
+
+  const started = await updateInstance(s.id, args(), ctx());
+  expect(started.diagnostics).toEqual([]);
+  expect(started.state).toMatchObject({ status: "running", desired_status: "running" });
+
+  expect(await deleteInstance(s.id, ctx())).toEqual({ state: null, diagnostics: [] });
+  expect(backend.instance(s.id)?.status).toBe("destroyed");
+  expect(await readInstance(s.id, s, ctx())).toEqual({ state: null, diagnostics: [] });
+  // Deleting again is fine.
+  expect(await deleteInstance(s.id, ctx())).toEqual({ state: null, diagnostics: [] });
+});
+
+test("create with desired_status stopped ends stopped", async () => {
+  const r = await createInstance(args({ desired_status: "stopped" }), ctx());
+  expect(r.diagnostics).toEqual([]);
+  expect(r.state).toMatchObject({ status: "stopped", desired_status: "stopped" });
+});
+
+test("a refused deploy records nothing and names the code on the attribute", async () => {
+  const r = await createInstance(args({ disk_gb: 1900, offer_id: creds.small_disk_offer_id }), ctx());
+  expect(r.state).toBeNull();
+  expect(r.diagnostics[0]).toMatchObject({ severity: "error", path: [{ attribute: "disk_gb" }] });
+  expect(r.diagnostics[0]!.summary).toMatch(/^DISK_TOO_LARGE: /);
+  expect(r.diagnostics[0]!.detail).toContain("500 GB");
+  expect(live()).toHaveLength(0);
+});
+
+test("a failed provisioning returns the instance with the error", async () => {
+  backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });
+  const r = await createInstance(args(), ctx());
+  expect(r.state).toMatchObject({ status: "error", error_code: "provision_failed" });
+  expect(r.diagnostics[0]!.summary).toMatch(/^provision_failed: /);
+});
+
+test("a wait that times out still returns the instance", async () => {
+  backend.setTransitions("manual");
+  const r = await createInstance(args(), ctx(150));
+  expect(r.state).toMatchObject({ status: "creating" });
+  expect(r.diagnostics[0]!.summary).toMatch(/Timed out/);
+});
+
+test("a lost deploy answer is reconciled to the instance it created", async () => {
+  backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+  const r = await createInstance(args(), ctx());
+  expect(r.diagnostics).toEqual([]);
+  expect(live()).toHaveLength(1);
+  expect(r.state!.id).toBe(live()[0]!.id);
+});
+
+test("a deploy dropped before it landed is sent again, once", async () => {
+  backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+  const r = await createInstance(args(), ctx());
+  expect(r.diagnostics).toEqual([]);
+  expect(live()).toHaveLength(1);
+});
+
+test("lost answers do not adopt instances that existed before", async () => {
+  const first = await createInstance(args(), ctx());
+  backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+  const second = await createInstance(args(), ctx());
+  expect(second.diagnostics).toEqual([]);
+  expect(second.state!.id).not.toBe(first.state!.id);
+  expect(live()).toHaveLength(2);
+});
+
+test("parallel deploys with lost answers each get their own instance", async () => {
+  backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 2 });
+  const rs = await Promise.all([
+    createInstance(args(), ctx()),
+    createInstance(args(), ctx()),
+    createInstance(args(), ctx()),
+  ]);
+  expect(rs.flatMap((r) => r.diagnostics)).toEqual([]);
+  expect(new Set(rs.map((r) => r.state!.id)).size).toBe(3);
+  expect(live()).toHaveLength(3);
+});
+
+test("429 and 503 on deploy converge", async () => {
+  backend.addFault({
+    route: "POST /v1/instances",
+    kind: "status",
+    status: 429,
+    retryAfterSeconds: 0,
+    times: 1,
+  });
+  backend.addFault({ route: "POST /v1/instances", kind: "status", status: 503, times: 1 });
+  const r = await createInstance(args(), ctx());
+  expect(r.diagnostics).toEqual([]);
+  expect(live()).toHaveLength(1);
+});
+
+describe("start failures", () => {
+  async function stoppedInstance() {
+    const r = await createInstance(args({ desired_status: "stopped" }), ctx());
+    return r.state!;
+  }
+
+  test.each([
+    [{ unreachable: true }, "HOST_UNREACHABLE"],
+    [{ refuseStart: "refused" as const }, "START_REFUSED"],
+    [{ refuseStart: "workload_missing" as const }, "START_REFUSED"],
+    [{ capacityUnavailable: true }, "CAPACITY_UNAVAILABLE"],
+    [{ startUnavailable: true }, "START_UNAVAILABLE"],
+  ])("%o -> %s, state stays stopped", async (behaviour, code) => {
+    const s = await stoppedInstance();
+    backend.setHostBehaviour(DEMO_IDS.machineLarge, behaviour);
+    const r = await updateInstance(s.id, args(), ctx(400));
+    expect(r.diagnostics[0]!.summary.startsWith(`${code}: `)).toBe(true);
+    expect(r.diagnostics[0]!.path).toEqual([{ attribute: "desired_status" }]);
+    expect(r.state).toMatchObject({ status: "stopped", desired_status: "stopped" });
+  });
+
+  test("START_UNAVAILABLE is retried until it clears", async () => {
+    const s = await stoppedInstance();
+    backend.setHostBehaviour(DEMO_IDS.machineLarge, { startUnavailable: true });
+    const c = ctx(60_000);
+    let calls = 0;
+    c.sleep = async () => {
+      calls++;
+      if (calls === 2) backend.setHostBehaviour(DEMO_IDS.machineLarge, { startUnavailable: false });
+    };
+    const r = await updateInstance(s.id, args(), c);
+    expect(r.diagnostics).toEqual([]);
+    expect(r.state).toMatchObject({ status: "running" });
+  });
+
+  test("insufficient balance at start names the amounts", async () => {
+    const s = await stoppedInstance();
+    backend.setBalance(creds.org_id, 1_000_000);
+    const r = await updateInstance(s.id, args(), ctx());
+    expect(r.diagnostics[0]!.summary).toMatch(/^INSUFFICIENT_BALANCE: /);
+    expect(r.diagnostics[0]!.detail).toContain("¥1.00");
+  });
+});
+
+test("a stop the host never confirms ends in stop_timed_out after 30 minutes", async () => {
+  const r0 = await createInstance(args(), ctx());
+  backend.setHostBehaviour(DEMO_IDS.machineLarge, { neverConfirmStop: true });
+  const c = ctx(60_000);
+  let advanced = false;
+  c.sleep = async () => {
+    if (!advanced) {
+      advanced = true;
+      backend.clock.advance(31 * 60_000);
+    }
+  };
+  const r = await updateInstance(r0.state!.id, { ...args(), desired_status: "stopped" }, c);
+  expect(r.diagnostics[0]!.summary).toMatch(/^stop_timed_out: /);
+  expect(r.state).toMatchObject({ status: "running", desired_status: "running" });
+});
+
+test("an auto-stopped instance reads as stopped", async () => {
+  const r0 = await createInstance(args(), ctx());
+  backend.setBalance(creds.org_id, 1);
+  backend.clock.advance(60_000);
+  const r = await readInstance(r0.state!.id, r0.state!, ctx());
+  expect(r.state).toMatchObject({ status: "stopped", desired_status: "stopped" });
+});
+
+test("deleting an instance already destroying waits for it", async () => {
+  const r0 = await createInstance(args(), ctx());
+  backend.setTransitions("manual");
+  await ctx().client.destroyInstance(r0.state!.id);
+  const pending = deleteInstance(r0.state!.id, ctx());
+  setTimeout(() => backend.completeTransition(r0.state!.id), 50);
+  expect(await pending).toEqual({ state: null, diagnostics: [] });
+  expect(backend.instance(r0.state!.id)?.status).toBe("destroyed");
+});
