@@ -152,6 +152,18 @@ describe("7.2 deploy refusals, in check order", () => {
     expect((await deploy(fb(), creds(), creds().admin_session_token)).status).toBe(201);
   });
 
+  test("7.2 concurrent deploys never oversell an offer's free units", async () => {
+    const o = fb().createOffer({ machine_id: DEMO_IDS.machineLarge, free_units: 2 });
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => deploy(fb(), creds(), creds().admin_session_token, { offer_id: o.id })),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).toEqual([201, 201, 409, 409, 409, 409]);
+    for (const a of answers.filter((x) => x.status === 409))
+      expect(errorOf(a).code).toBe("OFFER_UNAVAILABLE");
+    expect(fb().state().offers[o.id]?.free_units).toBe(0);
+  });
+
   test("7.2 a deploy failing two checks returns the earlier one", async () => {
     await expectRefusal(
       { offer_id: creds().small_disk_offer_id, disk_gb: 600, template_id: creds().coming_soon_template_id },
