@@ -1,0 +1,60 @@
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { derToPem, generateServerCertificate, handshakeCertificate } from "./cert";
+
+describe("server certificate", () => {
+  const now = new Date("2026-06-01T12:00:00.000Z");
+  const cert = generateServerCertificate({ now });
+  const x509 = new X509Certificate(cert.der);
+
+  it("names localhost in the SAN, which Go checks instead of the CN", () => {
+    expect(x509.subjectAltName).toBe("DNS:localhost");
+    expect(x509.checkHost("localhost")).toBe("localhost");
+  });
+
+  it("is a self-signed CA, since the client makes it its only root", () => {
+    expect(x509.ca).toBe(true);
+    expect(x509.issuer).toBe(x509.subject);
+    expect(x509.verify(x509.publicKey)).toBe(true);
+  });
+
+  it("allows server and client authentication", () => {
+    expect(x509.keyUsage).toEqual(["1.3.6.1.5.5.7.3.1", "1.3.6.1.5.5.7.3.2"]);
+  });
+
+  it("uses an ECDSA key", () => {
+    expect(x509.publicKey.asymmetricKeyType).toBe("ec");
+  });
+
+  it("is valid from 30 seconds before now for years", () => {
+    expect(new Date(x509.validFrom).getTime()).toBe(now.getTime() - 30_000);
+    expect(new Date(x509.validTo).getTime()).toBeGreaterThan(now.getTime() + 5 * 365 * 24 * 3600 * 1000);
+  });
+
+  it("comes with a matching PEM and private key", () => {
+    expect(cert.certPem).toBe(derToPem(cert.der));
+    expect(new X509Certificate(cert.certPem).checkPrivateKey(createPrivateKey(cert.keyPem))).toBe(true);
+  });
+
+  it("is fresh every time", () => {
+    const other = new X509Certificate(generateServerCertificate().der);
+    expect(other.serialNumber).not.toBe(x509.serialNumber);
+    expect(other.publicKey.export({ format: "der", type: "spki" })).not.toEqual(
+      x509.publicKey.export({ format: "der", type: "spki" }),
+    );
+  });
+});
+
+describe("handshake certificate field", () => {
+  it("is unpadded standard base64 of the DER, for every DER length modulo 3", () => {
+    const remainders = new Set<number>();
+    for (let i = 0; i < 30 && remainders.size < 3; i++) {
+      const { der } = generateServerCertificate();
+      remainders.add(der.length % 3);
+      const field = handshakeCertificate(der);
+      expect(field).toMatch(/^[A-Za-z0-9+/]+$/); // standard alphabet, no '=', not base64url
+      expect(Buffer.from(field, "base64")).toEqual(der);
+      expect(new X509Certificate(Buffer.from(field, "base64")).subjectAltName).toBe("DNS:localhost");
+    }
+    expect(remainders.size).toBeGreaterThan(1);
+  });
+});

@@ -1,0 +1,89 @@
+import { hclogTimestamp, Logger, levelFromEnv, REDACTED, redactText } from "./log";
+
+function capture(level: "trace" | "warn" = "trace") {
+  const lines: string[] = [];
+  const log = new Logger("gpurental", level, (l) => lines.push(l));
+  return { log, lines, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+describe("hclog lines", () => {
+  it("writes one JSON object per line with hclog's keys", () => {
+    const { log, lines, records } = capture();
+    log.child("plugin", { tf_rpc: "PlanResourceChange" }).info("planned", { resource: "gpurental_instance" });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.endsWith("\n")).toBe(true);
+    expect(records()[0]).toMatchObject({
+      "@level": "info",
+      "@message": "planned",
+      "@module": "gpurental.plugin",
+      tf_rpc: "PlanResourceChange",
+      resource: "gpurental_instance",
+    });
+  });
+
+  it("stamps exactly six fractional digits, the layout Go parses", () => {
+    expect(hclogTimestamp(new Date("2026-01-02T03:04:05.678Z"))).toBe("2026-01-02T03:04:05.678000Z");
+    const { log, records } = capture();
+    log.warn("x");
+    expect(records()[0]!["@timestamp"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  });
+
+  it("drops records below the level", () => {
+    const { log, lines } = capture("warn");
+    log.debug("hidden");
+    log.info("hidden");
+    log.warn("shown");
+    log.error("shown");
+    expect(lines).toHaveLength(2);
+  });
+});
+
+describe("level from the environment", () => {
+  it.each([
+    [{}, "warn"],
+    [{ TF_LOG: "debug" }, "debug"],
+    [{ TF_LOG: "DEBUG", TF_LOG_PROVIDER: "error" }, "error"],
+    [{ TF_LOG: "json" }, "trace"],
+    [{ TF_LOG: "off" }, "off"],
+    [{ TF_LOG: "whatever" }, "trace"],
+  ])("%j gives %s", (env, level) => {
+    expect(levelFromEnv(env)).toBe(level);
+  });
+});
+
+describe("redaction", () => {
+  const secret = "gpr_0123456789abcdef0123456789abcdef0123456789abcdef";
+
+  it("masks credential-named fields at any depth", () => {
+    const { log, lines } = capture();
+    log.info("configure", {
+      token: "plain-token-value",
+      config: {
+        base_url: "http://x",
+        access_token: "abc",
+        nested: { password: "pw", Authorization: "Bearer q" },
+      },
+    });
+    expect(lines[0]).not.toMatch(/plain-token-value|"abc"|"pw"|Bearer q/);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      token: REDACTED,
+      config: {
+        base_url: "http://x",
+        access_token: REDACTED,
+        nested: { password: REDACTED, Authorization: REDACTED },
+      },
+    });
+  });
+
+  it("masks gpr_/gps_ secrets and bearer tokens inside text, messages included", () => {
+    const { log, lines } = capture();
+    log.error(`request failed with ${secret}`, {
+      error: new Error(`401 for gps_${"ab".repeat(24)}`),
+      header: "Authorization: Bearer zzz.yyy",
+    });
+    expect(lines[0]).not.toContain(secret);
+    expect(lines[0]).not.toContain("gps_abab");
+    expect(lines[0]).not.toContain("zzz.yyy");
+    expect(redactText(`token=${secret}&x=1`)).toBe(`token=${REDACTED}&x=1`);
+  });
+});

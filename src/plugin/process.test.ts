@@ -1,0 +1,165 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bundle, descriptorText } from "../../scripts/bundle-provider";
+import { derToPem, generateServerCertificate } from "./cert";
+import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
+import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
+
+// The executable as Terraform runs it: a separate process started from the bundle, talking
+// go-plugin on stdout, TLS and gRPC.
+
+jest.setTimeout(60_000);
+
+const work = mkdtempSync(join(tmpdir(), "gpurental-provider-process-"));
+const cacheDir = join(work, "cache");
+let launcher = "";
+let bundleFile = "";
+const hostCert = generateServerCertificate();
+
+beforeAll(async () => {
+  bundleFile = await bundle(join(__dirname, "main.ts"), join(work, "provider.js"));
+  launcher = await bundle(join(__dirname, "launcher.ts"), join(work, "provider-launcher.js"));
+  // The same two lines as the installed executable.
+  writeFileSync(
+    join(work, "run.js"),
+    `require(${JSON.stringify(launcher)}).launch(${JSON.stringify(bundleFile)}, process.argv.slice(2));\n`,
+  );
+});
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface Started {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function start(env: NodeJS.ProcessEnv, args: string[] = []): Started {
+  const child = spawn(process.execPath, [join(work, "run.js"), ...args], {
+    env: { PATH: process.env.PATH, GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (d) => {
+    out += d;
+  });
+  child.stderr!.on("data", (d) => {
+    err += d;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+async function handshake(s: Started): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  while (!s.stdout().includes("\n")) {
+    if (Date.now() > deadline) throw new Error(`no handshake; stderr: ${s.stderr()}`);
+    if (s.child.exitCode !== null) throw new Error(`exited before the handshake; stderr: ${s.stderr()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return s.stdout();
+}
+
+const hostEnv = {
+  [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
+  PLUGIN_PROTOCOL_VERSIONS: "6,5",
+  PLUGIN_CLIENT_CERT: hostCert.certPem,
+};
+
+describe("the provider executable", () => {
+  it("run by hand, says it is a Terraform plugin and exits non-zero without printing to stdout", async () => {
+    const s = start({});
+    const { code } = await s.exited;
+    expect(code).toBe(1);
+    expect(s.stdout()).toBe("");
+    expect(s.stderr()).toMatch(/This binary is a Terraform provider plugin/);
+  });
+
+  it("explains a host without protocol 6", async () => {
+    const s = start({ ...hostEnv, PLUGIN_PROTOCOL_VERSIONS: "5" });
+    expect((await s.exited).code).toBe(1);
+    expect(s.stderr()).toMatch(/protocol 6 only/);
+  });
+
+  it("ignores SIGINT, serves over mTLS, and exits promptly on Shutdown with nothing else on stdout", async () => {
+    const s = start({ ...hostEnv, TF_LOG: "trace" });
+    try {
+      const line = await handshake(s);
+      const hs = parseHandshake(line);
+      const serverPem = derToPem(Buffer.from(hs.cert, "base64"));
+      s.child.kill("SIGINT");
+      await new Promise((r) => setTimeout(r, 200));
+      expect(s.child.exitCode).toBeNull();
+
+      const creds = tlsCredentials(serverPem, hostCert);
+      const provider = connect(hs.address, "tfplugin6.Provider", creds);
+      const res = await provider.call("GetProviderSchema");
+      expect(res.provider).toBeDefined();
+      provider.close();
+
+      const controller = connect(hs.address, "plugin.GRPCController", creds);
+      const started = Date.now();
+      await controller.call("Shutdown");
+      const { code } = await s.exited;
+      controller.close();
+      expect(code).toBe(0);
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(s.stdout()).toBe(line); // the handshake line is the only output on stdout
+      // stderr holds hclog JSON lines only
+      for (const l of s.stderr().trim().split("\n")) expect(JSON.parse(l)).toHaveProperty("@level");
+      expect(s.stderr()).toMatch(/ignoring SIGINT/);
+    } finally {
+      s.child.kill("SIGKILL");
+    }
+  });
+
+  it("exits on SIGTERM", async () => {
+    const s = start(hostEnv);
+    try {
+      await handshake(s);
+      s.child.kill("SIGTERM");
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      s.child.kill("SIGKILL");
+    }
+  });
+
+  it("writes a V8 code cache on exit and uses it next time", async () => {
+    expect(readdirSync(cacheDir).filter((f) => f.endsWith(".v8cache"))).toHaveLength(1);
+    const s = start(hostEnv);
+    await handshake(s);
+    s.child.kill("SIGTERM");
+    expect((await s.exited).code).toBe(0);
+  });
+
+  it("in --debug mode prints the reattach value and stops on SIGINT", async () => {
+    const s = start({}, ["--debug"]);
+    try {
+      const deadline = Date.now() + 20_000;
+      while (!/TF_REATTACH_PROVIDERS='.*'\n/.test(s.stdout()) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const reattach = JSON.parse(/TF_REATTACH_PROVIDERS='(.*)'/.exec(s.stdout())![1]!);
+      expect(reattach["registry.terraform.io/gpurental/gpurental"]).toMatchObject({
+        Pid: s.child.pid,
+        Test: true,
+      });
+      s.child.kill("SIGINT");
+      expect((await s.exited).code).toBe(0);
+    } finally {
+      s.child.kill("SIGKILL");
+    }
+  });
+});
+
+describe("the committed protocol descriptor", () => {
+  it("matches the .proto files (regenerate with `npm run bundle`)", () => {
+    expect(readFileSync(join(__dirname, "proto", "descriptor.json"), "utf8")).toBe(descriptorText());
+  });
+});

@@ -1,0 +1,296 @@
+import { status } from "@grpc/grpc-js";
+import { generateServerCertificate } from "./cert";
+import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
+import { Logger } from "./log";
+import { MAX_MESSAGE_BYTES, type ServeOptions, type ServingProvider, serveProvider } from "./server";
+import { createStubProviderService } from "./stub-service";
+import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
+import type { ProviderService } from "./tfplugin6";
+
+const quiet = new Logger("test", "off");
+const hostCert = generateServerCertificate(); // stands in for the certificate Terraform passes
+const hostEnv = {
+  [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
+  PLUGIN_PROTOCOL_VERSIONS: "5,6",
+  PLUGIN_CLIENT_CERT: hostCert.certPem,
+};
+
+const running: ServingProvider[] = [];
+afterEach(() => {
+  for (const s of running.splice(0)) s.close();
+});
+
+async function serve(service: ProviderService | (() => Promise<ProviderService>), opts: ServeOptions = {}) {
+  const out: string[] = [];
+  const exits: number[] = [];
+  const serving = await serveProvider(service, {
+    env: hostEnv,
+    stdout: (t) => out.push(t),
+    exit: (code) => exits.push(code),
+    processHooks: false,
+    logger: quiet,
+    ...opts,
+  });
+  running.push(serving);
+  return { serving, out, exits, hs: parseHandshake(out.join("")) };
+}
+
+describe("serveProvider with AutoMTLS", () => {
+  it("prints exactly one handshake line carrying its certificate, and serves the host holding its certificate", async () => {
+    const { serving, out, hs } = await serve(createStubProviderService());
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatch(/^1\|6\|tcp\|127\.0\.0\.1:\d+\|grpc\|[A-Za-z0-9+/]+\n$/);
+    expect(hs.address).toBe(serving.address);
+
+    const client = connect(
+      hs.address,
+      "tfplugin6.Provider",
+      tlsCredentials(serving.serverCertPem!, hostCert),
+    );
+    try {
+      const res = await client.call("GetProviderSchema");
+      const provider = res.provider as { block: { attributes: { name: string; sensitive: boolean }[] } };
+      expect(provider.block.attributes.map((a) => a.name)).toEqual(["base_url", "token", "org_id"]);
+      expect(provider.block.attributes[1]!.sensitive).toBe(true);
+      expect(res.server_capabilities).toMatchObject({ get_provider_schema_optional: true });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("refuses a client without a certificate", async () => {
+    const { serving, hs } = await serve(createStubProviderService());
+    const client = connect(hs.address, "tfplugin6.Provider", tlsCredentials(serving.serverCertPem!));
+    try {
+      await expect(
+        client.call("GetProviderSchema", {}, { deadline: Date.now() + 3000 }),
+      ).rejects.toMatchObject({
+        code: expect.any(Number),
+      });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("refuses a client with some other certificate", async () => {
+    const { serving, hs } = await serve(createStubProviderService());
+    const stranger = generateServerCertificate();
+    const client = connect(
+      hs.address,
+      "tfplugin6.Provider",
+      tlsCredentials(serving.serverCertPem!, stranger),
+    );
+    try {
+      await expect(
+        client.call("GetProviderSchema", {}, { deadline: Date.now() + 3000 }),
+      ).rejects.toMatchObject({
+        code: expect.any(Number),
+      });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("refuses a plaintext client", async () => {
+    const { hs } = await serve(createStubProviderService());
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      await expect(
+        client.call("GetProviderSchema", {}, { deadline: Date.now() + 3000 }),
+      ).rejects.toBeDefined();
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe("serveProvider RPCs (plaintext)", () => {
+  const plainEnv = { [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE, PLUGIN_PROTOCOL_VERSIONS: "6" };
+
+  it("serves plaintext with an empty certificate field when no client certificate is given", async () => {
+    const { hs, serving } = await serve(createStubProviderService(), { env: plainEnv });
+    expect(hs.cert).toBe("");
+    expect(serving.serverCertPem).toBeUndefined();
+  });
+
+  it("answers UNIMPLEMENTED for RPCs the service does not implement", async () => {
+    const { hs } = await serve(createStubProviderService(), { env: plainEnv });
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      await expect(client.call("MoveResourceState")).rejects.toMatchObject({ code: status.UNIMPLEMENTED });
+      await expect(client.call("GetFunctions")).rejects.toMatchObject({ code: status.UNIMPLEMENTED });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("turns a thrown error into INTERNAL rather than crashing", async () => {
+    const service = createStubProviderService();
+    service.ValidateResourceConfig = async () => {
+      throw new Error("boom");
+    };
+    const { hs } = await serve(service, { env: plainEnv });
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      await expect(client.call("ValidateResourceConfig", { type_name: "x" })).rejects.toMatchObject({
+        code: status.INTERNAL,
+        details: "boom",
+      });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("passes requests through decoded as proto-loader would (snake_case, Buffer, Number)", async () => {
+    const seen: unknown[] = [];
+    const service = createStubProviderService();
+    service.UpgradeResourceState = async (req) => {
+      seen.push(req);
+      return { upgraded_state: { msgpack: Buffer.from([0xc0]) }, diagnostics: [] };
+    };
+    const { hs } = await serve(service, { env: plainEnv });
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      const res = await client.call("UpgradeResourceState", {
+        type_name: "gpurental_instance",
+        version: 3,
+        raw_state: { json: Buffer.from('{"id":"x"}') },
+      });
+      expect(seen[0]).toEqual({
+        type_name: "gpurental_instance",
+        version: 3,
+        raw_state: { json: Buffer.from('{"id":"x"}'), flatmap: {} },
+      });
+      expect(res.upgraded_state).toEqual({ msgpack: Buffer.from([0xc0]), json: Buffer.alloc(0) });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("loads a lazy service once, after the handshake", async () => {
+    let loads = 0;
+    const { hs } = await serve(
+      async () => {
+        loads++;
+        return createStubProviderService();
+      },
+      { env: plainEnv },
+    );
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      await Promise.all([client.call("GetProviderSchema"), client.call("ValidateProviderConfig")]);
+      expect(loads).toBe(1);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("forwards StopProvider to the service while other calls are in flight", async () => {
+    let release: () => void = () => {};
+    const controller = new AbortController();
+    const service = createStubProviderService();
+    service.ApplyResourceChange = () =>
+      new Promise((resolve) => {
+        controller.signal.addEventListener("abort", () => resolve({ diagnostics: [] }));
+        release = () => resolve({ diagnostics: [] });
+      });
+    service.StopProvider = async () => {
+      controller.abort();
+      return { Error: "" };
+    };
+    const { hs } = await serve(service, { env: plainEnv });
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      const apply = client.call("ApplyResourceChange", { type_name: "x" });
+      await new Promise((r) => setTimeout(r, 50));
+      await expect(client.call("StopProvider")).resolves.toEqual({ Error: "" });
+      await expect(apply).resolves.toBeDefined();
+      expect(controller.signal.aborted).toBe(true);
+    } finally {
+      release();
+      client.close();
+    }
+  });
+
+  it("replies to GRPCController.Shutdown and then exits promptly", async () => {
+    const { hs, exits } = await serve(createStubProviderService(), { env: plainEnv });
+    const client = connect(hs.address, "plugin.GRPCController");
+    try {
+      const started = Date.now();
+      await expect(client.call("Shutdown")).resolves.toEqual({});
+      while (exits.length === 0 && Date.now() - started < 1000) await new Promise((r) => setTimeout(r, 5));
+      expect(exits).toEqual([0]);
+      expect(Date.now() - started).toBeLessThan(500);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("reports SERVING on the health service", async () => {
+    const { hs } = await serve(createStubProviderService(), { env: plainEnv });
+    const client = connect(hs.address, "grpc.health.v1.Health");
+    try {
+      await expect(client.call("Check", { service: "plugin" })).resolves.toEqual({ status: 1 });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("accepts messages far above grpc-js's 4 MiB default", async () => {
+    expect(MAX_MESSAGE_BYTES).toBe(256 * 1024 * 1024);
+    const { hs } = await serve(createStubProviderService(), { env: plainEnv });
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      const big = Buffer.alloc(8 * 1024 * 1024, 1);
+      await expect(
+        client.call("ValidateResourceConfig", { type_name: "x", config: { msgpack: big } }),
+      ).resolves.toEqual({ diagnostics: [] });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("serves on a unix socket when asked", async () => {
+    const { hs } = await serve(createStubProviderService(), { env: plainEnv, network: "unix" });
+    expect(hs.network).toBe("unix");
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      await expect(client.call("ValidateProviderConfig")).resolves.toEqual({ diagnostics: [] });
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe("serveProvider checks before serving", () => {
+  it("refuses to start without the magic cookie", async () => {
+    await expect(
+      serveProvider(createStubProviderService(), { env: {}, processHooks: false }),
+    ).rejects.toThrow(/Terraform provider plugin/);
+  });
+
+  it("refuses a host without protocol 6", async () => {
+    await expect(
+      serveProvider(createStubProviderService(), {
+        env: { [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE, PLUGIN_PROTOCOL_VERSIONS: "5" },
+        processHooks: false,
+      }),
+    ).rejects.toThrow(/protocol 6/);
+  });
+
+  it("needs neither in debug mode, serves plaintext and prints TF_REATTACH_PROVIDERS", async () => {
+    const { out, serving } = await serve(createStubProviderService(), { env: {}, debug: true });
+    const text = out.join("");
+    const match = /TF_REATTACH_PROVIDERS='(.*)'/.exec(text);
+    expect(match).not.toBeNull();
+    const reattach = JSON.parse(match![1]!);
+    expect(reattach["registry.terraform.io/gpurental/gpurental"]).toMatchObject({
+      Protocol: "grpc",
+      ProtocolVersion: 6,
+      Test: true,
+      Pid: process.pid,
+      Addr: { Network: "tcp", String: serving.address },
+    });
+    expect(serving.serverCertPem).toBeUndefined();
+  });
+});
