@@ -43,6 +43,7 @@ export {
   unknownOnUpdate,
   useStateForUnknown,
 } from "./modifiers";
+export { checkPlan, nullUnknowns, type PlannedChange, planChange } from "./plan";
 export {
   type Attribute,
   type AttributeOptions,
@@ -63,4 +64,11 @@ export {
   type Validator,
   type ValidatorContext,
 } from "./schema";
+export {
+  createProviderService,
+  fromProtoDiagnostics,
+  type ProviderService,
+  type ProviderServiceOptions,
+  SERVER_CAPABILITIES,
+} from "./server";
 export { durationValidator, parseDuration, timeoutsAttribute } from "./timeouts";

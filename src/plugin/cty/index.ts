@@ -5,7 +5,7 @@ import { decodeMsgpack, encodeMsgpack } from "./msgpack";
 import type { CtyType } from "./types";
 import type { CtyValue } from "./values";
 
-export { decodeJson, encodeJson, type JsonDecodeOptions } from "./json";
+export { decodeJson, decodeJsonUntyped, encodeJson, type JsonDecodeOptions } from "./json";
 export { CtyCodecError, decodeMsgpack, encodeMsgpack } from "./msgpack";
 export * from "./types";
 export * from "./values";

@@ -151,3 +151,27 @@ function toJsonText(value: unknown, type: CtyType, path: (string | number)[]): s
       return `{"value":${toJsonText(value.value, value.type, path)},"type":${JSON.stringify(typeToJSON(value.type))}}`;
   }
 }
+
+/** Parses cty JSON without a type: objects become records, numbers lossless number values. */
+export function decodeJsonUntyped(text: string | Uint8Array): CtyValue {
+  const source = typeof text === "string" ? text : Buffer.from(text).toString("utf8");
+  if (source.trim() === "") return null;
+  const convert = (json: unknown): CtyValue => {
+    if (json === null || json === undefined) return null;
+    if (isLosslessNumber(json)) return numberFromDecimal(json.value);
+    if (typeof json === "string" || typeof json === "boolean") return json;
+    if (Array.isArray(json)) return json.map(convert);
+    if (isRecord(json)) {
+      const out = newRecord<CtyValue>();
+      for (const k of Object.keys(json)) out[k] = convert(json[k]);
+      return out;
+    }
+    throw new CtyCodecError(`unexpected JSON value ${typeof json}`);
+  };
+  try {
+    return convert(parse(source));
+  } catch (err) {
+    if (err instanceof CtyCodecError) throw err;
+    throw new CtyCodecError(`invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}

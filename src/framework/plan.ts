@@ -1,0 +1,291 @@
+// Planning done so that Terraform's plan checks (objchange.AssertPlanValid) always pass:
+//  - a configured value is planned exactly as configured;
+//  - only computed attributes left unset in configuration are planned freely: unknown on create,
+//    the prior value on update (unknown when the prior value is null and the resource changes),
+//    then adjusted by plan modifiers and the resource's modifyPlan;
+//  - write-only attributes are planned null;
+//  - destroy (proposed null) plans null.
+import {
+  type CtyType,
+  type CtyValue,
+  isRecord,
+  isUnknown,
+  newRecord,
+  unknown,
+  valuesEqual,
+} from "../plugin/cty";
+import { type Diagnostics, formatPath, type Path } from "./diagnostics";
+import type { Attribute, Attributes, Schema } from "./schema";
+
+type Rec = Record<string, CtyValue>;
+
+function asRec(value: CtyValue | undefined): Rec | null {
+  return isRecord(value) ? (value as Rec) : null;
+}
+
+function isKnownNonNull(value: CtyValue | undefined): boolean {
+  return value !== null && value !== undefined && !isUnknown(value);
+}
+
+/** The framework's plan of one resource instance. */
+export interface PlannedChange {
+  /** The planned object, or null for destroy. */
+  planned: Rec | null;
+  /** Attribute paths whose change forces replacement. */
+  requiresReplace: Path[];
+}
+
+/** Whether configured values in `next` differ from `prior` (write-only attributes excluded). */
+function changes(attributes: Attributes, prior: Rec, next: Rec): boolean {
+  return Object.entries(attributes).some(
+    ([name, a]) => !a.writeOnly && !valuesEqual(prior[name], next[name], a.type),
+  );
+}
+
+/** Applies defaults and nulls write-only attributes: what the plan would be with nothing computed. */
+function baseline(attributes: Attributes, proposed: Rec): Rec {
+  const out = newRecord<CtyValue>();
+  for (const [name, a] of Object.entries(attributes)) {
+    const v = proposed[name] ?? null;
+    out[name] = a.writeOnly ? null : a.default !== undefined && v === null ? a.default : v;
+  }
+  return out;
+}
+
+interface Walk {
+  readonly resourceChanges: boolean;
+  readonly replace: Path[];
+}
+
+function planObject(
+  attributes: Attributes,
+  prior: Rec | null,
+  proposed: Rec,
+  config: Rec | null,
+  walk: Walk,
+  at: Path,
+  addressable: boolean,
+): Rec {
+  const out = newRecord<CtyValue>();
+  for (const [name, a] of Object.entries(attributes)) {
+    out[name] = planAttribute(
+      a,
+      prior ? (prior[name] ?? null) : null,
+      proposed[name] ?? null,
+      config ? (config[name] ?? null) : null,
+      prior === null,
+      walk,
+      addressable ? [...at, { attribute: name }] : at,
+      addressable,
+    );
+  }
+  return out;
+}
+
+function planAttribute(
+  a: Attribute,
+  prior: CtyValue,
+  proposed: CtyValue,
+  config: CtyValue,
+  isCreate: boolean,
+  walk: Walk,
+  at: Path,
+  addressable: boolean,
+): CtyValue {
+  if (a.writeOnly) return null;
+  let plan: CtyValue = proposed;
+  if (a.computed && config === null) {
+    if (a.default !== undefined) plan = a.default;
+    else if (isCreate) plan = unknown;
+    // Terraform copied the prior value into the proposal; keep it unless the object changes and
+    // there was nothing yet (a value the API may fill in now).
+    else if (prior === null && walk.resourceChanges) plan = unknown;
+    else plan = proposed;
+  } else if (a.nested && isKnownNonNull(config) && isKnownNonNull(plan)) {
+    plan = planNested(a, prior, plan, config, walk, at, addressable);
+  }
+  for (const modifier of a.planModifiers) {
+    const res = modifier.modify({
+      path: at,
+      config,
+      state: isCreate ? null : prior,
+      plan,
+      type: a.type,
+      isCreate,
+      resourceChanges: walk.resourceChanges,
+    });
+    if (!res) continue;
+    if (res.plan !== undefined) plan = res.plan;
+    if (res.requiresReplace && !isCreate) walk.replace.push(at);
+  }
+  return plan;
+}
+
+function planNested(
+  a: Attribute,
+  prior: CtyValue,
+  plan: CtyValue,
+  config: CtyValue,
+  walk: Walk,
+  at: Path,
+  addressable: boolean,
+): CtyValue {
+  const nested = a.nested!;
+  const attrs = nested.attributes;
+  switch (nested.nesting) {
+    case "single": {
+      const p = asRec(plan);
+      return p ? planObject(attrs, asRec(prior), p, asRec(config), walk, at, addressable) : plan;
+    }
+    case "list": {
+      if (!Array.isArray(plan) || !Array.isArray(config)) return plan;
+      const priorList = Array.isArray(prior) ? prior : [];
+      return plan.map((el, i) => {
+        const p = asRec(el);
+        return p
+          ? planObject(
+              attrs,
+              asRec(priorList[i]),
+              p,
+              asRec(config[i]),
+              walk,
+              [...at, { index: i }],
+              addressable,
+            )
+          : el;
+      });
+    }
+    case "map": {
+      const p = asRec(plan);
+      const c = asRec(config);
+      if (!p || !c) return plan;
+      const priorMap = asRec(prior);
+      const out = newRecord<CtyValue>();
+      for (const [k, el] of Object.entries(p)) {
+        const e = asRec(el);
+        out[k] = e
+          ? planObject(attrs, asRec(priorMap?.[k]), e, asRec(c[k]), walk, [...at, { key: k }], addressable)
+          : el;
+      }
+      return out;
+    }
+    case "set": {
+      // Set elements have no stable address: pair each planned element with a prior element whose
+      // configured attributes are equal, so computed attributes keep their values.
+      if (!Array.isArray(plan) || !Array.isArray(config)) return plan;
+      const unused = Array.isArray(prior) ? [...prior] : [];
+      return plan.map((el, i) => {
+        const e = asRec(el);
+        if (!e) return el;
+        const j = unused.findIndex((p) => sameConfigured(attrs, asRec(p), e));
+        const match = j >= 0 ? asRec(unused.splice(j, 1)[0]) : null;
+        return planObject(attrs, match, e, asRec(config[i]) ?? e, walk, at, false);
+      });
+    }
+  }
+}
+
+function sameConfigured(attrs: Attributes, a: Rec | null, b: Rec): boolean {
+  if (!a) return false;
+  return Object.entries(attrs).every(
+    ([n, at]) => (at.computed && b[n] === null) || valuesEqual(a[n], b[n], at.type),
+  );
+}
+
+/**
+ * Plans a resource change from Terraform's prior state, proposed new state and configuration.
+ * Prior null means create (or the create half of a replacement); proposed null means destroy.
+ */
+export function planChange(
+  schema: Schema,
+  prior: CtyValue,
+  proposed: CtyValue,
+  config: CtyValue,
+): PlannedChange {
+  const proposedRec = asRec(proposed);
+  if (!proposedRec) return { planned: null, requiresReplace: [] };
+  const priorRec = asRec(prior);
+  const resourceChanges =
+    priorRec === null || changes(schema.attributes, priorRec, baseline(schema.attributes, proposedRec));
+  const walk: Walk = { resourceChanges, replace: [] };
+  const planned = planObject(schema.attributes, priorRec, proposedRec, asRec(config), walk, [], true);
+  return { planned, requiresReplace: walk.replace };
+}
+
+/**
+ * Checks a finished plan against the rules Terraform enforces, so a resource's modifyPlan mistake
+ * is reported with the attribute's name instead of Terraform's "Provider produced invalid plan".
+ */
+export function checkPlan(schema: Schema, planned: Rec, config: Rec | null, diags: Diagnostics): void {
+  checkObject(schema.attributes, planned, config, [], diags);
+}
+
+function checkObject(
+  attributes: Attributes,
+  planned: Rec,
+  config: Rec | null,
+  at: Path,
+  diags: Diagnostics,
+): void {
+  for (const [name, a] of Object.entries(attributes)) {
+    const here = [...at, { attribute: name }];
+    const p = planned[name] ?? null;
+    const c = config ? (config[name] ?? null) : null;
+    if (a.writeOnly) {
+      if (p !== null) invalid(diags, here, "a write-only attribute must be planned as null");
+      continue;
+    }
+    if (a.computed && c === null) continue;
+    if (isUnknown(c)) {
+      if (!isUnknown(p)) invalid(diags, here, "the configuration value is unknown, so the plan must be too");
+      continue;
+    }
+    if (a.nested && a.nested.nesting === "single" && asRec(p) && asRec(c)) {
+      checkObject(a.nested.attributes, asRec(p)!, asRec(c), here, diags);
+      continue;
+    }
+    if (a.nested && a.nested.nesting !== "single") continue; // elements may carry computed values
+    if (!valuesEqual(p, c, a.type) && !(p === null && c === null)) {
+      invalid(diags, here, "a configured value must be planned exactly as configured");
+    }
+  }
+}
+
+function invalid(diags: Diagnostics, at: Path, why: string): void {
+  diags.addAttributeError(at, "Invalid plan", `The provider planned ${formatPath(at)} wrongly: ${why}.`);
+}
+
+/** Replaces every unknown left in a value by null; returns the paths where it did. */
+export function nullUnknowns(
+  value: CtyValue,
+  type: CtyType,
+  at: Path = [],
+): { value: CtyValue; paths: Path[] } {
+  const paths: Path[] = [];
+  const walk = (v: CtyValue, ty: CtyType, p: Path): CtyValue => {
+    if (isUnknown(v)) {
+      paths.push(p);
+      return null;
+    }
+    if (v === null) return v;
+    if (ty.kind === "object" && isRecord(v)) {
+      const out = newRecord<CtyValue>();
+      for (const [k, at2] of Object.entries(ty.attributes))
+        out[k] = walk(v[k] ?? null, at2, [...p, { attribute: k }]);
+      return out;
+    }
+    if (ty.kind === "map" && isRecord(v)) {
+      const out = newRecord<CtyValue>();
+      for (const [k, el] of Object.entries(v)) out[k] = walk(el, ty.element, [...p, { key: k }]);
+      return out;
+    }
+    if ((ty.kind === "list" || ty.kind === "set") && Array.isArray(v)) {
+      return v.map((el, i) => walk(el, ty.element, ty.kind === "list" ? [...p, { index: i }] : p));
+    }
+    if (ty.kind === "tuple" && Array.isArray(v)) {
+      return v.map((el, i) => walk(el, ty.elements[i]!, [...p, { index: i }]));
+    }
+    return v;
+  };
+  return { value: walk(value, type, at), paths };
+}

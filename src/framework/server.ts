@@ -1,0 +1,616 @@
+// The framework side of every tfplugin6 RPC: decode values with the schema's type, validate, call
+// the definition's handlers, check and encode the result. Nothing here throws to the transport:
+// every failure becomes an error diagnostic.
+import {
+  type CtyValue,
+  decodeJson,
+  decodeJsonUntyped,
+  encodeMsgpack,
+  fromDynamicValue,
+  isRecord,
+  isUnknown,
+  isWhollyKnown,
+  newRecord,
+} from "../plugin/cty";
+import type * as proto from "../plugin/tfplugin6";
+import type {
+  AnyDataSourceDefinition,
+  AnyResourceDefinition,
+  ConfigureContext,
+  HandlerContext,
+  ProviderDefinition,
+  ValidateContext,
+} from "./definitions";
+import {
+  type Diagnostic,
+  Diagnostics,
+  errorDiagnostic,
+  formatPath,
+  type Path,
+  toProtoDiagnostic,
+  toProtoPath,
+} from "./diagnostics";
+import { checkPlan, nullUnknowns, planChange } from "./plan";
+import { type Attributes, type Schema, type TimeoutOperation, toProtoSchema } from "./schema";
+import { parseDuration } from "./timeouts";
+
+type Rec = Record<string, CtyValue>;
+
+/** The capabilities this provider advertises. */
+export const SERVER_CAPABILITIES: proto.ServerCapabilities = {
+  plan_destroy: false,
+  get_provider_schema_optional: true,
+};
+
+/** Options of the service. */
+export interface ProviderServiceOptions {
+  /** Receives failures the framework turned into diagnostics (for the provider's log). */
+  log?: (level: "debug" | "warn" | "error", message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** One async method per tfplugin6 RPC, plus `stop()` to abort in-flight work from outside. */
+export interface ProviderService extends proto.ProviderService {
+  /** Aborts every in-flight and future handler signal (what StopProvider does). */
+  stop(): void;
+}
+
+const NAME = /^[a-z0-9_]+$/;
+
+// Inside the service, values are checked against the schema's cty type at runtime, so handlers are
+// called through these untyped views of the definitions (the typed views are for their authors).
+type Handler<P> = (req: unknown, ctx: HandlerContext<P>) => Promise<unknown>;
+interface LooseResource<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly description?: string;
+  readonly create: Handler<P>;
+  readonly read: Handler<P>;
+  readonly update: Handler<P>;
+  readonly delete: Handler<P>;
+  readonly importState?: Handler<P>;
+  readonly modifyPlan?: (req: unknown, ctx: HandlerContext<P>) => unknown;
+  readonly validateConfig?: (req: unknown, ctx: ValidateContext) => unknown;
+  readonly upgradeState?: Readonly<
+    Record<number, { readonly priorSchema?: Schema; upgrade(prior: Rec, ctx: ValidateContext): unknown }>
+  >;
+}
+interface LooseDataSource<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly description?: string;
+  readonly read: Handler<P>;
+  readonly validateConfig?: (req: unknown, ctx: ValidateContext) => unknown;
+}
+interface LooseProvider<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  configure(req: unknown, ctx: ConfigureContext): Promise<P>;
+  readonly validateConfig?: (req: unknown, ctx: ValidateContext) => unknown;
+  readonly resources: readonly AnyResourceDefinition<P>[];
+  readonly dataSources: readonly AnyDataSourceDefinition<P>[];
+}
+
+function asRec(value: CtyValue): Rec | null {
+  return isRecord(value) ? (value as Rec) : null;
+}
+
+/** A null-filled object of the schema with `values` laid over `base` (undefined keeps base). */
+function compose(schema: Schema, base: Rec | null, values: unknown): Rec {
+  const out = newRecord<CtyValue>();
+  const over = isRecord(values) ? (values as Rec) : null;
+  for (const name of Object.keys(schema.attributes)) {
+    const v = over && Object.hasOwn(over, name) && over[name] !== undefined ? over[name] : base?.[name];
+    out[name] = v ?? null;
+  }
+  if (over) {
+    for (const name of Object.keys(over)) {
+      if (!Object.hasOwn(schema.attributes, name))
+        throw new Error(`the returned state has an unknown attribute "${name}"`);
+    }
+  }
+  return out;
+}
+
+function withoutWriteOnly(attributes: Attributes, value: Rec): Rec {
+  const out = newRecord<CtyValue>();
+  for (const [name, a] of Object.entries(attributes)) out[name] = a.writeOnly ? null : (value[name] ?? null);
+  return out;
+}
+
+function runValidators(
+  attributes: Attributes,
+  value: Rec,
+  at: Path,
+  diags: Diagnostics,
+  addressable: boolean,
+): void {
+  for (const [name, a] of Object.entries(attributes)) {
+    const v = value[name] ?? null;
+    if (v === null || isUnknown(v)) continue;
+    const here = addressable ? [...at, { attribute: name }] : at;
+    for (const validator of a.validators) validator.validate(v, { path: here, diags });
+    if (!a.nested) continue;
+    const { nesting, attributes: inner } = a.nested;
+    if (nesting === "single" && asRec(v)) runValidators(inner, asRec(v)!, here, diags, addressable);
+    else if ((nesting === "list" || nesting === "set") && Array.isArray(v)) {
+      v.forEach((el, i) => {
+        const e = asRec(el);
+        if (e)
+          runValidators(
+            inner,
+            e,
+            nesting === "list" ? [...here, { index: i }] : here,
+            diags,
+            addressable && nesting === "list",
+          );
+      });
+    } else if (nesting === "map" && asRec(v)) {
+      for (const [k, el] of Object.entries(asRec(v)!)) {
+        const e = asRec(el);
+        if (e) runValidators(inner, e, [...here, { key: k }], diags, addressable);
+      }
+    }
+  }
+}
+
+function timeoutFor(
+  schema: Schema,
+  value: Rec | null,
+  op: TimeoutOperation,
+  diags: Diagnostics,
+): number | undefined {
+  for (const [name, a] of Object.entries(schema.attributes)) {
+    if (!a.timeoutDefaults) continue;
+    const given = asRec(value?.[name] ?? null)?.[op];
+    const text = typeof given === "string" ? given : a.timeoutDefaults[op];
+    if (text === undefined) return undefined;
+    const ms = parseDuration(text);
+    if (ms === undefined || ms === 0) {
+      diags.addAttributeError(
+        [{ attribute: name }, { attribute: op }],
+        "Invalid duration",
+        `${name}.${op} = ${JSON.stringify(text)} is not a duration; use e.g. "20m" or "1h30m".`,
+      );
+      return undefined;
+    }
+    return ms;
+  }
+  return undefined;
+}
+
+function out(diags: Diagnostics): proto.DiagnosticOut[] {
+  return diags.items.map(toProtoDiagnostic);
+}
+
+/** Builds the service that answers Terraform's RPCs for a provider definition. */
+export function createProviderService<S extends Schema, P>(
+  definition: ProviderDefinition<S, P>,
+  options: ProviderServiceOptions = {},
+): ProviderService {
+  const def = definition as unknown as LooseProvider<P>;
+  const resources = new Map<string, LooseResource<P>>();
+  const dataSources = new Map<string, LooseDataSource<P>>();
+  const register = <D extends { typeName: string }>(into: Map<string, D>, d: D) => {
+    if (
+      !NAME.test(d.typeName) ||
+      !(d.typeName === def.typeName || d.typeName.startsWith(`${def.typeName}_`))
+    ) {
+      throw new Error(`type name "${d.typeName}" must match ${NAME} and start with "${def.typeName}_"`);
+    }
+    if (into.has(d.typeName)) throw new Error(`type name "${d.typeName}" is defined twice`);
+    into.set(d.typeName, d);
+  };
+  for (const r of def.resources) register(resources, r as unknown as LooseResource<P>);
+  for (const d of def.dataSources) register(dataSources, d as unknown as LooseDataSource<P>);
+
+  const stopper = new AbortController();
+  let providerData: { value: P } | undefined;
+
+  const fail = (diags: Diagnostics, what: string, err: unknown) => {
+    options.log?.("error", `${what} failed`, {
+      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+    });
+    diags.add(errorDiagnostic(`${what} failed`, err));
+  };
+
+  const context = (diags: Diagnostics, timeoutMs: number | undefined): HandlerContext<P> => {
+    if (!providerData)
+      throw new Error("the provider is not configured (ConfigureProvider was not called or failed)");
+    const signal = timeoutMs
+      ? AbortSignal.any([stopper.signal, AbortSignal.timeout(timeoutMs)])
+      : stopper.signal;
+    return { diags, providerData: providerData.value, signal, timeoutMs };
+  };
+
+  const resourceFor = (typeName: string, diags: Diagnostics) => {
+    const r = resources.get(typeName);
+    if (!r) diags.addError("Unknown resource type", `This provider has no resource type "${typeName}".`);
+    return r;
+  };
+
+  /** Encodes a resource value, turning an encoding failure into a diagnostic and a null value. */
+  const encode = (
+    schema: Schema,
+    value: CtyValue,
+    diags: Diagnostics,
+    what: string,
+  ): proto.DynamicValueOut => {
+    try {
+      return { msgpack: encodeMsgpack(value, schema.type) };
+    } catch (err) {
+      fail(diags, what, err);
+      return { msgpack: encodeMsgpack(null, schema.type) };
+    }
+  };
+
+  /** Finishes a handler's state: laid over `base`, write-only nulled, leftover unknowns reported. */
+  const finish = (
+    schema: Schema,
+    base: Rec | null,
+    result: unknown,
+    diags: Diagnostics,
+    what: string,
+  ): Rec => {
+    const composed = withoutWriteOnly(schema.attributes, compose(schema, base, result));
+    const { value, paths } = nullUnknowns(composed, schema.type);
+    if (paths.length > 0 && !diags.hasErrors()) {
+      diags.addError(
+        `${what} left values unknown`,
+        `These attributes must be known after ${what}: ${paths.map(formatPath).join(", ")}.`,
+      );
+    }
+    return value as Rec;
+  };
+
+  const validate = async (
+    d: { schema: Schema; validateConfig?: (req: unknown, ctx: ValidateContext) => unknown } | undefined,
+    config: proto.DynamicValue | null,
+    diags: Diagnostics,
+  ) => {
+    if (!d) return;
+    const value = asRec(fromDynamicValue(config, d.schema.type));
+    if (!value) return;
+    runValidators(d.schema.attributes, value, [], diags, true);
+    await d.validateConfig?.({ config: value }, { diags });
+  };
+
+  return {
+    stop() {
+      stopper.abort(new Error("the provider was asked to stop"));
+    },
+
+    async GetMetadata() {
+      return {
+        server_capabilities: SERVER_CAPABILITIES,
+        diagnostics: [],
+        resources: [...resources.keys()].map((type_name) => ({ type_name })),
+        data_sources: [...dataSources.keys()].map((type_name) => ({ type_name })),
+      };
+    },
+
+    async GetProviderSchema() {
+      const diags = new Diagnostics();
+      const resource_schemas: Record<string, proto.Schema> = {};
+      const data_source_schemas: Record<string, proto.Schema> = {};
+      try {
+        for (const [name, r] of resources) {
+          const s = toProtoSchema(r.schema);
+          if (r.description) s.block.description = r.description;
+          resource_schemas[name] = s;
+        }
+        for (const [name, d] of dataSources) {
+          const s = toProtoSchema(d.schema);
+          if (d.description) s.block.description = d.description;
+          data_source_schemas[name] = s;
+        }
+      } catch (err) {
+        fail(diags, "Building the schema", err);
+      }
+      return {
+        provider: toProtoSchema(def.schema),
+        resource_schemas,
+        data_source_schemas,
+        diagnostics: out(diags),
+        server_capabilities: SERVER_CAPABILITIES,
+      };
+    },
+
+    async GetResourceIdentitySchemas() {
+      return { identity_schemas: {}, diagnostics: [] };
+    },
+
+    async ValidateProviderConfig(req) {
+      const diags = new Diagnostics();
+      try {
+        await validate(def, req.config, diags);
+      } catch (err) {
+        fail(diags, "Validating the provider configuration", err);
+      }
+      return { diagnostics: out(diags) };
+    },
+
+    async ValidateResourceConfig(req) {
+      const diags = new Diagnostics();
+      try {
+        await validate(resourceFor(req.type_name, diags), req.config, diags);
+      } catch (err) {
+        fail(diags, `Validating ${req.type_name}`, err);
+      }
+      return { diagnostics: out(diags) };
+    },
+
+    async ValidateDataResourceConfig(req) {
+      const diags = new Diagnostics();
+      try {
+        const d = dataSources.get(req.type_name);
+        if (!d) diags.addError("Unknown data source", `This provider has no data source "${req.type_name}".`);
+        await validate(d, req.config, diags);
+      } catch (err) {
+        fail(diags, `Validating ${req.type_name}`, err);
+      }
+      return { diagnostics: out(diags) };
+    },
+
+    async UpgradeResourceState(req) {
+      const diags = new Diagnostics();
+      const r = resourceFor(req.type_name, diags);
+      if (!r) return { diagnostics: out(diags) };
+      try {
+        const raw = req.raw_state?.json ?? Buffer.alloc(0);
+        if (raw.length === 0) {
+          if (Object.keys(req.raw_state?.flatmap ?? {}).length > 0) {
+            diags.addError(
+              "Unsupported state format",
+              "State in the pre-0.12 flatmap format cannot be upgraded.",
+            );
+            return { diagnostics: out(diags) };
+          }
+          return {
+            upgraded_state: encode(r.schema, null, diags, "Upgrading state"),
+            diagnostics: out(diags),
+          };
+        }
+        const current = r.schema.version;
+        let value: Rec;
+        if (req.version === current) {
+          value = compose(
+            r.schema,
+            asRec(decodeJson(raw, r.schema.type, { ignoreUndefinedAttributes: true })),
+            null,
+          );
+        } else if (req.version > current) {
+          diags.addError(
+            "State from a newer provider",
+            `The state of ${req.type_name} has schema version ${req.version}, but this provider only knows up to ${current}. Use a newer provider version.`,
+          );
+          return { diagnostics: out(diags) };
+        } else {
+          const upgrader = r.upgradeState?.[req.version];
+          if (!upgrader) {
+            diags.addError(
+              "Cannot upgrade state",
+              `The state of ${req.type_name} has schema version ${req.version}, and this provider cannot upgrade it to version ${current}.`,
+            );
+            return { diagnostics: out(diags) };
+          }
+          const prior = upgrader.priorSchema
+            ? decodeJson(raw, upgrader.priorSchema.type, { ignoreUndefinedAttributes: true })
+            : decodeJsonUntyped(raw);
+          const upgraded = await upgrader.upgrade(asRec(prior) ?? newRecord(), { diags });
+          value = compose(r.schema, null, upgraded);
+        }
+        const done = finish(r.schema, null, value, diags, "upgrading state");
+        return { upgraded_state: encode(r.schema, done, diags, "Upgrading state"), diagnostics: out(diags) };
+      } catch (err) {
+        fail(diags, `Upgrading the state of ${req.type_name}`, err);
+        return { diagnostics: out(diags) };
+      }
+    },
+
+    async ConfigureProvider(req) {
+      const diags = new Diagnostics();
+      try {
+        const config =
+          asRec(fromDynamicValue(req.config, def.schema.type)) ?? compose(def.schema, null, null);
+        runValidators(def.schema.attributes, config, [], diags, true);
+        if (diags.hasErrors()) return { diagnostics: out(diags) };
+        // Unknown values reach configure as Unknown; the definition decides (usually: report the
+        // attribute, or fall back to the environment). The framework never crashes on them.
+        const value = await def.configure(
+          { config: config, terraformVersion: req.terraform_version },
+          { diags, signal: stopper.signal },
+        );
+        if (!diags.hasErrors()) providerData = { value };
+      } catch (err) {
+        fail(diags, "Configuring the provider", err);
+      }
+      return { diagnostics: out(diags) };
+    },
+
+    async ReadResource(req) {
+      const diags = new Diagnostics();
+      const r = resourceFor(req.type_name, diags);
+      if (!r) return { diagnostics: out(diags) };
+      try {
+        const state = asRec(fromDynamicValue(req.current_state, r.schema.type));
+        if (!state) return { new_state: encode(r.schema, null, diags, "Reading"), diagnostics: out(diags) };
+        const ctx = context(diags, timeoutFor(r.schema, state, "read", diags));
+        const result = await r.read({ state: state, private: req.private ?? Buffer.alloc(0) }, ctx);
+        if (result === null) {
+          return {
+            new_state: encode(r.schema, null, diags, "Reading"),
+            diagnostics: out(diags),
+            private: req.private,
+          };
+        }
+        const next = finish(r.schema, state, result, diags, "read");
+        return {
+          new_state: encode(r.schema, next, diags, "Reading"),
+          diagnostics: out(diags),
+          private: req.private,
+        };
+      } catch (err) {
+        fail(diags, `Reading ${req.type_name}`, err);
+        // Keeping the current state means a failed refresh never loses track of the object.
+        return { new_state: req.current_state, diagnostics: out(diags), private: req.private };
+      }
+    },
+
+    async PlanResourceChange(req) {
+      const diags = new Diagnostics();
+      const r = resourceFor(req.type_name, diags);
+      if (!r) return { diagnostics: out(diags) };
+      try {
+        const type = r.schema.type;
+        const prior = asRec(fromDynamicValue(req.prior_state, type));
+        const proposed = fromDynamicValue(req.proposed_new_state, type);
+        const config = asRec(fromDynamicValue(req.config, type));
+        const change = planChange(r.schema, prior, proposed, config);
+        if (change.planned && r.modifyPlan) {
+          const plan = change.planned;
+          const request = {
+            plan,
+            config: config ?? compose(r.schema, null, null),
+            state: prior,
+            requiresReplace(at: Path) {
+              if (prior) change.requiresReplace.push(at);
+            },
+          };
+          await r.modifyPlan(request, context(diags, undefined));
+          change.planned = withoutWriteOnly(r.schema.attributes, compose(r.schema, plan, request.plan));
+        }
+        if (change.planned) checkPlan(r.schema, change.planned, config, diags);
+        if (diags.hasErrors()) return { diagnostics: out(diags) };
+        return {
+          planned_state: encode(r.schema, change.planned, diags, "Planning"),
+          requires_replace: change.requiresReplace.map(toProtoPath),
+          planned_private: req.prior_private,
+          diagnostics: out(diags),
+        };
+      } catch (err) {
+        fail(diags, `Planning ${req.type_name}`, err);
+        return { diagnostics: out(diags) };
+      }
+    },
+
+    async ApplyResourceChange(req) {
+      const diags = new Diagnostics();
+      const r = resourceFor(req.type_name, diags);
+      if (!r) return { diagnostics: out(diags) };
+      const type = r.schema.type;
+      let prior: Rec | null = null;
+      let planned: Rec | null = null;
+      try {
+        prior = asRec(fromDynamicValue(req.prior_state, type));
+        planned = asRec(fromDynamicValue(req.planned_state, type));
+        const config = asRec(fromDynamicValue(req.config, type));
+        if (!planned) {
+          if (prior) {
+            await r.delete({ state: prior }, context(diags, timeoutFor(r.schema, prior, "delete", diags)));
+          }
+          // A failed delete keeps the object in state so it can be retried.
+          const next = diags.hasErrors() ? prior : null;
+          return { new_state: encode(r.schema, next, diags, "Deleting"), diagnostics: out(diags) };
+        }
+        const op: TimeoutOperation = prior ? "update" : "create";
+        const ctx = context(diags, timeoutFor(r.schema, planned, op, diags));
+        const request = { plan: planned, config: config ?? planned, state: prior };
+        const result = prior ? await r.update(request, ctx) : await r.create(request, ctx);
+        if (result === null || result === undefined) {
+          if (!prior && diags.hasErrors()) {
+            return { new_state: encode(r.schema, null, diags, "Creating"), diagnostics: out(diags) };
+          }
+          if (!prior)
+            diags.addError(
+              "Create returned no state",
+              `${req.type_name}: create returned neither state nor error.`,
+            );
+        }
+        const next = finish(r.schema, planned, result ?? null, diags, op);
+        return {
+          new_state: encode(r.schema, next, diags, "Applying"),
+          private: req.planned_private,
+          diagnostics: out(diags),
+        };
+      } catch (err) {
+        fail(diags, `Applying ${req.type_name}`, err);
+        // After a throw, what exists is unknown to us; keep the prior object (null on create).
+        return { new_state: encode(r.schema, prior, diags, "Applying"), diagnostics: out(diags) };
+      }
+    },
+
+    async ImportResourceState(req) {
+      const diags = new Diagnostics();
+      const r = resourceFor(req.type_name, diags);
+      if (!r) return { diagnostics: out(diags) };
+      try {
+        let partial: unknown;
+        if (r.importState) partial = await r.importState({ id: req.id }, context(diags, undefined));
+        else if (Object.hasOwn(r.schema.attributes, "id")) partial = { id: req.id };
+        else {
+          diags.addError("Import not supported", `${req.type_name} cannot be imported.`);
+          return { diagnostics: out(diags) };
+        }
+        if (diags.hasErrors()) return { diagnostics: out(diags) };
+        const state = compose(r.schema, null, partial);
+        if (!isWhollyKnown(state)) throw new Error("an imported state cannot hold unknown values");
+        return {
+          imported_resources: [
+            {
+              type_name: req.type_name,
+              state: encode(r.schema, state, diags, "Importing"),
+              private: Buffer.alloc(0),
+            },
+          ],
+          diagnostics: out(diags),
+        };
+      } catch (err) {
+        fail(diags, `Importing ${req.type_name}`, err);
+        return { diagnostics: out(diags) };
+      }
+    },
+
+    async ReadDataSource(req) {
+      const diags = new Diagnostics();
+      const d = dataSources.get(req.type_name);
+      if (!d) {
+        diags.addError("Unknown data source", `This provider has no data source "${req.type_name}".`);
+        return { diagnostics: out(diags) };
+      }
+      try {
+        const config = asRec(fromDynamicValue(req.config, d.schema.type)) ?? compose(d.schema, null, null);
+        const result = await d.read(
+          { config: config },
+          context(diags, timeoutFor(d.schema, config, "read", diags)),
+        );
+        if (diags.hasErrors()) return { diagnostics: out(diags) };
+        const next = finish(d.schema, config, result, diags, "read");
+        return { state: encode(d.schema, next, diags, "Reading"), diagnostics: out(diags) };
+      } catch (err) {
+        fail(diags, `Reading ${req.type_name}`, err);
+        return { diagnostics: out(diags) };
+      }
+    },
+
+    async StopProvider() {
+      stopper.abort(new Error("the provider was asked to stop"));
+      return { Error: "" };
+    },
+  };
+}
+
+/** Diagnostics of a response in the framework's shape, for tests and logs. */
+export function fromProtoDiagnostics(diags: readonly proto.DiagnosticOut[] | undefined): Diagnostic[] {
+  return (diags ?? []).map((d) => ({
+    severity: d.severity === 2 ? "warning" : "error",
+    summary: d.summary,
+    detail: d.detail ?? "",
+    path: d.attribute?.steps.map((s) =>
+      "attribute_name" in s
+        ? { attribute: s.attribute_name }
+        : "element_key_string" in s
+          ? { key: s.element_key_string }
+          : { index: s.element_key_int },
+    ),
+  }));
+}
