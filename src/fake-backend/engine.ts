@@ -1300,11 +1300,24 @@ export class Engine {
     return billed;
   }
 
+  // Rows are only ever appended (reset replaces the whole state), so an id index stays valid
+  // until the state object changes.
   private rowIndex = new Map<string, LedgerRow>();
+  private indexedState: FakeState | null = null;
   private findRow(id: string): LedgerRow | undefined {
+    if (this.indexedState !== this.state) {
+      this.rowIndex.clear();
+      this.indexedState = this.state;
+    }
     let row = this.rowIndex.get(id);
-    if (row && this.state.ledger.includes(row)) return row;
-    row = this.state.ledger.find((r) => r.id === id);
+    if (row) return row;
+    const ledger = this.state.ledger;
+    for (let i = ledger.length - 1; i >= 0; i--) {
+      if (ledger[i]?.id === id) {
+        row = ledger[i];
+        break;
+      }
+    }
     if (row) this.rowIndex.set(id, row);
     return row;
   }
