@@ -169,6 +169,7 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
           architecture: z.string().optional(),
           gpu_release_supported: z.boolean().optional(),
           registered: z.boolean().optional(),
+          directly_reachable: z.boolean().optional(),
         }),
         req,
       ),

@@ -263,6 +263,7 @@ export class Engine {
       architecture: input.architecture ?? "x86_64",
       gpu_release_supported: input.gpu_release_supported ?? true,
       registered: input.registered ?? true,
+      directly_reachable: input.directly_reachable ?? true,
       ssh_port_range: range,
       next_ssh_port: input.next_ssh_port ?? range[0],
     };
@@ -1010,7 +1011,8 @@ export class Engine {
     const base = `http://${inst.ssh_host}`;
     let jupyterUrl: string | null = null;
     let openUrl: string | null = null;
-    if (reported && template) {
+    const reachable = this.state.machines[inst.machine_id]?.directly_reachable !== false;
+    if (reported && template && reachable) {
       if (template.mode === "jupyter") {
         jupyterUrl = `${base}:${inst.ssh_port + 10000}/lab?token=${inst.access_token ?? ""}`;
       }

@@ -77,6 +77,9 @@ export interface MachineRecord {
   gpu_release_supported: boolean;
   /** Registered with the fleet control plane; an offer on an unregistered machine is not pinnable. */
   registered: boolean;
+  /** Reachable from outside without a relay. When false, jupyter_url and open_url stay null: relay
+   * addresses only exist once the CN deployment has moved to its own domain (contract 2.2). */
+  directly_reachable?: boolean;
   ssh_port_range: [number, number];
   next_ssh_port: number;
 }

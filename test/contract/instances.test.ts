@@ -349,6 +349,19 @@ describe("instances (2.2, 3.2, 4.2, 7.3, 7.4)", () => {
     fb().completeTransition(id);
     const gone = await getInstance(fb(), admin(), id);
     expect(gone.body).toMatchObject({ access_token: null, jupyter_url: null, open_url: null });
+    // Behind a relay (not directly reachable) no URL is reported yet.
+    const m = fb().createMachine({ disk_gb: 1000, directly_reachable: false });
+    const o = fb().createOffer({ machine_id: m.id });
+    const relayed = await deploy(fb(), creds(), admin(), {
+      offer_id: o.id,
+      template_id: creds().jupyter_template_id,
+    });
+    fb().completeTransition(relayed.body.id);
+    expect((await getInstance(fb(), admin(), relayed.body.id)).body).toMatchObject({
+      status: "running",
+      jupyter_url: null,
+      open_url: null,
+    });
     // A template that uses no access token has none.
     const ssh = await deploy(fb(), creds(), admin());
     expect(ssh.body.access_token).toBeNull();
