@@ -95,7 +95,10 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
     ctx.faults.clear();
   });
   route("POST", "/seed/demo", () => ctx.seedDemo());
-  route("GET", "/state", () => engine.state);
+  route("GET", "/state", () => {
+    engine.settle();
+    return engine.state;
+  });
   route("GET", "/clock", () => ({ now: engine.clock.now().toISOString(), frozen: engine.clock.frozen }));
   route("POST", "/clock/advance", (req) => {
     ctx.advance(body(z.object({ ms: z.number().min(0) }), req).ms);

@@ -124,11 +124,10 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     }
   });
 
-  app.addHook("onSend", async (req, reply, payload) => {
+  app.addHook("onSend", async (req, _reply, payload) => {
     // Commit before anything reaches the client, so "processed but response lost" is durable.
     ctx.persist();
     if ((req as Marked)[LOST_RESPONSE]) {
-      reply.raw.once("finish", () => {});
       req.raw.socket.destroy();
     }
     return payload;

@@ -230,13 +230,6 @@ export interface LedgerRow {
   seq: number;
 }
 
-/** The outcome a start gets from the host of 7.3. */
-export type StartFailure =
-  | "HOST_UNREACHABLE"
-  | "START_REFUSED"
-  | "START_UNAVAILABLE"
-  | "CAPACITY_UNAVAILABLE";
-
 /** Per-machine host behaviour, settable through the control API. */
 export interface HostBehaviour {
   /** The machine is not connected: starts fail with HOST_UNREACHABLE. */
