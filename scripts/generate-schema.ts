@@ -275,12 +275,11 @@ async function main(argv: string[]): Promise<void> {
     if (!from) throw new Error("--from needs a schema file");
     schema = withVersion(JSON.parse(readFileSync(from, "utf8")) as ProviderSchemaJson);
   } else {
-    const { installProvider } = (await import("../src/cli/provider")) as Partial<{
-      installProvider: (o: { dir: string; version: string }) => Promise<unknown>;
-    }>;
-    if (!installProvider) throw new Error("src/cli/provider.ts does not export installProvider yet");
+    const { installProvider } = await import("../src/cli/provider");
     schema = await fetchProviderSchema({
-      install: (dir) => installProvider({ dir, version }).then(() => {}),
+      install: async (dir) => {
+        installProvider({ dir, version });
+      },
     });
   }
   mkdirSync(dirname(SCHEMA_FILE), { recursive: true });

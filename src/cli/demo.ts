@@ -1,4 +1,542 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
+import type { FakeBackend, TransitionMode } from "../fake-backend";
+import { version } from "../version";
 
-/** Registers the `demo` command (not implemented yet). */
-export function register(_program: Command): void {}
+// `gpurental demo` shows the whole product in one command: the embedded fake backend with the demo
+// seed, the provider installed into a private filesystem mirror, the CDKTF example app deployed with
+// cdktf and the real terraform CLI, its outputs and the spend so far, then everything destroyed.
+// Everything it writes goes into one work folder (a temp folder by default) with its own Terraform
+// CLI config, CDKTF home and state file, so the user's ~/.terraformrc, plugin cache and $HOME are
+// neither read nor changed. The fake backend runs in this process; terraform, the provider and
+// cdktf run as children in their own process group, which is killed on any failure or Ctrl-C so
+// that nothing is left running.
+
+/** The stack name of the example app (examples/cdktf-app/main.ts). */
+export const DEMO_STACK = "gpu-workstation";
+
+/** Options of {@link runDemo}. */
+export interface DemoOptions {
+  /** Port of the fake backend; 0 picks a free one. */
+  port?: number;
+  /** Leave the instance and the fake backend running until `signal` aborts (Ctrl-C in the CLI). */
+  keep?: boolean;
+  /** Stream cdktf's and terraform's own output. */
+  verbose?: boolean;
+  /** Folder for the mirror, synth output, state and logs; a fresh temp folder (removed on success) by default. */
+  workDir?: string;
+  /** How the fake backend's instance transitions land; "realistic" (a few seconds each) by default. */
+  transitions?: TransitionMode;
+  /** Where progress goes; process.stdout by default. */
+  out?: NodeJS.WritableStream;
+  /** Aborting stops the demo (or, with `keep`, ends the wait) and cleans up. */
+  signal?: AbortSignal;
+  /** Longest a cdktf deploy or destroy may take; 10 minutes by default. */
+  stepTimeoutMs?: number;
+  /** Called after the deploy, before the destroy, with the running fake backend (tests inspect it). */
+  onDeployed?: (context: DeployedContext) => void | Promise<void>;
+}
+
+/** What {@link DemoOptions.onDeployed} receives. */
+export interface DeployedContext {
+  /** The running fake backend. */
+  backend: FakeBackend;
+  /** The stack's non-sensitive outputs. */
+  outputs: Record<string, unknown>;
+  /** The demo organization. */
+  orgId: string;
+  /** The stack's Terraform state file. */
+  statePath: string;
+}
+
+/** What a demo run did, for callers that check it (tests). */
+export interface DemoResult {
+  /** The stack's non-sensitive outputs, as cdktf wrote them. */
+  outputs: Record<string, unknown>;
+  /** Status of the instance in the fake backend right after the deploy. */
+  statusAfterDeploy: string;
+  /** The organization's GPU and storage spend at the end of the deploy, in micro-yuan. */
+  spendMicro: number;
+  /** Instances of the demo organization not destroyed when the demo ended (0 unless `keep`). */
+  liveInstancesAtEnd: number;
+  /** API keys of the demo organization not revoked when the demo ended (0 unless `keep`). */
+  liveApiKeysAtEnd: number;
+  /** The work folder (removed at the end unless `keep` or a failure). */
+  workDir: string;
+}
+
+/** A demo step that failed, with a message meant for the user. */
+export class DemoError extends Error {
+  /** Names the error class. */
+  public override readonly name = "DemoError";
+}
+
+interface Step {
+  done(detail: string): void;
+}
+
+function reporter(out: NodeJS.WritableStream) {
+  const started = Date.now();
+  const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
+  return {
+    line(text = ""): void {
+      out.write(`${text}\n`);
+    },
+    step(text: string): Step {
+      const t0 = Date.now();
+      out.write(`  … ${text}\n`);
+      return {
+        done(detail: string) {
+          out.write(`  ✓ ${detail} (${seconds(t0)})\n`);
+        },
+      };
+    },
+    total(): string {
+      return seconds(started);
+    },
+  };
+}
+
+/** Finds the package root (the folder with our package.json), from dist/cli or src/cli alike. */
+function packageRoot(): string {
+  let dir = __dirname;
+  for (;;) {
+    const file = join(dir, "package.json");
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: unknown };
+      if (pkg.name === "gpurental") return dir;
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new DemoError("cannot find the gpurental package folder");
+    dir = up;
+  }
+}
+
+function terraformBinary(): string {
+  return process.env.TERRAFORM_BINARY_NAME || "terraform";
+}
+
+/** Checks that the terraform CLI runs and returns its version. */
+export async function terraformVersion(binary = terraformBinary()): Promise<string> {
+  return new Promise((done, fail) => {
+    execFile(binary, ["version", "-json"], { timeout: 30_000, env: quietEnv() }, (err, stdout) => {
+      if (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        fail(
+          new DemoError(
+            code === "ENOENT"
+              ? `the terraform CLI was not found (looked for "${binary}" on PATH). Install Terraform 1.5 or later from https://developer.hashicorp.com/terraform/install, or point TERRAFORM_BINARY_NAME at it.`
+              : `"${binary} version" failed: ${err.message}`,
+          ),
+        );
+        return;
+      }
+      try {
+        done(String((JSON.parse(stdout) as { terraform_version?: unknown }).terraform_version ?? "unknown"));
+      } catch {
+        done("unknown");
+      }
+    });
+  });
+}
+
+/** The environment without variables that would make terraform or cdktf read the user's config. */
+function quietEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, CHECKPOINT_DISABLE: "1", ...extra };
+  for (const name of ["TF_LOG", "TF_LOG_PATH", "TF_PLUGIN_CACHE_DIR", "TF_DATA_DIR", "TF_WORKSPACE"]) {
+    if (!(name in extra)) delete env[name];
+  }
+  if (!extra.TF_CLI_CONFIG_FILE) delete env.TF_CLI_CONFIG_FILE;
+  return env;
+}
+
+/** Runs cdktf in its own process group, capturing its output into `log`, and kills the group on abort or timeout. */
+class ChildRunner {
+  private readonly children = new Set<ChildProcess>();
+  private readonly onExit = () => this.killAll("SIGKILL");
+
+  public constructor() {
+    process.once("exit", this.onExit);
+  }
+
+  public run(
+    args: { command: string; argv: string[]; cwd: string; env: NodeJS.ProcessEnv; log: string },
+    opts: { verbose: boolean; out: NodeJS.WritableStream; timeoutMs: number; signal?: AbortSignal },
+    onLine: (line: string) => void,
+  ): Promise<number> {
+    return new Promise((done, fail) => {
+      if (opts.signal?.aborted) {
+        fail(new DemoError("interrupted"));
+        return;
+      }
+      const log = createWriteStream(args.log, { flags: "a" });
+      const child = spawn(args.command, args.argv, {
+        cwd: args.cwd,
+        env: args.env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      this.children.add(child);
+      let pending = "";
+      const feed = (chunk: Buffer) => {
+        log.write(chunk);
+        if (opts.verbose) opts.out.write(chunk);
+        pending += chunk.toString("utf8");
+        const lines = pending.split("\n");
+        pending = lines.pop() ?? "";
+        for (const line of lines) onLine(line);
+      };
+      child.stdout?.on("data", feed);
+      child.stderr?.on("data", feed);
+      let reason: string | undefined;
+      const stop = (why: string) => {
+        reason = why;
+        this.kill(child, "SIGTERM");
+        setTimeout(() => this.kill(child, "SIGKILL"), 5000).unref();
+      };
+      const timer = setTimeout(
+        () => stop(`timed out after ${Math.round(opts.timeoutMs / 1000)}s`),
+        opts.timeoutMs,
+      );
+      const onAbort = () => stop("interrupted");
+      opts.signal?.addEventListener("abort", onAbort, { once: true });
+      child.on("error", (err) => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener("abort", onAbort);
+        this.children.delete(child);
+        log.end();
+        fail(new DemoError(`could not start ${args.argv[1] ?? args.command}: ${err.message}`));
+      });
+      child.on("close", (code, sig) => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener("abort", onAbort);
+        // Whatever the child left behind in its group (a provider, a terraform) goes with it.
+        this.kill(child, "SIGKILL");
+        this.children.delete(child);
+        if (pending) onLine(pending);
+        log.end();
+        if (reason) fail(new DemoError(reason));
+        else done(code ?? (sig ? 128 : 1));
+      });
+    });
+  }
+
+  private kill(child: ChildProcess, signal: NodeJS.Signals): void {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // The group is already gone.
+    }
+  }
+
+  public killAll(signal: NodeJS.Signals = "SIGTERM"): void {
+    for (const child of this.children) this.kill(child, signal);
+  }
+
+  public dispose(): void {
+    this.killAll("SIGKILL");
+    process.removeListener("exit", this.onExit);
+  }
+}
+
+// Terraform's per-resource progress lines, as cdktf relays them ("<stack>  <address>: Creating...").
+const PROGRESS =
+  /(Reading\.\.\.|Read complete|Creating\.\.\.|Creation complete|Still creating|Destroying\.\.\.|Destruction complete|Still destroying|Error:)/;
+
+function formatYuan(micro: number): string {
+  const yuan = micro / 1_000_000;
+  return `¥${yuan.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: yuan < 1 ? 6 : 2 })}`;
+}
+
+function liveCounts(backend: FakeBackend, orgId: string): { instances: number; apiKeys: number } {
+  const state = backend.state();
+  const instances = backend.listInstances(orgId).filter((i) => i.status !== "destroyed").length;
+  const apiKeys = Object.values(state.api_keys).filter(
+    (k) => k.org_id === orgId && k.revoked_at === null,
+  ).length;
+  return { instances, apiKeys };
+}
+
+/** Runs the demo; resolves when it is over, rejects with a {@link DemoError} on the first failed step. */
+export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
+  const out = options.out ?? process.stdout;
+  const report = reporter(out);
+  const verbose = options.verbose ?? false;
+  const timeoutMs = options.stepTimeoutMs ?? 10 * 60_000;
+  const root = packageRoot();
+  const workDir = options.workDir ? resolve(options.workDir) : mkdtempSync(join(tmpdir(), "gpurental-demo-"));
+  mkdirSync(workDir, { recursive: true });
+  const log = join(workDir, "cdktf.log");
+  const runner = new ChildRunner();
+  let backend: FakeBackend | undefined;
+  let succeeded = false;
+
+  report.line(`gpurental ${version} demo: the CDKTF example app against the embedded fake backend`);
+  report.line();
+  try {
+    // 1. terraform first: without it nothing else is worth starting.
+    let step = report.step("looking for the terraform CLI");
+    const tfVersion = await terraformVersion();
+    step.done(`terraform ${tfVersion}`);
+
+    step = report.step("starting the fake backend");
+    const { startFakeBackend } = await import("../fake-backend");
+    try {
+      backend = await startFakeBackend({
+        port: options.port ?? 0,
+        seed: "demo",
+        transitions: options.transitions ?? "realistic",
+        tickMs: 1000,
+      });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
+        throw new DemoError(
+          `port ${options.port} is already in use; pick another with --port <port>, or --port 0 for any free port`,
+        );
+      }
+      throw err;
+    }
+    const creds = backend.credentials;
+    if (!creds) throw new DemoError("the fake backend started without its demo seed");
+    const credentialsFile = join(workDir, "credentials.json");
+    writeFileSync(credentialsFile, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 });
+    step.done(
+      `fake backend up at ${backend.url} (demo organization, balance ${formatYuan(backend.balance(creds.org_id))})`,
+    );
+
+    step = report.step("installing the provider into a local mirror");
+    const { installProvider } = await import("./provider");
+    let installed: ReturnType<typeof installProvider>;
+    try {
+      installed = installProvider({ dir: join(workDir, "mirror"), version });
+    } catch (err) {
+      throw new DemoError(
+        `${err instanceof Error ? err.message : String(err)} (the demo needs the built package: npm run build)`,
+      );
+    }
+    const cliConfigFile = join(workDir, "terraform.rc");
+    writeFileSync(cliConfigFile, installed.cliConfig);
+    step.done(`provider ${version} installed (${installed.hash.slice(0, 15)}…)`);
+
+    step = report.step("bundling the example app (examples/cdktf-app)");
+    const appDir = join(workDir, "app");
+    mkdirSync(appDir, { recursive: true });
+    const esbuild = await import("esbuild");
+    await esbuild.build({
+      entryPoints: [join(root, "examples", "cdktf-app", "main.ts")],
+      outfile: join(appDir, "app.js"),
+      bundle: true,
+      platform: "node",
+      target: "node20",
+      packages: "external",
+      logLevel: "silent",
+    });
+    writeFileSync(
+      join(appDir, "cdktf.json"),
+      `${JSON.stringify(
+        {
+          language: "typescript",
+          app: "node app.js",
+          output: "cdktf.out",
+          projectId: "gpurental-demo",
+          sendCrashReports: false,
+          terraformProviders: [],
+          terraformModules: [],
+          context: {},
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    step.done("example app ready");
+
+    const statePath = join(workDir, `terraform.${DEMO_STACK}.tfstate`);
+    const cdktfBin = join(
+      dirname(require.resolve("cdktf-cli/package.json", { paths: [root] })),
+      "bundle",
+      "bin",
+      "cdktf",
+    );
+    const env = quietEnv({
+      GPURENTAL_BASE_URL: backend.url,
+      GPURENTAL_TOKEN: creds.admin_session_token,
+      GPURENTAL_ORG_ID: creds.org_id,
+      GPURENTAL_SSH_KEY_ID: creds.ssh_key_id,
+      GPURENTAL_CDKTF_STATE: statePath,
+      TF_CLI_CONFIG_FILE: cliConfigFile,
+      TF_IN_AUTOMATION: "1",
+      CDKTF_HOME: join(workDir, "cdktf-home"),
+      CDKTF_DISABLE_PLUGIN_CACHE_ENV: "1",
+      DISABLE_VERSION_CHECK: "true",
+      CI: "1",
+      FORCE_COLOR: "0",
+      NO_COLOR: "1",
+      // The bundled app leaves cdktf, constructs and zod to be required from this package.
+      NODE_PATH: join(root, "node_modules"),
+    });
+    const cdktf = (argv: string[], onLine: (line: string) => void) =>
+      runner.run(
+        { command: process.execPath, argv: [cdktfBin, ...argv], cwd: appDir, env, log },
+        { verbose, out, timeoutMs, signal: options.signal },
+        onLine,
+      );
+    const relay = (line: string) => {
+      if (verbose) return;
+      const match = PROGRESS.exec(line);
+      if (match) out.write(`      ${line.replace(/^\s*\S+\s+/, "").trim()}\n`);
+    };
+
+    step = report.step("deploying with cdktf and terraform (synth, init, plan, apply)");
+    const outputsFile = join(workDir, "outputs.json");
+    const deployCode = await cdktf(
+      ["deploy", DEMO_STACK, "--auto-approve", "--skip-provider-lock", "--outputs-file", outputsFile],
+      relay,
+    );
+    if (deployCode !== 0) throw new DemoError(`cdktf deploy failed (exit code ${deployCode}); see ${log}`);
+    step.done("deployed");
+
+    const outputs = ((JSON.parse(readFileSync(outputsFile, "utf8")) as Record<string, unknown>)[DEMO_STACK] ??
+      {}) as Record<string, unknown>;
+    const instanceId = String(outputs.instance_id ?? "");
+    const record = backend.instance(instanceId);
+    if (!record)
+      throw new DemoError(`the fake backend has no instance ${instanceId || "(no id in outputs)"}`);
+    if (record.status !== "running") {
+      throw new DemoError(`instance ${instanceId} is ${record.status}, not running; see ${log}`);
+    }
+    report.line(`  ✓ instance ${instanceId} is running`);
+    const spendMicro = backend
+      .ledger({ orgId: creds.org_id })
+      .filter((row) => row.kind !== "top_up")
+      .reduce((sum, row) => sum + row.amount_micro, 0);
+
+    await options.onDeployed?.({ backend, outputs, orgId: creds.org_id, statePath });
+
+    const price = Number(outputs.price_per_hour_micro ?? 0);
+    const rows: Array<[string, unknown]> = [
+      ["Instance", instanceId],
+      ["Status", outputs.instance_status],
+      ["GPU", `${String(outputs.offer_gpu_model ?? "?")} at ${formatYuan(price)}/hour`],
+      ["SSH", outputs.ssh_command],
+      ["Jupyter", outputs.jupyter_url || "(not reported yet)"],
+      [
+        "CI API key",
+        `${String(outputs.ci_key_prefix ?? "?")}… (secret kept in the Terraform state, not shown)`,
+      ],
+      ["Spend so far", `${formatYuan(spendMicro)} (fake backend ledger)`],
+    ];
+    report.line();
+    for (const [name, value] of rows) report.line(`  ${name.padEnd(13)} ${String(value ?? "")}`);
+    report.line();
+
+    if (options.keep) {
+      report.line("Kept running (--keep). Reach the fake backend with the demo admin's session:");
+      report.line(`  export GPURENTAL_BASE_URL=${backend.url}`);
+      report.line(
+        `  export GPURENTAL_TOKEN="$(node -p 'require(process.argv[1]).admin_session_token' ${credentialsFile})"`,
+      );
+      report.line(`  export GPURENTAL_ORG_ID=${creds.org_id}`);
+      report.line(`The stack's state is ${statePath}; the full credentials are in ${credentialsFile}.`);
+      report.line("Press Ctrl-C to stop the fake backend (its data lives in memory and goes with it).");
+      await new Promise<void>((done) => {
+        if (!options.signal || options.signal.aborted) return done();
+        options.signal.addEventListener("abort", () => done(), { once: true });
+      });
+      const live = liveCounts(backend, creds.org_id);
+      succeeded = true;
+      return {
+        outputs,
+        statusAfterDeploy: record.status,
+        spendMicro,
+        liveInstancesAtEnd: live.instances,
+        liveApiKeysAtEnd: live.apiKeys,
+        workDir,
+      };
+    }
+
+    step = report.step("destroying with cdktf and terraform");
+    const destroyCode = await cdktf(["destroy", DEMO_STACK, "--auto-approve"], relay);
+    if (destroyCode !== 0) throw new DemoError(`cdktf destroy failed (exit code ${destroyCode}); see ${log}`);
+    const live = liveCounts(backend, creds.org_id);
+    if (live.instances > 0 || live.apiKeys > 0) {
+      throw new DemoError(
+        `after destroy the fake backend still has ${live.instances} instance(s) and ${live.apiKeys} API key(s); see ${log}`,
+      );
+    }
+    step.done("destroyed: no instance and no API key left in the fake backend");
+    succeeded = true;
+    return {
+      outputs,
+      statusAfterDeploy: record.status,
+      spendMicro,
+      liveInstancesAtEnd: live.instances,
+      liveApiKeysAtEnd: live.apiKeys,
+      workDir,
+    };
+  } catch (err) {
+    if (existsSync(log)) report.line(`  cdktf's full output: ${log}`);
+    throw err;
+  } finally {
+    runner.dispose();
+    if (backend) {
+      await backend.close();
+      report.line("  ✓ fake backend stopped");
+    }
+    if (succeeded && !options.keep && !options.workDir) rmSync(workDir, { recursive: true, force: true });
+    if (succeeded) report.line(`Done in ${report.total()}.`);
+  }
+}
+
+/** Registers the `demo` command. */
+export function register(program: Command): void {
+  program
+    .command("demo")
+    .description(
+      "Deploy the CDKTF example app against the embedded fake backend with the real terraform CLI, show its outputs, then destroy it",
+    )
+    .option("--port <port>", "port of the fake backend (0 picks a free one)", "0")
+    .option("--keep", "leave the instance and the fake backend running until Ctrl-C")
+    .option("--verbose", "show cdktf's and terraform's full output")
+    .option("--work-dir <dir>", "keep the mirror, synth output, state and logs in this folder")
+    .action(async (opts: { port: string; keep?: boolean; verbose?: boolean; workDir?: string }) => {
+      const port = Number(opts.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        process.stderr.write(`gpurental demo: --port must be a number from 0 to 65535, got "${opts.port}"\n`);
+        process.exitCode = 2;
+        return;
+      }
+      const controller = new AbortController();
+      const onSignal = () => controller.abort();
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+      try {
+        await runDemo({
+          port,
+          keep: opts.keep ?? false,
+          verbose: opts.verbose ?? false,
+          workDir: opts.workDir,
+          signal: controller.signal,
+        });
+        process.exitCode = 0;
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        process.stderr.write(`gpurental demo: ${controller.signal.aborted ? "interrupted" : message}\n`);
+        process.exitCode = controller.signal.aborted ? 130 : 1;
+      } finally {
+        process.removeListener("SIGINT", onSignal);
+        process.removeListener("SIGTERM", onSignal);
+      }
+    });
+}

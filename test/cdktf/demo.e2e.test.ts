@@ -1,0 +1,206 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { DEMO_STACK, type DeployedContext, runDemo } from "../../src/cli/demo";
+import { DEMO_IDS } from "../../src/fake-backend";
+
+// End to end with the real terraform and cdktf CLIs: the example app is synthesized, deployed
+// against the in-process fake backend, checked (outputs and the backend's own records) and
+// destroyed; then the `gpurental demo` command itself, as `npm run demo` runs it, with its failure
+// paths. Needs the built package (dist/, made by `npm ci` through `prepare`).
+
+jest.setTimeout(300_000);
+
+const ROOT = join(__dirname, "..", "..");
+const BIN = join(ROOT, "bin", "gpurental");
+
+function collector(): { stream: Writable; text: () => string } {
+  const chunks: Buffer[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      chunks.push(Buffer.from(chunk));
+      done();
+    },
+  });
+  return { stream, text: () => Buffer.concat(chunks).toString("utf8") };
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString("utf8");
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString("utf8");
+    });
+    child.on("close", (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** Command lines of live processes that mention `needle` (providers run from the work folder's mirror). */
+function processesMentioning(needle: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+      if (cmd.includes(needle)) found.push(`${pid}: ${cmd}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+function sensitiveOutputs(statePath: string): string[] {
+  const state = JSON.parse(readFileSync(statePath, "utf8")) as {
+    outputs: Record<string, { value: unknown; sensitive?: boolean }>;
+  };
+  return Object.values(state.outputs)
+    .filter((o) => o.sensitive)
+    .map((o) => String(o.value));
+}
+
+beforeAll(() => {
+  if (!existsSync(join(ROOT, "dist", "provider.js")) || !existsSync(join(ROOT, "dist", "cli", "main.js"))) {
+    throw new Error("the package is not built: run `npm run build` first");
+  }
+});
+
+describe("example CDKTF app against the in-process fake backend", () => {
+  it("deploys, reports, and destroys everything", async () => {
+    const work = mkdtempSync(join(tmpdir(), "gpurental-demo-test-"));
+    const out = collector();
+    let seen: {
+      instance?: Record<string, unknown>;
+      keys?: Array<Record<string, unknown>>;
+      secrets?: string[];
+    } = {};
+    try {
+      const result = await runDemo({
+        workDir: work,
+        transitions: "immediate",
+        out: out.stream,
+        onDeployed: ({ backend, outputs, orgId, statePath }: DeployedContext) => {
+          const record = backend.instance(String(outputs.instance_id));
+          seen = {
+            instance: record ? { ...record } : undefined,
+            keys: Object.values(backend.state().api_keys)
+              .filter((k) => k.org_id === orgId && k.revoked_at === null)
+              .map((k) => ({ ...k })),
+            secrets: sensitiveOutputs(statePath),
+          };
+        },
+      });
+
+      // Outputs: what a user needs, and no secret.
+      const o = result.outputs;
+      expect(o.instance_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(o.instance_status).toBe("running");
+      expect(o.ssh_command).toMatch(/^ssh -p \d+ \S+@\S+$/);
+      expect(typeof o.jupyter_url).toBe("string");
+      expect(o.offer_gpu_model).toBe("RTX 4090");
+      expect(o.ci_key_prefix).toMatch(/^gpr_[0-9a-f]{8}$/);
+      expect(o).not.toHaveProperty("ci_key_secret");
+      expect(o).not.toHaveProperty("access_token");
+
+      // The backend's own records: the cheapest rentable offer (the cheaper one goes into
+      // maintenance within 24 hours), the Jupyter template, the demo admin's SSH key.
+      expect(result.statusAfterDeploy).toBe("running");
+      expect(seen.instance).toMatchObject({
+        status: "running",
+        offer_id: DEMO_IDS.offer,
+        template_id: DEMO_IDS.templateJupyter,
+        disk_gb: 50,
+        label: "cdktf-workstation",
+      });
+      expect(seen.keys).toEqual([expect.objectContaining({ name: "ci-pipelines", kind: "team" })]);
+
+      // The secrets exist in the state (sensitive outputs) and never in what the demo printed.
+      const printed = out.text();
+      expect(seen.secrets?.length).toBe(2);
+      for (const secret of seen.secrets ?? []) {
+        expect(secret.length).toBeGreaterThan(8);
+        expect(printed).not.toContain(secret);
+      }
+      expect(printed).toContain(`instance ${String(o.instance_id)} is running`);
+      expect(printed).toContain("Spend so far");
+
+      // Destroyed: nothing left in the backend, nothing left running.
+      expect(result.liveInstancesAtEnd).toBe(0);
+      expect(result.liveApiKeysAtEnd).toBe(0);
+      expect(processesMentioning(work)).toEqual([]);
+      expect(existsSync(join(work, "app", "cdktf.out", "stacks", DEMO_STACK, "cdk.tf.json"))).toBe(true);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("gpurental demo", () => {
+  it("runs end to end and exits 0", async () => {
+    const work = mkdtempSync(join(tmpdir(), "gpurental-demo-cli-"));
+    try {
+      const run = await runCli(["demo", "--work-dir", work]);
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+      for (const part of [
+        "fake backend up at http://127.0.0.1:",
+        "provider 0.1.0 installed",
+        "deployed",
+        "is running",
+        "SSH           ssh -p ",
+        "Jupyter",
+        "Spend so far",
+        "destroyed: no instance and no API key left",
+        "fake backend stopped",
+      ]) {
+        expect(run.stdout).toContain(part);
+      }
+      expect(processesMentioning(work)).toEqual([]);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it("says clearly when terraform is missing", async () => {
+    const run = await runCli(["demo"], { TERRAFORM_BINARY_NAME: "/nonexistent/terraform" });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('the terraform CLI was not found (looked for "/nonexistent/terraform"');
+    expect(run.stdout).not.toContain("fake backend up");
+  });
+
+  it("says clearly when the port is busy, and stops", async () => {
+    const server: Server = createServer();
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      const run = await runCli(["demo", "--port", String(port)]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`port ${port} is already in use`);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("rejects a malformed port", async () => {
+    const run = await runCli(["demo", "--port", "http"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--port must be a number");
+  });
+});
