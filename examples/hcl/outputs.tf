@@ -1,0 +1,35 @@
+output "instance_id" {
+  description = "ID of the instance."
+  value       = gpurental_instance.workstation.id
+}
+
+output "instance_status" {
+  description = "Status of the instance after the apply."
+  value       = gpurental_instance.workstation.status
+}
+
+output "offer" {
+  description = "The offer that was rented."
+  value = {
+    id                   = local.offer.id
+    gpu_model            = local.offer.gpu_model
+    price_per_hour_micro = local.offer.price_per_hour_micro
+  }
+}
+
+output "ssh_command" {
+  description = "Command that opens a shell on the instance."
+  value       = "ssh -p ${gpurental_instance.workstation.ssh_port} ${gpurental_instance.workstation.ssh_user}@${gpurental_instance.workstation.ssh_host}"
+}
+
+output "access_token" {
+  description = "The instance access token (JupyterLab token, app bearer key, pre-created account password)."
+  value       = gpurental_instance.workstation.access_token
+  sensitive   = true
+}
+
+output "ci_api_key_secret" {
+  description = "Secret of the team API key; store it in your CI system. Only known to Terraform for keys it created."
+  value       = gpurental_api_key.ci.secret
+  sensitive   = true
+}

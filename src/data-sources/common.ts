@@ -1,0 +1,78 @@
+import type { GpurentalClient } from "../api/client";
+import { check, type Diagnostics, toNumber, type Validator } from "../framework";
+import type { NumberValue } from "../plugin/cty";
+import { errorToDiagnostic } from "../resources/refusals";
+
+// What every data source shares: the client calls they make, how an API failure becomes a
+// diagnostic, and the validators of their arguments.
+
+/** The client calls the data sources make; the provider's configured client satisfies it. */
+export type DataSourceApi = Pick<
+  GpurentalClient,
+  | "listOffers"
+  | "getOffer"
+  | "listTemplates"
+  | "getTemplate"
+  | "listSshKeys"
+  | "getInstance"
+  | "listInstances"
+  | "listApiKeys"
+  | "getInstanceLogs"
+>;
+
+/**
+ * Reports a failed read. The refusal mapping of the resources is the one place API errors become
+ * diagnostics (summary starting with the API's code, then what to do); `hint` adds what is
+ * particular to this data source. Messages there never contain credentials: the client masks them.
+ */
+export function reportReadError(diags: Diagnostics, typeName: string, err: unknown, hint?: string): void {
+  const diag = errorToDiagnostic(err, "read");
+  const detail = diag.detail.replace(
+    /^Reading the object failed\. /,
+    `Reading data source ${typeName} failed. `,
+  );
+  diags.add({
+    severity: diag.severity,
+    summary: diag.summary,
+    detail: hint ? `${detail}\n\n${hint}` : detail,
+  });
+}
+
+/** Whether an error is the API's answer with the given code. */
+export function hasCode(err: unknown, code: string): boolean {
+  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === code;
+}
+
+/**
+ * A number validator for whole numbers within bounds; the message names the attribute, the
+ * allowed range and the rejected value. `what` says where the limit comes from.
+ */
+export function integerBetween(name: string, min: number, max: number, what: string): Validator<NumberValue> {
+  return check<NumberValue>(
+    `A whole number from ${min} to ${max}.`,
+    (v) => {
+      const n = toNumber(v);
+      return Number.isInteger(n) && n >= min && n <= max;
+    },
+    (v) => `${name} must be a whole number from ${min} to ${max} (${what}); got ${String(v)}.`,
+  );
+}
+
+/** A string validator rejecting empty and blank values, naming the attribute. */
+export function notBlank(name: string): Validator<string> {
+  return check<string>(
+    "A non-empty string.",
+    (v) => v.trim() !== "",
+    () => `${name} must not be empty.`,
+  );
+}
+
+/** A string validator requiring one of the given values; the message names the attribute. */
+export function oneOfNamed(name: string, allowed: readonly string[]): Validator<string> {
+  return check<string>(
+    `One of ${allowed.map((a) => `\`${a}\``).join(", ")}.`,
+    (v) => allowed.includes(v),
+    (v) =>
+      `${name} must be one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}; got ${JSON.stringify(v)}.`,
+  );
+}

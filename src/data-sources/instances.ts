@@ -1,0 +1,35 @@
+import { attr, type DataSourceDefinition, defineSchema } from "../framework";
+import { type DataSourceApi, reportReadError } from "./common";
+import { instanceObjectAttributes, instanceToObject } from "./objects";
+
+const schema = defineSchema({
+  description: "Lists the organization's instances, newest first.",
+  attributes: {
+    include_destroyed: attr.bool({
+      optional: true,
+      description: "Also list destroyed instances. Default false.",
+    }),
+    instances: attr.listNested(instanceObjectAttributes, {
+      computed: true,
+      description: "The instances, newest first.",
+    }),
+  },
+});
+
+/** The `gpurental_instances` data source: the organization's instances. */
+export const instancesDataSource = {
+  typeName: "gpurental_instances",
+  schema,
+  async read({ config }, ctx) {
+    try {
+      const instances = await ctx.providerData.listInstances(
+        { include_destroyed: config.include_destroyed ?? false },
+        { signal: ctx.signal },
+      );
+      return { instances: instances.map(instanceToObject) };
+    } catch (err) {
+      reportReadError(ctx.diags, "gpurental_instances", err);
+      return {};
+    }
+  },
+} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;

@@ -1,0 +1,38 @@
+import { attr, type DataSourceDefinition, defineSchema } from "../framework";
+import { type DataSourceApi, hasCode, notBlank, reportReadError } from "./common";
+import { offerAttributes, offerToObject } from "./objects";
+
+const schema = defineSchema({
+  description:
+    "Reads one GPU offer by ID, also when it is sold out or withdrawn. An unknown ID is an error (`OFFER_NOT_FOUND`).",
+  attributes: {
+    id: attr.string({
+      required: true,
+      description: "ID of the offer.",
+      validators: [notBlank("id")],
+    }),
+    ...offerAttributes,
+  },
+});
+
+/** The `gpurental_offer` data source: one offer by id. */
+export const offerDataSource = {
+  typeName: "gpurental_offer",
+  schema,
+  async read({ config }, ctx) {
+    try {
+      const offer = await ctx.providerData.getOffer(config.id!, { signal: ctx.signal });
+      return offerToObject(offer);
+    } catch (err) {
+      reportReadError(
+        ctx.diags,
+        "gpurental_offer",
+        err,
+        hasCode(err, "OFFER_NOT_FOUND") || hasCode(err, "NOT_FOUND")
+          ? `No offer has the id ${JSON.stringify(config.id)}. The gpurental_offers data source lists the offers that can be rented now.`
+          : undefined,
+      );
+      return {};
+    }
+  },
+} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;

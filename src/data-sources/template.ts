@@ -1,0 +1,38 @@
+import { attr, type DataSourceDefinition, defineSchema } from "../framework";
+import { type DataSourceApi, hasCode, notBlank, reportReadError } from "./common";
+import { templateAttributes, templateToObject } from "./objects";
+
+const schema = defineSchema({
+  description:
+    "Reads one template by ID, with its readme and start script. A template that is unknown or not visible to the organization is an error (`TEMPLATE_NOT_FOUND`).",
+  attributes: {
+    id: attr.string({
+      required: true,
+      description: "ID of the template.",
+      validators: [notBlank("id")],
+    }),
+    ...templateAttributes,
+  },
+});
+
+/** The `gpurental_template` data source: one template by id. */
+export const templateDataSource = {
+  typeName: "gpurental_template",
+  schema,
+  async read({ config }, ctx) {
+    try {
+      const template = await ctx.providerData.getTemplate(config.id!, { signal: ctx.signal });
+      return templateToObject(template);
+    } catch (err) {
+      reportReadError(
+        ctx.diags,
+        "gpurental_template",
+        err,
+        hasCode(err, "TEMPLATE_NOT_FOUND")
+          ? `No template with the id ${JSON.stringify(config.id)} is visible to this organization.`
+          : undefined,
+      );
+      return {};
+    }
+  },
+} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;

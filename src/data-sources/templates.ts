@@ -1,0 +1,47 @@
+import type { ListTemplatesQuery } from "../api/client";
+import { attr, type DataSourceDefinition, defineSchema } from "../framework";
+import { type DataSourceApi, oneOfNamed, reportReadError } from "./common";
+import { templateObjectAttributes, templateToObject } from "./objects";
+
+const TABS = ["recommended", "system", "public", "mine", "all"] as const;
+const MODES = ["ssh", "jupyter", "vm"] as const;
+
+const schema = defineSchema({
+  description:
+    "Lists the templates the organization can deploy: system and public templates and its own private ones, by console tab and mode.",
+  attributes: {
+    tab: attr.string({
+      optional: true,
+      description:
+        "Console tab to list: `recommended`, `system`, `public`, `mine` (the organization's own) or `all`. Default `all`.",
+      validators: [oneOfNamed("tab", TABS)],
+    }),
+    mode: attr.string({
+      optional: true,
+      description: "Only templates of this mode: `ssh`, `jupyter` or `vm`.",
+      validators: [oneOfNamed("mode", MODES)],
+    }),
+    templates: attr.listNested(templateObjectAttributes, {
+      computed: true,
+      description: "The matching templates, newest first.",
+    }),
+  },
+});
+
+/** The `gpurental_templates` data source: templates by tab and mode. */
+export const templatesDataSource = {
+  typeName: "gpurental_templates",
+  schema,
+  async read({ config }, ctx) {
+    const query: ListTemplatesQuery = {};
+    if (config.tab !== null) query.tab = config.tab as ListTemplatesQuery["tab"];
+    if (config.mode !== null) query.mode = config.mode as ListTemplatesQuery["mode"];
+    try {
+      const templates = await ctx.providerData.listTemplates(query, { signal: ctx.signal });
+      return { templates: templates.map(templateToObject) };
+    } catch (err) {
+      reportReadError(ctx.diags, "gpurental_templates", err);
+      return {};
+    }
+  },
+} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;
