@@ -1,0 +1,263 @@
+import type { GpurentalClient } from "../api/client";
+import { AmbiguousRequestError, ApiError } from "../api/errors";
+import type { ApiKey, ApiKeyKind, CreatedApiKey } from "../api/schemas";
+import {
+  attr,
+  defineSchema,
+  type HandlerContext,
+  isUnknown,
+  lengthBetween,
+  oneOf,
+  path,
+  type ResourceDefinition,
+  requiresReplace,
+  useStateForUnknown,
+} from "../framework";
+import { credentialOf } from "./provider-data";
+import { errorToDiagnostic } from "./refusals";
+
+// gpurental_api_key: an API key of the organization. There is no update endpoint, so both
+// arguments force replacement. The secret exists only in the create response; it is kept in state
+// (sensitive) and never refreshed.
+
+const KEY_ARGUMENTS = ["name", "kind"];
+
+const stable = () => [useStateForUnknown()];
+
+const schema = defineSchema({
+  description:
+    "An API key of the organization: a credential for scripts, CI jobs and tooling that acts as a member of the organization. Creating one needs a signed-in session (`gps_…` token); a `team` key needs an admin's session. The secret is returned once, when the key is created, and kept in the Terraform state as a sensitive value: protect the state accordingly. An imported key has no `secret` (null), because the API never returns it again.\n\nThere is no update: changing `name` or `kind` revokes the key and creates a new one with a new secret.",
+  attributes: {
+    id: attr.string({ computed: true, description: "ID of the API key.", planModifiers: stable() }),
+    name: attr.string({
+      required: true,
+      description: "Label of the key shown in the console, 1 to 64 characters. Changing it replaces the key.",
+      validators: [lengthBetween(1, 64)],
+      planModifiers: [requiresReplace()],
+    }),
+    kind: attr.string({
+      optional: true,
+      computed: true,
+      default: "personal",
+      description:
+        "`personal` (default): revoked automatically when its creator leaves the organization. `team`: managed by admins, keeps working after its creator leaves; creating it needs an admin session. Changing it replaces the key.",
+      validators: [oneOf("personal", "team")],
+      planModifiers: [requiresReplace()],
+    }),
+    prefix: attr.string({
+      computed: true,
+      description:
+        "The first 12 characters of the secret (e.g. `gpr_1a2b3c4d`), the only part the service stores; it identifies the key in the console.",
+      planModifiers: stable(),
+    }),
+    creator_email: attr.string({
+      computed: true,
+      description:
+        "Email of the member who created the key, or their phone number with country code when they have no email.",
+      planModifiers: stable(),
+    }),
+    creator_id: attr.string({
+      computed: true,
+      description: "User ID of the key's creator.",
+      planModifiers: stable(),
+    }),
+    created_at: attr.string({
+      computed: true,
+      description: "When the key was created (RFC 3339).",
+      planModifiers: stable(),
+    }),
+    last_used_at: attr.string({
+      computed: true,
+      description:
+        "When the key last made a request (RFC 3339), or null if never. It changes on every use of the key; a refresh records the new value without planning any change.",
+    }),
+    creator_is_member: attr.bool({
+      computed: true,
+      description:
+        "Whether the creator is still a member of the organization (false once they have left; a team key keeps working).",
+    }),
+    secret: attr.string({
+      computed: true,
+      sensitive: true,
+      description:
+        "The key's secret (`gpr_` followed by 48 hex characters), to be used as a bearer token, e.g. as `token` of another provider block. Known only from the create response: it is kept in state, never refreshed, and null for an imported key.",
+      planModifiers: stable(),
+    }),
+  },
+});
+
+/** The state of gpurental_api_key. */
+interface ApiKeyState {
+  id: string;
+  name: string;
+  kind: string;
+  prefix: string;
+  creator_email: string;
+  creator_id: string;
+  created_at: string;
+  last_used_at: string | null;
+  creator_is_member: boolean;
+  secret: string | null;
+}
+
+/** Maps an API key record onto the resource state, with the secret known from elsewhere. */
+export function apiKeyToState(key: ApiKey, secret: string | null): ApiKeyState {
+  return {
+    id: key.id,
+    name: key.name,
+    kind: key.kind,
+    prefix: key.prefix,
+    creator_email: key.creator_email,
+    creator_id: key.creator_id,
+    created_at: key.created_at,
+    last_used_at: key.last_used_at,
+    creator_is_member: key.creator_is_member,
+    secret,
+  };
+}
+
+/** The wording added to ADMIN_REQUIRED / TOKEN_INVALID that names the credential in use and the one needed. */
+function credentialAdvice(client: object, kind: ApiKeyKind): string {
+  const cred = credentialOf(client).kind;
+  const needed =
+    kind === "team" ? "a signed-in session of an organization admin" : "a signed-in session (gps_… token)";
+  if (cred === "api_key") {
+    return `The provider is configured with an API key (gpr_…), and API keys can never create or revoke API keys. Configure the provider's token with ${needed}.`;
+  }
+  if (cred === "session" && kind === "team") {
+    return `The provider's session belongs to a member who is not an admin; team keys are created by admins. Use ${needed}, or create a personal key (kind = "personal").`;
+  }
+  return `Creating a ${kind} key needs ${needed}.`;
+}
+
+// Key creations of one provider process are serialized so that a key appearing after a lost
+// answer can only be that creation's.
+let createQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Creates a key. When the answer is lost, the secret is lost with it: a key that did get created
+ * is unusable, so it is revoked and the creation sent once more, rather than leaving an orphan.
+ */
+async function createReconciled(
+  client: GpurentalClient,
+  body: { name: string; kind: ApiKeyKind },
+  signal: AbortSignal,
+): Promise<CreatedApiKey> {
+  const run = createQueue.then(async () => {
+    for (let attempt = 1; ; attempt++) {
+      const before = new Set((await client.listApiKeys({ signal })).map((k) => k.id));
+      try {
+        return await client.createApiKey(body, { signal });
+      } catch (err) {
+        if (!(err instanceof AmbiguousRequestError) || attempt >= 2) throw err;
+        const after = await client.listApiKeys({ signal });
+        for (const k of after) {
+          if (!before.has(k.id) && k.name === body.name && k.kind === body.kind) {
+            await client.revokeApiKey(k.id, { signal });
+          }
+        }
+      }
+    }
+  });
+  createQueue = run.catch(() => undefined);
+  return run;
+}
+
+async function findKey(
+  client: GpurentalClient,
+  id: string,
+  signal: AbortSignal,
+): Promise<ApiKey | undefined> {
+  return (await client.listApiKeys({ signal })).find((k) => k.id === id);
+}
+
+function reportKeyError(
+  ctx: HandlerContext<GpurentalClient>,
+  err: unknown,
+  op: "create_key" | "delete_key" | "read",
+  kind: ApiKeyKind,
+): void {
+  const d = errorToDiagnostic(err, op, KEY_ARGUMENTS);
+  if (
+    op !== "read" &&
+    err instanceof ApiError &&
+    (err.code === "ADMIN_REQUIRED" || err.code === "TOKEN_INVALID")
+  ) {
+    d.detail = `${credentialAdvice(ctx.providerData, kind)} ${d.detail}`;
+  }
+  ctx.diags.add(d);
+}
+
+/** The `gpurental_api_key` resource. */
+export const apiKeyResource = {
+  typeName: "gpurental_api_key",
+  schema,
+
+  async modifyPlan(req, ctx) {
+    // Only a creation can be checked, and only what is certain from the credential's kind.
+    if (req.state !== null || !req.plan) return;
+    const cred = credentialOf(ctx.providerData);
+    if (!cred.configured || cred.kind !== "api_key") return;
+    const kind = isUnknown(req.plan.kind) ? "personal" : ((req.plan.kind as ApiKeyKind | null) ?? "personal");
+    ctx.diags.addAttributeError(
+      path("name"),
+      "ADMIN_REQUIRED: API keys cannot be created with an API key",
+      `${credentialAdvice(ctx.providerData, kind)} The API would refuse the creation with 403 ADMIN_REQUIRED.`,
+    );
+  },
+
+  async create({ plan }, ctx) {
+    const kind = (plan.kind ?? "personal") as ApiKeyKind;
+    const name = plan.name as string;
+    try {
+      const created = await createReconciled(ctx.providerData, { name, kind }, ctx.signal);
+      return apiKeyToState(created.key, created.secret);
+    } catch (err) {
+      reportKeyError(ctx, err, "create_key", kind);
+      return null;
+    }
+  },
+
+  async read({ state }, ctx) {
+    try {
+      const key = await findKey(ctx.providerData, state.id!, ctx.signal);
+      // A key no longer listed was revoked (or its personal creator left): it is gone.
+      if (!key) return null;
+      return apiKeyToState(key, state.secret);
+    } catch (err) {
+      reportKeyError(ctx, err, "read", (state.kind ?? "personal") as ApiKeyKind);
+      return state;
+    }
+  },
+
+  async update({ state }) {
+    // Every argument forces replacement; nothing can change in place.
+    return state;
+  },
+
+  async delete({ state }, ctx) {
+    try {
+      await ctx.providerData.revokeApiKey(state.id!, { signal: ctx.signal });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "API_KEY_NOT_FOUND") return;
+      reportKeyError(ctx, err, "delete_key", (state.kind ?? "personal") as ApiKeyKind);
+    }
+  },
+
+  async importState({ id }, ctx) {
+    try {
+      const key = await findKey(ctx.providerData, id, ctx.signal);
+      if (!key) {
+        ctx.diags.addError(
+          "API_KEY_NOT_FOUND: no such API key",
+          `No active API key with ID ${id} is listed for the organization. Revoked keys cannot be imported.`,
+        );
+        return {};
+      }
+      return apiKeyToState(key, null);
+    } catch (err) {
+      reportKeyError(ctx, err, "read", "personal");
+      return {};
+    }
+  },
+} satisfies ResourceDefinition<typeof schema, GpurentalClient>;

@@ -1,0 +1,461 @@
+import type { GpurentalClient } from "../api/client";
+import { ApiError } from "../api/errors";
+import type { Instance, Offer, SshKey, Template } from "../api/schemas";
+import {
+  attr,
+  type CtyValue,
+  type Diagnostics,
+  defineSchema,
+  type HandlerContext,
+  isUnknown,
+  type PlanOf,
+  type ResourceDefinition,
+  requiresReplace,
+  type StateOf,
+  t,
+  timeoutsAttribute,
+  toNumber,
+  unknown,
+  useStateForUnknown,
+} from "../framework";
+import { check, oneOf } from "../framework/modifiers";
+import { logger } from "../plugin/log";
+import { OVERLAY_KEYS, validateEnv } from "./env";
+import {
+  type DesiredStatus,
+  INSTANCE_COMPUTED_ATTRIBUTES,
+  INSTANCE_STABLE_ATTRIBUTES,
+  type InstanceArgs,
+  type InstanceModel,
+  type PriorArgs,
+} from "./instance-model";
+import {
+  createInstance,
+  deleteInstance,
+  INSTANCE_DEFAULT_TIMEOUTS,
+  type OpContext,
+  readInstance,
+  updateInstance,
+} from "./instance-ops";
+import { checkDeploy, type DeployCheckData } from "./plan-checks";
+import { credentialOf } from "./provider-data";
+import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
+
+// gpurental_instance: one rented GPU offer running one template. Every argument except
+// desired_status and timeouts forces replacement, because the API can only stop, start and
+// destroy an instance. The lifecycle itself lives in instance-ops.ts; this file is the Terraform
+// side: schema, plan adjustments and plan-time checks, and the conversion between framework values
+// and the plain model.
+
+const opsLog = logger.child("instance");
+
+const stable = () => [useStateForUnknown()];
+const replace = () => [requiresReplace()];
+
+const str = (description: string, sensitive = false) =>
+  attr.string({ computed: true, description, sensitive });
+const num = (description: string) => attr.number({ computed: true, description });
+const bool = (description: string) => attr.bool({ computed: true, description });
+
+const wholeNumber = (min: number, max: number, what: string) =>
+  check<import("../framework").NumberValue>(
+    `A whole number from ${min} to ${max}.`,
+    (v) => Number.isInteger(toNumber(v)) && toNumber(v) >= min && toNumber(v) <= max,
+    (v) => `${what} must be a whole number from ${min} to ${max}; got ${String(toNumber(v))}.`,
+  );
+
+const maxLength = (max: number, what: string) =>
+  check<string>(
+    `At most ${max} characters.`,
+    (v) => [...v].length <= max,
+    (v) => `${what} has ${[...v].length} characters; the API accepts at most ${max}.`,
+  );
+
+const schema = defineSchema({
+  description:
+    "A GPU instance: one rented offer running one template. Creating it deploys the instance and waits until it runs (billing starts when the workload runs). `desired_status` stops and starts it in place; every other argument replaces it, which destroys its disk.\n\nRefusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. A deploy whose answer was lost is reconciled by listing the organization's instances: a new instance matching offer, template, disk and label is adopted, and no second deploy is sent while the first may have landed.\n\nThe API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`: after an import they are null in state, so a configuration that sets them plans a replacement unless they are listed in `lifecycle { ignore_changes = [...] }`.",
+  attributes: {
+    id: attr.string({ computed: true, description: "ID of the instance.", planModifiers: stable() }),
+    offer_id: attr.string({
+      required: true,
+      description:
+        "ID of the offer to rent (see the `gpurental_offers` data source). Changing it replaces the instance.",
+      planModifiers: replace(),
+    }),
+    template_id: attr.string({
+      required: true,
+      description:
+        "ID of the template to run: a system or public template, or one of the organization's own (see `gpurental_templates`). Changing it replaces the instance.",
+      planModifiers: replace(),
+    }),
+    disk_gb: attr.number({
+      required: true,
+      description:
+        "Disk in GB, 10 to 20000 and at most the offer's machine disk. Billed per GB and hour while the instance is stopped. Changing it replaces the instance.",
+      validators: [wholeNumber(10, 20000, "disk_gb")],
+      planModifiers: replace(),
+    }),
+    label: attr.string({
+      optional: true,
+      description: "Label shown in the console, at most 64 characters. Changing it replaces the instance.",
+      validators: [maxLength(64, "label")],
+      planModifiers: replace(),
+    }),
+    ssh_key_id: attr.string({
+      optional: true,
+      description:
+        "ID of the SSH key to authorize. With a session or a personal API key: one of the caller's own keys; with a team key: a key of any current member. Without it SSH is impossible. Changing it replaces the instance.",
+      planModifiers: replace(),
+    }),
+    env: attr.map(t.string, {
+      optional: true,
+      description:
+        "Environment variables merged over the template's, by name. Together with `secret_env` and `unset_env` at most 100 entries; names up to 256 characters, values up to 4096. A name may appear in only one of the three. `JUPYTER_TOKEN`, `GPU_COUNT`, `SERVICE_ACCESS_TOKEN` and template variables carrying the access token are always set by the platform (a warning says so). Changing it replaces the instance.",
+      planModifiers: replace(),
+    }),
+    secret_env: attr.map(t.string, {
+      optional: true,
+      sensitive: true,
+      description:
+        "Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output. They are kept in state: protect the state. Changing them replaces the instance.",
+      planModifiers: replace(),
+    }),
+    unset_env: attr.set(t.string, {
+      optional: true,
+      description: "Names of template environment variables to drop. Changing it replaces the instance.",
+      planModifiers: replace(),
+    }),
+    desired_status: attr.string({
+      optional: true,
+      computed: true,
+      default: "running",
+      description:
+        "`running` (default) or `stopped`. Changing it starts or stops the instance in place and waits. A refresh sets it from the instance's real power state, so an instance stopped outside Terraform (e.g. automatically when the balance ran out) plans a start when the configuration says `running`. A stopped instance keeps its disk and pays storage.",
+      validators: [oneOf("running", "stopped")],
+    }),
+    timeouts: timeoutsAttribute(INSTANCE_DEFAULT_TIMEOUTS),
+    status: str(
+      "Current status: `creating`, `starting`, `running`, `stopping`, `stopped`, `destroying`, `destroyed` or `error`.",
+    ),
+    ssh_host: str("Public IP address of the instance's host; SSH connects directly."),
+    ssh_port: num("SSH port assigned to the instance (never 22)."),
+    ssh_user: str("User to connect as with SSH."),
+    jupyter_url: str(
+      "JupyterLab address with its token, once a jupyter template reports it; otherwise null. Sensitive because it carries the access token.",
+      true,
+    ),
+    open_url: str(
+      "Address of the template's open button, once reported; otherwise null. Sensitive because it may carry the access token.",
+      true,
+    ),
+    access_token: str(
+      "The instance access token: the JupyterLab token, the bearer key of the template's app ports, and the password of accounts the template creates. Null when the template uses none.",
+      true,
+    ),
+    error_code: str(
+      "Why the instance is in error (`provision_failed`, `workload_completed`, `workload_gone`), or why a stop or start did not land (`stop_timed_out`, `start_timed_out`, `gpus_unavailable`); null otherwise.",
+    ),
+    error_message: str("The platform's explanation of `error_code`, or null."),
+    allowed_actions: attr.list(t.string, {
+      computed: true,
+      description: "Actions the API accepts in the current status: `start`, `stop`, `destroy`.",
+    }),
+    gpus_released: bool(
+      "Whether a stopped instance's GPUs were released when the balance ran out; a start then needs the same GPUs to be free again.",
+    ),
+    gpu_release: str(
+      "`pending`, `released` or `unsupported` once the platform decides to release the GPUs; otherwise null.",
+    ),
+    gpu_release_requested_at: str("When the GPU release was decided (RFC 3339), or null."),
+    price_per_hour_micro: attr.number({
+      computed: true,
+      description:
+        "GPU price per hour while running, snapshotted from the offer at rent time, in micro-yuan (1 ¥ = 1,000,000).",
+      planModifiers: stable(),
+    }),
+    storage_price_per_gb_hour_micro: attr.number({
+      computed: true,
+      description: "Disk price per GB and hour, snapshotted at rent time, in micro-yuan.",
+      planModifiers: stable(),
+    }),
+    hold_price_per_hour_micro: num(
+      "Price per hour of holding the GPUs while stopped, in micro-yuan; null where a stopped instance pays storage only.",
+    ),
+    stop_hold_price_per_hour_micro: num(
+      "Hold price per hour after a requested stop, in micro-yuan, or null.",
+    ),
+    suspended_hold_price_per_hour_micro: num(
+      "Hold price per hour after an automatic stop (balance exhausted), in micro-yuan, or null.",
+    ),
+    stop_releases_gpus: bool(
+      "Whether a requested stop releases the GPUs; false where a stop always keeps them reserved.",
+    ),
+    created_at: attr.string({
+      computed: true,
+      description: "When the instance was created (RFC 3339).",
+      planModifiers: stable(),
+    }),
+    started_at: str("When the workload first ran (RFC 3339), or null."),
+    status_changed_at: str("When the status last changed (RFC 3339)."),
+    destroyed_at: str("When the instance was destroyed (RFC 3339), or null."),
+    spend_micro: num("Charges settled so far for this instance, in micro-yuan."),
+    deployed_by: attr.string({
+      computed: true,
+      description:
+        "Who deployed the instance: the member's email (or phone number), or for a team key the key's name followed by its prefix in parentheses.",
+      planModifiers: stable(),
+    }),
+    deployed_via_api_key: attr.single(
+      {
+        id: str("ID of the API key."),
+        name: str("Name of the API key."),
+        kind: str("`personal` or `team`."),
+        prefix: str("Prefix of the key's secret."),
+        revoked: bool("Whether the key has been revoked since."),
+      },
+      {
+        computed: true,
+        description: "The API key the instance was deployed with, or null for console deploys.",
+      },
+    ),
+  },
+});
+
+type Plan = PlanOf<typeof schema>;
+type State = StateOf<typeof schema>;
+
+function known<T>(v: T | import("../framework").Unknown): v is T {
+  return !isUnknown(v);
+}
+
+/** The plain arguments of a wholly known plan or state. */
+function toArgs(p: Plan | State): InstanceArgs {
+  const strMap = (m: unknown): Record<string, string> | null =>
+    m === null || m === undefined ? null : { ...(m as Record<string, string>) };
+  return {
+    offer_id: p.offer_id as string,
+    template_id: p.template_id as string,
+    disk_gb: toNumber(p.disk_gb as import("../framework").NumberValue),
+    label: (p.label as string | null) ?? null,
+    ssh_key_id: (p.ssh_key_id as string | null) ?? null,
+    env: strMap(p.env),
+    secret_env: strMap(p.secret_env),
+    unset_env:
+      p.unset_env === null || p.unset_env === undefined ? null : [...(p.unset_env as string[])].sort(),
+    desired_status: ((p.desired_status as string | null) ?? "running") as DesiredStatus,
+  };
+}
+
+/** The arguments the API does not return, from a state that may be partial (after an import). */
+function priorArgs(s: State): PriorArgs {
+  return {
+    ssh_key_id: s.ssh_key_id,
+    env: s.env ? { ...s.env } : null,
+    secret_env: s.secret_env ? { ...s.secret_env } : null,
+    unset_env: s.unset_env ? [...s.unset_env].sort() : null,
+    desired_status: s.desired_status === "stopped" ? "stopped" : "running",
+  };
+}
+
+/** The state value of a model; the timeouts come from the plan or prior state. */
+function toState(m: InstanceModel): Omit<State, "timeouts"> {
+  return { ...m, allowed_actions: [...m.allowed_actions] };
+}
+
+/** Time left for an operation, with a margin so the waits end before the framework's own deadline. */
+function opContext(ctx: HandlerContext<GpurentalClient>, fallback: string): OpContext {
+  const total = ctx.timeoutMs ?? parseMinutes(fallback);
+  const margin = Math.min(5000, Math.floor(total * 0.05));
+  return { client: ctx.providerData, signal: ctx.signal, timeoutMs: Math.max(1000, total - margin) };
+}
+
+function parseMinutes(d: string): number {
+  return Number.parseInt(d, 10) * 60_000;
+}
+
+function report(diags: Diagnostics, items: readonly ResourceDiagnostic[]): void {
+  diags.add(...items.map((d) => ({ ...d, path: d.path ? [...d.path] : undefined })));
+}
+
+/** What the plan-time checks read; each read failing for a reason other than 404 leaves its data out. */
+async function gatherCheckData(
+  client: GpurentalClient,
+  input: { offer_id: string; template_id: string; ssh_key_id: string | null },
+  signal: AbortSignal,
+): Promise<{ data: DeployCheckData; skipped: string[] }> {
+  const cred = credentialOf(client);
+  const skipped: string[] = [];
+  const notFound = (err: unknown) => err instanceof ApiError && err.status === 404;
+  const settle = async <T>(
+    what: string,
+    p: Promise<T>,
+    nullOn404: boolean,
+  ): Promise<T | null | undefined> => {
+    try {
+      return await p;
+    } catch (err) {
+      if (nullOn404 && notFound(err)) return null;
+      skipped.push(`${what} (${err instanceof Error ? err.message : String(err)})`);
+      return undefined;
+    }
+  };
+  const session = cred.kind === "session";
+  const [offer, template, sshKeys, instances, me] = await Promise.all([
+    settle<Offer>("offer", client.getOffer(input.offer_id, { signal }), true),
+    settle<Template>("template", client.getTemplate(input.template_id, { signal }), true),
+    session && input.ssh_key_id
+      ? settle<SshKey[]>("SSH keys", client.listSshKeys({ signal }), false)
+      : undefined,
+    settle<Instance[]>("instances", client.listInstances({}, { signal }), false),
+    session ? settle("balance", client.getMe({ signal }), false) : undefined,
+  ]);
+  const data: DeployCheckData = {
+    offer,
+    template,
+    sshKeys: sshKeys ?? undefined,
+    sshKeysAreExhaustive: session,
+    instances: instances ?? undefined,
+    balanceMicro: me ? me.organization.balance_micro : undefined,
+    orgId: me ? me.organization.id : cred.orgId,
+    now: Date.now(),
+  };
+  return { data, skipped };
+}
+
+/** Time limit of the plan-time reads: a slow API must not hold up a plan for long. */
+const PLAN_CHECK_TIMEOUT_MS = 20_000;
+
+async function planTimeChecks(plan: Plan, ctx: HandlerContext<GpurentalClient>): Promise<void> {
+  const cred = credentialOf(ctx.providerData);
+  if (!cred.configured) return;
+  const { offer_id, template_id, disk_gb, ssh_key_id } = plan;
+  if (!known(offer_id) || !known(template_id) || !known(disk_gb) || !known(ssh_key_id)) return;
+  if (offer_id === null || template_id === null || disk_gb === null) return;
+  const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(PLAN_CHECK_TIMEOUT_MS)]);
+  let gathered: Awaited<ReturnType<typeof gatherCheckData>>;
+  try {
+    gathered = await gatherCheckData(ctx.providerData, { offer_id, template_id, ssh_key_id }, signal);
+  } catch (err) {
+    ctx.diags.addWarning("Plan-time checks skipped", `The API could not be asked: ${String(err)}`);
+    return;
+  }
+  const { data, skipped } = gathered;
+  if (skipped.length > 0) {
+    ctx.diags.addWarning(
+      "Some plan-time checks were skipped",
+      `These could not be read, so the deploy checks that need them were skipped (the apply still reports any refusal): ${skipped.join("; ")}.`,
+    );
+  }
+  const findings = checkDeploy(
+    { offer_id, template_id, disk_gb: toNumber(disk_gb), ssh_key_id: ssh_key_id ?? null },
+    data,
+  );
+  report(ctx.diags, findings);
+  // Template variables that carry the access token cannot be overridden either.
+  if (data.template) {
+    const env = known(plan.env) && plan.env !== null ? plan.env : null;
+    const secret = known(plan.secret_env) && plan.secret_env !== null ? plan.secret_env : null;
+    const unset = known(plan.unset_env) && plan.unset_env !== null ? plan.unset_env : null;
+    const args = {
+      env: env && Object.values(env).every(known) ? (env as Record<string, string>) : null,
+      secret_env: secret && Object.values(secret).every(known) ? (secret as Record<string, string>) : null,
+      unset_env: unset?.every(known) ? (unset as string[]) : null,
+    };
+    const extra = validateEnv(args, data.template.env).filter(
+      (d) => d.severity === "warning" && !OVERLAY_KEYS.some((k) => d.summary.startsWith(`${k} `)),
+    );
+    report(ctx.diags, extra);
+  }
+}
+
+/** The `gpurental_instance` resource. */
+export const instanceResource = {
+  typeName: "gpurental_instance",
+  schema,
+
+  validateConfig({ config }, ctx) {
+    // Only what is known is checked; unknown maps and sets are left to the plan after them.
+    const env = known(config.env) && config.env !== null ? config.env : null;
+    const secret = known(config.secret_env) && config.secret_env !== null ? config.secret_env : null;
+    const unset = known(config.unset_env) && config.unset_env !== null ? config.unset_env : null;
+    const onlyKnown = (m: Record<string, CtyValue> | null): Record<string, string> | null =>
+      m === null
+        ? null
+        : Object.fromEntries(
+            Object.entries(m).map(([k, v]) => [k, known(v) && typeof v === "string" ? v : ""]),
+          );
+    report(
+      ctx.diags,
+      validateEnv({
+        env: onlyKnown(env as Record<string, CtyValue> | null),
+        secret_env: onlyKnown(secret as Record<string, CtyValue> | null),
+        unset_env: unset ? (unset.filter((v) => known(v) && typeof v === "string") as string[]) : null,
+      }),
+    );
+  },
+
+  async modifyPlan(req, ctx) {
+    const { plan, state } = req;
+    if (state === null) {
+      await planTimeChecks(plan, ctx);
+      return;
+    }
+    // A power change moves every value that follows the status; the rest stays as it was.
+    if (known(plan.desired_status) && plan.desired_status !== state.desired_status) {
+      const volatile = INSTANCE_COMPUTED_ATTRIBUTES.filter((a) => !INSTANCE_STABLE_ATTRIBUTES.includes(a));
+      const p = plan as Record<string, CtyValue>;
+      for (const a of volatile) p[a] = unknown;
+    }
+  },
+
+  async create({ plan }, ctx) {
+    const args = toArgs(plan);
+    const r = await createInstance(args, opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.create), (msg) =>
+      opsLog.info(msg, { resource: "gpurental_instance" }),
+    );
+    report(ctx.diags, r.diagnostics);
+    return r.state ? toState(r.state) : null;
+  },
+
+  async read({ state }, ctx) {
+    const r = await readInstance(state.id!, priorArgs(state), {
+      client: ctx.providerData,
+      signal: ctx.signal,
+    });
+    report(ctx.diags, r.diagnostics);
+    if (r.diagnostics.some((d) => d.severity === "error")) return state;
+    return r.state ? toState(r.state) : null;
+  },
+
+  async update({ plan, state }, ctx) {
+    const planned = toArgs(plan);
+    // Only timeouts changed: nothing to do at the API, and the plan holds the prior values.
+    if (planned.desired_status === state.desired_status) return {};
+    const r = await updateInstance(state.id!, planned, opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.update));
+    report(ctx.diags, r.diagnostics);
+    if (!r.state) return state;
+    return toState(r.state);
+  },
+
+  async delete({ state }, ctx) {
+    const r = await deleteInstance(state.id!, opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.delete));
+    report(ctx.diags, r.diagnostics);
+  },
+
+  async importState({ id }, ctx) {
+    try {
+      const inst = await ctx.providerData.getInstance(id, { signal: ctx.signal });
+      if (inst.status === "destroyed") {
+        ctx.diags.addError(
+          `Instance ${id} is destroyed`,
+          "A destroyed instance cannot be managed; deploy a new one instead.",
+        );
+        return {};
+      }
+      return { id };
+    } catch (err) {
+      ctx.diags.add(errorToDiagnostic(err, "import"));
+      return {};
+    }
+  },
+} satisfies ResourceDefinition<typeof schema, GpurentalClient>;

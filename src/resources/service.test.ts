@@ -1,0 +1,281 @@
+import { Agent } from "undici";
+import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+import { isUnknown, unknown } from "../framework";
+import { createHarness } from "../framework/testing";
+import type { CtyValue } from "../plugin/cty";
+import { createProvider } from "../provider";
+
+// The provider definition driven in memory the way Terraform drives it (msgpack values, plan then
+// apply), against the in-process fake backend: fast feedback on configuration, planning rules and
+// the lifecycle, before the end-to-end suites run the real terraform.
+
+type Rec = Record<string, CtyValue>;
+
+let backend: FakeBackend;
+let creds: DemoCredentials;
+let agent: Agent;
+
+beforeAll(async () => {
+  backend = await startFakeBackend({ port: 0, seed: "demo" });
+  agent = new Agent({ keepAliveTimeout: 10 });
+});
+afterAll(async () => {
+  await agent.close();
+  await backend.close();
+});
+beforeEach(() => {
+  creds = backend.seedDemo();
+  backend.setTransitions("immediate");
+});
+
+function harness(env: NodeJS.ProcessEnv = {}) {
+  return createHarness(
+    createProvider({
+      env,
+      clientOptions: { dispatcher: agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
+    }),
+  );
+}
+
+async function configured(token?: string, extra: Rec = {}) {
+  const h = harness();
+  const diags = await h.configure({
+    base_url: backend.url,
+    token: token ?? creds.admin_session_token,
+    ...extra,
+  });
+  expect(diags).toEqual([]);
+  return h;
+}
+
+const instanceConfig = (over: Rec = {}): Rec => ({
+  offer_id: creds.offer_id,
+  template_id: creds.template_id,
+  disk_gb: 50,
+  label: "svc",
+  ssh_key_id: creds.ssh_key_id,
+  ...over,
+});
+
+describe("provider configuration", () => {
+  test("missing values are errors on their attribute", async () => {
+    const diags = await harness({}).configure({});
+    expect(diags.map((d) => [d.summary, d.path])).toEqual([
+      ["Missing API address", [{ attribute: "base_url" }]],
+      ["Missing credential", [{ attribute: "token" }]],
+    ]);
+  });
+
+  test("malformed values are errors on their attribute and never echo the token", async () => {
+    const diags = await harness({}).configure({
+      base_url: "ftp://x",
+      token: "gps_bad token",
+      org_id: "nope",
+    });
+    expect(diags.map((d) => d.path)).toEqual([
+      [{ attribute: "base_url" }],
+      [{ attribute: "token" }],
+      [{ attribute: "org_id" }],
+    ]);
+    expect(JSON.stringify(diags)).not.toContain("bad token");
+  });
+
+  test("the environment fills in unset arguments", async () => {
+    const h = harness({
+      GPURENTAL_BASE_URL: backend.url,
+      GPURENTAL_TOKEN: creds.admin_session_token,
+      GPURENTAL_ORG_ID: creds.org_id,
+    });
+    expect(await h.configure({})).toEqual([]);
+    const p = await h.plan("gpurental_instance", null, instanceConfig());
+    expect(p.diags).toEqual([]);
+  });
+
+  test("environment values are checked too, naming the variable", async () => {
+    const diags = await harness({ GPURENTAL_BASE_URL: "not a url", GPURENTAL_TOKEN: "t" }).configure({});
+    expect(diags[0]?.detail).toContain("GPURENTAL_BASE_URL");
+  });
+
+  test("unknown values are accepted and planning skips the API", async () => {
+    const h = harness({});
+    expect(await h.configure({ base_url: backend.url, token: unknown })).toEqual([]);
+    const p = await h.plan("gpurental_instance", null, instanceConfig({ disk_gb: 99999 }));
+    expect(p.diags.filter((d) => d.severity === "error").map((d) => d.summary)).toEqual([]);
+  });
+});
+
+describe("gpurental_instance planning", () => {
+  test("create plans every computed value unknown and desired_status running", async () => {
+    const h = await configured();
+    const p = await h.plan("gpurental_instance", null, instanceConfig());
+    expect(p.diags).toEqual([]);
+    expect(p.planned?.desired_status).toBe("running");
+    expect(isUnknown(p.planned?.id)).toBe(true);
+    expect(isUnknown(p.planned?.spend_micro)).toBe(true);
+  });
+
+  test.each([
+    [{ offer_id: DEMO_IDS.offerSoldOut }, "OFFER_UNAVAILABLE", "offer_id"],
+    [{ offer_id: DEMO_IDS.offerMaintenance }, "MACHINE_IN_MAINTENANCE", "offer_id"],
+    [{ offer_id: DEMO_IDS.offerSmall, disk_gb: 800 }, "DISK_TOO_LARGE", "disk_gb"],
+    [{ template_id: DEMO_IDS.templateInactive }, "TEMPLATE_NOT_FOUND", "template_id"],
+    [{ template_id: DEMO_IDS.templateComingSoon }, "TEMPLATE_COMING_SOON", "template_id"],
+    [{ template_id: DEMO_IDS.templateVm }, "OFFER_NOT_VM_CAPABLE", "offer_id"],
+    [{ offer_id: DEMO_IDS.offerNewCuda }, "TEMPLATE_CUDA_TOO_NEW", "template_id"],
+    [{ ssh_key_id: DEMO_IDS.memberSshKey }, "SSH_KEY_NOT_FOUND", "ssh_key_id"],
+  ])("plan-time check %o -> %s on %s", async (over, code, attribute) => {
+    const h = await configured();
+    const p = await h.plan("gpurental_instance", null, instanceConfig(over));
+    const errors = p.diags.filter((d) => d.severity === "error");
+    expect(errors.map((d) => d.summary.split(":")[0])).toEqual([code]);
+    expect(errors[0]?.path).toEqual([{ attribute }]);
+  });
+
+  test("plan-time checks are skipped for unknown inputs", async () => {
+    const h = await configured();
+    const p = await h.plan("gpurental_instance", null, instanceConfig({ offer_id: unknown, disk_gb: 99999 }));
+    expect(p.diags.filter((d) => d.severity === "error")).toEqual([]);
+  });
+
+  test("env validation names the attribute and key", async () => {
+    const h = await configured();
+    const diags = await h.validate(
+      "gpurental_instance",
+      instanceConfig({ env: { A: "1" }, secret_env: { A: "2" } }),
+    );
+    expect(diags).toMatchObject([{ severity: "error", path: [{ attribute: "secret_env" }, { key: "A" }] }]);
+    const warn = await h.validate("gpurental_instance", instanceConfig({ env: { JUPYTER_TOKEN: "x" } }));
+    expect(warn).toMatchObject([{ severity: "warning", summary: "JUPYTER_TOKEN is set by the platform" }]);
+  });
+});
+
+describe("gpurental_instance lifecycle", () => {
+  test("create, plan again with no change, stop, start, import, destroy", async () => {
+    const h = await configured();
+    const cfg = instanceConfig({ env: { A: "1" }, secret_env: { S: "x" } });
+    const p = await h.plan("gpurental_instance", null, cfg);
+    const created = await h.apply("gpurental_instance", null, p.planned, cfg);
+    expect(created.diags).toEqual([]);
+    const state = created.value!;
+    expect(state.status).toBe("running");
+
+    // Refresh, then the plan equals the state: no changes.
+    const refreshed = (await h.read("gpurental_instance", state)).value!;
+    const again = await h.plan("gpurental_instance", refreshed, cfg);
+    expect(again.diags).toEqual([]);
+    expect(again.planned).toEqual(refreshed);
+    expect(again.requiresReplace).toEqual([]);
+
+    // Stop in place: power-related values unknown, fixed ones kept.
+    const stopCfg = { ...cfg, desired_status: "stopped" };
+    const stopPlan = await h.plan("gpurental_instance", refreshed, stopCfg);
+    expect(stopPlan.requiresReplace).toEqual([]);
+    expect(isUnknown(stopPlan.planned?.status)).toBe(true);
+    expect(stopPlan.planned?.id).toBe(state.id);
+    const stopped = await h.apply("gpurental_instance", refreshed, stopPlan.planned, stopCfg);
+    expect(stopped.diags).toEqual([]);
+    expect(stopped.value?.status).toBe("stopped");
+
+    const startPlan = await h.plan("gpurental_instance", stopped.value, cfg);
+    const started = await h.apply("gpurental_instance", stopped.value, startPlan.planned, cfg);
+    expect(started.value?.status).toBe("running");
+
+    // Import reads the same object, except what the API never returns.
+    const imported = await h.import("gpurental_instance", state.id as string);
+    expect(imported.diags).toEqual([]);
+    const importedRead = (await h.read("gpurental_instance", imported.value!)).value!;
+    const now = (await h.read("gpurental_instance", started.value!)).value!;
+    for (const k of ["ssh_key_id", "env", "secret_env", "unset_env", "timeouts"]) {
+      delete importedRead[k];
+      delete now[k];
+    }
+    expect(importedRead).toEqual(now);
+
+    const destroyed = await h.apply("gpurental_instance", started.value, null, null);
+    expect(destroyed.diags).toEqual([]);
+    expect(destroyed.value).toBeNull();
+    expect(backend.listInstances(creds.org_id).every((i) => i.status === "destroyed")).toBe(true);
+    expect((await h.read("gpurental_instance", started.value!)).value).toBeNull();
+  });
+
+  test("a failed provisioning is returned with the error (Terraform taints it)", async () => {
+    const h = await configured();
+    backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });
+    const cfg = instanceConfig();
+    const p = await h.plan("gpurental_instance", null, cfg);
+    const r = await h.apply("gpurental_instance", null, p.planned, cfg);
+    expect(r.value?.status).toBe("error");
+    expect(r.diags[0]?.summary).toMatch(/^provision_failed: /);
+  });
+
+  test("an auto-stopped instance plans a start", async () => {
+    const h = await configured();
+    const cfg = instanceConfig();
+    const p = await h.plan("gpurental_instance", null, cfg);
+    const created = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
+    backend.setBalance(creds.org_id, 1);
+    backend.clock.advance(60_000);
+    backend.setBalance(creds.org_id, 5_000_000_000);
+    const refreshed = (await h.read("gpurental_instance", created)).value!;
+    expect(refreshed.desired_status).toBe("stopped");
+    const again = await h.plan("gpurental_instance", refreshed, cfg);
+    expect(again.planned?.desired_status).toBe("running");
+    const applied = await h.apply("gpurental_instance", refreshed, again.planned, cfg);
+    expect(applied.diags).toEqual([]);
+    expect(applied.value?.status).toBe("running");
+  });
+});
+
+describe("gpurental_api_key", () => {
+  const keyConfig = { name: "ci", kind: "team" };
+
+  test("create with an admin session, read, plan no change, import, delete", async () => {
+    const h = await configured();
+    const p = await h.plan("gpurental_api_key", null, keyConfig);
+    expect(p.diags).toEqual([]);
+    const created = await h.apply("gpurental_api_key", null, p.planned, keyConfig);
+    expect(created.diags).toEqual([]);
+    expect(created.value?.secret).toMatch(/^gpr_[0-9a-f]{48}$/);
+    const refreshed = (await h.read("gpurental_api_key", created.value!)).value!;
+    expect(refreshed.secret).toBe(created.value?.secret);
+    expect((await h.plan("gpurental_api_key", refreshed, keyConfig)).planned).toEqual(refreshed);
+    const imported = await h.import("gpurental_api_key", created.value!.id as string);
+    expect(imported.value).toEqual({ ...refreshed, secret: null });
+    const deleted = await h.apply("gpurental_api_key", refreshed, null, null);
+    expect(deleted.diags).toEqual([]);
+    expect((await h.read("gpurental_api_key", refreshed)).value).toBeNull();
+    // Deleting a key already revoked is fine.
+    expect((await h.apply("gpurental_api_key", refreshed, null, null)).diags).toEqual([]);
+  });
+
+  test("an API key credential is refused at plan time, naming ADMIN_REQUIRED", async () => {
+    const admin = await configured();
+    const p = await admin.plan("gpurental_api_key", null, keyConfig);
+    const key = (await admin.apply("gpurental_api_key", null, p.planned, keyConfig)).value!;
+    const h = await configured(key.secret as string);
+    const plan = await h.plan("gpurental_api_key", null, { name: "other" });
+    expect(plan.diags[0]?.summary).toMatch(/^ADMIN_REQUIRED: /);
+    expect(plan.diags[0]?.detail).toContain("API key");
+  });
+
+  test("a member session cannot create a team key: ADMIN_REQUIRED at apply", async () => {
+    const h = await configured(creds.member_session_token);
+    const p = await h.plan("gpurental_api_key", null, keyConfig);
+    const r = await h.apply("gpurental_api_key", null, p.planned, keyConfig);
+    expect(r.value).toBeNull();
+    expect(r.diags[0]?.summary).toMatch(/^ADMIN_REQUIRED: /);
+    expect(r.diags[0]?.detail).toMatch(/admin/);
+    // A personal key is fine for a member.
+    const personal = { name: "mine" };
+    const p2 = await h.plan("gpurental_api_key", null, personal);
+    expect((await h.apply("gpurental_api_key", null, p2.planned, personal)).diags).toEqual([]);
+  });
+
+  test("a key revoked out of band leaves the state", async () => {
+    const h = await configured();
+    const p = await h.plan("gpurental_api_key", null, keyConfig);
+    const key = (await h.apply("gpurental_api_key", null, p.planned, keyConfig)).value!;
+    await h.apply("gpurental_api_key", key, null, null);
+    expect((await h.read("gpurental_api_key", key)).value).toBeNull();
+  });
+});
