@@ -152,6 +152,18 @@ describe("7.2 deploy refusals, in check order", () => {
     expect((await deploy(fb(), creds(), creds().admin_session_token)).status).toBe(201);
   });
 
+  test("3.2 row 9 a refused deploy creates no instance, keeps nothing and charges nothing", async () => {
+    fb().setBalance(creds().org_id, 1);
+    const balanceRows = fb().ledger().length;
+    await expectRefusal({}, 402, "INSUFFICIENT_BALANCE");
+    const list = await call(fb(), "GET", "/v1/instances?include_destroyed=true", {
+      token: creds().admin_session_token,
+    });
+    expect(list.body.items).toEqual([]);
+    expect(fb().ledger().length).toBe(balanceRows);
+    expect(fb().balance(creds().org_id)).toBe(1);
+  });
+
   test("7.2 concurrent deploys never oversell an offer's free units", async () => {
     const o = fb().createOffer({ machine_id: DEMO_IDS.machineLarge, free_units: 2 });
     const answers = await Promise.all(

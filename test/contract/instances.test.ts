@@ -280,7 +280,18 @@ describe("instances (2.2, 3.2, 4.2, 7.3, 7.4)", () => {
     });
   });
 
-  test("7.4 stop_timed_out is covered by 3.2 row 5; gpus_unavailable on a stopped instance", async () => {
+  test("7.4 stop_timed_out: a stop that did not land leaves the instance running with the code", async () => {
+    fb().clock.freeze();
+    const id = await runningInstance(fb(), creds());
+    fb().setHostBehaviour(DEMO_IDS.machineLarge, { neverConfirmStop: true });
+    await post(id, "stop");
+    fb().clock.advance(30 * 60_000);
+    const got = await getInstance(fb(), admin(), id);
+    expect(got.body).toMatchObject({ status: "running", error_code: "stop_timed_out" });
+    expect(got.body.allowed_actions).toEqual(["stop", "destroy"]);
+  });
+
+  test("7.4 gpus_unavailable: a start that did not land for lack of GPUs leaves the instance stopped", async () => {
     const id = await runningInstance(fb(), creds());
     await post(id, "stop");
     fb().setHostBehaviour(DEMO_IDS.machineLarge, { capacityUnavailable: true });
