@@ -172,3 +172,13 @@ export interface AnyDataSourceDefinition<P> {
   read(req: never, ctx: HandlerContext<P>): Promise<unknown>;
   validateConfig?(req: never, ctx: ValidateContext): unknown;
 }
+
+/** Any provider definition for provider data P, whatever its schema (what the service accepts). */
+export interface AnyProviderDefinition<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  configure(req: never, ctx: ConfigureContext): Promise<P>;
+  validateConfig?(req: never, ctx: ValidateContext): unknown;
+  readonly resources: readonly AnyResourceDefinition<P>[];
+  readonly dataSources: readonly AnyDataSourceDefinition<P>[];
+}

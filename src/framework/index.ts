@@ -5,6 +5,7 @@ export type { CtyValue, NumberValue } from "../plugin/cty";
 export { CtyNumber, Dynamic, isUnknown, isWhollyKnown, t, toNumber, Unknown, unknown } from "../plugin/cty";
 export type {
   AnyDataSourceDefinition,
+  AnyProviderDefinition,
   AnyResourceDefinition,
   ConfigureContext,
   ConfigureRequest,

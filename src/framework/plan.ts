@@ -35,21 +35,48 @@ export interface PlannedChange {
   requiresReplace: Path[];
 }
 
-/** Whether configured values in `next` differ from `prior` (write-only attributes excluded). */
-function changes(attributes: Attributes, prior: Rec, next: Rec): boolean {
-  return Object.entries(attributes).some(
-    ([name, a]) => !a.writeOnly && !valuesEqual(prior[name], next[name], a.type),
-  );
-}
-
-/** Applies defaults and nulls write-only attributes: what the plan would be with nothing computed. */
-function baseline(attributes: Attributes, proposed: Rec): Rec {
-  const out = newRecord<CtyValue>();
-  for (const [name, a] of Object.entries(attributes)) {
-    const v = proposed[name] ?? null;
-    out[name] = a.writeOnly ? null : a.default !== undefined && v === null ? a.default : v;
-  }
-  return out;
+/**
+ * Whether the configuration asks for a different object than the prior one. Computed attributes
+ * the configuration leaves unset are not compared: they follow from the change, not cause it.
+ */
+function configuredEqual(attributes: Attributes, prior: Rec | null, config: Rec | null): boolean {
+  if (!prior || !config) return prior === config;
+  return Object.entries(attributes).every(([name, a]) => {
+    if (a.writeOnly) return true;
+    const c = config[name] ?? null;
+    const p = prior[name] ?? null;
+    if (a.computed && c === null) return a.default === undefined || valuesEqual(a.default, p, a.type);
+    if (!a.nested || !isKnownNonNull(c) || !isKnownNonNull(p)) return valuesEqual(c, p, a.type);
+    const inner = a.nested.attributes;
+    switch (a.nested.nesting) {
+      case "single":
+        return configuredEqual(inner, asRec(p), asRec(c));
+      case "list":
+        return (
+          Array.isArray(c) &&
+          Array.isArray(p) &&
+          c.length === p.length &&
+          c.every((el, i) => configuredEqual(inner, asRec(p[i] ?? null), asRec(el)))
+        );
+      case "map": {
+        const cm = asRec(c);
+        const pm = asRec(p);
+        if (!cm || !pm || Object.keys(cm).length !== Object.keys(pm).length) return false;
+        return Object.keys(cm).every(
+          (k) => Object.hasOwn(pm, k) && configuredEqual(inner, asRec(pm[k]!), asRec(cm[k]!)),
+        );
+      }
+      case "set": {
+        if (!Array.isArray(c) || !Array.isArray(p) || c.length !== p.length) return false;
+        const unused = [...p];
+        return c.every((el) => {
+          const j = unused.findIndex((q) => configuredEqual(inner, asRec(q), asRec(el)));
+          if (j >= 0) unused.splice(j, 1);
+          return j >= 0;
+        });
+      }
+    }
+  });
 }
 
 interface Walk {
@@ -97,10 +124,11 @@ function planAttribute(
   if (a.computed && config === null) {
     if (a.default !== undefined) plan = a.default;
     else if (isCreate) plan = unknown;
-    // Terraform copied the prior value into the proposal; keep it unless the object changes and
-    // there was nothing yet (a value the API may fill in now).
+    // Keep the prior value (Terraform's proposal normally holds it already; nested elements it
+    // could not pair are paired here), unless there was nothing yet and the object changes: the
+    // API may fill it in now.
     else if (prior === null && walk.resourceChanges) plan = unknown;
-    else plan = proposed;
+    else plan = prior;
   } else if (a.nested && isKnownNonNull(config) && isKnownNonNull(plan)) {
     plan = planNested(a, prior, plan, config, walk, at, addressable);
   }
@@ -177,19 +205,12 @@ function planNested(
       return plan.map((el, i) => {
         const e = asRec(el);
         if (!e) return el;
-        const j = unused.findIndex((p) => sameConfigured(attrs, asRec(p), e));
+        const j = unused.findIndex((p) => configuredEqual(attrs, asRec(p), asRec(config[i] ?? null) ?? e));
         const match = j >= 0 ? asRec(unused.splice(j, 1)[0]) : null;
         return planObject(attrs, match, e, asRec(config[i]) ?? e, walk, at, false);
       });
     }
   }
-}
-
-function sameConfigured(attrs: Attributes, a: Rec | null, b: Rec): boolean {
-  if (!a) return false;
-  return Object.entries(attrs).every(
-    ([n, at]) => (at.computed && b[n] === null) || valuesEqual(a[n], b[n], at.type),
-  );
 }
 
 /**
@@ -205,8 +226,7 @@ export function planChange(
   const proposedRec = asRec(proposed);
   if (!proposedRec) return { planned: null, requiresReplace: [] };
   const priorRec = asRec(prior);
-  const resourceChanges =
-    priorRec === null || changes(schema.attributes, priorRec, baseline(schema.attributes, proposedRec));
+  const resourceChanges = !configuredEqual(schema.attributes, priorRec, asRec(config));
   const walk: Walk = { resourceChanges, replace: [] };
   const planned = planObject(schema.attributes, priorRec, proposedRec, asRec(config), walk, [], true);
   return { planned, requiresReplace: walk.replace };

@@ -15,10 +15,10 @@ import {
 import type * as proto from "../plugin/tfplugin6";
 import type {
   AnyDataSourceDefinition,
+  AnyProviderDefinition,
   AnyResourceDefinition,
   ConfigureContext,
   HandlerContext,
-  ProviderDefinition,
   ValidateContext,
 } from "./definitions";
 import {
@@ -183,8 +183,8 @@ function out(diags: Diagnostics): proto.DiagnosticOut[] {
 }
 
 /** Builds the service that answers Terraform's RPCs for a provider definition. */
-export function createProviderService<S extends Schema, P>(
-  definition: ProviderDefinition<S, P>,
+export function createProviderService<P>(
+  definition: AnyProviderDefinition<P>,
   options: ProviderServiceOptions = {},
 ): ProviderService {
   const def = definition as unknown as LooseProvider<P>;

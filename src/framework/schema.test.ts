@@ -1,0 +1,137 @@
+import { t, typeFromBytes } from "../plugin/cty";
+import { Diagnostics, formatPath, path, toProtoDiagnostic } from "./diagnostics";
+import { oneOf } from "./modifiers";
+import { attr, defineSchema, type InferModel, SchemaError, toProtoSchema } from "./schema";
+import { parseDuration, timeoutsAttribute } from "./timeouts";
+
+describe("defineSchema", () => {
+  const schema = defineSchema({
+    version: 2,
+    description: "An **instance**.",
+    attributes: {
+      name: attr.string({ required: true, description: "Name.", validators: [oneOf("a", "b")] }),
+      count: attr.number({ optional: true, computed: true, deprecated: "Use size." }),
+      labels: attr.set(t.string, { optional: true }),
+      env: attr.mapNested({ value: attr.string({ required: true }) }, { optional: true }),
+      timeouts: timeoutsAttribute({ create: "20m" }),
+    },
+  });
+
+  it("yields the protocol schema with sorted attributes, markdown and type JSON", () => {
+    const proto = toProtoSchema(schema);
+    expect(proto.version).toBe(2);
+    expect(proto.block.description).toBe("An **instance**.");
+    expect(proto.block.description_kind).toBe(1);
+    expect(proto.block.attributes.map((a) => a.name)).toEqual(["count", "env", "labels", "name", "timeouts"]);
+    const [count, env, labels, name, timeouts] = proto.block.attributes;
+    expect(count).toMatchObject({
+      optional: true,
+      computed: true,
+      deprecated: true,
+      deprecation_message: "Use size.",
+    });
+    expect(env!.type).toBeUndefined();
+    expect(env!.nested_type).toMatchObject({ nesting: 4 });
+    expect(labels!.type!.toString()).toBe('["set","string"]');
+    expect(name).toMatchObject({ required: true, optional: false, computed: false, description: "Name." });
+    expect(timeouts!.nested_type!.attributes[0]).toMatchObject({ name: "create", optional: true });
+  });
+
+  it("yields the cty object type", () => {
+    expect(schema.type.attributes.labels).toEqual(t.set(t.string));
+    expect(schema.type.attributes.env).toEqual(t.map(t.object({ value: t.string })));
+    expect(typeFromBytes(JSON.stringify(["object", { create: "string" }]))).toEqual(
+      schema.type.attributes.timeouts,
+    );
+  });
+
+  it("infers the model type", () => {
+    const model: InferModel<typeof schema> = {
+      name: "a",
+      count: 1,
+      labels: ["x"],
+      env: { K: { value: "v" } },
+      timeouts: { create: null },
+    };
+    expect(model.name).toBe("a");
+  });
+
+  it.each([
+    ["a bad name", { "Bad-Name": attr.string({ optional: true }) }, /must match/],
+    ["no flags", { a: attr.string({} as never) }, /required, optional or computed/],
+    [
+      "required and computed",
+      { a: attr.string({ required: true, computed: true } as never) },
+      /cannot be required/,
+    ],
+    ["a default on a required attribute", { a: attr.string({ required: true, default: "x" }) }, /default/],
+    ["write-only and computed", { a: attr.string({ computed: true, writeOnly: true }) }, /write-only/],
+    [
+      "dynamic inside a set",
+      { s: attr.setNested({ d: attr.dynamic({ optional: true }) }, { optional: true }) },
+      /inside a set/,
+    ],
+  ])("rejects %s", (_name, attributes, message) => {
+    expect(() => defineSchema({ attributes })).toThrow(SchemaError);
+    expect(() => defineSchema({ attributes })).toThrow(message);
+  });
+});
+
+describe("durations", () => {
+  it.each([
+    ["20m", 1_200_000],
+    ["1h30m", 5_400_000],
+    ["90s", 90_000],
+    ["1.5h", 5_400_000],
+    ["250ms", 250],
+    ["20", undefined],
+    ["20 minutes", undefined],
+    ["", undefined],
+    ["m", undefined],
+  ])("%s -> %s", (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it("rejects a bad default at definition time", () => {
+    expect(() => timeoutsAttribute({ create: "soon" })).toThrow(/create = "soon"/);
+  });
+});
+
+describe("diagnostics", () => {
+  it("collects errors and warnings with paths", () => {
+    const diags = new Diagnostics();
+    diags.addWarning("Careful");
+    expect(diags.hasErrors()).toBe(false);
+    diags.addAttributeError(path("ports", 0, { key: "k" }, "name"), "Bad", "Very bad");
+    expect(diags.hasErrors()).toBe(true);
+    expect(formatPath(diags.items[1]!.path!)).toBe('ports[0]["k"].name');
+  });
+
+  it("converts to protocol diagnostics with severity 1 or 2 and oneof steps", () => {
+    expect(
+      toProtoDiagnostic({
+        severity: "error",
+        summary: "S",
+        detail: "D",
+        path: path("tags", { key: "a" }, "x", 3),
+      }),
+    ).toEqual({
+      severity: 1,
+      summary: "S",
+      detail: "D",
+      attribute: {
+        steps: [
+          { selector: "attribute_name", attribute_name: "tags" },
+          { selector: "element_key_string", element_key_string: "a" },
+          { selector: "attribute_name", attribute_name: "x" },
+          { selector: "element_key_int", element_key_int: 3 },
+        ],
+      },
+    });
+    expect(toProtoDiagnostic({ severity: "warning", summary: "W", detail: "" })).toEqual({
+      severity: 2,
+      summary: "W",
+      detail: "",
+    });
+  });
+});

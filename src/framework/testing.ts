@@ -1,0 +1,185 @@
+// An in-memory harness for provider tests: drives the service the way Terraform does, with values
+// encoded as msgpack DynamicValues, but without a process or gRPC.
+import { type CtyValue, decodeMsgpack, encodeMsgpack, isRecord, newRecord } from "../plugin/cty";
+import type * as proto from "../plugin/tfplugin6";
+import type { AnyProviderDefinition } from "./definitions";
+import type { Diagnostic } from "./diagnostics";
+import type { Attributes, Schema } from "./schema";
+import { createProviderService, fromProtoDiagnostics, type ProviderService } from "./server";
+
+type Rec = Record<string, CtyValue>;
+
+const EMPTY = Buffer.alloc(0);
+const CAPS: proto.ClientCapabilities = { deferral_allowed: false, write_only_attributes_allowed: true };
+
+function dv(value: CtyValue, schema: Schema): proto.DynamicValue {
+  return { msgpack: encodeMsgpack(value, schema.type), json: EMPTY };
+}
+
+function read(out: proto.DynamicValueOut | null | undefined, schema: Schema): Rec | null {
+  const value = decodeMsgpack(out?.msgpack ?? EMPTY, schema.type);
+  return isRecord(value) ? (value as Rec) : null;
+}
+
+/** Fills every attribute of a schema, null where `values` has none. */
+export function fullObject(schema: Schema, values: Readonly<Record<string, CtyValue>>): Rec {
+  const out = newRecord<CtyValue>();
+  for (const name of Object.keys(schema.attributes)) out[name] = values[name] ?? null;
+  return out;
+}
+
+/**
+ * Terraform's proposed new state, simplified: configured values win; computed attributes the
+ * configuration leaves null keep their prior value (recursively in single nested attributes).
+ */
+export function proposedNew(attributes: Attributes, prior: Rec | null, config: Rec): Rec {
+  const out = newRecord<CtyValue>();
+  for (const [name, a] of Object.entries(attributes)) {
+    const c = config[name] ?? null;
+    const p = prior ? (prior[name] ?? null) : null;
+    if (a.computed && c === null) out[name] = p;
+    else if (a.nested?.nesting === "single" && isRecord(c)) {
+      out[name] = proposedNew(a.nested.attributes, isRecord(p) ? (p as Rec) : null, c as Rec);
+    } else if (a.nested?.nesting === "list" && Array.isArray(c)) {
+      out[name] = c.map((el, i) =>
+        isRecord(el)
+          ? proposedNew(
+              a.nested!.attributes,
+              Array.isArray(p) && isRecord(p[i]) ? (p[i] as Rec) : null,
+              el as Rec,
+            )
+          : el,
+      );
+    } else out[name] = c;
+  }
+  return out;
+}
+
+/** Result of a harness call: the decoded value and the diagnostics. */
+export interface HarnessResult<T> {
+  value: T;
+  diags: Diagnostic[];
+}
+
+/** Drives a provider definition in memory. */
+export function createHarness<P>(def: AnyProviderDefinition<P>) {
+  const service: ProviderService = createProviderService(def);
+  const schemaOf = (typeName: string): Schema => {
+    const r =
+      def.resources.find((x) => x.typeName === typeName) ??
+      def.dataSources.find((x) => x.typeName === typeName);
+    if (!r) throw new Error(`no type ${typeName}`);
+    return r.schema;
+  };
+  return {
+    service,
+    /** ConfigureProvider with the given provider block values. */
+    async configure(config: Readonly<Record<string, CtyValue>>, terraformVersion = "1.11.4") {
+      const res = await service.ConfigureProvider({
+        terraform_version: terraformVersion,
+        config: dv(fullObject(def.schema, config), def.schema),
+        client_capabilities: CAPS,
+      });
+      return fromProtoDiagnostics(res.diagnostics);
+    },
+    /** ValidateResourceConfig. */
+    async validate(typeName: string, config: Readonly<Record<string, CtyValue>>) {
+      const schema = schemaOf(typeName);
+      const res = await service.ValidateResourceConfig({
+        type_name: typeName,
+        config: dv(fullObject(schema, config), schema),
+        client_capabilities: CAPS,
+      });
+      return fromProtoDiagnostics(res.diagnostics);
+    },
+    /** PlanResourceChange; config null plans a destroy. */
+    async plan(typeName: string, prior: Rec | null, config: Readonly<Record<string, CtyValue>> | null) {
+      const schema = schemaOf(typeName);
+      const full = config ? fullObject(schema, config) : null;
+      const proposed = full ? proposedNew(schema.attributes, prior, full) : null;
+      const res = await service.PlanResourceChange({
+        type_name: typeName,
+        prior_state: dv(prior, schema),
+        proposed_new_state: dv(proposed, schema),
+        config: dv(full, schema),
+        prior_private: EMPTY,
+        provider_meta: null,
+        client_capabilities: CAPS,
+      });
+      return {
+        planned: read(res.planned_state, schema),
+        requiresReplace: (res.requires_replace ?? []).map((p) =>
+          p.steps.map((s) =>
+            "attribute_name" in s
+              ? s.attribute_name
+              : "element_key_string" in s
+                ? s.element_key_string
+                : s.element_key_int,
+          ),
+        ),
+        diags: fromProtoDiagnostics(res.diagnostics),
+        raw: res,
+      };
+    },
+    /** ApplyResourceChange; planned null applies a destroy. */
+    async apply(
+      typeName: string,
+      prior: Rec | null,
+      planned: Rec | null,
+      config: Readonly<Record<string, CtyValue>> | null,
+    ) {
+      const schema = schemaOf(typeName);
+      const res = await service.ApplyResourceChange({
+        type_name: typeName,
+        prior_state: dv(prior, schema),
+        planned_state: dv(planned, schema),
+        config: dv(config ? fullObject(schema, config) : null, schema),
+        planned_private: EMPTY,
+        provider_meta: null,
+      });
+      return { value: read(res.new_state, schema), diags: fromProtoDiagnostics(res.diagnostics), raw: res };
+    },
+    /** ReadResource. */
+    async read(typeName: string, state: Rec) {
+      const schema = schemaOf(typeName);
+      const res = await service.ReadResource({
+        type_name: typeName,
+        current_state: dv(state, schema),
+        private: EMPTY,
+        provider_meta: null,
+        client_capabilities: CAPS,
+      });
+      return { value: read(res.new_state, schema), diags: fromProtoDiagnostics(res.diagnostics) };
+    },
+    /** ImportResourceState; returns the first imported object. */
+    async import(typeName: string, id: string) {
+      const schema = schemaOf(typeName);
+      const res = await service.ImportResourceState({ type_name: typeName, id, client_capabilities: CAPS });
+      return {
+        value: read(res.imported_resources?.[0]?.state, schema),
+        diags: fromProtoDiagnostics(res.diagnostics),
+      };
+    },
+    /** UpgradeResourceState from stored JSON text. */
+    async upgrade(typeName: string, version: number, json: string) {
+      const schema = schemaOf(typeName);
+      const res = await service.UpgradeResourceState({
+        type_name: typeName,
+        version,
+        raw_state: { json: Buffer.from(json), flatmap: {} },
+      });
+      return { value: read(res.upgraded_state, schema), diags: fromProtoDiagnostics(res.diagnostics) };
+    },
+    /** ReadDataSource. */
+    async readData(typeName: string, config: Readonly<Record<string, CtyValue>>) {
+      const schema = schemaOf(typeName);
+      const res = await service.ReadDataSource({
+        type_name: typeName,
+        config: dv(fullObject(schema, config), schema),
+        provider_meta: null,
+        client_capabilities: CAPS,
+      });
+      return { value: read(res.state, schema), diags: fromProtoDiagnostics(res.diagnostics) };
+    },
+  };
+}
