@@ -1,24 +1,38 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { buildSync } from "esbuild";
 
-// The command runs from a bundle of src/cli/main.ts, so the test needs no prior `npm run build`.
+// The command runs from an esbuild bundle, so the test needs no prior `npm run build`.
 const root = resolve(__dirname, "../..");
 let dir: string;
 let bundle: string;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "gpurental-cli-"));
-  const entry = join(dir, "entry.ts");
-  writeFileSync(
-    entry,
-    `import { main } from ${JSON.stringify(join(root, "src/cli/main"))};\nmain(process.argv).catch((e) => { console.error(e); process.exitCode = 1; });\n`,
-  );
+  const contents = [
+    // Only this command is bundled, so the test does not depend on the other commands' modules;
+    // the error handling mirrors src/cli/main.ts.
+    `import { Command, CommanderError } from "commander";`,
+    `import { register } from ${JSON.stringify(join(root, "src/cli/fake-backend"))};`,
+    `const program = new Command("gpurental").exitOverride();`,
+    "register(program);",
+    "program.parseAsync(process.argv).catch((e) => {",
+    "  if (e instanceof CommanderError) { process.exitCode = e.exitCode; return; }",
+    "  console.error(e); process.exitCode = 1;",
+    "});",
+    "",
+  ].join("\n");
   bundle = join(dir, "cli.js");
-  buildSync({ entryPoints: [entry], bundle: true, platform: "node", outfile: bundle, logLevel: "silent" });
+  buildSync({
+    stdin: { contents, resolveDir: root, loader: "ts" },
+    bundle: true,
+    platform: "node",
+    outfile: bundle,
+    logLevel: "silent",
+  });
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
