@@ -47,36 +47,40 @@ function configuredEqual(attributes: Attributes, prior: Rec | null, config: Rec 
     const p = prior[name] ?? null;
     if (a.computed && c === null) return a.default === undefined || valuesEqual(a.default, p, a.type);
     if (!a.nested || !isKnownNonNull(c) || !isKnownNonNull(p)) return valuesEqual(c, p, a.type);
-    const inner = a.nested.attributes;
-    switch (a.nested.nesting) {
-      case "single":
-        return configuredEqual(inner, asRec(p), asRec(c));
-      case "list":
-        return (
-          Array.isArray(c) &&
-          Array.isArray(p) &&
-          c.length === p.length &&
-          c.every((el, i) => configuredEqual(inner, asRec(p[i] ?? null), asRec(el)))
-        );
-      case "map": {
-        const cm = asRec(c);
-        const pm = asRec(p);
-        if (!cm || !pm || Object.keys(cm).length !== Object.keys(pm).length) return false;
-        return Object.keys(cm).every(
-          (k) => Object.hasOwn(pm, k) && configuredEqual(inner, asRec(pm[k]!), asRec(cm[k]!)),
-        );
-      }
-      case "set": {
-        if (!Array.isArray(c) || !Array.isArray(p) || c.length !== p.length) return false;
-        const unused = [...p];
-        return c.every((el) => {
-          const j = unused.findIndex((q) => configuredEqual(inner, asRec(q), asRec(el)));
-          if (j >= 0) unused.splice(j, 1);
-          return j >= 0;
-        });
-      }
-    }
+    return nestedConfiguredEqual(a, p, c);
   });
+}
+
+function nestedConfiguredEqual(a: Attribute, p: CtyValue, c: CtyValue): boolean {
+  const inner = a.nested!.attributes;
+  switch (a.nested!.nesting) {
+    case "single":
+      return configuredEqual(inner, asRec(p), asRec(c));
+    case "list":
+      return (
+        Array.isArray(c) &&
+        Array.isArray(p) &&
+        c.length === p.length &&
+        c.every((el, i) => configuredEqual(inner, asRec(p[i] ?? null), asRec(el)))
+      );
+    case "map": {
+      const cm = asRec(c);
+      const pm = asRec(p);
+      if (!cm || !pm || Object.keys(cm).length !== Object.keys(pm).length) return false;
+      return Object.keys(cm).every(
+        (k) => Object.hasOwn(pm, k) && configuredEqual(inner, asRec(pm[k]!), asRec(cm[k]!)),
+      );
+    }
+    case "set": {
+      if (!Array.isArray(c) || !Array.isArray(p) || c.length !== p.length) return false;
+      const unused = [...p];
+      return c.every((el) => {
+        const j = unused.findIndex((q) => configuredEqual(inner, asRec(q), asRec(el)));
+        if (j >= 0) unused.splice(j, 1);
+        return j >= 0;
+      });
+    }
+  }
 }
 
 interface Walk {
