@@ -22,13 +22,14 @@ export interface OfferLookupProps {
 
 const offerSchema = z.object({
   gpuModel: boundedString("gpuModel", 1, 128),
-  numGpus: boundedInteger("numGpus", 1, 64, "GPUs").optional(),
+  numGpus: boundedInteger("numGpus", 1, 1024, "GPUs").optional(),
 });
 
 // The API lists rentable offers only; an offer whose machine goes into maintenance within 24 hours
-// is listed but refused at deploy (MACHINE_IN_MAINTENANCE), so it is skipped here.
+// is listed but refused at deploy (MACHINE_IN_MAINTENANCE), so it is skipped here. HCL's `||` does
+// not short-circuit (timecmp would get a null), its conditional does.
 const RENTABLE =
-  'val if val.next_maintenance == null || timecmp(val.next_maintenance, timeadd(plantimestamp(), "24h")) > 0';
+  'val if (val.next_maintenance == null ? true : timecmp(val.next_maintenance, timeadd(plantimestamp(), "24h")) > 0)';
 
 /**
  * Picks the cheapest rentable offer for a GPU model and count, through the gpurental_offers data

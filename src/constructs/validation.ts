@@ -85,12 +85,12 @@ export function oneOf(prop: string, values: readonly string[]): z.ZodType<unknow
   );
 }
 
-/** A Terraform duration such as "20m" or "1h30m" (Go's time.ParseDuration syntax). */
+/** A duration such as "20m" or "1h30m" in the units the provider accepts (ms, s, m, h), not zero. */
 export function duration(prop: string): z.ZodType<unknown> {
   return unlessToken(
     z.unknown().check((ctx) => {
       const v = ctx.value;
-      if (typeof v === "string" && /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(v)) return;
+      if (typeof v === "string" && /^(\d+(\.\d+)?(ms|s|m|h))+$/.test(v) && /[1-9]/.test(v)) return;
       ctx.issues.push({
         code: "custom",
         message: `${prop} must be a duration such as "30s", "20m" or "1h30m", got ${show(v)}`,

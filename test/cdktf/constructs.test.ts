@@ -177,7 +177,7 @@ describe("lookups", () => {
     });
     const offerRef = String(resolved(stack, offer.offerId));
     expect(offerRef).toContain("data.gpurental_offers.offer.offers");
-    expect(offerRef).toContain("val.next_maintenance == null");
+    expect(offerRef).toContain("val.next_maintenance == null ? true : timecmp(");
     expect(offerRef).toMatch(/\]\.0\.id\}$/);
   });
 
@@ -319,7 +319,7 @@ describe("validation at synth time", () => {
     [
       "offer gpu count zero",
       (s) => new OfferLookup(s, "o", { gpuModel: "RTX 4090", numGpus: 0 }),
-      ["numGpus must be a whole number from 1 to 64 GPUs, got 0"],
+      ["numGpus must be a whole number from 1 to 1024 GPUs, got 0"],
     ],
     [
       "template mode unknown",
@@ -357,7 +357,7 @@ describe("validation at synth time", () => {
     expect(message).toContain("[test/key] name must have 1 to 64 characters, got 0");
     expect(message).toContain("[test/gpu] diskGb must be a whole number from 10 to 20000 GB, got 5");
     expect(message).toContain("[test/gpu] label must have at most 64 characters, got 70");
-    expect(message).toContain("[test/offer] numGpus must be a whole number from 1 to 64 GPUs, got 0");
+    expect(message).toContain("[test/offer] numGpus must be a whole number from 1 to 1024 GPUs, got 0");
   });
 
   it("skips values that are unresolved tokens", () => {
