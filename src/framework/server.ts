@@ -11,6 +11,7 @@ import {
   isUnknown,
   isWhollyKnown,
   newRecord,
+  valuesEqual,
 } from "../plugin/cty";
 import type * as proto from "../plugin/tfplugin6";
 import type {
@@ -176,6 +177,28 @@ function timeoutFor(
     return ms;
   }
   return undefined;
+}
+
+/**
+ * Reports attributes whose applied value differs from a known planned value, naming them, since
+ * Terraform would reject the result with only "Provider produced inconsistent result after apply".
+ */
+function checkApplied(
+  schema: Schema,
+  planned: Rec,
+  applied: Rec,
+  diags: Diagnostics,
+  typeName: string,
+): void {
+  for (const [name, a] of Object.entries(schema.attributes)) {
+    const p = planned[name] ?? null;
+    if (a.writeOnly || !isWhollyKnown(p) || valuesEqual(p, applied[name] ?? null, a.type)) continue;
+    diags.addAttributeError(
+      [{ attribute: name }],
+      "Applied value differs from the plan",
+      `${typeName}: ${name} was planned as a known value, but apply returned a different one. Plan it as unknown (a plan modifier or modifyPlan) if the API may change it.`,
+    );
+  }
 }
 
 function out(diags: Diagnostics): proto.DiagnosticOut[] {
@@ -527,6 +550,7 @@ export function createProviderService<P>(
             );
         }
         const next = finish(r.schema, planned, result ?? null, diags, op);
+        if (!diags.hasErrors()) checkApplied(r.schema, planned, next, diags, req.type_name);
         return {
           new_state: encode(r.schema, next, diags, "Applying"),
           private: req.planned_private,

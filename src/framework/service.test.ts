@@ -408,3 +408,70 @@ describe("state upgrade hooks", () => {
     expect((await h.upgrade("gpurental_disk", 2, "")).value).toBeNull();
   });
 });
+
+describe("apply consistency and data sources", () => {
+  const s = defineSchema({
+    attributes: {
+      id: attr.string({ computed: true }),
+      name: attr.string({ required: true }),
+      upper: attr.string({ computed: true }),
+    },
+  });
+  const res = {
+    typeName: "gpurental_echo",
+    schema: s,
+    async create({ plan }) {
+      // Normalizing a configured value is a provider bug Terraform rejects; the framework names it.
+      return { id: "e", name: String(plan.name).toUpperCase(), upper: String(plan.name).toUpperCase() };
+    },
+    async read() {
+      return {};
+    },
+    async update() {
+      return {};
+    },
+    async delete() {},
+  } satisfies ResourceDefinition<typeof s, null>;
+  const ds = defineSchema({
+    attributes: { name: attr.string({ required: true }), greeting: attr.string({ computed: true }) },
+  });
+  const provider = {
+    typeName: "gpurental",
+    schema: defineSchema({ attributes: {} }),
+    configure: async () => null,
+    resources: [res],
+    dataSources: [
+      {
+        typeName: "gpurental_greeting",
+        schema: ds,
+        async read({ config }) {
+          return { greeting: `hello ${config.name}` };
+        },
+      } satisfies import("./index").DataSourceDefinition<typeof ds, null>,
+    ],
+  };
+
+  it("names an attribute whose applied value differs from the plan", async () => {
+    const h = createHarness(provider);
+    await h.configure({});
+    const p = await h.plan("gpurental_echo", null, { name: "abc" });
+    const a = await h.apply("gpurental_echo", null, p.planned, { name: "abc" });
+    expect(a.diags).toEqual([expect.objectContaining({ path: [{ attribute: "name" }] })]);
+  });
+
+  it("reads a data source, keeping configured values", async () => {
+    const h = createHarness(provider);
+    await h.configure({});
+    const r = await h.readData("gpurental_greeting", { name: "x" });
+    expect(r).toEqual({ value: { name: "x", greeting: "hello x" }, diags: [] });
+  });
+
+  it("accepts a DynamicValue sent as JSON", async () => {
+    const h = createHarness(provider);
+    const res = await h.service.ValidateDataResourceConfig({
+      type_name: "gpurental_greeting",
+      config: { msgpack: Buffer.alloc(0), json: Buffer.from('{"name":"x","greeting":null}') },
+    });
+    expect(res.diagnostics).toEqual([]);
+  });
+});
