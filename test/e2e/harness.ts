@@ -1,0 +1,190 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, isAbsolute, join } from "node:path";
+import { bundle } from "../../scripts/bundle-provider";
+import { type InstallResult, installProvider } from "../../src/cli/provider";
+
+// Runs the real terraform (or tofu) CLI against a provider installed into a private filesystem
+// mirror. Everything lives in one temp directory: the mirror, the CLI config, the working
+// directory, HOME and the code cache, so no test writes into the user's home or reaches a registry.
+
+/** Finds the CLI: $TERRAFORM_BINARY_NAME, else `terraform`, else `tofu` on PATH; throws a clear error. */
+export function findTerraform(env: NodeJS.ProcessEnv = process.env): string {
+  const candidates = env.TERRAFORM_BINARY_NAME ? [env.TERRAFORM_BINARY_NAME] : ["terraform", "tofu"];
+  for (const name of candidates) {
+    const found = isAbsolute(name) ? (existsSync(name) ? name : undefined) : onPath(name, env);
+    if (found) return found;
+  }
+  throw new Error(
+    `End-to-end tests need the Terraform CLI: none of ${candidates.join(", ")} was found ` +
+      `${env.TERRAFORM_BINARY_NAME ? "" : "on PATH "}(set TERRAFORM_BINARY_NAME to the binary to use).`,
+  );
+}
+
+function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (dir && existsSync(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
+
+/** Subcommands whose flags come after a further subcommand (or that have no -no-color). */
+const NO_COLOR_FLAGLESS = new Set(["state", "providers", "workspace", "version", "fmt"]);
+
+/** The result of one CLI command. */
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of TerraformHarness.create. */
+export interface HarnessOptions {
+  /**
+   * A TypeScript or JavaScript module exporting `main(argv)` (like src/plugin/main.ts) that is
+   * bundled into the provider installed for the test; defaults to the real provider.
+   */
+  providerEntry?: string;
+  /** Provider source addresses to install; defaults to gpurental/gpurental and example.com/test/gpurental. */
+  sources?: string[];
+  /** Extra environment for every command (and so for the provider processes). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A temp directory with a provider mirror, a CLI config and a working directory for terraform. */
+export class TerraformHarness {
+  private constructor(
+    /** The temp root holding everything. */
+    readonly root: string,
+    /** The working directory terraform runs in. */
+    readonly workDir: string,
+    /** What installProvider wrote. */
+    readonly install: InstallResult,
+    /** The CLI binary. */
+    readonly terraform: string,
+    /** The environment every command gets. */
+    readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  /** Bundles the provider, installs it into a private mirror and writes the CLI config. */
+  static async create(opts: HarnessOptions = {}): Promise<TerraformHarness> {
+    const terraform = findTerraform();
+    const root = mkdtempSync(join(tmpdir(), "gpurental-e2e-"));
+    const build = join(root, "build");
+    const entry = opts.providerEntry ?? join(__dirname, "..", "..", "src", "plugin", "main.ts");
+    const bundleFile = await bundle(entry, join(build, "provider.js"));
+    const launcher = await bundle(
+      join(__dirname, "..", "..", "src", "plugin", "launcher.ts"),
+      join(build, "provider-launcher.js"),
+    );
+    const install = installProvider({
+      dir: join(root, "mirror"),
+      bundle: bundleFile,
+      launcher,
+      sources: opts.sources ?? ["gpurental/gpurental", "example.com/test/gpurental"],
+    });
+    const cliConfig = join(root, "cli.tfrc");
+    writeFileSync(cliConfig, install.cliConfig);
+    const workDir = join(root, "work");
+    const home = join(root, "home");
+    mkdirSync(workDir, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: home,
+      TMPDIR: process.env.TMPDIR,
+      TF_CLI_CONFIG_FILE: cliConfig,
+      CHECKPOINT_DISABLE: "1",
+      TF_IN_AUTOMATION: "1",
+      TF_INPUT: "0",
+      GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(root, "code-cache"),
+      ...opts.env,
+    };
+    for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
+    return new TerraformHarness(root, workDir, install, terraform, env);
+  }
+
+  /** Writes files (e.g. main.tf) into the working directory. */
+  write(files: Record<string, string>): void {
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(this.workDir, name), text);
+  }
+
+  /**
+   * Starts a command without waiting; for tests that signal it. With `processGroup`, the command
+   * leads its own process group, so `interrupt()` can signal it and its providers together, as a
+   * terminal's Ctrl-C does.
+   */
+  spawn(
+    args: readonly string[],
+    env: NodeJS.ProcessEnv = {},
+    opts: { processGroup?: boolean } = {},
+  ): ChildProcess & { result: Promise<RunResult>; interrupt(): void } {
+    const child = spawn(this.terraform, [...args], {
+      cwd: this.workDir,
+      env: { ...this.env, ...env },
+      detached: opts.processGroup ?? false,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr!.on("data", (d) => {
+      stderr += d;
+    });
+    const result = new Promise<RunResult>((resolve, reject) => {
+      child.on("error", reject);
+      child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+    });
+    const interrupt = () => {
+      if (opts.processGroup) process.kill(-child.pid!, "SIGINT");
+      else child.kill("SIGINT");
+    };
+    return Object.assign(child, { result, interrupt });
+  }
+
+  /** Runs `terraform <args>` (with -no-color added after a subcommand that takes it) and waits for it. */
+  run(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+    const [sub, ...rest] = args;
+    const colorless = sub !== undefined && !NO_COLOR_FLAGLESS.has(sub);
+    return this.spawn(colorless ? [sub, "-no-color", ...rest] : args, env).result;
+  }
+
+  /** Like run, but throws with the output when the command fails. */
+  async ok(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+    const r = await this.run(args, env);
+    if (r.code !== 0) {
+      throw new Error(
+        `terraform ${args.join(" ")} exited ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`,
+      );
+    }
+    return r;
+  }
+
+  /** `terraform show -json` of the state, parsed. */
+  async state(): Promise<{ values?: { root_module?: { resources?: StateResource[] } } }> {
+    return JSON.parse((await this.ok(["show", "-json"])).stdout);
+  }
+
+  /** The CLI's version line, e.g. "Terraform v1.11.4". */
+  version(): string {
+    return execFileSync(this.terraform, ["version"], { env: this.env }).toString().split("\n")[0] ?? "";
+  }
+
+  /** Removes the temp directory. */
+  cleanup(): void {
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/** A resource in `terraform show -json` output. */
+export interface StateResource {
+  address: string;
+  type: string;
+  name: string;
+  values: Record<string, unknown>;
+  sensitive_values?: Record<string, unknown>;
+}
