@@ -51,7 +51,7 @@ describe("8 limits", () => {
     const refused = await deploy(fb(), creds(), admin(), { offer_id: o.id, disk_gb: 10 });
     expect(errorOf(refused)).toMatchObject({ code: "INSTANCE_LIMIT_REACHED", limit: 25 });
     await call(fb(), "DELETE", `/v1/instances/${destroyed}`, { token: admin() });
-    // Still destroying: it counts until destroyed.
+    // Once destroyed (the next settle, with immediate transitions) it no longer counts.
     expect(fb().instance(destroyed ?? "")?.status).toBe("destroyed");
     expect((await deploy(fb(), creds(), admin(), { offer_id: o.id, disk_gb: 10 })).status).toBe(201);
   });
