@@ -96,17 +96,21 @@ function asRec(value: CtyValue): Rec | null {
 }
 
 /** A null-filled object of the schema with `values` laid over `base` (undefined keeps base). */
-function compose(schema: Schema, base: Rec | null, values: unknown): Rec {
+function compose(schema: Schema, base: Rec | null, values: unknown, diags?: Diagnostics): Rec {
   const out = newRecord<CtyValue>();
   const over = isRecord(values) ? (values as Rec) : null;
   for (const name of Object.keys(schema.attributes)) {
     const v = over && Object.hasOwn(over, name) && over[name] !== undefined ? over[name] : base?.[name];
     out[name] = v ?? null;
   }
-  if (over) {
-    for (const name of Object.keys(over)) {
-      if (!Object.hasOwn(schema.attributes, name))
-        throw new Error(`the returned state has an unknown attribute "${name}"`);
+  for (const name of Object.keys(over ?? {})) {
+    // Reported rather than thrown: after a create, losing the whole state would orphan the object.
+    if (!Object.hasOwn(schema.attributes, name)) {
+      if (!diags) throw new Error(`the value has an unknown attribute "${name}"`);
+      diags.addError(
+        "Invalid state",
+        `The returned state has an attribute "${name}" the schema does not declare.`,
+      );
     }
   }
   return out;
@@ -261,6 +265,29 @@ export function createProviderService<P>(
     try {
       return { msgpack: encodeMsgpack(value, schema.type) };
     } catch (err) {
+      // Null only the attributes that do not fit their type, so an id that did fit is still saved.
+      const rec = asRec(value);
+      if (rec) {
+        const kept = newRecord<CtyValue>();
+        for (const [name, a] of Object.entries(schema.attributes)) {
+          try {
+            encodeMsgpack(rec[name] ?? null, a.type);
+            kept[name] = rec[name] ?? null;
+          } catch (inner) {
+            diags.addAttributeError(
+              [{ attribute: name }],
+              "Invalid value",
+              `${what}: ${inner instanceof Error ? inner.message : String(inner)}`,
+            );
+            kept[name] = null;
+          }
+        }
+        try {
+          return { msgpack: encodeMsgpack(kept, schema.type) };
+        } catch {
+          // fall through to the null answer below
+        }
+      }
       fail(diags, what, err);
       return { msgpack: encodeMsgpack(null, schema.type) };
     }
@@ -274,7 +301,7 @@ export function createProviderService<P>(
     diags: Diagnostics,
     what: string,
   ): Rec => {
-    const composed = withoutWriteOnly(schema.attributes, compose(schema, base, result));
+    const composed = withoutWriteOnly(schema.attributes, compose(schema, base, result, diags));
     const { value, paths } = nullUnknowns(composed, schema.type);
     if (paths.length > 0 && !diags.hasErrors()) {
       diags.addError(

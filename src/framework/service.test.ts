@@ -475,3 +475,41 @@ describe("apply consistency and data sources", () => {
     expect(res.diagnostics).toEqual([]);
   });
 });
+
+describe("bad handler results", () => {
+  const s = defineSchema({
+    attributes: { id: attr.string({ computed: true }), count: attr.number({ computed: true }) },
+  });
+  const res = {
+    typeName: "gpurental_bad",
+    schema: s,
+    async create() {
+      return { id: "b-1", count: "many" as unknown as number };
+    },
+    async read() {
+      return {};
+    },
+    async update() {
+      return {};
+    },
+    async delete() {},
+  } satisfies ResourceDefinition<typeof s, null>;
+  const provider = {
+    typeName: "gpurental",
+    schema: defineSchema({ attributes: {} }),
+    configure: async () => null,
+    resources: [res],
+    dataSources: [],
+  };
+
+  it("saves what fits (the id) and names the attribute that does not", async () => {
+    const h = createHarness(provider);
+    await h.configure({});
+    const p = await h.plan("gpurental_bad", null, {});
+    const a = await h.apply("gpurental_bad", null, p.planned, {});
+    expect(a.value).toEqual({ id: "b-1", count: null });
+    expect(a.diags).toEqual([
+      expect.objectContaining({ summary: "Invalid value", path: [{ attribute: "count" }] }),
+    ]);
+  });
+});
