@@ -90,6 +90,12 @@ export interface ClientOptions {
 export interface RequestOptions {
   /** Cancels this call (in-flight attempt and retry waits). */
   signal?: AbortSignal | undefined;
+  /**
+   * Caps this call's time budget (attempts and retry waits) below the client's `retry.deadlineMs`,
+   * so that a retry wait that would outlast the caller's own deadline ends the call with the last
+   * error (e.g. 503 START_UNAVAILABLE) instead of an abort.
+   */
+  deadlineMs?: number | undefined;
 }
 
 /** Body of POST /v1/api-keys. */
@@ -196,6 +202,7 @@ interface Call<T> {
   schema?: z.ZodType<T>;
   safety: Safety;
   signal?: AbortSignal | undefined;
+  deadlineMs?: number | undefined;
 }
 
 type AttemptOutcome =
@@ -428,6 +435,7 @@ export class GpurentalClient {
       schema: InstanceSchema,
       safety: "unsafe",
       signal: opts?.signal,
+      deadlineMs: opts?.deadlineMs,
     });
   }
 
@@ -440,6 +448,7 @@ export class GpurentalClient {
       schema: InstanceSchema,
       safety: "unsafe",
       signal: opts?.signal,
+      deadlineMs: opts?.deadlineMs,
     });
   }
 
@@ -657,7 +666,7 @@ export class GpurentalClient {
     signal: AbortSignal | undefined,
   ): Promise<T> {
     const started = this.#now();
-    const deadline = started + this.#retry.deadlineMs;
+    const deadline = started + Math.min(this.#retry.deadlineMs, call.deadlineMs ?? Number.POSITIVE_INFINITY);
     // Set once an attempt failed after the request may have been applied; a later error then
     // carries the flag so callers (revoke, destroy) can tell "already done" from "never existed".
     let possiblyApplied = false;
