@@ -382,7 +382,21 @@ export function createProviderService<P>(
     async ValidateResourceConfig(req) {
       const diags = new Diagnostics();
       try {
-        await validate(resourceFor(req.type_name, diags), req.config, diags);
+        const r = resourceFor(req.type_name, diags);
+        await validate(r, req.config, diags);
+        // Write-only values need a client that knows not to store them (Terraform >= 1.11).
+        if (r && !req.client_capabilities?.write_only_attributes_allowed) {
+          const config = asRec(fromDynamicValue(req.config, r.schema.type));
+          for (const [name, a] of Object.entries(r.schema.attributes)) {
+            if (a.writeOnly && config && config[name] !== null && config[name] !== undefined) {
+              diags.addAttributeError(
+                [{ attribute: name }],
+                "Write-only attribute not supported",
+                `${name} is write-only, which needs Terraform 1.11 or later.`,
+              );
+            }
+          }
+        }
       } catch (err) {
         fail(diags, `Validating ${req.type_name}`, err);
       }

@@ -1,4 +1,13 @@
-import { CtyNumber, type CtyValue, decodeMsgpack, isUnknown, t, typeFromBytes, unknown } from "../plugin/cty";
+import {
+  CtyNumber,
+  type CtyValue,
+  decodeMsgpack,
+  encodeMsgpack,
+  isUnknown,
+  t,
+  typeFromBytes,
+  unknown,
+} from "../plugin/cty";
 import {
   attr,
   defineSchema,
@@ -292,6 +301,21 @@ describe("provider service in memory", () => {
       client_capabilities: null,
     });
     expect(res.diagnostics).toEqual([]);
+    // A client without write-only support must not be given a write-only value.
+    const old = await h.service.ValidateResourceConfig({
+      type_name: "gpurental_thing",
+      config: {
+        msgpack: encodeMsgpack({ name: "n", password: "p" }, thingSchema.type),
+        json: Buffer.alloc(0),
+      },
+      client_capabilities: { deferral_allowed: false, write_only_attributes_allowed: false },
+    });
+    expect(old.diagnostics).toEqual([
+      expect.objectContaining({
+        summary: "Write-only attribute not supported",
+        attribute: { steps: [{ selector: "attribute_name", attribute_name: "password" }] },
+      }),
+    ]);
   });
 
   it("uses the configured timeout and aborts handlers on StopProvider", async () => {

@@ -215,3 +215,14 @@ describe("JSON form (raw_state)", () => {
     });
   });
 });
+
+describe("infinite numbers", () => {
+  it("round-trip as float64 and compare only to themselves", () => {
+    expect(hex(encodeMsgpack(Number.POSITIVE_INFINITY, t.number))).toBe("cb7ff0000000000000");
+    expect(decodeMsgpack(bytes("cb 7f f0 00 00 00 00 00 00"), t.number)).toBe(Number.POSITIVE_INFINITY);
+    expect(valuesEqual(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, t.number)).toBe(true);
+    expect(valuesEqual(Number.POSITIVE_INFINITY, 1, t.number)).toBe(false);
+    expect(valuesEqual(1, Number.NEGATIVE_INFINITY, t.number)).toBe(false);
+    expect(() => encodeMsgpack(Number.NaN, t.number)).toThrow(CtyCodecError);
+  });
+});

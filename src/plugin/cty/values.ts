@@ -188,7 +188,11 @@ export function valuesEqual(a: unknown, b: unknown, type: CtyType): boolean {
     case "bool":
       return a === b;
     case "number":
-      return isNumberValue(a) && isNumberValue(b) && numberDecimal(a) === numberDecimal(b);
+      if (!isNumberValue(a) || !isNumberValue(b)) return false;
+      // Infinities have no decimal form; they only equal themselves.
+      if (typeof a === "number" && !Number.isFinite(a)) return a === b;
+      if (typeof b === "number" && !Number.isFinite(b)) return false;
+      return numberDecimal(a) === numberDecimal(b);
     case "dynamic":
       return (
         a instanceof Dynamic &&
