@@ -84,11 +84,12 @@ export class GpuWorkstationStack extends TerraformStack {
     new TerraformOutput(this, "instance_id", { value: this.instance.instanceId });
     new TerraformOutput(this, "instance_status", { value: this.instance.status });
     new TerraformOutput(this, "ssh_command", { value: this.instance.sshCommand });
-    new TerraformOutput(this, "jupyter_url", { value: this.instance.jupyterUrl });
+    new TerraformOutput(this, "jupyter_address", { value: this.instance.jupyterAddress });
     new TerraformOutput(this, "offer_gpu_model", { value: offer.gpuModel });
     new TerraformOutput(this, "price_per_hour_micro", { value: this.instance.pricePerHourMicro });
     new TerraformOutput(this, "ci_key_prefix", { value: this.apiKey.prefix });
     new TerraformOutput(this, "ci_key_secret", { value: this.apiKey.secret, sensitive: true });
     new TerraformOutput(this, "access_token", { value: this.instance.accessToken, sensitive: true });
+    new TerraformOutput(this, "jupyter_url", { value: this.instance.jupyterUrl, sensitive: true });
   }
 }

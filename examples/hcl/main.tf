@@ -28,8 +28,10 @@ data "gpurental_offers" "candidates" {
 
   lifecycle {
     postcondition {
-      condition     = length(self.offers) > 0
-      error_message = "No available offer matches gpu_model \"${var.gpu_model}\" with ${var.num_gpus} GPU(s)."
+      condition = anytrue([
+        for o in self.offers : o.next_maintenance == null || timecmp(o.next_maintenance, timeadd(plantimestamp(), "24h")) > 0
+      ])
+      error_message = "No offer of ${var.num_gpus} x ${var.gpu_model} can be rented now (sold out, or every machine goes into maintenance within 24 hours)."
     }
   }
 }
@@ -47,8 +49,13 @@ data "gpurental_templates" "ssh" {
 }
 
 locals {
+  # Deploys are refused on a machine booked for maintenance within 24 hours (MACHINE_IN_MAINTENANCE).
+  clear_of_maintenance = {
+    for o in data.gpurental_offers.candidates.offers :
+    o.id => o.next_maintenance == null || timecmp(o.next_maintenance, timeadd(plantimestamp(), "24h")) > 0
+  }
   # Offers come cheapest first, templates newest first.
-  offer    = data.gpurental_offers.candidates.offers[0]
+  offer    = [for o in data.gpurental_offers.candidates.offers : o if local.clear_of_maintenance[o.id]][0]
   template = data.gpurental_templates.ssh.templates[0]
 }
 

@@ -44,6 +44,8 @@ export interface DemoOptions {
   signal?: AbortSignal;
   /** Longest a cdktf deploy or destroy may take; 10 minutes by default. */
   stepTimeoutMs?: number;
+  /** The provider bundle to install; this package's dist/provider.js by default. */
+  providerBundle?: string;
   /** Called after the deploy, before the destroy, with the running fake backend (tests inspect it). */
   onDeployed?: (context: DeployedContext) => void | Promise<void>;
 }
@@ -255,6 +257,9 @@ class ChildRunner {
 const PROGRESS =
   /(Reading\.\.\.|Read complete|Creating\.\.\.|Creation complete|Still creating|Destroying\.\.\.|Destruction complete|Still destroying|Error:)/;
 
+// cdktf starts each line of a stack's output with the stack's name.
+const STACK_PREFIX = new RegExp(`^${DEMO_STACK}\\s+`);
+
 function formatYuan(micro: number): string {
   const yuan = micro / 1_000_000;
   return `¥${yuan.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: yuan < 1 ? 6 : 2 })}`;
@@ -320,7 +325,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const { installProvider } = await import("./provider");
     let installed: ReturnType<typeof installProvider>;
     try {
-      installed = installProvider({ dir: join(workDir, "mirror"), version });
+      installed = installProvider({ dir: join(workDir, "mirror"), version, bundle: options.providerBundle });
     } catch (err) {
       throw new DemoError(
         `${err instanceof Error ? err.message : String(err)} (the demo needs the built package: npm run build)`,
@@ -395,7 +400,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const relay = (line: string) => {
       if (verbose) return;
       const match = PROGRESS.exec(line);
-      if (match) out.write(`      ${line.replace(/^\s*\S+\s+/, "").trim()}\n`);
+      if (match) out.write(`      ${line.replace(STACK_PREFIX, "").trim()}\n`);
     };
 
     step = report.step("deploying with cdktf and terraform (synth, init, plan, apply)");
@@ -410,11 +415,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const outputs = ((JSON.parse(readFileSync(outputsFile, "utf8")) as Record<string, unknown>)[DEMO_STACK] ??
       {}) as Record<string, unknown>;
     const instanceId = String(outputs.instance_id ?? "");
-    const record = backend.instance(instanceId);
-    if (!record)
+    // The backend's readers return live records: keep the status as it is now.
+    const statusAfterDeploy = backend.instance(instanceId)?.status;
+    if (!statusAfterDeploy) {
       throw new DemoError(`the fake backend has no instance ${instanceId || "(no id in outputs)"}`);
-    if (record.status !== "running") {
-      throw new DemoError(`instance ${instanceId} is ${record.status}, not running; see ${log}`);
+    }
+    if (statusAfterDeploy !== "running") {
+      throw new DemoError(`instance ${instanceId} is ${statusAfterDeploy}, not running; see ${log}`);
     }
     report.line(`  ✓ instance ${instanceId} is running`);
     const spendMicro = backend
@@ -430,12 +437,20 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       ["Status", outputs.instance_status],
       ["GPU", `${String(outputs.offer_gpu_model ?? "?")} at ${formatYuan(price)}/hour`],
       ["SSH", outputs.ssh_command],
-      ["Jupyter", outputs.jupyter_url || "(not reported yet)"],
+      [
+        "Jupyter",
+        outputs.jupyter_address
+          ? `${String(outputs.jupyter_address)} (token: the access token)`
+          : "(not reported yet)",
+      ],
       [
         "CI API key",
         `${String(outputs.ci_key_prefix ?? "?")}… (secret kept in the Terraform state, not shown)`,
       ],
-      ["Spend so far", `${formatYuan(spendMicro)} (fake backend ledger)`],
+      [
+        "Spend so far",
+        `${formatYuan(spendMicro)} (fake backend ledger; GPU time is billed per second while running)`,
+      ],
     ];
     report.line();
     for (const [name, value] of rows) report.line(`  ${name.padEnd(13)} ${String(value ?? "")}`);
@@ -458,7 +473,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       succeeded = true;
       return {
         outputs,
-        statusAfterDeploy: record.status,
+        statusAfterDeploy,
         spendMicro,
         liveInstancesAtEnd: live.instances,
         liveApiKeysAtEnd: live.apiKeys,
@@ -479,7 +494,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     succeeded = true;
     return {
       outputs,
-      statusAfterDeploy: record.status,
+      statusAfterDeploy,
       spendMicro,
       liveInstancesAtEnd: live.instances,
       liveApiKeysAtEnd: live.apiKeys,

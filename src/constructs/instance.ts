@@ -1,4 +1,12 @@
-import { Annotations, type ITerraformDependable, type TerraformProvider, Token } from "cdktf";
+import {
+  Annotations,
+  conditional,
+  Fn,
+  type ITerraformDependable,
+  Op,
+  type TerraformProvider,
+  Token,
+} from "cdktf";
 import { Construct } from "constructs";
 import { z } from "zod";
 import { dataGpurentalInstance, instance } from "../generated";
@@ -35,8 +43,10 @@ export interface IInstance {
   readonly status: string;
   /** `ssh -p <port> <user>@<host>`, the command that opens a shell on the instance. */
   readonly sshCommand: string;
-  /** JupyterLab address, empty until the instance reports one (Jupyter templates). */
+  /** JupyterLab address with its token, null until reported (Jupyter templates). Sensitive: it carries the access token. */
   readonly jupyterUrl: string;
+  /** JupyterLab address with the token masked ("token=…"), empty until reported; not sensitive, safe to show. */
+  readonly jupyterAddress: string;
   /** Access token (JupyterLab token, app bearer key). Sensitive: mark outputs that carry it. */
   readonly accessToken: string;
   /** Money spent on the instance so far, in micro-yuan. */
@@ -190,6 +200,19 @@ function sshCommandOf(a: InstanceAttributes): string {
   return `ssh -p ${Token.asString(a.sshPort)} ${a.sshUser}@${a.sshHost}`;
 }
 
+// The API puts the access token into jupyter_url, so the provider marks it sensitive. The address
+// without the token is what people want to see; the null test is unmarked too, because a
+// conditional on a sensitive value would make the whole result sensitive again.
+function maskedJupyterUrl(url: string): string {
+  return Token.asString(
+    conditional(
+      Fn.nonsensitive(Op.eq(url, Token.nullValue())),
+      "",
+      Fn.nonsensitive(Fn.replace(url, "/token=[^&#]*/", "token=…")),
+    ),
+  );
+}
+
 /** A rented GPU instance, deployed from an offer and a template and kept in its desired power state. */
 export class Instance extends Construct implements IInstance {
   /** The gpurental_instance resource underneath. */
@@ -272,9 +295,14 @@ export class Instance extends Construct implements IInstance {
     return sshCommandOf(this.resource);
   }
 
-  /** JupyterLab address, empty until the instance reports one (Jupyter templates). */
+  /** JupyterLab address with its token, null until reported (Jupyter templates). Sensitive: it carries the access token. */
   public get jupyterUrl(): string {
     return this.resource.jupyterUrl;
+  }
+
+  /** JupyterLab address with the token masked ("token=…"), empty until reported; not sensitive, safe to show. */
+  public get jupyterAddress(): string {
+    return maskedJupyterUrl(this.resource.jupyterUrl);
   }
 
   /** Address of the template's open button, empty when it has none. */
@@ -326,6 +354,10 @@ class ExistingInstance extends Construct implements IInstance {
 
   public get jupyterUrl(): string {
     return this.data.jupyterUrl;
+  }
+
+  public get jupyterAddress(): string {
+    return maskedJupyterUrl(this.data.jupyterUrl);
   }
 
   public get accessToken(): string {

@@ -134,6 +134,9 @@ describe("Instance", () => {
       "ssh -p ${gpurental_instance.gpu.ssh_port} ${gpurental_instance.gpu.ssh_user}@${gpurental_instance.gpu.ssh_host}",
     );
     expect(resolved(stack, gpu.jupyterUrl)).toBe("${gpurental_instance.gpu.jupyter_url}");
+    expect(resolved(stack, gpu.jupyterAddress)).toBe(
+      '${nonsensitive((gpurental_instance.gpu.jupyter_url == null)) ? "" : nonsensitive(replace(gpurental_instance.gpu.jupyter_url, "/token=[^&#]*/", "token=…"))}',
+    );
     expect(resolved(stack, gpu.accessToken)).toBe("${gpurental_instance.gpu.access_token}");
     expect(resolved(stack, gpu.status)).toBe("${gpurental_instance.gpu.status}");
     expect(resolved(stack, gpu.instanceId)).toBe("${gpurental_instance.gpu.id}");
@@ -391,7 +394,7 @@ describe("example app", () => {
       output: Record<string, { value: string; sensitive?: boolean }>;
     };
     for (const [name, output] of Object.entries(synthesized.output)) {
-      const secret = /\.(secret|access_token)\}/.test(output.value);
+      const secret = /\.(secret|access_token)\}|\.jupyter_url\}$/.test(output.value);
       expect([name, output.sensitive === true]).toEqual([name, secret]);
     }
   });

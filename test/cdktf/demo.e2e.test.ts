@@ -113,7 +113,8 @@ describe("example CDKTF app against the in-process fake backend", () => {
       expect(o.instance_id).toMatch(/^[0-9a-f-]{36}$/);
       expect(o.instance_status).toBe("running");
       expect(o.ssh_command).toMatch(/^ssh -p \d+ \S+@\S+$/);
-      expect(typeof o.jupyter_url).toBe("string");
+      expect(o.jupyter_address).toMatch(/^https?:\/\/\S+token=…$/);
+      expect(o).not.toHaveProperty("jupyter_url");
       expect(o.offer_gpu_model).toBe("RTX 4090");
       expect(o.ci_key_prefix).toMatch(/^gpr_[0-9a-f]{8}$/);
       expect(o).not.toHaveProperty("ci_key_secret");
@@ -133,7 +134,7 @@ describe("example CDKTF app against the in-process fake backend", () => {
 
       // The secrets exist in the state (sensitive outputs) and never in what the demo printed.
       const printed = out.text();
-      expect(seen.secrets?.length).toBe(2);
+      expect(seen.secrets?.length).toBe(3);
       for (const secret of seen.secrets ?? []) {
         expect(secret.length).toBeGreaterThan(8);
         expect(printed).not.toContain(secret);

@@ -8,17 +8,17 @@ import * as cdktf from 'cdktf';
 
 export interface ApiKeyConfig extends cdktf.TerraformMetaArguments {
   /**
-  * name
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/api_key#name ApiKey#name}
-  */
-  readonly name: string;
-  /**
-  * kind
+  * `personal` (default): revoked automatically when its creator leaves the organization. `team`: managed by admins, keeps working after its creator leaves; creating it needs an admin session. Changing it replaces the key.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/api_key#kind ApiKey#kind}
   */
   readonly kind?: string;
+  /**
+  * Label of the key shown in the console, 1 to 64 characters. Changing it replaces the key.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/api_key#name ApiKey#name}
+  */
+  readonly name: string;
 }
 
 /**
@@ -72,30 +72,37 @@ export class ApiKey extends cdktf.TerraformResource {
       connection: config.connection,
       forEach: config.forEach
     });
-    this._name = config.name;
     this._kind = config.kind;
+    this._name = config.name;
   }
 
   // ==========
   // ATTRIBUTES
   // ==========
 
+  // created_at - computed: true, optional: false, required: false
+  public get createdAt() {
+    return this.getStringAttribute('created_at');
+  }
+
+  // creator_email - computed: true, optional: false, required: false
+  public get creatorEmail() {
+    return this.getStringAttribute('creator_email');
+  }
+
+  // creator_id - computed: true, optional: false, required: false
+  public get creatorId() {
+    return this.getStringAttribute('creator_id');
+  }
+
+  // creator_is_member - computed: true, optional: false, required: false
+  public get creatorIsMember() {
+    return this.getBooleanAttribute('creator_is_member');
+  }
+
   // id - computed: true, optional: false, required: false
   public get id() {
     return this.getStringAttribute('id');
-  }
-
-  // name - computed: false, optional: false, required: true
-  private _name?: string; 
-  public get name() {
-    return this.getStringAttribute('name');
-  }
-  public set name(value: string) {
-    this._name = value;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get nameInput() {
-    return this._name;
   }
 
   // kind - computed: true, optional: true, required: false
@@ -114,34 +121,27 @@ export class ApiKey extends cdktf.TerraformResource {
     return this._kind;
   }
 
-  // prefix - computed: true, optional: false, required: false
-  public get prefix() {
-    return this.getStringAttribute('prefix');
-  }
-
-  // creator_email - computed: true, optional: false, required: false
-  public get creatorEmail() {
-    return this.getStringAttribute('creator_email');
-  }
-
-  // creator_id - computed: true, optional: false, required: false
-  public get creatorId() {
-    return this.getStringAttribute('creator_id');
-  }
-
-  // created_at - computed: true, optional: false, required: false
-  public get createdAt() {
-    return this.getStringAttribute('created_at');
-  }
-
   // last_used_at - computed: true, optional: false, required: false
   public get lastUsedAt() {
     return this.getStringAttribute('last_used_at');
   }
 
-  // creator_is_member - computed: true, optional: false, required: false
-  public get creatorIsMember() {
-    return this.getBooleanAttribute('creator_is_member');
+  // name - computed: false, optional: false, required: true
+  private _name?: string; 
+  public get name() {
+    return this.getStringAttribute('name');
+  }
+  public set name(value: string) {
+    this._name = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get nameInput() {
+    return this._name;
+  }
+
+  // prefix - computed: true, optional: false, required: false
+  public get prefix() {
+    return this.getStringAttribute('prefix');
   }
 
   // secret - computed: true, optional: false, required: false
@@ -155,21 +155,21 @@ export class ApiKey extends cdktf.TerraformResource {
 
   protected override synthesizeAttributes(): { [name: string]: any } {
     return {
-      name: cdktf.stringToTerraform(this._name),
       kind: cdktf.stringToTerraform(this._kind),
+      name: cdktf.stringToTerraform(this._name),
     };
   }
 
   protected override synthesizeHclAttributes(): { [name: string]: any } {
     const attrs = {
-      name: {
-        value: cdktf.stringToHclTerraform(this._name),
+      kind: {
+        value: cdktf.stringToHclTerraform(this._kind),
         isBlock: false,
         type: "simple",
         storageClassType: "string",
       },
-      kind: {
-        value: cdktf.stringToHclTerraform(this._kind),
+      name: {
+        value: cdktf.stringToHclTerraform(this._name),
         isBlock: false,
         type: "simple",
         storageClassType: "string",

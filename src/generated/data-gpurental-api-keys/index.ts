@@ -59,19 +59,44 @@ export class DataGpurentalApiKeysApiKeysOutputReference extends cdktf.ComplexObj
     }
   }
 
+  // created_at - computed: true, optional: false, required: false
+  public get createdAt() {
+    return this.getStringAttribute('created_at');
+  }
+
+  // creator_email - computed: true, optional: false, required: false
+  public get creatorEmail() {
+    return this.getStringAttribute('creator_email');
+  }
+
+  // creator_id - computed: true, optional: false, required: false
+  public get creatorId() {
+    return this.getStringAttribute('creator_id');
+  }
+
+  // creator_is_member - computed: true, optional: false, required: false
+  public get creatorIsMember() {
+    return this.getBooleanAttribute('creator_is_member');
+  }
+
   // id - computed: true, optional: false, required: false
   public get id() {
     return this.getStringAttribute('id');
   }
 
-  // name - computed: true, optional: false, required: false
-  public get name() {
-    return this.getStringAttribute('name');
-  }
-
   // kind - computed: true, optional: false, required: false
   public get kind() {
     return this.getStringAttribute('kind');
+  }
+
+  // last_used_at - computed: true, optional: false, required: false
+  public get lastUsedAt() {
+    return this.getStringAttribute('last_used_at');
+  }
+
+  // name - computed: true, optional: false, required: false
+  public get name() {
+    return this.getStringAttribute('name');
   }
 
   // prefix - computed: true, optional: false, required: false

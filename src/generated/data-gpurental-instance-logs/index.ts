@@ -8,13 +8,13 @@ import * as cdktf from 'cdktf';
 
 export interface DataGpurentalInstanceLogsConfig extends cdktf.TerraformMetaArguments {
   /**
-  * i
+  * ID of the instance.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/instance_logs#instance_id DataGpurentalInstanceLogs#instance_id}
   */
   readonly instanceId: string;
   /**
-  * t
+  * How many of the most recent lines to read, from 1 to 1000. Default 200.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/instance_logs#tail DataGpurentalInstanceLogs#tail}
   */
@@ -93,7 +93,12 @@ export class DataGpurentalInstanceLogs extends cdktf.TerraformDataSource {
     return this._instanceId;
   }
 
-  // tail - computed: false, optional: true, required: false
+  // lines - computed: true, optional: false, required: false
+  public get lines() {
+    return this.getListAttribute('lines');
+  }
+
+  // tail - computed: true, optional: true, required: false
   private _tail?: number; 
   public get tail() {
     return this.getNumberAttribute('tail');
@@ -107,11 +112,6 @@ export class DataGpurentalInstanceLogs extends cdktf.TerraformDataSource {
   // Temporarily expose input value. Use with caution.
   public get tailInput() {
     return this._tail;
-  }
-
-  // lines - computed: true, optional: false, required: false
-  public get lines() {
-    return this.getListAttribute('lines');
   }
 
   // =========

@@ -8,7 +8,7 @@ import * as cdktf from 'cdktf';
 
 export interface DataGpurentalOfferConfig extends cdktf.TerraformMetaArguments {
   /**
-  * i
+  * ID of the offer.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offer#id DataGpurentalOffer#id}
   *
@@ -16,6 +16,90 @@ export interface DataGpurentalOfferConfig extends cdktf.TerraformMetaArguments {
   * If you experience problems setting this value it might not be settable. Please take a look at the provider documentation to ensure it should be settable.
   */
   readonly id: string;
+}
+export interface DataGpurentalOfferMachine {
+}
+
+export function dataGpurentalOfferMachineToTerraform(struct?: DataGpurentalOfferMachine): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataGpurentalOfferMachineToHclTerraform(struct?: DataGpurentalOfferMachine): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataGpurentalOfferMachineOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataGpurentalOfferMachine | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataGpurentalOfferMachine | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // architecture - computed: true, optional: false, required: false
+  public get architecture() {
+    return this.getStringAttribute('architecture');
+  }
+
+  // available_disk_gb - computed: true, optional: false, required: false
+  public get availableDiskGb() {
+    return this.getNumberAttribute('available_disk_gb');
+  }
+
+  // cuda_version - computed: true, optional: false, required: false
+  public get cudaVersion() {
+    return this.getStringAttribute('cuda_version');
+  }
+
+  // disk_gb - computed: true, optional: false, required: false
+  public get diskGb() {
+    return this.getNumberAttribute('disk_gb');
+  }
+
+  // gpu_release_supported - computed: true, optional: false, required: false
+  public get gpuReleaseSupported() {
+    return this.getBooleanAttribute('gpu_release_supported');
+  }
+
+  // id - computed: true, optional: false, required: false
+  public get id() {
+    return this.getStringAttribute('id');
+  }
+
+  // vm_capable - computed: true, optional: false, required: false
+  public get vmCapable() {
+    return this.getBooleanAttribute('vm_capable');
+  }
 }
 
 /**
@@ -76,6 +160,31 @@ export class DataGpurentalOffer extends cdktf.TerraformDataSource {
   // ATTRIBUTES
   // ==========
 
+  // availability - computed: true, optional: false, required: false
+  public get availability() {
+    return this.getStringAttribute('availability');
+  }
+
+  // created_at - computed: true, optional: false, required: false
+  public get createdAt() {
+    return this.getStringAttribute('created_at');
+  }
+
+  // free_units - computed: true, optional: false, required: false
+  public get freeUnits() {
+    return this.getNumberAttribute('free_units');
+  }
+
+  // gpu_model - computed: true, optional: false, required: false
+  public get gpuModel() {
+    return this.getStringAttribute('gpu_model');
+  }
+
+  // hold_price_per_hour_micro - computed: true, optional: false, required: false
+  public get holdPricePerHourMicro() {
+    return this.getNumberAttribute('hold_price_per_hour_micro');
+  }
+
   // id - computed: false, optional: false, required: true
   private _id?: string; 
   public get id() {
@@ -89,9 +198,15 @@ export class DataGpurentalOffer extends cdktf.TerraformDataSource {
     return this._id;
   }
 
-  // gpu_model - computed: true, optional: false, required: false
-  public get gpuModel() {
-    return this.getStringAttribute('gpu_model');
+  // machine - computed: true, optional: false, required: false
+  private _machine = new DataGpurentalOfferMachineOutputReference(this, "machine");
+  public get machine() {
+    return this._machine;
+  }
+
+  // next_maintenance - computed: true, optional: false, required: false
+  public get nextMaintenance() {
+    return this.getStringAttribute('next_maintenance');
   }
 
   // num_gpus - computed: true, optional: false, required: false
@@ -102,6 +217,16 @@ export class DataGpurentalOffer extends cdktf.TerraformDataSource {
   // price_per_hour_micro - computed: true, optional: false, required: false
   public get pricePerHourMicro() {
     return this.getNumberAttribute('price_per_hour_micro');
+  }
+
+  // region - computed: true, optional: false, required: false
+  public get region() {
+    return this.getStringAttribute('region');
+  }
+
+  // storage_price_per_gb_hour_micro - computed: true, optional: false, required: false
+  public get storagePricePerGbHourMicro() {
+    return this.getNumberAttribute('storage_price_per_gb_hour_micro');
   }
 
   // =========

@@ -8,23 +8,113 @@ import * as cdktf from 'cdktf';
 
 export interface DataGpurentalOffersConfig extends cdktf.TerraformMetaArguments {
   /**
-  * g
+  * Only offers of this GPU model, matched exactly but case-insensitively, e.g. `"RTX 4090"`.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#gpu_model DataGpurentalOffers#gpu_model}
   */
   readonly gpuModel?: string;
   /**
-  * n
+  * Also list sold-out and withdrawn offers. Default false.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#include_unavailable DataGpurentalOffers#include_unavailable}
+  */
+  readonly includeUnavailable?: boolean | cdktf.IResolvable;
+  /**
+  * Only offers renting exactly this many GPUs.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#num_gpus DataGpurentalOffers#num_gpus}
   */
   readonly numGpus?: number;
   /**
-  * s
+  * `price_asc` (cheapest first) or `price_desc`. Unset: newest first.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#sort DataGpurentalOffers#sort}
   */
   readonly sort?: string;
+}
+export interface DataGpurentalOffersOffersMachine {
+}
+
+export function dataGpurentalOffersOffersMachineToTerraform(struct?: DataGpurentalOffersOffersMachine): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataGpurentalOffersOffersMachineToHclTerraform(struct?: DataGpurentalOffersOffersMachine): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataGpurentalOffersOffersMachineOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataGpurentalOffersOffersMachine | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataGpurentalOffersOffersMachine | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // architecture - computed: true, optional: false, required: false
+  public get architecture() {
+    return this.getStringAttribute('architecture');
+  }
+
+  // available_disk_gb - computed: true, optional: false, required: false
+  public get availableDiskGb() {
+    return this.getNumberAttribute('available_disk_gb');
+  }
+
+  // cuda_version - computed: true, optional: false, required: false
+  public get cudaVersion() {
+    return this.getStringAttribute('cuda_version');
+  }
+
+  // disk_gb - computed: true, optional: false, required: false
+  public get diskGb() {
+    return this.getNumberAttribute('disk_gb');
+  }
+
+  // gpu_release_supported - computed: true, optional: false, required: false
+  public get gpuReleaseSupported() {
+    return this.getBooleanAttribute('gpu_release_supported');
+  }
+
+  // id - computed: true, optional: false, required: false
+  public get id() {
+    return this.getStringAttribute('id');
+  }
+
+  // vm_capable - computed: true, optional: false, required: false
+  public get vmCapable() {
+    return this.getBooleanAttribute('vm_capable');
+  }
 }
 export interface DataGpurentalOffersOffers {
 }
@@ -77,14 +167,45 @@ export class DataGpurentalOffersOffersOutputReference extends cdktf.ComplexObjec
     }
   }
 
-  // id - computed: true, optional: false, required: false
-  public get id() {
-    return this.getStringAttribute('id');
+  // availability - computed: true, optional: false, required: false
+  public get availability() {
+    return this.getStringAttribute('availability');
+  }
+
+  // created_at - computed: true, optional: false, required: false
+  public get createdAt() {
+    return this.getStringAttribute('created_at');
+  }
+
+  // free_units - computed: true, optional: false, required: false
+  public get freeUnits() {
+    return this.getNumberAttribute('free_units');
   }
 
   // gpu_model - computed: true, optional: false, required: false
   public get gpuModel() {
     return this.getStringAttribute('gpu_model');
+  }
+
+  // hold_price_per_hour_micro - computed: true, optional: false, required: false
+  public get holdPricePerHourMicro() {
+    return this.getNumberAttribute('hold_price_per_hour_micro');
+  }
+
+  // id - computed: true, optional: false, required: false
+  public get id() {
+    return this.getStringAttribute('id');
+  }
+
+  // machine - computed: true, optional: false, required: false
+  private _machine = new DataGpurentalOffersOffersMachineOutputReference(this, "machine");
+  public get machine() {
+    return this._machine;
+  }
+
+  // next_maintenance - computed: true, optional: false, required: false
+  public get nextMaintenance() {
+    return this.getStringAttribute('next_maintenance');
   }
 
   // num_gpus - computed: true, optional: false, required: false
@@ -97,19 +218,14 @@ export class DataGpurentalOffersOffersOutputReference extends cdktf.ComplexObjec
     return this.getNumberAttribute('price_per_hour_micro');
   }
 
-  // availability - computed: true, optional: false, required: false
-  public get availability() {
-    return this.getStringAttribute('availability');
-  }
-
-  // free_units - computed: true, optional: false, required: false
-  public get freeUnits() {
-    return this.getNumberAttribute('free_units');
-  }
-
   // region - computed: true, optional: false, required: false
   public get region() {
     return this.getStringAttribute('region');
+  }
+
+  // storage_price_per_gb_hour_micro - computed: true, optional: false, required: false
+  public get storagePricePerGbHourMicro() {
+    return this.getNumberAttribute('storage_price_per_gb_hour_micro');
   }
 }
 
@@ -184,6 +300,7 @@ export class DataGpurentalOffers extends cdktf.TerraformDataSource {
       forEach: config.forEach
     });
     this._gpuModel = config.gpuModel;
+    this._includeUnavailable = config.includeUnavailable;
     this._numGpus = config.numGpus;
     this._sort = config.sort;
   }
@@ -208,6 +325,22 @@ export class DataGpurentalOffers extends cdktf.TerraformDataSource {
     return this._gpuModel;
   }
 
+  // include_unavailable - computed: false, optional: true, required: false
+  private _includeUnavailable?: boolean | cdktf.IResolvable; 
+  public get includeUnavailable() {
+    return this.getBooleanAttribute('include_unavailable');
+  }
+  public set includeUnavailable(value: boolean | cdktf.IResolvable) {
+    this._includeUnavailable = value;
+  }
+  public resetIncludeUnavailable() {
+    this._includeUnavailable = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get includeUnavailableInput() {
+    return this._includeUnavailable;
+  }
+
   // num_gpus - computed: false, optional: true, required: false
   private _numGpus?: number; 
   public get numGpus() {
@@ -222,6 +355,12 @@ export class DataGpurentalOffers extends cdktf.TerraformDataSource {
   // Temporarily expose input value. Use with caution.
   public get numGpusInput() {
     return this._numGpus;
+  }
+
+  // offers - computed: true, optional: false, required: false
+  private _offers = new DataGpurentalOffersOffersList(this, "offers", false);
+  public get offers() {
+    return this._offers;
   }
 
   // sort - computed: false, optional: true, required: false
@@ -240,12 +379,6 @@ export class DataGpurentalOffers extends cdktf.TerraformDataSource {
     return this._sort;
   }
 
-  // offers - computed: true, optional: false, required: false
-  private _offers = new DataGpurentalOffersOffersList(this, "offers", false);
-  public get offers() {
-    return this._offers;
-  }
-
   // =========
   // SYNTHESIS
   // =========
@@ -253,6 +386,7 @@ export class DataGpurentalOffers extends cdktf.TerraformDataSource {
   protected override synthesizeAttributes(): { [name: string]: any } {
     return {
       gpu_model: cdktf.stringToTerraform(this._gpuModel),
+      include_unavailable: cdktf.booleanToTerraform(this._includeUnavailable),
       num_gpus: cdktf.numberToTerraform(this._numGpus),
       sort: cdktf.stringToTerraform(this._sort),
     };
@@ -265,6 +399,12 @@ export class DataGpurentalOffers extends cdktf.TerraformDataSource {
         isBlock: false,
         type: "simple",
         storageClassType: "string",
+      },
+      include_unavailable: {
+        value: cdktf.booleanToHclTerraform(this._includeUnavailable),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "boolean",
       },
       num_gpus: {
         value: cdktf.numberToHclTerraform(this._numGpus),

@@ -59,6 +59,16 @@ export class DataGpurentalSshKeysSshKeysOutputReference extends cdktf.ComplexObj
     }
   }
 
+  // created_at - computed: true, optional: false, required: false
+  public get createdAt() {
+    return this.getStringAttribute('created_at');
+  }
+
+  // fingerprint - computed: true, optional: false, required: false
+  public get fingerprint() {
+    return this.getStringAttribute('fingerprint');
+  }
+
   // id - computed: true, optional: false, required: false
   public get id() {
     return this.getStringAttribute('id');
@@ -69,9 +79,9 @@ export class DataGpurentalSshKeysSshKeysOutputReference extends cdktf.ComplexObj
     return this.getStringAttribute('name');
   }
 
-  // fingerprint - computed: true, optional: false, required: false
-  public get fingerprint() {
-    return this.getStringAttribute('fingerprint');
+  // public_key - computed: true, optional: false, required: false
+  public get publicKey() {
+    return this.getStringAttribute('public_key');
   }
 }
 

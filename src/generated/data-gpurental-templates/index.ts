@@ -8,17 +8,102 @@ import * as cdktf from 'cdktf';
 
 export interface DataGpurentalTemplatesConfig extends cdktf.TerraformMetaArguments {
   /**
-  * t
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates#tab DataGpurentalTemplates#tab}
-  */
-  readonly tab?: string;
-  /**
-  * m
+  * Only templates of this mode: `ssh`, `jupyter` or `vm`.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates#mode DataGpurentalTemplates#mode}
   */
   readonly mode?: string;
+  /**
+  * Console tab to list: `recommended`, `system`, `public`, `mine` (the organization's own) or `all`. Default `all`.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates#tab DataGpurentalTemplates#tab}
+  */
+  readonly tab?: string;
+}
+export interface DataGpurentalTemplatesTemplatesEnv {
+}
+
+export function dataGpurentalTemplatesTemplatesEnvToTerraform(struct?: DataGpurentalTemplatesTemplatesEnv): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function dataGpurentalTemplatesTemplatesEnvToHclTerraform(struct?: DataGpurentalTemplatesTemplatesEnv): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataGpurentalTemplatesTemplatesEnvOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param complexObjectIndex the index of this item in the list
+  * @param complexObjectIsFromSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string, complexObjectIndex: number, complexObjectIsFromSet: boolean) {
+    super(terraformResource, terraformAttribute, complexObjectIsFromSet, complexObjectIndex);
+  }
+
+  public get internalValue(): DataGpurentalTemplatesTemplatesEnv | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataGpurentalTemplatesTemplatesEnv | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // key - computed: true, optional: false, required: false
+  public get key() {
+    return this.getStringAttribute('key');
+  }
+
+  // secret - computed: true, optional: false, required: false
+  public get secret() {
+    return this.getBooleanAttribute('secret');
+  }
+
+  // value - computed: true, optional: false, required: false
+  public get value() {
+    return this.getStringAttribute('value');
+  }
+}
+
+export class DataGpurentalTemplatesTemplatesEnvList extends cdktf.ComplexList {
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param wrapsSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  constructor(protected override terraformResource: cdktf.IInterpolatingParent, protected override terraformAttribute: string, protected override wrapsSet: boolean) {
+    super(terraformResource, terraformAttribute, wrapsSet)
+  }
+
+  /**
+  * @param index the index of the item to return
+  */
+  public get(index: number): DataGpurentalTemplatesTemplatesEnvOutputReference {
+    return new DataGpurentalTemplatesTemplatesEnvOutputReference(this.terraformResource, this.terraformAttribute, index, this.wrapsSet);
+  }
 }
 export interface DataGpurentalTemplatesTemplates {
 }
@@ -71,19 +156,45 @@ export class DataGpurentalTemplatesTemplatesOutputReference extends cdktf.Comple
     }
   }
 
+  // active - computed: true, optional: false, required: false
+  public get active() {
+    return this.getBooleanAttribute('active');
+  }
+
+  // architecture - computed: true, optional: false, required: false
+  public get architecture() {
+    return this.getStringAttribute('architecture');
+  }
+
+  // coming_soon - computed: true, optional: false, required: false
+  public get comingSoon() {
+    return this.getBooleanAttribute('coming_soon');
+  }
+
+  // created_at - computed: true, optional: false, required: false
+  public get createdAt() {
+    return this.getStringAttribute('created_at');
+  }
+
+  // cuda_max - computed: true, optional: false, required: false
+  public get cudaMax() {
+    return this.getStringAttribute('cuda_max');
+  }
+
+  // env - computed: true, optional: false, required: false
+  private _env = new DataGpurentalTemplatesTemplatesEnvList(this, "env", false);
+  public get env() {
+    return this._env;
+  }
+
+  // hash_id - computed: true, optional: false, required: false
+  public get hashId() {
+    return this.getStringAttribute('hash_id');
+  }
+
   // id - computed: true, optional: false, required: false
   public get id() {
     return this.getStringAttribute('id');
-  }
-
-  // name - computed: true, optional: false, required: false
-  public get name() {
-    return this.getStringAttribute('name');
-  }
-
-  // mode - computed: true, optional: false, required: false
-  public get mode() {
-    return this.getStringAttribute('mode');
   }
 
   // image - computed: true, optional: false, required: false
@@ -91,9 +202,49 @@ export class DataGpurentalTemplatesTemplatesOutputReference extends cdktf.Comple
     return this.getStringAttribute('image');
   }
 
-  // active - computed: true, optional: false, required: false
-  public get active() {
-    return this.getBooleanAttribute('active');
+  // mode - computed: true, optional: false, required: false
+  public get mode() {
+    return this.getStringAttribute('mode');
+  }
+
+  // name - computed: true, optional: false, required: false
+  public get name() {
+    return this.getStringAttribute('name');
+  }
+
+  // onstart - computed: true, optional: false, required: false
+  public get onstart() {
+    return this.getStringAttribute('onstart');
+  }
+
+  // open_port - computed: true, optional: false, required: false
+  public get openPort() {
+    return this.getNumberAttribute('open_port');
+  }
+
+  // owner_org_id - computed: true, optional: false, required: false
+  public get ownerOrgId() {
+    return this.getStringAttribute('owner_org_id');
+  }
+
+  // readme - computed: true, optional: false, required: false
+  public get readme() {
+    return this.getStringAttribute('readme');
+  }
+
+  // recommended - computed: true, optional: false, required: false
+  public get recommended() {
+    return this.getBooleanAttribute('recommended');
+  }
+
+  // uses_private_registry - computed: true, optional: false, required: false
+  public get usesPrivateRegistry() {
+    return this.getBooleanAttribute('uses_private_registry');
+  }
+
+  // visibility - computed: true, optional: false, required: false
+  public get visibility() {
+    return this.getStringAttribute('visibility');
   }
 }
 
@@ -167,29 +318,13 @@ export class DataGpurentalTemplates extends cdktf.TerraformDataSource {
       connection: config.connection,
       forEach: config.forEach
     });
-    this._tab = config.tab;
     this._mode = config.mode;
+    this._tab = config.tab;
   }
 
   // ==========
   // ATTRIBUTES
   // ==========
-
-  // tab - computed: false, optional: true, required: false
-  private _tab?: string; 
-  public get tab() {
-    return this.getStringAttribute('tab');
-  }
-  public set tab(value: string) {
-    this._tab = value;
-  }
-  public resetTab() {
-    this._tab = undefined;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get tabInput() {
-    return this._tab;
-  }
 
   // mode - computed: false, optional: true, required: false
   private _mode?: string; 
@@ -207,6 +342,22 @@ export class DataGpurentalTemplates extends cdktf.TerraformDataSource {
     return this._mode;
   }
 
+  // tab - computed: false, optional: true, required: false
+  private _tab?: string; 
+  public get tab() {
+    return this.getStringAttribute('tab');
+  }
+  public set tab(value: string) {
+    this._tab = value;
+  }
+  public resetTab() {
+    this._tab = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get tabInput() {
+    return this._tab;
+  }
+
   // templates - computed: true, optional: false, required: false
   private _templates = new DataGpurentalTemplatesTemplatesList(this, "templates", false);
   public get templates() {
@@ -219,21 +370,21 @@ export class DataGpurentalTemplates extends cdktf.TerraformDataSource {
 
   protected override synthesizeAttributes(): { [name: string]: any } {
     return {
-      tab: cdktf.stringToTerraform(this._tab),
       mode: cdktf.stringToTerraform(this._mode),
+      tab: cdktf.stringToTerraform(this._tab),
     };
   }
 
   protected override synthesizeHclAttributes(): { [name: string]: any } {
     const attrs = {
-      tab: {
-        value: cdktf.stringToHclTerraform(this._tab),
+      mode: {
+        value: cdktf.stringToHclTerraform(this._mode),
         isBlock: false,
         type: "simple",
         storageClassType: "string",
       },
-      mode: {
-        value: cdktf.stringToHclTerraform(this._mode),
+      tab: {
+        value: cdktf.stringToHclTerraform(this._tab),
         isBlock: false,
         type: "simple",
         storageClassType: "string",

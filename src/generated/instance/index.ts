@@ -8,85 +8,159 @@ import * as cdktf from 'cdktf';
 
 export interface InstanceConfig extends cdktf.TerraformMetaArguments {
   /**
-  * o
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#offer_id Instance#offer_id}
-  */
-  readonly offerId: string;
-  /**
-  * t
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#template_id Instance#template_id}
-  */
-  readonly templateId: string;
-  /**
-  * d
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#disk_gb Instance#disk_gb}
-  */
-  readonly diskGb: number;
-  /**
-  * l
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#label Instance#label}
-  */
-  readonly label?: string;
-  /**
-  * k
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#ssh_key_id Instance#ssh_key_id}
-  */
-  readonly sshKeyId?: string;
-  /**
-  * e
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#env Instance#env}
-  */
-  readonly env?: { [key: string]: string };
-  /**
-  * e
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#secret_env Instance#secret_env}
-  */
-  readonly secretEnv?: { [key: string]: string };
-  /**
-  * e
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#unset_env Instance#unset_env}
-  */
-  readonly unsetEnv?: string[];
-  /**
-  * d
+  * `running` (default) or `stopped`. Changing it starts or stops the instance in place and waits. A refresh sets it from the instance's real power state, so an instance stopped outside Terraform (e.g. automatically when the balance ran out) plans a start when the configuration says `running`. A stopped instance keeps its disk and pays storage.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#desired_status Instance#desired_status}
   */
   readonly desiredStatus?: string;
   /**
-  * timeouts block
+  * Disk in GB, 10 to 20000 and at most the offer's machine disk. Billed per GB and hour while the instance is stopped. Changing it replaces the instance.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#disk_gb Instance#disk_gb}
+  */
+  readonly diskGb: number;
+  /**
+  * Environment variables merged over the template's, by name. Together with `secret_env` and `unset_env` at most 100 entries; names up to 256 characters, values up to 4096. A name may appear in only one of the three. `JUPYTER_TOKEN`, `GPU_COUNT`, `SERVICE_ACCESS_TOKEN` and template variables carrying the access token are always set by the platform (a warning says so). Changing it replaces the instance.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#env Instance#env}
+  */
+  readonly env?: { [key: string]: string };
+  /**
+  * Label shown in the console, at most 64 characters. Changing it replaces the instance.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#label Instance#label}
+  */
+  readonly label?: string;
+  /**
+  * ID of the offer to rent (see the `gpurental_offers` data source). Changing it replaces the instance.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#offer_id Instance#offer_id}
+  */
+  readonly offerId: string;
+  /**
+  * Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output. They are kept in state: protect the state. Changing them replaces the instance.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#secret_env Instance#secret_env}
+  */
+  readonly secretEnv?: { [key: string]: string };
+  /**
+  * ID of the SSH key to authorize. With a session or a personal API key: one of the caller's own keys; with a team key: a key of any current member. Without it SSH is impossible. Changing it replaces the instance.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#ssh_key_id Instance#ssh_key_id}
+  */
+  readonly sshKeyId?: string;
+  /**
+  * ID of the template to run: a system or public template, or one of the organization's own (see `gpurental_templates`). Changing it replaces the instance.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#template_id Instance#template_id}
+  */
+  readonly templateId: string;
+  /**
+  * Time limits for the resource's operations, e.g. `create = "30m"`.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#timeouts Instance#timeouts}
   */
   readonly timeouts?: InstanceTimeouts;
+  /**
+  * Names of template environment variables to drop. Changing it replaces the instance.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#unset_env Instance#unset_env}
+  */
+  readonly unsetEnv?: string[];
+}
+export interface InstanceDeployedViaApiKey {
+}
+
+export function instanceDeployedViaApiKeyToTerraform(struct?: InstanceDeployedViaApiKey): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function instanceDeployedViaApiKeyToHclTerraform(struct?: InstanceDeployedViaApiKey): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class InstanceDeployedViaApiKeyOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): InstanceDeployedViaApiKey | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: InstanceDeployedViaApiKey | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // id - computed: true, optional: false, required: false
+  public get id() {
+    return this.getStringAttribute('id');
+  }
+
+  // kind - computed: true, optional: false, required: false
+  public get kind() {
+    return this.getStringAttribute('kind');
+  }
+
+  // name - computed: true, optional: false, required: false
+  public get name() {
+    return this.getStringAttribute('name');
+  }
+
+  // prefix - computed: true, optional: false, required: false
+  public get prefix() {
+    return this.getStringAttribute('prefix');
+  }
+
+  // revoked - computed: true, optional: false, required: false
+  public get revoked() {
+    return this.getBooleanAttribute('revoked');
+  }
 }
 export interface InstanceTimeouts {
   /**
-  * c
+  * How long to wait for create to finish (default `20m`).
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#create Instance#create}
   */
   readonly create?: string;
   /**
-  * u
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#update Instance#update}
-  */
-  readonly update?: string;
-  /**
-  * d
+  * How long to wait for delete to finish (default `20m`).
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#delete Instance#delete}
   */
   readonly delete?: string;
+  /**
+  * How long to wait for update to finish (default `40m`).
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#update Instance#update}
+  */
+  readonly update?: string;
 }
 
 export function instanceTimeoutsToTerraform(struct?: InstanceTimeouts | cdktf.IResolvable): any {
@@ -96,8 +170,8 @@ export function instanceTimeoutsToTerraform(struct?: InstanceTimeouts | cdktf.IR
   }
   return {
     create: cdktf.stringToTerraform(struct!.create),
-    update: cdktf.stringToTerraform(struct!.update),
     delete: cdktf.stringToTerraform(struct!.delete),
+    update: cdktf.stringToTerraform(struct!.update),
   }
 }
 
@@ -114,14 +188,14 @@ export function instanceTimeoutsToHclTerraform(struct?: InstanceTimeouts | cdktf
       type: "simple",
       storageClassType: "string",
     },
-    update: {
-      value: cdktf.stringToHclTerraform(struct!.update),
+    delete: {
+      value: cdktf.stringToHclTerraform(struct!.delete),
       isBlock: false,
       type: "simple",
       storageClassType: "string",
     },
-    delete: {
-      value: cdktf.stringToHclTerraform(struct!.delete),
+    update: {
+      value: cdktf.stringToHclTerraform(struct!.update),
       isBlock: false,
       type: "simple",
       storageClassType: "string",
@@ -154,13 +228,13 @@ export class InstanceTimeoutsOutputReference extends cdktf.ComplexObject {
       hasAnyValues = true;
       internalValueResult.create = this._create;
     }
-    if (this._update !== undefined) {
-      hasAnyValues = true;
-      internalValueResult.update = this._update;
-    }
     if (this._delete !== undefined) {
       hasAnyValues = true;
       internalValueResult.delete = this._delete;
+    }
+    if (this._update !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.update = this._update;
     }
     return hasAnyValues ? internalValueResult : undefined;
   }
@@ -170,8 +244,8 @@ export class InstanceTimeoutsOutputReference extends cdktf.ComplexObject {
       this.isEmptyObject = false;
       this.resolvableValue = undefined;
       this._create = undefined;
-      this._update = undefined;
       this._delete = undefined;
+      this._update = undefined;
     }
     else if (cdktf.Tokenization.isResolvable(value)) {
       this.isEmptyObject = false;
@@ -181,8 +255,8 @@ export class InstanceTimeoutsOutputReference extends cdktf.ComplexObject {
       this.isEmptyObject = Object.keys(value).length === 0;
       this.resolvableValue = undefined;
       this._create = value.create;
-      this._update = value.update;
       this._delete = value.delete;
+      this._update = value.update;
     }
   }
 
@@ -202,22 +276,6 @@ export class InstanceTimeoutsOutputReference extends cdktf.ComplexObject {
     return this._create;
   }
 
-  // update - computed: false, optional: true, required: false
-  private _update?: string; 
-  public get update() {
-    return this.getStringAttribute('update');
-  }
-  public set update(value: string) {
-    this._update = value;
-  }
-  public resetUpdate() {
-    this._update = undefined;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get updateInput() {
-    return this._update;
-  }
-
   // delete - computed: false, optional: true, required: false
   private _delete?: string; 
   public get delete() {
@@ -232,6 +290,22 @@ export class InstanceTimeoutsOutputReference extends cdktf.ComplexObject {
   // Temporarily expose input value. Use with caution.
   public get deleteInput() {
     return this._delete;
+  }
+
+  // update - computed: false, optional: true, required: false
+  private _update?: string; 
+  public get update() {
+    return this.getStringAttribute('update');
+  }
+  public set update(value: string) {
+    this._update = value;
+  }
+  public resetUpdate() {
+    this._update = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get updateInput() {
+    return this._update;
   }
 }
 
@@ -286,139 +360,46 @@ export class Instance extends cdktf.TerraformResource {
       connection: config.connection,
       forEach: config.forEach
     });
-    this._offerId = config.offerId;
-    this._templateId = config.templateId;
-    this._diskGb = config.diskGb;
-    this._label = config.label;
-    this._sshKeyId = config.sshKeyId;
-    this._env = config.env;
-    this._secretEnv = config.secretEnv;
-    this._unsetEnv = config.unsetEnv;
     this._desiredStatus = config.desiredStatus;
+    this._diskGb = config.diskGb;
+    this._env = config.env;
+    this._label = config.label;
+    this._offerId = config.offerId;
+    this._secretEnv = config.secretEnv;
+    this._sshKeyId = config.sshKeyId;
+    this._templateId = config.templateId;
     this._timeouts.internalValue = config.timeouts;
+    this._unsetEnv = config.unsetEnv;
   }
 
   // ==========
   // ATTRIBUTES
   // ==========
 
-  // offer_id - computed: false, optional: false, required: true
-  private _offerId?: string; 
-  public get offerId() {
-    return this.getStringAttribute('offer_id');
-  }
-  public set offerId(value: string) {
-    this._offerId = value;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get offerIdInput() {
-    return this._offerId;
+  // access_token - computed: true, optional: false, required: false
+  public get accessToken() {
+    return this.getStringAttribute('access_token');
   }
 
-  // template_id - computed: false, optional: false, required: true
-  private _templateId?: string; 
-  public get templateId() {
-    return this.getStringAttribute('template_id');
-  }
-  public set templateId(value: string) {
-    this._templateId = value;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get templateIdInput() {
-    return this._templateId;
+  // allowed_actions - computed: true, optional: false, required: false
+  public get allowedActions() {
+    return this.getListAttribute('allowed_actions');
   }
 
-  // disk_gb - computed: false, optional: false, required: true
-  private _diskGb?: number; 
-  public get diskGb() {
-    return this.getNumberAttribute('disk_gb');
-  }
-  public set diskGb(value: number) {
-    this._diskGb = value;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get diskGbInput() {
-    return this._diskGb;
+  // created_at - computed: true, optional: false, required: false
+  public get createdAt() {
+    return this.getStringAttribute('created_at');
   }
 
-  // label - computed: false, optional: true, required: false
-  private _label?: string; 
-  public get label() {
-    return this.getStringAttribute('label');
-  }
-  public set label(value: string) {
-    this._label = value;
-  }
-  public resetLabel() {
-    this._label = undefined;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get labelInput() {
-    return this._label;
+  // deployed_by - computed: true, optional: false, required: false
+  public get deployedBy() {
+    return this.getStringAttribute('deployed_by');
   }
 
-  // ssh_key_id - computed: false, optional: true, required: false
-  private _sshKeyId?: string; 
-  public get sshKeyId() {
-    return this.getStringAttribute('ssh_key_id');
-  }
-  public set sshKeyId(value: string) {
-    this._sshKeyId = value;
-  }
-  public resetSshKeyId() {
-    this._sshKeyId = undefined;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get sshKeyIdInput() {
-    return this._sshKeyId;
-  }
-
-  // env - computed: false, optional: true, required: false
-  private _env?: { [key: string]: string }; 
-  public get env() {
-    return this.getStringMapAttribute('env');
-  }
-  public set env(value: { [key: string]: string }) {
-    this._env = value;
-  }
-  public resetEnv() {
-    this._env = undefined;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get envInput() {
-    return this._env;
-  }
-
-  // secret_env - computed: false, optional: true, required: false
-  private _secretEnv?: { [key: string]: string }; 
-  public get secretEnv() {
-    return this.getStringMapAttribute('secret_env');
-  }
-  public set secretEnv(value: { [key: string]: string }) {
-    this._secretEnv = value;
-  }
-  public resetSecretEnv() {
-    this._secretEnv = undefined;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get secretEnvInput() {
-    return this._secretEnv;
-  }
-
-  // unset_env - computed: false, optional: true, required: false
-  private _unsetEnv?: string[]; 
-  public get unsetEnv() {
-    return cdktf.Fn.tolist(this.getListAttribute('unset_env'));
-  }
-  public set unsetEnv(value: string[]) {
-    this._unsetEnv = value;
-  }
-  public resetUnsetEnv() {
-    this._unsetEnv = undefined;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get unsetEnvInput() {
-    return this._unsetEnv;
+  // deployed_via_api_key - computed: true, optional: false, required: false
+  private _deployedViaApiKey = new InstanceDeployedViaApiKeyOutputReference(this, "deployed_via_api_key");
+  public get deployedViaApiKey() {
+    return this._deployedViaApiKey;
   }
 
   // desired_status - computed: true, optional: true, required: false
@@ -437,44 +418,38 @@ export class Instance extends cdktf.TerraformResource {
     return this._desiredStatus;
   }
 
-  // id - computed: true, optional: false, required: false
-  public get id() {
-    return this.getStringAttribute('id');
+  // destroyed_at - computed: true, optional: false, required: false
+  public get destroyedAt() {
+    return this.getStringAttribute('destroyed_at');
   }
 
-  // status - computed: true, optional: false, required: false
-  public get status() {
-    return this.getStringAttribute('status');
+  // disk_gb - computed: false, optional: false, required: true
+  private _diskGb?: number; 
+  public get diskGb() {
+    return this.getNumberAttribute('disk_gb');
+  }
+  public set diskGb(value: number) {
+    this._diskGb = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get diskGbInput() {
+    return this._diskGb;
   }
 
-  // ssh_host - computed: true, optional: false, required: false
-  public get sshHost() {
-    return this.getStringAttribute('ssh_host');
+  // env - computed: false, optional: true, required: false
+  private _env?: { [key: string]: string }; 
+  public get env() {
+    return this.getStringMapAttribute('env');
   }
-
-  // ssh_port - computed: true, optional: false, required: false
-  public get sshPort() {
-    return this.getNumberAttribute('ssh_port');
+  public set env(value: { [key: string]: string }) {
+    this._env = value;
   }
-
-  // ssh_user - computed: true, optional: false, required: false
-  public get sshUser() {
-    return this.getStringAttribute('ssh_user');
+  public resetEnv() {
+    this._env = undefined;
   }
-
-  // jupyter_url - computed: true, optional: false, required: false
-  public get jupyterUrl() {
-    return this.getStringAttribute('jupyter_url');
-  }
-
-  // open_url - computed: true, optional: false, required: false
-  public get openUrl() {
-    return this.getStringAttribute('open_url');
-  }
-
-  // access_token - computed: true, optional: false, required: false
-  public get accessToken() {
-    return this.getStringAttribute('access_token');
+  // Temporarily expose input value. Use with caution.
+  public get envInput() {
+    return this._env;
   }
 
   // error_code - computed: true, optional: false, required: false
@@ -487,16 +462,6 @@ export class Instance extends cdktf.TerraformResource {
     return this.getStringAttribute('error_message');
   }
 
-  // allowed_actions - computed: true, optional: false, required: false
-  public get allowedActions() {
-    return this.getListAttribute('allowed_actions');
-  }
-
-  // gpus_released - computed: true, optional: false, required: false
-  public get gpusReleased() {
-    return this.getBooleanAttribute('gpus_released');
-  }
-
   // gpu_release - computed: true, optional: false, required: false
   public get gpuRelease() {
     return this.getStringAttribute('gpu_release');
@@ -507,14 +472,9 @@ export class Instance extends cdktf.TerraformResource {
     return this.getStringAttribute('gpu_release_requested_at');
   }
 
-  // price_per_hour_micro - computed: true, optional: false, required: false
-  public get pricePerHourMicro() {
-    return this.getNumberAttribute('price_per_hour_micro');
-  }
-
-  // storage_price_per_gb_hour_micro - computed: true, optional: false, required: false
-  public get storagePricePerGbHourMicro() {
-    return this.getNumberAttribute('storage_price_per_gb_hour_micro');
+  // gpus_released - computed: true, optional: false, required: false
+  public get gpusReleased() {
+    return this.getBooleanAttribute('gpus_released');
   }
 
   // hold_price_per_hour_micro - computed: true, optional: false, required: false
@@ -522,29 +482,69 @@ export class Instance extends cdktf.TerraformResource {
     return this.getNumberAttribute('hold_price_per_hour_micro');
   }
 
-  // stop_releases_gpus - computed: true, optional: false, required: false
-  public get stopReleasesGpus() {
-    return this.getBooleanAttribute('stop_releases_gpus');
+  // id - computed: true, optional: false, required: false
+  public get id() {
+    return this.getStringAttribute('id');
   }
 
-  // created_at - computed: true, optional: false, required: false
-  public get createdAt() {
-    return this.getStringAttribute('created_at');
+  // jupyter_url - computed: true, optional: false, required: false
+  public get jupyterUrl() {
+    return this.getStringAttribute('jupyter_url');
   }
 
-  // started_at - computed: true, optional: false, required: false
-  public get startedAt() {
-    return this.getStringAttribute('started_at');
+  // label - computed: false, optional: true, required: false
+  private _label?: string; 
+  public get label() {
+    return this.getStringAttribute('label');
+  }
+  public set label(value: string) {
+    this._label = value;
+  }
+  public resetLabel() {
+    this._label = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get labelInput() {
+    return this._label;
   }
 
-  // status_changed_at - computed: true, optional: false, required: false
-  public get statusChangedAt() {
-    return this.getStringAttribute('status_changed_at');
+  // offer_id - computed: false, optional: false, required: true
+  private _offerId?: string; 
+  public get offerId() {
+    return this.getStringAttribute('offer_id');
+  }
+  public set offerId(value: string) {
+    this._offerId = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get offerIdInput() {
+    return this._offerId;
   }
 
-  // destroyed_at - computed: true, optional: false, required: false
-  public get destroyedAt() {
-    return this.getStringAttribute('destroyed_at');
+  // open_url - computed: true, optional: false, required: false
+  public get openUrl() {
+    return this.getStringAttribute('open_url');
+  }
+
+  // price_per_hour_micro - computed: true, optional: false, required: false
+  public get pricePerHourMicro() {
+    return this.getNumberAttribute('price_per_hour_micro');
+  }
+
+  // secret_env - computed: false, optional: true, required: false
+  private _secretEnv?: { [key: string]: string }; 
+  public get secretEnv() {
+    return this.getStringMapAttribute('secret_env');
+  }
+  public set secretEnv(value: { [key: string]: string }) {
+    this._secretEnv = value;
+  }
+  public resetSecretEnv() {
+    this._secretEnv = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get secretEnvInput() {
+    return this._secretEnv;
   }
 
   // spend_micro - computed: true, optional: false, required: false
@@ -552,9 +552,83 @@ export class Instance extends cdktf.TerraformResource {
     return this.getNumberAttribute('spend_micro');
   }
 
-  // deployed_by - computed: true, optional: false, required: false
-  public get deployedBy() {
-    return this.getStringAttribute('deployed_by');
+  // ssh_host - computed: true, optional: false, required: false
+  public get sshHost() {
+    return this.getStringAttribute('ssh_host');
+  }
+
+  // ssh_key_id - computed: false, optional: true, required: false
+  private _sshKeyId?: string; 
+  public get sshKeyId() {
+    return this.getStringAttribute('ssh_key_id');
+  }
+  public set sshKeyId(value: string) {
+    this._sshKeyId = value;
+  }
+  public resetSshKeyId() {
+    this._sshKeyId = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get sshKeyIdInput() {
+    return this._sshKeyId;
+  }
+
+  // ssh_port - computed: true, optional: false, required: false
+  public get sshPort() {
+    return this.getNumberAttribute('ssh_port');
+  }
+
+  // ssh_user - computed: true, optional: false, required: false
+  public get sshUser() {
+    return this.getStringAttribute('ssh_user');
+  }
+
+  // started_at - computed: true, optional: false, required: false
+  public get startedAt() {
+    return this.getStringAttribute('started_at');
+  }
+
+  // status - computed: true, optional: false, required: false
+  public get status() {
+    return this.getStringAttribute('status');
+  }
+
+  // status_changed_at - computed: true, optional: false, required: false
+  public get statusChangedAt() {
+    return this.getStringAttribute('status_changed_at');
+  }
+
+  // stop_hold_price_per_hour_micro - computed: true, optional: false, required: false
+  public get stopHoldPricePerHourMicro() {
+    return this.getNumberAttribute('stop_hold_price_per_hour_micro');
+  }
+
+  // stop_releases_gpus - computed: true, optional: false, required: false
+  public get stopReleasesGpus() {
+    return this.getBooleanAttribute('stop_releases_gpus');
+  }
+
+  // storage_price_per_gb_hour_micro - computed: true, optional: false, required: false
+  public get storagePricePerGbHourMicro() {
+    return this.getNumberAttribute('storage_price_per_gb_hour_micro');
+  }
+
+  // suspended_hold_price_per_hour_micro - computed: true, optional: false, required: false
+  public get suspendedHoldPricePerHourMicro() {
+    return this.getNumberAttribute('suspended_hold_price_per_hour_micro');
+  }
+
+  // template_id - computed: false, optional: false, required: true
+  private _templateId?: string; 
+  public get templateId() {
+    return this.getStringAttribute('template_id');
+  }
+  public set templateId(value: string) {
+    this._templateId = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get templateIdInput() {
+    return this._templateId;
   }
 
   // timeouts - computed: false, optional: true, required: false
@@ -573,35 +647,45 @@ export class Instance extends cdktf.TerraformResource {
     return this._timeouts.internalValue;
   }
 
+  // unset_env - computed: false, optional: true, required: false
+  private _unsetEnv?: string[]; 
+  public get unsetEnv() {
+    return cdktf.Fn.tolist(this.getListAttribute('unset_env'));
+  }
+  public set unsetEnv(value: string[]) {
+    this._unsetEnv = value;
+  }
+  public resetUnsetEnv() {
+    this._unsetEnv = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get unsetEnvInput() {
+    return this._unsetEnv;
+  }
+
   // =========
   // SYNTHESIS
   // =========
 
   protected override synthesizeAttributes(): { [name: string]: any } {
     return {
-      offer_id: cdktf.stringToTerraform(this._offerId),
-      template_id: cdktf.stringToTerraform(this._templateId),
-      disk_gb: cdktf.numberToTerraform(this._diskGb),
-      label: cdktf.stringToTerraform(this._label),
-      ssh_key_id: cdktf.stringToTerraform(this._sshKeyId),
-      env: cdktf.hashMapper(cdktf.stringToTerraform)(this._env),
-      secret_env: cdktf.hashMapper(cdktf.stringToTerraform)(this._secretEnv),
-      unset_env: cdktf.listMapper(cdktf.stringToTerraform, false)(this._unsetEnv),
       desired_status: cdktf.stringToTerraform(this._desiredStatus),
+      disk_gb: cdktf.numberToTerraform(this._diskGb),
+      env: cdktf.hashMapper(cdktf.stringToTerraform)(this._env),
+      label: cdktf.stringToTerraform(this._label),
+      offer_id: cdktf.stringToTerraform(this._offerId),
+      secret_env: cdktf.hashMapper(cdktf.stringToTerraform)(this._secretEnv),
+      ssh_key_id: cdktf.stringToTerraform(this._sshKeyId),
+      template_id: cdktf.stringToTerraform(this._templateId),
       timeouts: instanceTimeoutsToTerraform(this._timeouts.internalValue),
+      unset_env: cdktf.listMapper(cdktf.stringToTerraform, false)(this._unsetEnv),
     };
   }
 
   protected override synthesizeHclAttributes(): { [name: string]: any } {
     const attrs = {
-      offer_id: {
-        value: cdktf.stringToHclTerraform(this._offerId),
-        isBlock: false,
-        type: "simple",
-        storageClassType: "string",
-      },
-      template_id: {
-        value: cdktf.stringToHclTerraform(this._templateId),
+      desired_status: {
+        value: cdktf.stringToHclTerraform(this._desiredStatus),
         isBlock: false,
         type: "simple",
         storageClassType: "string",
@@ -612,23 +696,23 @@ export class Instance extends cdktf.TerraformResource {
         type: "simple",
         storageClassType: "number",
       },
+      env: {
+        value: cdktf.hashMapperHcl(cdktf.stringToHclTerraform)(this._env),
+        isBlock: false,
+        type: "map",
+        storageClassType: "stringMap",
+      },
       label: {
         value: cdktf.stringToHclTerraform(this._label),
         isBlock: false,
         type: "simple",
         storageClassType: "string",
       },
-      ssh_key_id: {
-        value: cdktf.stringToHclTerraform(this._sshKeyId),
+      offer_id: {
+        value: cdktf.stringToHclTerraform(this._offerId),
         isBlock: false,
         type: "simple",
         storageClassType: "string",
-      },
-      env: {
-        value: cdktf.hashMapperHcl(cdktf.stringToHclTerraform)(this._env),
-        isBlock: false,
-        type: "map",
-        storageClassType: "stringMap",
       },
       secret_env: {
         value: cdktf.hashMapperHcl(cdktf.stringToHclTerraform)(this._secretEnv),
@@ -636,14 +720,14 @@ export class Instance extends cdktf.TerraformResource {
         type: "map",
         storageClassType: "stringMap",
       },
-      unset_env: {
-        value: cdktf.listMapperHcl(cdktf.stringToHclTerraform, false)(this._unsetEnv),
+      ssh_key_id: {
+        value: cdktf.stringToHclTerraform(this._sshKeyId),
         isBlock: false,
-        type: "set",
-        storageClassType: "stringList",
+        type: "simple",
+        storageClassType: "string",
       },
-      desired_status: {
-        value: cdktf.stringToHclTerraform(this._desiredStatus),
+      template_id: {
+        value: cdktf.stringToHclTerraform(this._templateId),
         isBlock: false,
         type: "simple",
         storageClassType: "string",
@@ -653,6 +737,12 @@ export class Instance extends cdktf.TerraformResource {
         isBlock: true,
         type: "struct",
         storageClassType: "InstanceTimeouts",
+      },
+      unset_env: {
+        value: cdktf.listMapperHcl(cdktf.stringToHclTerraform, false)(this._unsetEnv),
+        isBlock: false,
+        type: "set",
+        storageClassType: "stringList",
       },
     };
 

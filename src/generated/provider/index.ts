@@ -8,23 +8,23 @@ import * as cdktf from 'cdktf';
 
 export interface GpurentalProviderConfig {
   /**
-  * b
+  * Base address of the gpurental API, `http` or `https`, without the `/v1` path (e.g. `https://api.gpurental.example`). Falls back to the `GPURENTAL_BASE_URL` environment variable; one of the two is required.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#base_url GpurentalProvider#base_url}
   */
   readonly baseUrl?: string;
   /**
-  * t
-  *
-  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#token GpurentalProvider#token}
-  */
-  readonly token?: string;
-  /**
-  * o
+  * ID of the organization to act in, sent as `X-Org-Id`. Falls back to `GPURENTAL_ORG_ID`. When unset, the credential's own organization is used; an organization the credential does not belong to is refused with `ORG_MISMATCH`.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#org_id GpurentalProvider#org_id}
   */
   readonly orgId?: string;
+  /**
+  * Credential sent as `Authorization: Bearer`: an API key secret (`gpr_…`) or a signed-in session token (`gps_…`). Falls back to `GPURENTAL_TOKEN`; one of the two is required. Creating or revoking API keys (`gpurental_api_key`) needs a session token, and team keys an admin's session.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#token GpurentalProvider#token}
+  */
+  readonly token?: string;
   /**
   * Alias name
   *
@@ -79,8 +79,8 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
       terraformProviderSource: 'registry.terraform.io/gpurental/gpurental'
     });
     this._baseUrl = config.baseUrl;
-    this._token = config.token;
     this._orgId = config.orgId;
+    this._token = config.token;
     this._alias = config.alias;
   }
 
@@ -104,22 +104,6 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
     return this._baseUrl;
   }
 
-  // token - computed: false, optional: true, required: false
-  private _token?: string; 
-  public get token() {
-    return this._token;
-  }
-  public set token(value: string | undefined) {
-    this._token = value;
-  }
-  public resetToken() {
-    this._token = undefined;
-  }
-  // Temporarily expose input value. Use with caution.
-  public get tokenInput() {
-    return this._token;
-  }
-
   // org_id - computed: false, optional: true, required: false
   private _orgId?: string; 
   public get orgId() {
@@ -134,6 +118,22 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
   // Temporarily expose input value. Use with caution.
   public get orgIdInput() {
     return this._orgId;
+  }
+
+  // token - computed: false, optional: true, required: false
+  private _token?: string; 
+  public get token() {
+    return this._token;
+  }
+  public set token(value: string | undefined) {
+    this._token = value;
+  }
+  public resetToken() {
+    this._token = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get tokenInput() {
+    return this._token;
   }
 
   // alias - computed: false, optional: true, required: false
@@ -159,8 +159,8 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
   protected override synthesizeAttributes(): { [name: string]: any } {
     return {
       base_url: cdktf.stringToTerraform(this._baseUrl),
-      token: cdktf.stringToTerraform(this._token),
       org_id: cdktf.stringToTerraform(this._orgId),
+      token: cdktf.stringToTerraform(this._token),
       alias: cdktf.stringToTerraform(this._alias),
     };
   }
@@ -173,14 +173,14 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
         type: "simple",
         storageClassType: "string",
       },
-      token: {
-        value: cdktf.stringToHclTerraform(this._token),
+      org_id: {
+        value: cdktf.stringToHclTerraform(this._orgId),
         isBlock: false,
         type: "simple",
         storageClassType: "string",
       },
-      org_id: {
-        value: cdktf.stringToHclTerraform(this._orgId),
+      token: {
+        value: cdktf.stringToHclTerraform(this._token),
         isBlock: false,
         type: "simple",
         storageClassType: "string",
