@@ -335,12 +335,15 @@ export async function changePower(
           continue;
         case "running":
           sent = "stop";
-          inst = await ctx.client.stopInstance(inst.id, { signal: ctx.signal });
+          inst = await ctx.client.stopInstance(inst.id, { signal: ctx.signal, deadlineMs: deadline - now() });
           continue;
         case "stopped":
           sent = "start";
           try {
-            inst = await ctx.client.startInstance(inst.id, { signal: ctx.signal });
+            inst = await ctx.client.startInstance(inst.id, {
+              signal: ctx.signal,
+              deadlineMs: deadline - now(),
+            });
           } catch (err) {
             if (err instanceof ApiError && RETRIED_START_CODES.has(err.code)) {
               const wait = Math.max(backoff, err.retryAfterMs ?? 0);
@@ -372,7 +375,11 @@ export async function changePower(
       if (err instanceof InstanceErrorStateError) {
         return { instance: err.instance, diagnostics: [instanceErrorDiagnostic(err.instance, op)] };
       }
-      const refreshed = await ctx.client.getInstance(inst.id, { signal: ctx.signal }).catch(() => inst);
+      // The operation's signal may be what ended it; the last read gets a short budget of its own
+      // so the state still records the real status.
+      const refreshed = await ctx.client
+        .getInstance(inst.id, { signal: AbortSignal.timeout(10_000) })
+        .catch(() => inst);
       return { instance: refreshed, diagnostics: [waitDiagnostic(err, op, refreshed)] };
     }
   }

@@ -282,9 +282,10 @@ async function gatherCheckData(
   client: GpurentalClient,
   input: { offer_id: string; template_id: string; ssh_key_id: string | null },
   signal: AbortSignal,
-): Promise<{ data: DeployCheckData; skipped: string[] }> {
+): Promise<{ data: DeployCheckData; skipped: string[]; credentialError: ApiError | undefined }> {
   const cred = credentialOf(client);
   const skipped: string[] = [];
+  let credentialError: ApiError | undefined;
   const notFound = (err: unknown) => err instanceof ApiError && err.status === 404;
   const settle = async <T>(
     what: string,
@@ -295,6 +296,10 @@ async function gatherCheckData(
       return await p;
     } catch (err) {
       if (nullOn404 && notFound(err)) return null;
+      if (err instanceof ApiError && (err.code === "TOKEN_INVALID" || err.code === "ORG_MISMATCH")) {
+        credentialError ??= err;
+        return undefined;
+      }
       skipped.push(`${what} (${err instanceof Error ? err.message : String(err)})`);
       return undefined;
     }
@@ -319,7 +324,7 @@ async function gatherCheckData(
     orgId: me ? me.organization.id : cred.orgId,
     now: Date.now(),
   };
-  return { data, skipped };
+  return { data, skipped, credentialError };
 }
 
 /** Time limit of the plan-time reads: a slow API must not hold up a plan for long. */
@@ -339,7 +344,12 @@ async function planTimeChecks(plan: Plan, ctx: HandlerContext<GpurentalClient>):
     ctx.diags.addWarning("Plan-time checks skipped", `The API could not be asked: ${String(err)}`);
     return;
   }
-  const { data, skipped } = gathered;
+  const { data, skipped, credentialError } = gathered;
+  if (credentialError) {
+    // The credential itself is refused: the apply would fail the same way, so say it now.
+    ctx.diags.add(errorToDiagnostic(credentialError, "plan_check"));
+    return;
+  }
   if (skipped.length > 0) {
     ctx.diags.addWarning(
       "Some plan-time checks were skipped",
