@@ -410,6 +410,13 @@ export const instanceResource = {
       await planTimeChecks(plan, ctx);
       return;
     }
+    if (state.status === "error") {
+      // Nothing in place can bring an instance back from error; say so instead of a silent no-op.
+      ctx.diags.addWarning(
+        `${state.error_code ?? "error"}: instance ${state.id} is in error`,
+        `${state.error_message ? `The platform said: ${state.error_message}. ` : ""}An instance in error cannot be started or stopped. Replace it with terraform apply -replace=<address>, or remove it from the configuration to destroy it.`,
+      );
+    }
     // A power change moves every value that follows the status; the rest stays as it was.
     if (known(plan.desired_status) && plan.desired_status !== state.desired_status) {
       const volatile = INSTANCE_COMPUTED_ATTRIBUTES.filter((a) => !INSTANCE_STABLE_ATTRIBUTES.includes(a));

@@ -269,3 +269,26 @@ resource "gpurental_instance" "via_key" {
   );
   expect(output(revoked)).toMatch(/Error: TOKEN_INVALID: /);
 });
+
+test("a stop the host never confirms ends in stop_timed_out, and the state says running", async () => {
+  writeConfig(s, inst("slow"));
+  expectCode(await apply(s), 0);
+  const id = (await stateOf(s, "gpurental_instance.slow")).id as string;
+  s.backend.setHostBehaviour(DEMO_IDS.machineLarge, { neverConfirmStop: true });
+  writeConfig(s, inst("slow", { extra: '  desired_status = "stopped"\n' }));
+  const running = apply(s);
+  // While terraform waits for the stop, 31 minutes pass on the backend's clock.
+  const deadline = Date.now() + 60_000;
+  while (s.backend.instance(id)?.status !== "stopping" && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  s.backend.clock.advance(31 * 60_000);
+  const r = expectCode(await running, 1);
+  expect(output(r)).toMatch(/Error: stop_timed_out: /);
+  expect(await stateOf(s, "gpurental_instance.slow")).toMatchObject({
+    status: "running",
+    error_code: "stop_timed_out",
+  });
+  const again = expectCode(await plan(s), 2);
+  expect(again.stdout).toMatch(/desired_status\s+= "running" -> "stopped"/);
+});
