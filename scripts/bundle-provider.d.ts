@@ -2,7 +2,10 @@
 export function buildDescriptor(): object;
 /** The text of src/plugin/proto/descriptor.json as the build writes it. */
 export function descriptorText(): string;
-/** Bundles one entry point with esbuild the way the provider bundle is built; resolves to the outfile. */
-export function bundle(entry: string, outfile: string): Promise<string>;
+/**
+ * Bundles one entry point with esbuild the way the provider bundle is built; resolves to the
+ * outfile. With `split`, `./provider-impl` stays a separate file (provider-impl.js beside it).
+ */
+export function bundle(entry: string, outfile: string, opts?: { split?: boolean }): Promise<string>;
 /** The .proto files that make up the descriptor. */
 export const PROTO_FILES: readonly string[];

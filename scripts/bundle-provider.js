@@ -2,9 +2,11 @@
 // Builds what the provider executable loads at start-up:
 //   1. src/plugin/proto/descriptor.json, the parsed form of our .proto files, so that the provider
 //      never parses .proto text at launch (protobufjs/light reads the JSON directly);
-//   2. dist/provider.js, one esbuild bundle of src/plugin/main.ts and everything it imports, so
+//   2. dist/provider-bundle/provider.js, an esbuild bundle of src/plugin/main.ts (the transport), so
 //      that start-up reads one file instead of resolving and compiling hundreds of modules, and
-//      dist/provider-launcher.js, which loads it with a V8 code cache (src/plugin/launcher.ts).
+//      provider-impl.js beside it (the provider itself, loaded after the handshake), and
+//      provider-launcher.js, which loads the bundle with a V8 code cache (src/plugin/launcher.ts).
+//      The directory keeps them apart from tsc's output (src/provider.ts compiles to dist/provider.js).
 // Usage: node scripts/bundle-provider.js [--descriptor-only] [--entry <ts> --outfile <js>]
 "use strict";
 
@@ -67,10 +69,27 @@ const jsonAsString = {
   },
 };
 
-async function bundle(entry, outfile) {
+// The production bundle is split in two: provider.js holds the transport (everything needed up to
+// the handshake) and provider-impl.js the provider itself (framework, resources, API client, zod,
+// undici), which main.ts loads after the handshake. One file of both took ~2 MB of parsing before
+// the handshake even though none of it ran.
+const splitImpl = {
+  name: "split-impl",
+  setup(build) {
+    // A stub that requires the file at run time (a computed path, so esbuild leaves it alone); an
+    // external dynamic import() would stay an ESM import, which a vm.Script cannot perform.
+    build.onResolve({ filter: /^\.\/provider-impl$/ }, () => ({ path: "provider-impl", namespace: "split" }));
+    build.onLoad({ filter: /.*/, namespace: "split" }, () => ({
+      contents: 'module.exports = require(require("node:path").join(__dirname, "provider-impl.js"));',
+      loader: "js",
+    }));
+  },
+};
+
+async function bundle(entry, outfile, opts = {}) {
   const esbuild = require("esbuild");
   await esbuild.build({
-    plugins: [unusedModules, jsonAsString],
+    plugins: [unusedModules, jsonAsString, ...(opts.split ? [splitImpl] : [])],
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -97,8 +116,14 @@ async function main(argv) {
   writeDescriptor();
   if (argv.includes("--descriptor-only")) return;
   const entry = path.resolve(root, arg("--entry") ?? "src/plugin/main.ts");
-  const outfile = path.resolve(root, arg("--outfile") ?? "dist/provider.js");
-  await bundle(entry, outfile);
+  const outfile = path.resolve(root, arg("--outfile") ?? "dist/provider-bundle/provider.js");
+  const split = !arg("--entry");
+  await bundle(entry, outfile, { split });
+  if (split)
+    await bundle(
+      path.join(root, "src", "plugin", "provider-impl.ts"),
+      path.join(path.dirname(outfile), "provider-impl.js"),
+    );
   const launcher = path.join(path.dirname(outfile), "provider-launcher.js");
   await bundle(path.join(root, "src", "plugin", "launcher.ts"), launcher);
   process.stderr.write(`bundled ${path.relative(root, outfile)} and ${path.relative(root, launcher)}\n`);

@@ -35,7 +35,7 @@ export interface InstallOptions {
   version?: string;
   /** Provider source addresses to install under; bare `ns/type` means registry.terraform.io. */
   sources?: readonly string[];
-  /** The bundle to install; defaults to this package's dist/provider.js (built by `npm run bundle`). */
+  /** The bundle to install; defaults to this package's dist/provider-bundle/provider.js (built by `npm run bundle`). */
   bundle?: string;
   /** The launcher next to it; defaults to provider-launcher.js beside the bundle. */
   launcher?: string;
@@ -146,7 +146,7 @@ export function installProvider(opts: InstallOptions = {}): InstallResult {
   if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) {
     throw new Error(`invalid version "${version}": expected a semantic version like 1.2.3`);
   }
-  const bundle = resolve(opts.bundle ?? join(packageRoot(), "dist", "provider.js"));
+  const bundle = resolve(opts.bundle ?? join(packageRoot(), "dist", "provider-bundle", "provider.js"));
   const launcher = resolve(opts.launcher ?? join(dirname(bundle), "provider-launcher.js"));
   for (const f of [bundle, launcher]) {
     if (!existsSync(f)) throw new Error(`${f} is missing: run \`npm run bundle\` first`);
@@ -157,6 +157,9 @@ export function installProvider(opts: InstallOptions = {}): InstallResult {
     ["provider.js", readFileSync(bundle), 0o644],
     ["provider-launcher.js", readFileSync(launcher), 0o644],
   ];
+  // The production build splits the provider itself into provider-impl.js, loaded after the handshake.
+  const impl = join(dirname(bundle), "provider-impl.js");
+  if (existsSync(impl)) contents.push(["provider-impl.js", readFileSync(impl), 0o644]);
   const packageDirs: string[] = [];
   for (const source of sources) {
     const packageDir = join(mirrorDir, ...source.split("/"), version, terraformPlatform());

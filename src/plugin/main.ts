@@ -4,14 +4,14 @@ import { logger } from "./log";
 import { type ServeOptions, type ServiceSource, serveProvider } from "./server";
 import type { ProviderService } from "./tfplugin6";
 
-// The entry point of the terraform-provider-gpurental executable (bundled to dist/provider.js).
+// The entry point of the terraform-provider-gpurental executable (bundled to dist/provider-bundle/provider.js).
 // Only the transport is loaded before the handshake; the provider itself (resources, API client,
 // schemas) is loaded by `loadProvider` once the handshake line is out.
 
-/** Loads the gpurental provider service. */
+/** Loads the gpurental provider service (from provider-impl.js beside the production bundle). */
 export async function loadProvider(): Promise<ProviderService> {
-  const { createStubProviderService } = await import("./stub-service");
-  return createStubProviderService();
+  const { createService } = await import("./provider-impl");
+  return createService();
 }
 
 const USAGE = `Usage: terraform-provider-gpurental [--debug] [--version]

@@ -145,6 +145,19 @@ export async function serveProvider(
     },
   });
 
+  if (hooks) {
+    // Installed before the handshake is printed: the host may signal as soon as it has read it.
+    // Terraform does not give the provider its own process group, so a Ctrl-C in the terminal
+    // reaches us too. Terraform handles it by calling StopProvider; dying here would abort the
+    // apply under its feet. In debug mode there is no host, and Ctrl-C is how the user stops us.
+    process.on("SIGINT", () => {
+      if (debug) shutdown("SIGINT");
+      else log.debug("ignoring SIGINT; Terraform will call StopProvider");
+    });
+    process.on("SIGTERM", () => shutdown("SIGTERM"));
+    if (!debug) watchParent(() => shutdown("parent process exited"));
+  }
+
   const network = opts.network ?? "tcp";
   let address: string;
   if (network === "unix") {
@@ -178,18 +191,6 @@ export async function serveProvider(
     tls: Boolean(clientCert),
     protocol: protocolVersion,
   });
-
-  if (hooks) {
-    // Terraform does not give the provider its own process group, so a Ctrl-C in the terminal
-    // reaches us too. Terraform handles it by calling StopProvider; dying here would abort the
-    // apply under its feet. In debug mode there is no host, and Ctrl-C is how the user stops us.
-    process.on("SIGINT", () => {
-      if (debug) shutdown("SIGINT");
-      else log.debug("ignoring SIGINT; Terraform will call StopProvider");
-    });
-    process.on("SIGTERM", () => shutdown("SIGTERM"));
-    if (!debug) watchParent(() => shutdown("parent process exited"));
-  }
 
   // Load the provider (resources, API client, schemas) now, after the handshake: the host is busy
   // connecting meanwhile, and the first RPC awaits the same promise.

@@ -1,0 +1,16 @@
+import { createProviderService } from "../framework/server";
+import { provider } from "../provider";
+import { logger } from "./log";
+import type { ProviderService } from "./tfplugin6";
+
+// Everything behind the transport: the framework, the provider definition, its resources and the
+// API client. The production bundle builds this module as a second file (provider-impl.js) that
+// main.ts requires only after the handshake, so start-up neither parses nor runs any of it.
+
+/** Builds the gpurental provider service. */
+export function createService(): ProviderService {
+  const log = logger.child("framework");
+  return createProviderService(provider, {
+    log: (level, message, fields) => log.log(level, message, fields),
+  });
+}
