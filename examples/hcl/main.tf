@@ -29,7 +29,7 @@ data "gpurental_offers" "candidates" {
   lifecycle {
     postcondition {
       condition = anytrue([
-        for o in self.offers : o.next_maintenance == null || timecmp(o.next_maintenance, timeadd(plantimestamp(), "24h")) > 0
+        for o in self.offers : o.next_maintenance == null ? true : timecmp(o.next_maintenance, timeadd(plantimestamp(), "24h")) > 0
       ])
       error_message = "No offer of ${var.num_gpus} x ${var.gpu_model} can be rented now (sold out, or every machine goes into maintenance within 24 hours)."
     }
@@ -52,7 +52,7 @@ locals {
   # Deploys are refused on a machine booked for maintenance within 24 hours (MACHINE_IN_MAINTENANCE).
   clear_of_maintenance = {
     for o in data.gpurental_offers.candidates.offers :
-    o.id => o.next_maintenance == null || timecmp(o.next_maintenance, timeadd(plantimestamp(), "24h")) > 0
+    o.id => o.next_maintenance == null ? true : timecmp(o.next_maintenance, timeadd(plantimestamp(), "24h")) > 0
   }
   # Offers come cheapest first, templates newest first.
   offer    = [for o in data.gpurental_offers.candidates.offers : o if local.clear_of_maintenance[o.id]][0]
@@ -75,7 +75,7 @@ resource "gpurental_instance" "workstation" {
     TZ = "UTC"
   }
 
-  timeouts {
+  timeouts = {
     create = "20m"
   }
 }

@@ -1,0 +1,358 @@
+// Generates the Markdown docs of the provider, each resource and each data source from the schemas
+// the provider serves, so the docs cannot say something the schema does not. Run it with
+// `npm run docs`; a test fails when the committed docs differ from what this produces.
+//
+//   docs/index.md                     the provider: configuration, authentication, the type list
+//   docs/resources/<name>.md          one per resource, with an example and an import section
+//   docs/data-sources/<name>.md       one per data source, with an example
+//
+// Examples come from examples/hcl/snippets/, where they are plain .tf files that a test formats and
+// validates with the real terraform CLI. The layout follows the Terraform Registry's (names without
+// the `gpurental_` prefix, "Schema" with Required / Optional / Read-Only groups).
+
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { requiresReplace } from "../src/framework/modifiers";
+import type { Attribute, Attributes, Schema } from "../src/framework/schema";
+import type { CtyType, CtyValue } from "../src/plugin/cty";
+import { PROVIDER_ENV, provider } from "../src/provider";
+
+/** Repository root: the nearest folder above this file with the package's package.json. */
+export const ROOT = findRoot(__dirname);
+/** Where the generated docs go. */
+export const DOCS_DIR = join(ROOT, "docs");
+/** Where the example snippets live. */
+export const SNIPPETS_DIR = join(ROOT, "examples", "hcl", "snippets");
+
+/** One generated file, by path relative to the repository root. */
+export interface DocFile {
+  path: string;
+  content: string;
+}
+
+/** What the generator reads of a resource or data source definition. */
+export interface DocumentedType {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly description?: string | undefined;
+}
+
+/** What the generator reads of the provider definition. */
+export interface DocumentedProvider {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly resources: readonly DocumentedType[];
+  readonly dataSources: readonly DocumentedType[];
+}
+
+// What to know about importing each resource that its schema cannot say.
+const IMPORT_NOTES: Readonly<Record<string, string>> = {
+  gpurental_api_key:
+    "The API never returns a key's secret after creating it, so after an import `secret` is null: Terraform cannot know the secret of a key it did not create. Use a key created by Terraform when the secret is needed elsewhere in the configuration.",
+  gpurental_instance:
+    "The API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`, so they are null after an import. If the configuration sets them, the next plan replaces the instance; list them in `lifecycle { ignore_changes = [...] }` to adopt the instance as it is. `desired_status` is taken from the instance's power state.",
+};
+
+const REPLACES = requiresReplace().description;
+
+function findRoot(from: string): string {
+  let dir = resolve(from);
+  for (;;) {
+    const pkg = join(dir, "package.json");
+    if (
+      existsSync(pkg) &&
+      (JSON.parse(readFileSync(pkg, "utf8")) as { name?: string }).name === "gpurental"
+    ) {
+      return dir;
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`no gpurental package.json above ${from}`);
+    dir = up;
+  }
+}
+
+/** The name of a type in docs file names and titles: `gpurental_instance` -> `instance`. */
+export function shortName(typeName: string, providerName = "gpurental"): string {
+  return typeName.startsWith(`${providerName}_`) ? typeName.slice(providerName.length + 1) : typeName;
+}
+
+function typeLabel(type: CtyType): string {
+  switch (type.kind) {
+    case "string":
+      return "String";
+    case "number":
+      return "Number";
+    case "bool":
+      return "Boolean";
+    case "dynamic":
+      return "Dynamic";
+    case "list":
+      return `List of ${typeLabel(type.element)}`;
+    case "set":
+      return `Set of ${typeLabel(type.element)}`;
+    case "map":
+      return `Map of ${typeLabel(type.element)}`;
+    case "object":
+      return "Object";
+    case "tuple":
+      return "Tuple";
+  }
+}
+
+function attributeType(a: Attribute): string {
+  if (!a.nested) return typeLabel(a.type);
+  switch (a.nested.nesting) {
+    case "single":
+      return "Attributes";
+    case "list":
+      return "Attributes List";
+    case "set":
+      return "Attributes Set";
+    case "map":
+      return "Attributes Map";
+  }
+}
+
+function literal(v: CtyValue): string {
+  return JSON.stringify(v);
+}
+
+/** An anchor for a nested schema section, e.g. `nestedatt--offers--machine`. */
+function anchor(path: readonly string[]): string {
+  return `nestedatt--${path.join("--")}`;
+}
+
+function sentence(text: string): string {
+  const t = text.trim();
+  return t === "" || /[.!?)`]$/.test(t) ? t : `${t}.`;
+}
+
+/** The bullet of one attribute: name, type and flags, then the description and constraints. */
+function bullet(name: string, a: Attribute, path: readonly string[], resource: boolean): string {
+  const flags: string[] = [attributeType(a)];
+  if (a.sensitive) flags.push("Sensitive");
+  if (a.writeOnly) flags.push("Write-only");
+  if (a.deprecationMessage) flags.push("Deprecated");
+  if (resource && a.planModifiers.some((m) => m.description === REPLACES)) flags.push("Forces replacement");
+  const notes: string[] = [];
+  if (a.description) notes.push(sentence(a.description));
+  if (a.default !== undefined) notes.push(`Default: \`${literal(a.default)}\`.`);
+  else if (a.optional && a.computed && !a.timeoutDefaults) notes.push("Computed by the provider when unset.");
+  if (a.timeoutDefaults) {
+    const d = Object.entries(a.timeoutDefaults).map(([op, v]) => `${op} \`${v}\``);
+    if (d.length > 0) notes.push(`Defaults: ${d.join(", ")}.`);
+  }
+  for (const v of a.validators) notes.push(`Constraint: ${sentence(v.description)}`);
+  if (a.deprecationMessage) notes.push(`Deprecated: ${sentence(a.deprecationMessage)}`);
+  if (a.nested) notes.push(`See [below for nested schema](#${anchor([...path, name])}).`);
+  return `- \`${name}\` (${flags.join(", ")}) ${notes.join(" ")}`.trimEnd();
+}
+
+/** The Required / Optional / Read-Only groups of a record of attributes, then its nested sections. */
+function schemaSections(attributes: Attributes, path: readonly string[], resource: boolean): string[] {
+  const names = Object.keys(attributes).sort();
+  const groups: [string, (a: Attribute) => boolean][] = [
+    ["Required", (a) => a.required],
+    ["Optional", (a) => a.optional],
+    ["Read-Only", (a) => a.computed && !a.optional],
+  ];
+  const out: string[] = [];
+  const level = path.length === 0 ? "###" : "####";
+  for (const [title, member] of groups) {
+    const rows = names.filter((n) => member(attributes[n]!));
+    if (rows.length === 0) continue;
+    out.push(`${level} ${title}`, "", ...rows.map((n) => bullet(n, attributes[n]!, path, resource)), "");
+  }
+  for (const n of names) {
+    const a = attributes[n]!;
+    if (!a.nested) continue;
+    const here = [...path, n];
+    out.push(
+      `<a id="${anchor(here)}"></a>`,
+      `### Nested Schema for \`${here.join(".")}\``,
+      "",
+      ...schemaSections(a.nested.attributes, here, resource),
+    );
+  }
+  return out;
+}
+
+function readSnippet(...parts: string[]): string | undefined {
+  const file = join(SNIPPETS_DIR, ...parts);
+  return existsSync(file) ? readFileSync(file, "utf8").trimEnd() : undefined;
+}
+
+function example(kind: "resources" | "data-sources", typeName: string): string[] {
+  const file = kind === "resources" ? "resource.tf" : "data-source.tf";
+  const text = readSnippet(kind, typeName, file);
+  if (text === undefined)
+    throw new Error(`missing example ${join("examples/hcl/snippets", kind, typeName, file)}`);
+  return ["## Example Usage", "", "```terraform", text, "```", ""];
+}
+
+function frontMatter(title: string, subcategory: string, description: string): string[] {
+  const first = description.split("\n")[0] ?? "";
+  return [
+    "---",
+    `page_title: ${JSON.stringify(title)}`,
+    ...(subcategory ? [`subcategory: ${JSON.stringify(subcategory)}`] : []),
+    `description: ${JSON.stringify(first)}`,
+    "---",
+    "",
+  ];
+}
+
+function typePage(kind: "resources" | "data-sources", t: DocumentedType): string {
+  const resource = kind === "resources";
+  const description = t.description ?? t.schema.description;
+  const title = `${t.typeName} (${resource ? "Resource" : "Data Source"})`;
+  const lines = [
+    ...frontMatter(title, resource ? "Resources" : "Data Sources", description),
+    `# ${title}`,
+    "",
+    description.trim(),
+    "",
+    ...example(kind, t.typeName),
+    "## Schema",
+    "",
+    ...schemaSections(t.schema.attributes, [], resource),
+  ];
+  if (resource) {
+    const note = IMPORT_NOTES[t.typeName];
+    lines.push(
+      "## Import",
+      "",
+      "Import by ID, with an `import` block (Terraform 1.5 and later):",
+      "",
+      "```terraform",
+      "import {",
+      `  to = ${t.typeName}.example`,
+      '  id = "00000000-0000-4000-8000-000000000000"',
+      "}",
+      "```",
+      "",
+      "or with the command:",
+      "",
+      "```shell",
+      `terraform import ${t.typeName}.example 00000000-0000-4000-8000-000000000000`,
+      "```",
+      "",
+    );
+    if (note) lines.push(note, "");
+  }
+  return `${lines.join("\n").trimEnd()}\n`;
+}
+
+function indexPage(p: DocumentedProvider): string {
+  const providerExample = readSnippet("provider", "provider.tf");
+  if (providerExample === undefined)
+    throw new Error("missing example examples/hcl/snippets/provider/provider.tf");
+  const env = Object.entries(PROVIDER_ENV).map(([arg, name]) => `| \`${arg}\` | \`${name}\` |`);
+  const link = (kind: string, t: DocumentedType) =>
+    `- [\`${t.typeName}\`](${kind}/${shortName(t.typeName, p.typeName)}.md): ${sentence(
+      (t.description ?? t.schema.description).split("\n")[0] ?? "",
+    )}`;
+  const lines = [
+    ...frontMatter(`Provider: ${p.typeName}`, "", p.schema.description),
+    `# ${p.typeName} Provider`,
+    "",
+    p.schema.description.trim(),
+    "",
+    "## Example Usage",
+    "",
+    "```terraform",
+    providerExample,
+    "```",
+    "",
+    "## Authentication",
+    "",
+    "The provider sends `token` as `Authorization: Bearer`. Two kinds of credential work:",
+    "",
+    "- an **API key** secret (`gpr_…`), for CI and automation: it can read offers, templates, instances, API keys and logs and manage instances, but cannot create or revoke API keys nor list SSH keys;",
+    "- a **session** token (`gps_…`) of a signed-in member: needed for `gpurental_api_key` (a `team` key needs an admin) and for the `gpurental_ssh_keys` data source.",
+    "",
+    "Every argument falls back to an environment variable, so no credential has to be written into a configuration:",
+    "",
+    "| Argument | Environment variable |",
+    "|---|---|",
+    ...env,
+    "",
+    "Errors from the API are reported with the API's code first (for example `INSUFFICIENT_BALANCE: ...`), followed by what happened and what to do. Tokens, API key secrets and instance access tokens never appear in diagnostics or logs.",
+    "",
+    "## Schema",
+    "",
+    ...schemaSections(p.schema.attributes, [], false),
+    "## Resources",
+    "",
+    ...p.resources.map((t) => link("resources", t)),
+    "",
+    "## Data Sources",
+    "",
+    ...p.dataSources.map((t) => link("data-sources", t)),
+    "",
+  ];
+  return `${lines.join("\n").trimEnd()}\n`;
+}
+
+/** Every docs file for a provider definition, in a stable order. */
+export function generateDocs(p: DocumentedProvider): DocFile[] {
+  const files: DocFile[] = [{ path: "docs/index.md", content: indexPage(p) }];
+  for (const r of p.resources) {
+    files.push({
+      path: `docs/resources/${shortName(r.typeName, p.typeName)}.md`,
+      content: typePage("resources", r),
+    });
+  }
+  for (const d of p.dataSources) {
+    files.push({
+      path: `docs/data-sources/${shortName(d.typeName, p.typeName)}.md`,
+      content: typePage("data-sources", d),
+    });
+  }
+  return files;
+}
+
+/** Attributes (nested included) of the provider and every type that have no description. */
+export function undescribedAttributes(p: DocumentedProvider): string[] {
+  const missing: string[] = [];
+  const walk = (where: string, attributes: Attributes) => {
+    for (const [name, a] of Object.entries(attributes)) {
+      if (!a.description?.trim()) missing.push(`${where}.${name}`);
+      if (a.nested) walk(`${where}.${name}`, a.nested.attributes);
+    }
+  };
+  walk(p.typeName, p.schema.attributes);
+  for (const t of [...p.resources, ...p.dataSources]) {
+    if (!(t.description ?? t.schema.description).trim()) missing.push(t.typeName);
+    walk(t.typeName, t.schema.attributes);
+  }
+  return missing;
+}
+
+/** Writes the docs, removing pages of types that no longer exist. */
+export function writeDocs(files: readonly DocFile[], root = ROOT): void {
+  for (const sub of ["resources", "data-sources"]) {
+    const dir = join(root, "docs", sub);
+    if (!existsSync(dir)) continue;
+    const keep = new Set(files.map((f) => join(root, f.path)));
+    for (const name of readdirSync(dir)) {
+      if (name.endsWith(".md") && !keep.has(join(dir, name))) rmSync(join(dir, name));
+    }
+  }
+  for (const f of files) {
+    const target = join(root, f.path);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, f.content);
+  }
+}
+
+if (require.main === module) {
+  const missing = undescribedAttributes(provider);
+  if (missing.length > 0) {
+    process.stderr.write(`These attributes have no description:\n${missing.map((m) => `  ${m}\n`).join("")}`);
+    process.exit(1);
+  }
+  const files = generateDocs(provider);
+  writeDocs(files);
+  process.stdout.write(`Wrote ${files.length} files under docs/.\n`);
+}

@@ -1,0 +1,41 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { generateDocs, ROOT, undescribedAttributes } from "../../scripts/generate-docs";
+import { provider } from "../../src/provider";
+
+// The committed docs are what `npm run docs` produces from the provider's schemas now.
+
+const files = generateDocs(provider);
+
+it("describes every attribute of the provider, its resources and data sources", () => {
+  expect(undescribedAttributes(provider)).toEqual([]);
+});
+
+it.each(files.map((f) => [f.path, f.content]))("%s is up to date (run npm run docs)", (path, content) => {
+  const file = join(ROOT, path);
+  expect(existsSync(file) ? readFileSync(file, "utf8") : "(missing)").toBe(content);
+});
+
+it("has no page for a type the provider does not serve", () => {
+  const generated = new Set(files.map((f) => f.path));
+  for (const sub of ["resources", "data-sources"]) {
+    const dir = join(ROOT, "docs", sub);
+    const pages = existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith(".md")) : [];
+    expect(pages.map((n) => `docs/${sub}/${n}`).filter((p) => !generated.has(p))).toEqual([]);
+  }
+});
+
+it("lists every type of the provider and documents each attribute with its flags", () => {
+  const index = files.find((f) => f.path === "docs/index.md")!.content;
+  for (const t of [...provider.resources, ...provider.dataSources])
+    expect(index).toContain(`\`${t.typeName}\``);
+  const instance = files.find((f) => f.path === "docs/resources/instance.md")!.content;
+  expect(instance).toContain("- `offer_id` (String, Forces replacement)");
+  expect(instance).toContain("- `access_token` (String, Sensitive)");
+  expect(instance).toMatch(/## Import\n/);
+  const apiKey = files.find((f) => f.path === "docs/resources/api_key.md")!.content;
+  expect(apiKey).toContain("after an import `secret` is null");
+  const logs = files.find((f) => f.path === "docs/data-sources/instance_logs.md")!.content;
+  expect(logs).toContain("- `instance_id` (String) ID of the instance.");
+  expect(logs).toContain("Constraint: A whole number from 1 to 1000.");
+});
