@@ -27,15 +27,12 @@ export type DataSourceApi = Pick<
  */
 export function reportReadError(diags: Diagnostics, typeName: string, err: unknown, hint?: string): void {
   const diag = errorToDiagnostic(err, "read");
-  const detail = diag.detail.replace(
-    /^Reading the object failed\. /,
-    `Reading data source ${typeName} failed. `,
-  );
-  diags.add({
-    severity: diag.severity,
-    summary: diag.summary,
-    detail: hint ? `${detail}\n\n${hint}` : detail,
-  });
+  const what = `Reading data source ${typeName} failed`;
+  // Errors without an API code (network, unknown provider configuration) get the mapping's
+  // generic wording, which names no type; say which data source it was.
+  const summary = diag.summary === "Reading the object failed." ? what : diag.summary;
+  const detail = diag.detail.replace(/^Reading the object failed\. /, `${what}. `);
+  diags.add({ severity: diag.severity, summary, detail: hint ? `${detail}\n\n${hint}` : detail });
 }
 
 /** Whether an error is the API's answer with the given code. */

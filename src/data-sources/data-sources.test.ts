@@ -332,6 +332,39 @@ describe("reads against the fake backend", () => {
     expect(Array.isArray(before.lines)).toBe(true);
   });
 
+  it("names the data source when the provider configuration is not known yet", async () => {
+    const h = await harnessWith(creds.admin_session_token, { token: unknown });
+    const { value, diags } = await h.readData("gpurental_api_keys", {});
+    expect(value).toBeNull();
+    expect(diags).toEqual([
+      expect.objectContaining({
+        severity: "error",
+        summary: "Reading data source gpurental_api_keys failed",
+        detail: expect.stringContaining("not known yet"),
+      }),
+    ]);
+  });
+
+  it("reports an unreachable API without a token in the message", async () => {
+    const h = createHarness(createProvider({ env: {}, clientOptions: { retry: { maxAttempts: 1 } } }));
+    expect(await h.configure({ base_url: "http://127.0.0.1:9", token: creds.admin_session_token })).toEqual(
+      [],
+    );
+    const res = await h.service.ReadDataSource({
+      type_name: "gpurental_offers",
+      config: dynamic("gpurental_offers", {}),
+      provider_meta: null,
+      client_capabilities: { deferral_allowed: false, write_only_attributes_allowed: true },
+    });
+    const diags = diagnostics(res.diagnostics);
+    expect(diags[0]).toMatchObject({
+      severity: "error",
+      summary: "Reading data source gpurental_offers failed",
+    });
+    expect(diags[0]!.detail).toContain("GET /v1/offers");
+    expect(JSON.stringify(diags)).not.toContain(creds.admin_session_token);
+  });
+
   it("a credential of another organization gets ORG_MISMATCH", async () => {
     const h = await harnessWith(creds.admin_session_token, { org_id: creds.other_org_id });
     const { diags } = await h.readData("gpurental_offers", {});
