@@ -97,8 +97,16 @@ const schema = defineSchema({
     }),
     label: attr.string({
       optional: true,
-      description: "Label shown in the console, at most 64 characters. Changing it replaces the instance.",
-      validators: [maxLength(64, "label")],
+      description:
+        "Label shown in the console, 1 to 64 characters; leave it unset for no label. Changing it replaces the instance.",
+      validators: [
+        maxLength(64, "label"),
+        check<string>(
+          "Not empty.",
+          (v) => v !== "",
+          () => "label must not be empty; leave it unset for no label.",
+        ),
+      ],
       planModifiers: replace(),
     }),
     ssh_key_id: attr.string({

@@ -278,4 +278,30 @@ describe("gpurental_api_key", () => {
     await h.apply("gpurental_api_key", key, null, null);
     expect((await h.read("gpurental_api_key", key)).value).toBeNull();
   });
+
+  test("a lost create answer leaves no orphan key: it is revoked and the key created again", async () => {
+    const h = await configured();
+    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    const p = await h.plan("gpurental_api_key", null, keyConfig);
+    const r = await h.apply("gpurental_api_key", null, p.planned, keyConfig);
+    expect(r.diags).toEqual([]);
+    const active = Object.values(backend.state().api_keys).filter(
+      (k) => k.revoked_at === null && k.name === "ci",
+    );
+    expect(active.map((k) => k.id)).toEqual([r.value?.id]);
+  });
+
+  test("a personal key whose creator left the organization leaves the state; a team key stays", async () => {
+    const member = await configured(creds.member_session_token);
+    const personal = { name: "mine" };
+    const p = await member.plan("gpurental_api_key", null, personal);
+    const key = (await member.apply("gpurental_api_key", null, p.planned, personal)).value!;
+    const admin = await configured();
+    const tp = await admin.plan("gpurental_api_key", null, keyConfig);
+    const team = (await admin.apply("gpurental_api_key", null, tp.planned, keyConfig)).value!;
+    backend.removeMember(creds.org_id, creds.member_user_id);
+    expect((await admin.read("gpurental_api_key", key)).value).toBeNull();
+    const stillThere = (await admin.read("gpurental_api_key", team)).value;
+    expect(stillThere?.id).toBe(team.id);
+  });
 });
