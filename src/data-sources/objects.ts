@@ -9,6 +9,7 @@ import type {
 } from "../api/schemas";
 import { attr, t } from "../framework";
 import type { Attributes, Known, ObjectTypeOf } from "../framework/schema";
+import { instanceToModel } from "../resources/instance-model";
 
 // The objects the data sources return (offers, templates, SSH keys, API keys, instances) as schema
 // fragments with their descriptions, and the one function per object that maps an API record onto
@@ -347,44 +348,13 @@ export const instanceObjectAttributes = {
   ...instanceAttributes,
 } satisfies Attributes;
 
-/** Maps an API instance onto {@link instanceObjectAttributes}. */
+/**
+ * Maps an API instance onto {@link instanceObjectAttributes}: the resource's own mapping for the
+ * fields both share, so the resource and the data sources cannot drift apart, plus the embedded
+ * offer and template.
+ */
 export function instanceToObject(i: Instance): ObjectValue<typeof instanceObjectAttributes> {
-  const via = i.deployed_via_api_key;
-  return {
-    id: i.id,
-    offer_id: i.offer.id,
-    template_id: i.template.id,
-    disk_gb: i.disk_gb,
-    label: i.label,
-    status: i.status,
-    ssh_host: i.ssh_host,
-    ssh_port: i.ssh_port,
-    ssh_user: i.ssh_user,
-    jupyter_url: i.jupyter_url,
-    open_url: i.open_url,
-    access_token: i.access_token,
-    error_code: i.error_code,
-    error_message: i.error_message,
-    allowed_actions: [...i.allowed_actions],
-    gpus_released: i.gpus_released,
-    gpu_release: i.gpu_release,
-    gpu_release_requested_at: i.gpu_release_requested_at,
-    price_per_hour_micro: i.price_per_hour_micro,
-    storage_price_per_gb_hour_micro: i.storage_price_per_gb_hour_micro,
-    hold_price_per_hour_micro: i.hold_price_per_hour_micro,
-    stop_hold_price_per_hour_micro: i.stop_hold_price_per_hour_micro,
-    suspended_hold_price_per_hour_micro: i.suspended_hold_price_per_hour_micro,
-    stop_releases_gpus: i.stop_releases_gpus,
-    created_at: i.created_at,
-    started_at: i.started_at,
-    status_changed_at: i.status_changed_at,
-    destroyed_at: i.destroyed_at,
-    spend_micro: i.spend_micro,
-    deployed_by: i.deployed_by,
-    deployed_via_api_key: via
-      ? { id: via.id, name: via.name, kind: via.kind, prefix: via.prefix, revoked: via.revoked }
-      : null,
-    offer: offerToObject(i.offer),
-    template: templateToObject(i.template),
-  };
+  // The arguments only the resource has (the API does not return them) are left out.
+  const { ssh_key_id, env, secret_env, unset_env, desired_status, ...fields } = instanceToModel(i, {});
+  return { ...fields, offer: offerToObject(i.offer), template: templateToObject(i.template) };
 }
