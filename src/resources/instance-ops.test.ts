@@ -1,5 +1,6 @@
 import { Agent } from "undici";
 import { GpurentalClient } from "../api/client";
+import { RequestAbortedError } from "../api/errors";
 import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import type { InstanceArgs } from "./instance-model";
 import { createInstance, deleteInstance, type OpContext, readInstance, updateInstance } from "./instance-ops";
@@ -249,4 +250,37 @@ test("deleting an instance already destroying waits for it", async () => {
   setTimeout(() => backend.completeTransition(r0.state!.id), 50);
   expect(await pending).toEqual({ state: null, diagnostics: [] });
   expect(backend.instance(r0.state!.id)?.status).toBe("destroyed");
+});
+
+test("a deploy interrupted in flight that still lands is found and returned, not leaked", async () => {
+  const c = ctx(5000);
+  const stop = new AbortController();
+  const real = c.client;
+  // The deploy lands, then Terraform's stop arrives before the answer does.
+  c.client = {
+    listInstances: real.listInstances.bind(real),
+    getInstance: real.getInstance.bind(real),
+    stopInstance: real.stopInstance.bind(real),
+    startInstance: real.startInstance.bind(real),
+    destroyInstance: real.destroyInstance.bind(real),
+    deployInstance: async (...a: Parameters<typeof real.deployInstance>) => {
+      await real.deployInstance(...a);
+      stop.abort(new Error("stop"));
+      throw new RequestAbortedError("POST /v1/instances");
+    },
+  };
+  const r = await createInstance(args(), { ...c, signal: stop.signal });
+  expect(live()).toHaveLength(1);
+  expect(r.state?.id).toBe(live()[0]!.id);
+  expect(r.diagnostics[0]?.summary).toBe("Interrupted");
+});
+
+test("a deploy interrupted before it landed records nothing and is not resent", async () => {
+  backend.addFault({ route: "POST /v1/instances", kind: "latency", latencyMs: 300, times: 1 });
+  const stop = new AbortController();
+  setTimeout(() => stop.abort(new Error("stop")), 100);
+  const r = await createInstance(args(), { ...ctx(5000), signal: stop.signal });
+  await new Promise((res) => setTimeout(res, 400));
+  expect(live()).toHaveLength(0);
+  expect(r.state).toBeNull();
 });

@@ -134,9 +134,18 @@ export async function deployReconciled(
       try {
         return await client.deployInstance(body, { signal: ctx.signal });
       } catch (err) {
-        if (!(err instanceof AmbiguousRequestError)) throw err;
-        log?.(`deploy answer lost (${err.reason}); reconciling by listing instances`);
-        const found = await findNewInstance(client, before, body, ctx);
+        // An interrupted deploy (Ctrl-C) may have landed as well; it is looked for but never resent.
+        const interrupted = err instanceof RequestAbortedError;
+        if (!(err instanceof AmbiguousRequestError) && !interrupted) throw err;
+        log?.(
+          `deploy answer lost (${interrupted ? "interrupted" : err.reason}); reconciling by listing instances`,
+        );
+        // The search gets a short budget of its own when the operation's signal is what ended the
+        // deploy, so that a landed instance still reaches the state (tainted) instead of leaking.
+        const search = ctx.signal?.aborted
+          ? { ...ctx, signal: AbortSignal.timeout(15_000), deadline: ctx.now() + 15_000 }
+          : ctx;
+        const found = await findNewInstance(client, before, body, search);
         if (found.length === 1) return found[0]!;
         if (found.length > 1) {
           throw new DeployReconcileError(
@@ -144,7 +153,7 @@ export async function deployReconciled(
             found,
           );
         }
-        if (attempt >= maxDeploys || ctx.now() >= ctx.deadline) throw err;
+        if (interrupted || attempt >= maxDeploys || ctx.now() >= ctx.deadline) throw err;
         log?.("no instance was created by the lost deploy; sending it again");
       }
     }
