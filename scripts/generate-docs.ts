@@ -133,11 +133,13 @@ function bullet(name: string, a: Attribute, path: readonly string[], resource: b
   if (a.sensitive) flags.push("Sensitive");
   if (a.writeOnly) flags.push("Write-only");
   if (a.deprecationMessage) flags.push("Deprecated");
+  // Optional and computed: the provider picks the value when the configuration leaves it unset.
+  if (a.optional && a.computed && a.default === undefined && !a.timeoutDefaults)
+    flags.push("Computed when unset");
   if (resource && a.planModifiers.some((m) => m.description === REPLACES)) flags.push("Forces replacement");
   const notes: string[] = [];
   if (a.description) notes.push(sentence(a.description));
   if (a.default !== undefined) notes.push(`Default: \`${literal(a.default)}\`.`);
-  else if (a.optional && a.computed && !a.timeoutDefaults) notes.push("Computed by the provider when unset.");
   if (a.timeoutDefaults) {
     const d = Object.entries(a.timeoutDefaults).map(([op, v]) => `${op} \`${v}\``);
     if (d.length > 0) notes.push(`Defaults: ${d.join(", ")}.`);
