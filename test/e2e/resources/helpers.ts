@@ -15,8 +15,6 @@ export interface Suite {
   creds: DemoCredentials;
 }
 
-const PROVIDER_ENTRY = join(__dirname, "provider-entry.ts");
-
 /** The terraform block every configuration starts with. */
 export const TERRAFORM_BLOCK = `terraform {
   required_providers {
@@ -28,7 +26,8 @@ export const TERRAFORM_BLOCK = `terraform {
 /** Creates the harness and the backend and runs `terraform init` once. */
 export async function startSuite(): Promise<Suite> {
   const backend = await startFakeBackend({ port: 0, seed: "demo", transitions: "immediate" });
-  const tf = await TerraformHarness.create({ providerEntry: PROVIDER_ENTRY });
+  // The harness installs the shipped provider (src/plugin/main.ts and the definition in src/provider.ts).
+  const tf = await TerraformHarness.create();
   tf.env.GPURENTAL_BASE_URL = backend.url;
   tf.write({ "main.tf": `${TERRAFORM_BLOCK}\nprovider "gpurental" {}\n` });
   await tf.ok(["init", "-input=false"]);
