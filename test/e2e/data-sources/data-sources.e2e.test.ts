@@ -197,6 +197,15 @@ it("reads every data source and exposes the values as outputs", async () => {
   expect(applied.stdout).toContain("access_token = <sensitive>");
 });
 
+it("TF_LOG=trace of a refresh shows neither the token nor the access token nor an API key secret", async () => {
+  const r = await tf.run(["plan", "-refresh-only", `-var=instance_id=${instanceId}`], { TF_LOG: "trace" });
+  expect(r.code).toBe(0);
+  const all = `${r.stdout}${r.stderr}`;
+  expect(all).toContain("gpurental_instance_logs");
+  for (const secret of [creds.admin_session_token, accessToken, apiKeySecret])
+    expect(all).not.toContain(secret);
+});
+
 it("a plan with an unknown offer id fails with the API's code, without the token in the output", async () => {
   tf.write({
     "main.tf": `${CONFIG}
