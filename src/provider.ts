@@ -166,6 +166,12 @@ export async function configureClient(
       signal: ctx.signal,
       ...opts.clientOptions,
     });
+    logger.child("provider").debug("configured", {
+      base_url: client.baseUrl,
+      org_id: client.orgId ?? null,
+      credential: credentialKindOf(token.value),
+      token_from: token.from,
+    });
     registerCredential(client, {
       kind: credentialKindOf(token.value),
       orgId: orgId.kind === "value" ? orgId.value : undefined,

@@ -342,12 +342,18 @@ async function planTimeChecks(plan: Plan, ctx: HandlerContext<GpurentalClient>):
   const cred = credentialOf(ctx.providerData);
   if (!cred.configured) return;
   const { offer_id, template_id, disk_gb, ssh_key_id } = plan;
-  if (!known(offer_id) || !known(template_id) || !known(disk_gb) || !known(ssh_key_id)) return;
+  if (!known(offer_id) || !known(template_id) || !known(disk_gb)) return;
   if (offer_id === null || template_id === null || disk_gb === null) return;
+  // An SSH key known only after apply skips just the SSH key check.
+  const sshKeyId = known(ssh_key_id) ? ssh_key_id : null;
   const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(PLAN_CHECK_TIMEOUT_MS)]);
   let gathered: Awaited<ReturnType<typeof gatherCheckData>>;
   try {
-    gathered = await gatherCheckData(ctx.providerData, { offer_id, template_id, ssh_key_id }, signal);
+    gathered = await gatherCheckData(
+      ctx.providerData,
+      { offer_id, template_id, ssh_key_id: sshKeyId },
+      signal,
+    );
   } catch (err) {
     ctx.diags.addWarning("Plan-time checks skipped", `The API could not be asked: ${String(err)}`);
     return;
@@ -365,7 +371,7 @@ async function planTimeChecks(plan: Plan, ctx: HandlerContext<GpurentalClient>):
     );
   }
   const findings = checkDeploy(
-    { offer_id, template_id, disk_gb: toNumber(disk_gb), ssh_key_id: ssh_key_id ?? null },
+    { offer_id, template_id, disk_gb: toNumber(disk_gb), ssh_key_id: sshKeyId },
     data,
   );
   report(ctx.diags, findings);

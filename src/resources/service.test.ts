@@ -131,6 +131,31 @@ describe("gpurental_instance planning", () => {
     expect(errors[0]?.path).toEqual([{ attribute }]);
   });
 
+  test("an API that cannot be asked never blocks a plan: the checks are skipped with a warning", async () => {
+    const h = await configured();
+    backend.addFault({ route: "GET /v1/offers/:id", kind: "status", status: 503 });
+    const p = await h.plan("gpurental_instance", null, instanceConfig({ offer_id: DEMO_IDS.offerSoldOut }));
+    expect(p.diags.filter((d) => d.severity === "error")).toEqual([]);
+    expect(p.diags.map((d) => d.summary)).toContain("Some plan-time checks were skipped");
+    backend.clearFaults();
+  });
+
+  test("a credential the API refuses is an error at plan time", async () => {
+    const h = await configured(undefined, { org_id: DEMO_IDS.otherOrg });
+    const p = await h.plan("gpurental_instance", null, instanceConfig());
+    expect(p.diags.map((d) => d.summary.split(":")[0])).toEqual(["ORG_MISMATCH"]);
+  });
+
+  test("an SSH key known only after apply skips only the SSH key check", async () => {
+    const h = await configured();
+    const p = await h.plan(
+      "gpurental_instance",
+      null,
+      instanceConfig({ ssh_key_id: unknown, offer_id: DEMO_IDS.offerSoldOut }),
+    );
+    expect(p.diags.map((d) => d.summary.split(":")[0])).toEqual(["OFFER_UNAVAILABLE"]);
+  });
+
   test("plan-time checks are skipped for unknown inputs", async () => {
     const h = await configured();
     const p = await h.plan("gpurental_instance", null, instanceConfig({ offer_id: unknown, disk_gb: 99999 }));
