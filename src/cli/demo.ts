@@ -259,6 +259,8 @@ const PROGRESS =
 
 // cdktf starts each line of a stack's output with the stack's name.
 const STACK_PREFIX = new RegExp(`^${DEMO_STACK}\\s+`);
+// ...and names each resource's construct path after its address: "gpurental_instance.x (x/Default)".
+const CONSTRUCT_PATH = / \([\w./-]+\/Default\)/;
 
 function formatYuan(micro: number): string {
   const yuan = micro / 1_000_000;
@@ -397,10 +399,19 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         { verbose, out, timeoutMs, signal: options.signal },
         onLine,
       );
+    // Progress lines as they come, and an error with the lines that explain it (a refusal's code,
+    // a failed postcondition's message), without the rest of terraform's output.
+    let explainLines = 0;
     const relay = (line: string) => {
       if (verbose) return;
-      const match = PROGRESS.exec(line);
-      if (match) out.write(`      ${line.replace(STACK_PREFIX, "").trim()}\n`);
+      const text = line.replace(STACK_PREFIX, "").replace(CONSTRUCT_PATH, "").trim();
+      if (PROGRESS.test(line)) {
+        out.write(`      ${text}\n`);
+        explainLines = line.includes("Error:") ? 8 : 0;
+      } else if (explainLines > 0 && text !== "") {
+        out.write(`        ${text}\n`);
+        explainLines -= 1;
+      }
     };
 
     step = report.step("deploying with cdktf and terraform (synth, init, plan, apply)");
@@ -424,10 +435,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       throw new DemoError(`instance ${instanceId} is ${statusAfterDeploy}, not running; see ${log}`);
     }
     report.line(`  ✓ instance ${instanceId} is running`);
-    const spendMicro = backend
-      .ledger({ orgId: creds.org_id })
-      .filter((row) => row.kind !== "top_up")
-      .reduce((sum, row) => sum + row.amount_micro, 0);
+    const spendOf = (fake: FakeBackend) =>
+      fake
+        .ledger({ orgId: creds.org_id })
+        .filter((row) => row.kind !== "top_up")
+        .reduce((sum, row) => sum + row.amount_micro, 0);
+    const spendMicro = spendOf(backend);
 
     await options.onDeployed?.({ backend, outputs, orgId: creds.org_id, statePath });
 
@@ -490,7 +503,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         `after destroy the fake backend still has ${live.instances} instance(s) and ${live.apiKeys} API key(s); see ${log}`,
       );
     }
-    step.done("destroyed: no instance and no API key left in the fake backend");
+    step.done(
+      `destroyed: no instance and no API key left in the fake backend; the demo spent ${formatYuan(spendOf(backend))}`,
+    );
     succeeded = true;
     return {
       outputs,

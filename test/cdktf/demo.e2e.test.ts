@@ -34,7 +34,11 @@ interface Run {
   stderr: string;
 }
 
-function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  onStdout?: (soFar: string, child: ReturnType<typeof spawn>) => void,
+): Promise<Run> {
   return new Promise((done) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: ROOT,
@@ -45,6 +49,7 @@ function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => {
       stdout += c.toString("utf8");
+      onStdout?.(stdout, child);
     });
     child.stderr.on("data", (c: Buffer) => {
       stderr += c.toString("utf8");
@@ -172,6 +177,41 @@ describe("gpurental demo", () => {
       ]) {
         expect(run.stdout).toContain(part);
       }
+      expect(processesMentioning(work)).toEqual([]);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it("ends a failed step with its reason and leaves nothing running", async () => {
+    const work = mkdtempSync(join(tmpdir(), "gpurental-demo-fail-"));
+    try {
+      // No offer of this model exists: the offer lookup's postcondition fails the plan.
+      const run = await runCli(["demo", "--work-dir", work], { GPURENTAL_GPU_MODEL: "H100" });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain('No rentable offer matches gpu_model "H100"');
+      expect(run.stdout).toContain("fake backend stopped");
+      expect(run.stderr).toContain("gpurental demo: cdktf deploy failed (exit code 1); see ");
+      expect(processesMentioning(work)).toEqual([]);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it("stops cleanly on Ctrl-C during the deploy", async () => {
+    const work = mkdtempSync(join(tmpdir(), "gpurental-demo-int-"));
+    try {
+      let sent = false;
+      const run = await runCli(["demo", "--work-dir", work], {}, (soFar, child) => {
+        if (!sent && soFar.includes("deploying with cdktf")) {
+          sent = true;
+          setTimeout(() => child.kill("SIGINT"), 1500);
+        }
+      });
+      expect(sent).toBe(true);
+      expect(run.code).toBe(130);
+      expect(run.stderr).toContain("gpurental demo: interrupted");
+      expect(run.stdout).toContain("fake backend stopped");
       expect(processesMentioning(work)).toEqual([]);
     } finally {
       rmSync(work, { recursive: true, force: true });
