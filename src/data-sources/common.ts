@@ -35,11 +35,6 @@ export function reportReadError(diags: Diagnostics, typeName: string, err: unkno
   diags.add({ severity: diag.severity, summary, detail: hint ? `${detail}\n\n${hint}` : detail });
 }
 
-/** Whether an error is the API's answer with the given code. */
-export function hasCode(err: unknown, code: string): boolean {
-  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === code;
-}
-
 /**
  * A number validator for whole numbers within bounds; the message names the attribute, the
  * allowed range and the rejected value. `what` says where the limit comes from.
@@ -61,15 +56,5 @@ export function notBlank(name: string): Validator<string> {
     "A non-empty string.",
     (v) => v.trim() !== "",
     () => `${name} must not be empty.`,
-  );
-}
-
-/** A string validator requiring one of the given values; the message names the attribute. */
-export function oneOfNamed(name: string, allowed: readonly string[]): Validator<string> {
-  return check<string>(
-    `One of ${allowed.map((a) => `\`${a}\``).join(", ")}.`,
-    (v) => allowed.includes(v),
-    (v) =>
-      `${name} must be one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}; got ${JSON.stringify(v)}.`,
   );
 }

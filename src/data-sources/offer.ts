@@ -1,5 +1,6 @@
+import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, hasCode, notBlank, reportReadError } from "./common";
+import { type DataSourceApi, notBlank, reportReadError } from "./common";
 import { offerAttributes, offerToObject } from "./objects";
 
 const schema = defineSchema({
@@ -28,7 +29,7 @@ export const offerDataSource = {
         ctx.diags,
         "gpurental_offer",
         err,
-        hasCode(err, "OFFER_NOT_FOUND") || hasCode(err, "NOT_FOUND")
+        isApiError(err, "OFFER_NOT_FOUND") || isApiError(err, "NOT_FOUND")
           ? `No offer has the id ${JSON.stringify(config.id)}. The gpurental_offers data source lists the offers that can be rented now.`
           : undefined,
       );

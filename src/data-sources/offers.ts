@@ -1,6 +1,6 @@
 import type { ListOffersQuery } from "../api/client";
-import { attr, type DataSourceDefinition, defineSchema, toNumber } from "../framework";
-import { type DataSourceApi, integerBetween, notBlank, oneOfNamed, reportReadError } from "./common";
+import { attr, type DataSourceDefinition, defineSchema, oneOf, toNumber } from "../framework";
+import { type DataSourceApi, integerBetween, notBlank, reportReadError } from "./common";
 import { offerObjectAttributes, offerToObject } from "./objects";
 
 const SORTS = ["price_asc", "price_desc"] as const;
@@ -23,7 +23,7 @@ const schema = defineSchema({
     sort: attr.string({
       optional: true,
       description: "`price_asc` (cheapest first) or `price_desc`. Unset: newest first.",
-      validators: [oneOfNamed("sort", SORTS)],
+      validators: [oneOf(...SORTS)],
     }),
     include_unavailable: attr.bool({
       optional: true,

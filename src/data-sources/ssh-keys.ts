@@ -1,5 +1,6 @@
+import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, hasCode, reportReadError } from "./common";
+import { type DataSourceApi, reportReadError } from "./common";
 import { sshKeyObjectAttributes, sshKeyToObject } from "./objects";
 
 const schema = defineSchema({
@@ -26,7 +27,7 @@ export const sshKeysDataSource = {
         ctx.diags,
         "gpurental_ssh_keys",
         err,
-        hasCode(err, "TOKEN_INVALID")
+        isApiError(err, "TOKEN_INVALID")
           ? "SSH keys belong to a user and can only be listed with a signed-in session token, never with an API key. Configure the provider with a session token, or pass the key's id to ssh_key_id directly."
           : undefined,
       );

@@ -1,5 +1,6 @@
+import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, hasCode, notBlank, reportReadError } from "./common";
+import { type DataSourceApi, notBlank, reportReadError } from "./common";
 import { templateAttributes, templateToObject } from "./objects";
 
 const schema = defineSchema({
@@ -28,7 +29,7 @@ export const templateDataSource = {
         ctx.diags,
         "gpurental_template",
         err,
-        hasCode(err, "TEMPLATE_NOT_FOUND")
+        isApiError(err, "TEMPLATE_NOT_FOUND")
           ? `No template with the id ${JSON.stringify(config.id)} is visible to this organization.`
           : undefined,
       );

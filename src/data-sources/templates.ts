@@ -1,6 +1,6 @@
 import type { ListTemplatesQuery } from "../api/client";
-import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, oneOfNamed, reportReadError } from "./common";
+import { attr, type DataSourceDefinition, defineSchema, oneOf } from "../framework";
+import { type DataSourceApi, reportReadError } from "./common";
 import { templateObjectAttributes, templateToObject } from "./objects";
 
 const TABS = ["recommended", "system", "public", "mine", "all"] as const;
@@ -14,12 +14,12 @@ const schema = defineSchema({
       optional: true,
       description:
         "Console tab to list: `recommended`, `system`, `public`, `mine` (the organization's own) or `all`. Default `all`.",
-      validators: [oneOfNamed("tab", TABS)],
+      validators: [oneOf(...TABS)],
     }),
     mode: attr.string({
       optional: true,
       description: "Only templates of this mode: `ssh`, `jupyter` or `vm`.",
-      validators: [oneOfNamed("mode", MODES)],
+      validators: [oneOf(...MODES)],
     }),
     templates: attr.listNested(templateObjectAttributes, {
       computed: true,
