@@ -1,0 +1,77 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  installProvider,
+  mirrorCliConfig,
+  normalizeSource,
+  packageHash,
+  terraformPlatform,
+} from "./provider";
+
+describe("provider install", () => {
+  const work = mkdtempSync(join(tmpdir(), "gpurental-install-"));
+  const bundle = join(work, "provider.js");
+  const launcher = join(work, "provider-launcher.js");
+  writeFileSync(bundle, "exports.main = async () => {};\n");
+  writeFileSync(launcher, "exports.launch = () => {};\n");
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it("writes the unpacked mirror layout with an executable named for Terraform", () => {
+    const r = installProvider({
+      dir: join(work, "m1"),
+      version: "1.2.3",
+      bundle,
+      launcher,
+      sources: ["gpurental/gpurental"],
+    });
+    expect(r.packageDir).toBe(
+      join(work, "m1", "registry.terraform.io", "gpurental", "gpurental", "1.2.3", terraformPlatform()),
+    );
+    expect(r.executable).toBe(join(r.packageDir, "terraform-provider-gpurental_v1.2.3"));
+    expect(statSync(r.executable).mode & 0o111).toBe(0o111);
+    const text = readFileSync(r.executable, "utf8");
+    expect(text.startsWith("#!/usr/bin/env node\n")).toBe(true);
+    expect(text).not.toContain(work);
+  });
+
+  it("gives the same lock hash wherever the mirror is, so lock files stay valid across machines", () => {
+    const a = installProvider({ dir: join(work, "a"), bundle, launcher });
+    const b = installProvider({ dir: join(work, "elsewhere", "b"), bundle, launcher });
+    expect(a.hash).toMatch(/^h1:[A-Za-z0-9+/]{43}=$/);
+    expect(a.hash).toBe(b.hash);
+    expect(packageHash(a.packageDirs[1]!)).toBe(a.hash);
+  });
+
+  it("installs under every requested source, fully qualified ones included", () => {
+    const r = installProvider({
+      dir: join(work, "c"),
+      bundle,
+      launcher,
+      sources: ["example.com/acme/gpurental", "gpurental/gpurental"],
+    });
+    expect(r.sources).toEqual(["example.com/acme/gpurental", "registry.terraform.io/gpurental/gpurental"]);
+    expect(r.cliConfig).toBe(mirrorCliConfig(join(work, "c"), r.sources));
+    expect(r.cliConfig).toMatch(
+      /filesystem_mirror \{\n {4}path {4}= ".*c"\n {4}include = \["example.com\/acme\/gpurental", "registry.terraform.io\/gpurental\/gpurental"\]/,
+    );
+    expect(r.cliConfig).toMatch(/direct \{\n {4}exclude = \[/);
+  });
+
+  it("refuses bad sources, versions and a missing bundle", () => {
+    expect(() => normalizeSource("gpurental/other")).toThrow(/must end in \/gpurental/);
+    expect(() => normalizeSource("a/b/c/d")).toThrow(/invalid provider source/);
+    expect(() => installProvider({ dir: join(work, "d"), version: "v1", bundle, launcher })).toThrow(
+      /invalid version/,
+    );
+    expect(() =>
+      installProvider({ dir: join(work, "d"), bundle: join(work, "missing.js"), launcher }),
+    ).toThrow(/npm run bundle/);
+  });
+
+  it("names platforms as Terraform does", () => {
+    expect(terraformPlatform("linux", "x64")).toBe("linux_amd64");
+    expect(terraformPlatform("darwin", "arm64")).toBe("darwin_arm64");
+    expect(terraformPlatform("win32", "x64")).toBe("windows_amd64");
+  });
+});
