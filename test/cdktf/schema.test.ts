@@ -7,7 +7,6 @@ import {
   GENERATED_DIR,
   generateBindings,
   type ProviderSchemaJson,
-  ROOT,
   SCHEMA_FILE,
 } from "../../scripts/generate-schema";
 import { installProvider } from "../../src/cli/provider";
