@@ -100,6 +100,10 @@ export const INSTANCE_COMPUTED_ATTRIBUTES: readonly (keyof InstanceComputed)[] =
  */
 export const INSTANCE_STABLE_ATTRIBUTES: readonly (keyof InstanceComputed)[] = [
   "id",
+  // The host and the port are assigned to the instance when it is rented (contract 2.2).
+  "ssh_host",
+  "ssh_port",
+  "ssh_user",
   "price_per_hour_micro",
   "storage_price_per_gb_hour_micro",
   "created_at",
