@@ -55,6 +55,8 @@ const IMPORT_NOTES: Readonly<Record<string, string>> = {
 
 const REPLACES = requiresReplace().description;
 
+// Not shared with generate-schema.ts: bundled together, that script's `require.main === module`
+// entry point would run too and regenerate the schema and bindings.
 function findRoot(from: string): string {
   let dir = resolve(from);
   for (;;) {
