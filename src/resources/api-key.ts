@@ -197,13 +197,34 @@ export const apiKeyResource = {
     // Only a creation can be checked, and only what is certain from the credential's kind.
     if (req.state !== null || !req.plan) return;
     const cred = credentialOf(ctx.providerData);
-    if (!cred.configured || cred.kind !== "api_key") return;
-    const kind = isUnknown(req.plan.kind) ? "personal" : ((req.plan.kind as ApiKeyKind | null) ?? "personal");
-    ctx.diags.addAttributeError(
-      path("name"),
-      "ADMIN_REQUIRED: API keys cannot be created with an API key",
-      `${credentialAdvice(ctx.providerData, kind)} The API would refuse the creation with 403 ADMIN_REQUIRED.`,
-    );
+    if (!cred.configured) return;
+    const kind = isUnknown(req.plan.kind) ? undefined : ((req.plan.kind as ApiKeyKind | null) ?? "personal");
+    if (cred.kind === "api_key") {
+      ctx.diags.addAttributeError(
+        path("name"),
+        "ADMIN_REQUIRED: API keys cannot be created with an API key",
+        `${credentialAdvice(ctx.providerData, kind ?? "personal")} The API would refuse the creation with 403 ADMIN_REQUIRED.`,
+      );
+      return;
+    }
+    if (cred.kind === "session" && kind === "team") {
+      // A member's session cannot create team keys; the role is readable, so say it now.
+      let role: string | undefined;
+      try {
+        role = (
+          await ctx.providerData.getMe({ signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(20_000)]) })
+        ).role;
+      } catch {
+        return; // Cannot ask: the apply-time answer still says it.
+      }
+      if (role === "member") {
+        ctx.diags.addAttributeError(
+          path("kind"),
+          "ADMIN_REQUIRED: team keys are created by admins",
+          `${credentialAdvice(ctx.providerData, "team")} The API would refuse the creation with 403 ADMIN_REQUIRED.`,
+        );
+      }
+    }
   },
 
   async create({ plan }, ctx) {

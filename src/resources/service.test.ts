@@ -283,10 +283,13 @@ describe("gpurental_api_key", () => {
     expect(plan.diags[0]?.detail).toContain("API key");
   });
 
-  test("a member session cannot create a team key: ADMIN_REQUIRED at apply", async () => {
+  test("a member session cannot create a team key: ADMIN_REQUIRED at plan and at apply", async () => {
     const h = await configured(creds.member_session_token);
     const p = await h.plan("gpurental_api_key", null, keyConfig);
-    const r = await h.apply("gpurental_api_key", null, p.planned, keyConfig);
+    expect(p.diags).toMatchObject([{ severity: "error", path: [{ attribute: "kind" }] }]);
+    expect(p.diags[0]?.summary).toMatch(/^ADMIN_REQUIRED: /);
+    const planned = (await h.plan("gpurental_api_key", null, { name: "ci" })).planned!;
+    const r = await h.apply("gpurental_api_key", null, { ...planned, kind: "team" }, keyConfig);
     expect(r.value).toBeNull();
     expect(r.diags[0]?.summary).toMatch(/^ADMIN_REQUIRED: /);
     expect(r.diags[0]?.detail).toMatch(/admin/);
