@@ -138,6 +138,36 @@ describe("the provider executable", () => {
     expect((await s.exited).code).toBe(0);
   });
 
+  it("exits when its parent process goes away, instead of lingering as an orphan", async () => {
+    // sh starts the provider in the background, prints its pid and exits at once.
+    const sh = spawn(
+      "sh",
+      ["-c", `"${process.execPath}" "${join(work, "run.js")}" >/dev/null 2>&1 & echo $!; sleep 1`],
+      {
+        env: { PATH: process.env.PATH, GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir, ...hostEnv },
+        stdio: ["ignore", "pipe", "ignore"],
+      },
+    );
+    let out = "";
+    sh.stdout!.on("data", (d) => {
+      out += d;
+    });
+    await new Promise((r) => sh.on("exit", r));
+    const pid = Number(out.trim());
+    expect(pid).toBeGreaterThan(0);
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 10_000;
+    while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(alive()).toBe(false);
+  });
+
   it("in --debug mode prints the reattach value and stops on SIGINT", async () => {
     const s = start({}, ["--debug"]);
     try {
