@@ -293,7 +293,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   report.line(`gpurental ${version} demo: the CDKTF example app against the embedded fake backend`);
   report.line();
   try {
-    // 1. terraform first: without it nothing else is worth starting.
+    // terraform first: without it nothing else is worth starting.
     let step = report.step("looking for the terraform CLI");
     const tfVersion = await terraformVersion();
     step.done(`terraform ${tfVersion}`);
@@ -341,15 +341,21 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const appDir = join(workDir, "app");
     mkdirSync(appDir, { recursive: true });
     const esbuild = await import("esbuild");
-    await esbuild.build({
-      entryPoints: [join(root, "examples", "cdktf-app", "main.ts")],
-      outfile: join(appDir, "app.js"),
-      bundle: true,
-      platform: "node",
-      target: "node20",
-      packages: "external",
-      logLevel: "silent",
-    });
+    try {
+      await esbuild.build({
+        entryPoints: [join(root, "examples", "cdktf-app", "main.ts")],
+        outfile: join(appDir, "app.js"),
+        bundle: true,
+        platform: "node",
+        target: "node20",
+        packages: "external",
+        logLevel: "silent",
+      });
+    } catch (err) {
+      throw new DemoError(
+        `cannot bundle examples/cdktf-app: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
     writeFileSync(
       join(appDir, "cdktf.json"),
       `${JSON.stringify(
@@ -524,7 +530,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       await backend.close();
       report.line("  ✓ fake backend stopped");
     }
-    if (succeeded && !options.keep && !options.workDir) rmSync(workDir, { recursive: true, force: true });
+    // A temp folder goes unless it holds what the user needs: the state (--keep) or a failure's log.
+    const keepFolder = options.workDir !== undefined || (succeeded ? options.keep : existsSync(log));
+    if (!keepFolder) rmSync(workDir, { recursive: true, force: true });
     if (succeeded) report.line(`Done in ${report.total()}.`);
   }
 }
