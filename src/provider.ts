@@ -113,6 +113,13 @@ export async function configureClient(
         !u.password &&
         !u.search &&
         !u.hash;
+      if (ok && /\/v1\/?$/.test(u.pathname)) {
+        ctx.diags.addAttributeError(
+          path("base_url"),
+          "API address includes /v1",
+          `${where("base_url", baseUrl)} must be the address without the /v1 path, which the provider adds itself: use ${JSON.stringify(baseUrl.value.replace(/\/v1\/?$/, ""))}.`,
+        );
+      }
     } catch {
       ok = false;
     }

@@ -286,7 +286,8 @@ export async function readInstance(
     if (inst.status === "destroyed") return { state: null, diagnostics: [] };
     return { state: instanceToModel(inst, prior), diagnostics: [] };
   } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return { state: null, diagnostics: [] };
+    // Only the API's own "no such instance" means gone: a 404 of a wrong base_url must not empty the state.
+    if (err instanceof ApiError && err.code === "INSTANCE_NOT_FOUND") return { state: null, diagnostics: [] };
     return { state: null, diagnostics: [errorToDiagnostic(err, "read", INSTANCE_ARGUMENTS)] };
   }
 }
@@ -423,7 +424,7 @@ export async function deleteInstance(id: string, ctx: OpContext): Promise<OpResu
     try {
       return (await ctx.client.getInstance(id, { signal: ctx.signal })).status;
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404) return "gone";
+      if (err instanceof ApiError && err.code === "INSTANCE_NOT_FOUND") return "gone";
       throw err;
     }
   };

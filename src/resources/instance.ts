@@ -294,16 +294,18 @@ async function gatherCheckData(
   const cred = credentialOf(client);
   const skipped: string[] = [];
   let credentialError: ApiError | undefined;
-  const notFound = (err: unknown) => err instanceof ApiError && err.status === 404;
+  // Only the API's own codes say the record is missing; a 404 of an unknown route says nothing.
+  const notFound = (err: unknown, code: string) =>
+    err instanceof ApiError && err.status === 404 && err.code === code;
   const settle = async <T>(
     what: string,
     p: Promise<T>,
-    nullOn404: boolean,
+    missingCode?: string,
   ): Promise<T | null | undefined> => {
     try {
       return await p;
     } catch (err) {
-      if (nullOn404 && notFound(err)) return null;
+      if (missingCode && notFound(err, missingCode)) return null;
       if (err instanceof ApiError && (err.code === "TOKEN_INVALID" || err.code === "ORG_MISMATCH")) {
         credentialError ??= err;
         return undefined;
@@ -314,13 +316,11 @@ async function gatherCheckData(
   };
   const session = cred.kind === "session";
   const [offer, template, sshKeys, instances, me] = await Promise.all([
-    settle<Offer>("offer", client.getOffer(input.offer_id, { signal }), true),
-    settle<Template>("template", client.getTemplate(input.template_id, { signal }), true),
-    session && input.ssh_key_id
-      ? settle<SshKey[]>("SSH keys", client.listSshKeys({ signal }), false)
-      : undefined,
-    settle<Instance[]>("instances", client.listInstances({}, { signal }), false),
-    session ? settle("balance", client.getMe({ signal }), false) : undefined,
+    settle<Offer>("offer", client.getOffer(input.offer_id, { signal }), "OFFER_NOT_FOUND"),
+    settle<Template>("template", client.getTemplate(input.template_id, { signal }), "TEMPLATE_NOT_FOUND"),
+    session && input.ssh_key_id ? settle<SshKey[]>("SSH keys", client.listSshKeys({ signal })) : undefined,
+    settle<Instance[]>("instances", client.listInstances({}, { signal })),
+    session ? settle("balance", client.getMe({ signal })) : undefined,
   ]);
   const data: DeployCheckData = {
     offer,

@@ -80,6 +80,12 @@ describe("provider configuration", () => {
     expect(JSON.stringify(diags)).not.toContain("bad token");
   });
 
+  test("a base_url with the /v1 path is refused with the fix", async () => {
+    const diags = await harness({}).configure({ base_url: `${backend.url}/v1/`, token: "gps_x" });
+    expect(diags).toMatchObject([{ summary: "API address includes /v1", path: [{ attribute: "base_url" }] }]);
+    expect(diags[0]?.detail).toContain(JSON.stringify(backend.url));
+  });
+
   test("the environment fills in unset arguments", async () => {
     const h = harness({
       GPURENTAL_BASE_URL: backend.url,
@@ -116,6 +122,8 @@ describe("gpurental_instance planning", () => {
 
   test.each([
     [{ offer_id: DEMO_IDS.offerSoldOut }, "OFFER_UNAVAILABLE", "offer_id"],
+    [{ offer_id: "00000000-0000-4000-8000-0000000000ff" }, "OFFER_UNAVAILABLE", "offer_id"],
+    [{ template_id: "00000000-0000-4000-8000-0000000000fe" }, "TEMPLATE_NOT_FOUND", "template_id"],
     [{ offer_id: DEMO_IDS.offerMaintenance }, "MACHINE_IN_MAINTENANCE", "offer_id"],
     [{ offer_id: DEMO_IDS.offerSmall, disk_gb: 800 }, "DISK_TOO_LARGE", "disk_gb"],
     [{ template_id: DEMO_IDS.templateInactive }, "TEMPLATE_NOT_FOUND", "template_id"],
