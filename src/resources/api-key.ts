@@ -240,6 +240,8 @@ export const apiKeyResource = {
   },
 
   async read({ state }, ctx) {
+    // With a provider configuration known only after apply, the state stays as it was.
+    if (!credentialOf(ctx.providerData).configured) return state;
     try {
       const key = await findKey(ctx.providerData, state.id!, ctx.signal);
       // A key no longer listed was revoked (or its personal creator left): it is gone.

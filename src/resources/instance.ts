@@ -449,6 +449,8 @@ export const instanceResource = {
   },
 
   async read({ state }, ctx) {
+    // With a provider configuration known only after apply, the state stays as it was.
+    if (!credentialOf(ctx.providerData).configured) return state;
     const r = await readInstance(state.id!, priorArgs(state), {
       client: ctx.providerData,
       signal: ctx.signal,

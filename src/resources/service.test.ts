@@ -102,6 +102,16 @@ describe("provider configuration", () => {
     expect(diags[0]?.detail).toContain("GPURENTAL_BASE_URL");
   });
 
+  test("with unknown values, a refresh keeps the state as it is", async () => {
+    const h = await configured();
+    const cfg = instanceConfig();
+    const p = await h.plan("gpurental_instance", null, cfg);
+    const state = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
+    const later = harness({});
+    expect(await later.configure({ base_url: backend.url, token: unknown })).toEqual([]);
+    expect(await later.read("gpurental_instance", state)).toEqual({ value: state, diags: [] });
+  });
+
   test("unknown values are accepted and planning skips the API", async () => {
     const h = harness({});
     expect(await h.configure({ base_url: backend.url, token: unknown })).toEqual([]);
