@@ -20,10 +20,10 @@ function arg(name, fallback) {
 const runs = Number(arg("--runs", "21"));
 const bin = path.resolve(arg("--bin", path.join(root, "bin", "terraform-provider-gpurental")));
 
-function clientCertPem() {
-  // Any valid certificate will do as the client CA; use one made the way the server makes its own.
+function clientCert() {
+  // Stands in for the certificate Terraform passes; made the way the server makes its own.
   const { generateServerCertificate } = require(path.join(root, "dist", "plugin", "cert.js"));
-  return generateServerCertificate().certPem;
+  return generateServerCertificate();
 }
 
 function timeNode() {
@@ -64,6 +64,41 @@ function timeProvider(env) {
   });
 }
 
+// Launch to the GetProviderSchema answer, then Shutdown: what Terraform pays per provider process,
+// including loading the provider itself (provider-impl.js) after the handshake.
+function timeSchema(env, certs) {
+  const { connect, tlsCredentials, parseHandshake } = require(
+    path.join(root, "dist", "plugin", "testing", "grpc-client.js"),
+  );
+  const { derToPem } = require(path.join(root, "dist", "plugin", "cert.js"));
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const child = spawn(bin, [], { env, stdio: ["ignore", "pipe", "ignore"] });
+    let out = "";
+    child.on("error", reject);
+    child.stdout.on("data", async (d) => {
+      out += d;
+      if (!out.includes("\n") || child.started) return;
+      child.started = true;
+      const hs = parseHandshake(out);
+      const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), certs);
+      const provider = connect(hs.address, "tfplugin6.Provider", creds);
+      try {
+        await provider.call("GetProviderSchema");
+        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+        const controller = connect(hs.address, "plugin.GRPCController", creds);
+        await controller.call("Shutdown").catch(() => {});
+        child.on("exit", () => resolve(ms));
+        provider.close();
+        controller.close();
+      } catch (err) {
+        child.kill("SIGKILL");
+        reject(err);
+      }
+    });
+  });
+}
+
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
@@ -77,16 +112,20 @@ async function main() {
     PLUGIN_PROTOCOL_VERSIONS: "5,6",
     PLUGIN_MIN_PORT: "10000",
     PLUGIN_MAX_PORT: "25000",
-    PLUGIN_CLIENT_CERT: clientCertPem(),
   };
+  const certs = clientCert();
+  env.PLUGIN_CLIENT_CERT = certs.certPem;
   // One untimed run of each warms the file system cache.
   await timeNode();
   await timeProvider(env);
+  await timeSchema(env, certs);
   const node = [];
   const provider = [];
+  const schema = [];
   for (let i = 0; i < runs; i++) {
     node.push(await timeNode());
     provider.push(await timeProvider(env));
+    schema.push(await timeSchema(env, certs));
   }
   const n = median(node);
   const p = median(provider);
@@ -95,7 +134,8 @@ async function main() {
     `runs:                               ${runs} each, interleaved\n` +
       `node -e 0 (spawn to exit), median:  ${fmt(n)}  (min ${fmt(Math.min(...node))})\n` +
       `provider (spawn to handshake):      ${fmt(p)}  (min ${fmt(Math.min(...provider))})\n` +
-      `ratio:                              ${(p / n).toFixed(2)}x  (target 1.30x)\n`,
+      `ratio:                              ${(p / n).toFixed(2)}x  (target 1.30x)\n` +
+      `provider (spawn to schema answer):  ${fmt(median(schema))}  (min ${fmt(Math.min(...schema))}; mTLS, provider loaded)\n`,
   );
 }
 

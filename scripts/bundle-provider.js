@@ -80,7 +80,12 @@ const splitImpl = {
     // external dynamic import() would stay an ESM import, which a vm.Script cannot perform.
     build.onResolve({ filter: /^\.\/provider-impl$/ }, () => ({ path: "provider-impl", namespace: "split" }));
     build.onLoad({ filter: /.*/, namespace: "split" }, () => ({
-      contents: 'module.exports = require(require("node:path").join(__dirname, "provider-impl.js"));',
+      // Through the launcher's loadBundle (V8 code cache) when the launcher offers it.
+      contents: [
+        'const file = require("node:path").join(__dirname, "provider-impl.js");',
+        'const load = globalThis[Symbol.for("gpurental.provider.loadBundle")];',
+        'module.exports = typeof load === "function" ? load(file) : require(file);',
+      ].join("\n"),
       loader: "js",
     }));
   },

@@ -1,16 +1,19 @@
+import { createHash } from "node:crypto";
 import {
   closeSync,
   fstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
 import Module, { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { Script } from "node:vm";
 
 // Loads the provider bundle with a V8 code cache. Compiling the ~700 KB bundle is the largest
@@ -59,10 +62,13 @@ export function loadBundle(file: string, env: NodeJS.ProcessEnv = process.env): 
   const fd = openSync(file, "r");
   let source: string;
   let cacheName: string;
+  let prefix: string;
   try {
     const st = fstatSync(fd);
     source = readFileSync(fd, "utf8");
-    cacheName = `provider-${process.version}-${st.size}-${Math.trunc(st.mtimeMs)}.v8cache`;
+    // One cache per bundle location; rebuilding or reinstalling replaces it (see prune below).
+    prefix = `${basename(file, ".js")}-${createHash("sha256").update(dirname(file)).digest("hex").slice(0, 12)}-`;
+    cacheName = `${prefix}${process.version}-${st.size}-${Math.trunc(st.mtimeMs)}.v8cache`;
   } finally {
     closeSync(fd);
   }
@@ -93,6 +99,10 @@ export function loadBundle(file: string, env: NodeJS.ProcessEnv = process.env): 
         const tmp = `${cacheFile}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
         renameSync(tmp, cacheFile);
+        for (const old of readdirSync(dirname(cacheFile))) {
+          if (old.startsWith(prefix) && old !== cacheName)
+            rmSync(join(dirname(cacheFile), old), { force: true });
+        }
       } catch {
         // A cache is an optimisation; a read-only or full disk must not affect the provider.
       }
@@ -103,8 +113,15 @@ export function loadBundle(file: string, env: NodeJS.ProcessEnv = process.env): 
   return moduleObject.exports;
 }
 
+/**
+ * The global under which the launcher offers loadBundle to the bundle itself, so that the
+ * production bundle loads provider-impl.js (after the handshake) through the code cache too.
+ */
+export const LOAD_BUNDLE_KEY = Symbol.for("gpurental.provider.loadBundle");
+
 /** Loads the bundle next to the executable and runs it; the body of the provider executable. */
 export function launch(bundleFile: string, argv: readonly string[] = process.argv.slice(2)): void {
+  (globalThis as Record<symbol, unknown>)[LOAD_BUNDLE_KEY] = (file: string) => loadBundle(file);
   loadBundle(bundleFile)
     .main(argv)
     .catch((err: unknown) => {
