@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { status } from "@grpc/grpc-js";
 import { generateServerCertificate } from "./cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
@@ -37,7 +38,7 @@ async function serve(service: ProviderService | (() => Promise<ProviderService>)
 
 describe("serveProvider with AutoMTLS", () => {
   it("prints exactly one handshake line carrying its certificate, and serves the host holding its certificate", async () => {
-    const { serving, out, hs } = await serve(createStubProviderService());
+    const { serving, out, hs } = await serve(createStubProviderService(), { network: "tcp" });
     expect(out).toHaveLength(1);
     expect(out[0]).toMatch(/^1\|6\|tcp\|127\.0\.0\.1:\d+\|grpc\|[A-Za-z0-9+/]+\n$/);
     expect(hs.address).toBe(serving.address);
@@ -250,15 +251,18 @@ describe("serveProvider RPCs (plaintext)", () => {
     }
   });
 
-  it("serves on a unix socket when asked", async () => {
-    const { hs } = await serve(createStubProviderService(), { env: plainEnv, network: "unix" });
+  it("serves on a unix socket by default, and removes it when closed", async () => {
+    const { hs, serving } = await serve(createStubProviderService(), { env: plainEnv });
     expect(hs.network).toBe("unix");
+    expect(existsSync(hs.address)).toBe(true);
     const client = connect(hs.address, "tfplugin6.Provider");
     try {
       await expect(client.call("ValidateProviderConfig")).resolves.toEqual({ diagnostics: [] });
     } finally {
       client.close();
     }
+    serving.close();
+    expect(existsSync(hs.address)).toBe(false);
   });
 });
 
@@ -289,7 +293,7 @@ describe("serveProvider checks before serving", () => {
       ProtocolVersion: 6,
       Test: true,
       Pid: process.pid,
-      Addr: { Network: "tcp", String: serving.address },
+      Addr: { Network: serving.network, String: serving.address },
     });
     expect(serving.serverCertPem).toBeUndefined();
   });
