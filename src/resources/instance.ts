@@ -8,6 +8,7 @@ import {
   defineSchema,
   type HandlerContext,
   isUnknown,
+  type NumberValue,
   type PlanOf,
   type ResourceDefinition,
   requiresReplace,
@@ -15,6 +16,7 @@ import {
   t,
   timeoutsAttribute,
   toNumber,
+  type Unknown,
   unknown,
   useStateForUnknown,
 } from "../framework";
@@ -58,7 +60,7 @@ const num = (description: string) => attr.number({ computed: true, description }
 const bool = (description: string) => attr.bool({ computed: true, description });
 
 const wholeNumber = (min: number, max: number, what: string) =>
-  check<import("../framework").NumberValue>(
+  check<NumberValue>(
     `A whole number from ${min} to ${max}.`,
     (v) => Number.isInteger(toNumber(v)) && toNumber(v) >= min && toNumber(v) <= max,
     (v) => `${what} must be a whole number from ${min} to ${max}; got ${String(toNumber(v))}.`,
@@ -73,7 +75,7 @@ const maxLength = (max: number, what: string) =>
 
 const schema = defineSchema({
   description:
-    "A GPU instance: one rented offer running one template. Creating it deploys the instance and waits until it runs (billing starts when the workload runs). `desired_status` stops and starts it in place; every other argument replaces it, which destroys its disk.\n\nRefusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. A deploy whose answer was lost is reconciled by listing the organization's instances: a new instance matching offer, template, disk and label is adopted, and no second deploy is sent while the first may have landed.\n\nThe API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`: after an import they are null in state, so a configuration that sets them plans a replacement unless they are listed in `lifecycle { ignore_changes = [...] }`.",
+    "A GPU instance: one rented offer running one template. Creating it deploys the instance and waits until it runs (billing starts when the workload runs). `desired_status` stops and starts it in place; every other argument replaces it, which destroys its disk.\n\nRefusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. A deploy whose answer was lost is reconciled by listing the organization's instances: the instances are listed before each deploy (deploys of one Terraform run are sent one at a time), and after a lost answer a new instance matching offer, template, disk and label is adopted; a second deploy is sent only once repeated listings show that the first did not land. Two Terraform runs deploying the same configuration at the same moment are reported rather than guessed at.\n\nThe API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`: after an import they are null in state, so a configuration that sets them plans a replacement unless they are listed in `lifecycle { ignore_changes = [...] }`.",
   attributes: {
     id: attr.string({ computed: true, description: "ID of the instance.", planModifiers: stable() }),
     offer_id: attr.string({
@@ -232,7 +234,7 @@ const schema = defineSchema({
 type Plan = PlanOf<typeof schema>;
 type State = StateOf<typeof schema>;
 
-function known<T>(v: T | import("../framework").Unknown): v is T {
+function known<T>(v: T | Unknown): v is T {
   return !isUnknown(v);
 }
 
@@ -243,7 +245,7 @@ function toArgs(p: Plan | State): InstanceArgs {
   return {
     offer_id: p.offer_id as string,
     template_id: p.template_id as string,
-    disk_gb: toNumber(p.disk_gb as import("../framework").NumberValue),
+    disk_gb: toNumber(p.disk_gb as NumberValue),
     label: (p.label as string | null) ?? null,
     ssh_key_id: (p.ssh_key_id as string | null) ?? null,
     env: strMap(p.env),
