@@ -186,6 +186,19 @@ test("injected 429/503 and lost deploy answers converge without duplicates or or
   expect(new Set(ids).size).toBe(2);
   expect(live.map((i) => i.id).sort()).toEqual([...ids].sort());
   expectCode(await plan(s), 0);
+
+  // Stop and destroy converge through the same kind of trouble.
+  s.backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "status", status: 503, times: 1 });
+  s.backend.addFault({ route: "DELETE /v1/instances/:id", kind: "lost-response", times: 1 });
+  s.backend.addFault({ route: "DELETE /v1/instances/:id", kind: "status", status: 503, times: 1 });
+  writeConfig(
+    s,
+    [instanceBlock({ name: "a", desired: "stopped" }), instanceBlock({ name: "b" })].join("\n\n"),
+  );
+  expectCode(await apply(s), 0);
+  expect(s.backend.instance(ids[0] as string)?.status).toBe("stopped");
+  expectCode(await s.tf.run(["destroy", "-auto-approve", "-input=false"]), 0);
+  expect(liveInstances(s)).toHaveLength(0);
 });
 
 test("TF_LOG=trace output of a full apply holds no token, secret or access token", async () => {
