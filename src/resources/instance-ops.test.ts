@@ -284,3 +284,15 @@ test("a deploy interrupted before it landed records nothing and is not resent", 
   expect(live()).toHaveLength(0);
   expect(r.state).toBeNull();
 });
+
+test("lost answers to stop and start are followed by a read, not an error", async () => {
+  const r0 = await createInstance(args(), ctx());
+  backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "lost-response", times: 1 });
+  const stopped = await updateInstance(r0.state!.id, { ...args(), desired_status: "stopped" }, ctx());
+  expect(stopped.diagnostics).toEqual([]);
+  expect(stopped.state?.status).toBe("stopped");
+  backend.addFault({ route: "POST /v1/instances/:id/start", kind: "drop", times: 1 });
+  const started = await updateInstance(r0.state!.id, args(), ctx());
+  expect(started.diagnostics).toEqual([]);
+  expect(started.state?.status).toBe("running");
+});

@@ -319,6 +319,7 @@ export async function changePower(
   let backoff = 1000;
   // Which request this call sent, so that a wait ending in the other power state is its failure.
   let sent: "start" | "stop" | null = null;
+  let lost = 0;
   for (let round = 0; round < 100; round++) {
     if (inst.status === target) return { instance: inst, diagnostics: [] };
     try {
@@ -345,7 +346,17 @@ export async function changePower(
           continue;
         case "running":
           sent = "stop";
-          inst = await ctx.client.stopInstance(inst.id, { signal: ctx.signal, deadlineMs: deadline - now() });
+          try {
+            inst = await ctx.client.stopInstance(inst.id, {
+              signal: ctx.signal,
+              deadlineMs: deadline - now(),
+            });
+          } catch (err) {
+            // A lost answer: read where the instance is and carry on from there (a stop sent again
+            // to a running instance is harmless; one that landed shows as stopping or stopped).
+            if (!(err instanceof AmbiguousRequestError) || ++lost > 3) throw err;
+            inst = await ctx.client.getInstance(inst.id, { signal: ctx.signal });
+          }
           continue;
         case "stopped":
           sent = "start";
@@ -360,6 +371,10 @@ export async function changePower(
               if (now() + wait >= deadline) throw err;
               await sleep(wait, ctx.signal);
               backoff = Math.min(backoff * 2, 30_000);
+              inst = await ctx.client.getInstance(inst.id, { signal: ctx.signal });
+              continue;
+            }
+            if (err instanceof AmbiguousRequestError && ++lost <= 3) {
               inst = await ctx.client.getInstance(inst.id, { signal: ctx.signal });
               continue;
             }
