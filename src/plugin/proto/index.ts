@@ -1,5 +1,5 @@
 import type { MethodDefinition, ServiceDefinition } from "@grpc/grpc-js";
-import { type IConversionOptions, type INamespace, Root, type Service, type Type } from "protobufjs/light";
+import { type IConversionOptions, type INamespace, Root, type Type } from "protobufjs/light";
 import descriptor from "./descriptor.json";
 
 // The descriptor is generated from the .proto files beside this module at build time
@@ -29,31 +29,44 @@ export function messageType(fullName: string): Type {
   return protoRoot().lookupType(fullName);
 }
 
-function serializer(type: Type): (value: object) => Buffer {
-  return (value) => Buffer.from(type.encode(type.fromObject(value)).finish());
+interface MethodJson {
+  requestType: string;
+  responseType: string;
+  requestStream?: boolean;
+  responseStream?: boolean;
 }
 
-function deserializer(type: Type): (bytes: Buffer) => object {
-  return (bytes) => type.toObject(type.decode(bytes), CONVERSION);
+/** The methods of a service straight from the descriptor JSON, without building protobufjs types. */
+function serviceMethods(fullName: string): Record<string, MethodJson> {
+  let node: unknown = descriptor;
+  for (const part of fullName.split(".")) {
+    node = (node as { nested?: Record<string, unknown> }).nested?.[part];
+  }
+  const methods = (node as { methods?: Record<string, MethodJson> } | undefined)?.methods;
+  if (!methods) throw new Error(`no service ${fullName} in the descriptor`);
+  return methods;
 }
 
-/** grpc-js definition of the unary methods of a service, e.g. "tfplugin6.Provider". */
+/**
+ * grpc-js definition of the methods of a service, e.g. "tfplugin6.Provider". Message types are
+ * built on the first call of each method: grpc-js needs only the functions before the handshake,
+ * and building protobufjs types for the whole protocol would delay the handshake line.
+ */
 export function serviceDefinition(fullName: string): ServiceDefinition {
-  const service = protoRoot().lookupService(fullName) as Service;
+  const pkg = fullName.slice(0, fullName.lastIndexOf("."));
   const def: Record<string, MethodDefinition<object, object>> = {};
-  for (const method of service.methodsArray) {
-    method.resolve();
-    const req = method.resolvedRequestType!;
-    const res = method.resolvedResponseType!;
-    def[method.name] = {
-      path: `/${fullName}/${method.name}`,
-      requestStream: Boolean(method.requestStream),
-      responseStream: Boolean(method.responseStream),
-      requestSerialize: serializer(req),
-      requestDeserialize: deserializer(req),
-      responseSerialize: serializer(res),
-      responseDeserialize: deserializer(res),
-      originalName: method.name,
+  for (const [name, m] of Object.entries(serviceMethods(fullName))) {
+    const req = lazyType(`${pkg}.${m.requestType}`);
+    const res = lazyType(`${pkg}.${m.responseType}`);
+    def[name] = {
+      path: `/${fullName}/${name}`,
+      requestStream: Boolean(m.requestStream),
+      responseStream: Boolean(m.responseStream),
+      requestSerialize: (value) => serialize(req(), value),
+      requestDeserialize: (bytes) => deserialize(req(), bytes),
+      responseSerialize: (value) => serialize(res(), value),
+      responseDeserialize: (bytes) => deserialize(res(), bytes),
+      originalName: name,
     };
   }
   return def;
@@ -61,5 +74,21 @@ export function serviceDefinition(fullName: string): ServiceDefinition {
 
 /** The names of the RPCs of a service, in .proto order. */
 export function methodNames(fullName: string): string[] {
-  return (protoRoot().lookupService(fullName) as Service).methodsArray.map((m) => m.name);
+  return Object.keys(serviceMethods(fullName));
+}
+
+function lazyType(fullName: string): () => Type {
+  let type: Type | undefined;
+  return () => {
+    type ??= messageType(fullName);
+    return type;
+  };
+}
+
+function serialize(type: Type, value: object): Buffer {
+  return Buffer.from(type.encode(type.fromObject(value)).finish());
+}
+
+function deserialize(type: Type, bytes: Buffer): object {
+  return type.toObject(type.decode(bytes), CONVERSION);
 }
