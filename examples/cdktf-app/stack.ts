@@ -81,15 +81,24 @@ export class GpuWorkstationStack extends TerraformStack {
       timeouts: { create: "20m" },
     });
 
-    new TerraformOutput(this, "instance_id", { value: this.instance.instanceId });
-    new TerraformOutput(this, "instance_status", { value: this.instance.status });
-    new TerraformOutput(this, "ssh_command", { value: this.instance.sshCommand });
-    new TerraformOutput(this, "jupyter_address", { value: this.instance.jupyterAddress });
-    new TerraformOutput(this, "offer_gpu_model", { value: offer.gpuModel });
-    new TerraformOutput(this, "price_per_hour_micro", { value: this.instance.pricePerHourMicro });
-    new TerraformOutput(this, "ci_key_prefix", { value: this.apiKey.prefix });
-    new TerraformOutput(this, "ci_key_secret", { value: this.apiKey.secret, sensitive: true });
-    new TerraformOutput(this, "access_token", { value: this.instance.accessToken, sensitive: true });
-    new TerraformOutput(this, "jupyter_url", { value: this.instance.jupyterUrl, sensitive: true });
+    const outputs: Array<[string, unknown, string, boolean?]> = [
+      ["instance_id", this.instance.instanceId, "ID of the instance."],
+      ["instance_status", this.instance.status, "Status of the instance after the apply."],
+      ["ssh_command", this.instance.sshCommand, "Command that opens a shell on the instance."],
+      ["jupyter_address", this.instance.jupyterAddress, "JupyterLab address; its token is the access token."],
+      ["offer_gpu_model", offer.gpuModel, "GPU model of the rented offer."],
+      [
+        "price_per_hour_micro",
+        this.instance.pricePerHourMicro,
+        "GPU price per hour while running, in micro-yuan.",
+      ],
+      ["ci_key_prefix", this.apiKey.prefix, "Prefix of the CI key's secret, safe to show."],
+      ["ci_key_secret", this.apiKey.secret, "Secret of the CI key; store it in your CI system.", true],
+      ["access_token", this.instance.accessToken, "Access token of the instance (JupyterLab token).", true],
+      ["jupyter_url", this.instance.jupyterUrl, "JupyterLab address with its token.", true],
+    ];
+    for (const [name, value, description, sensitive] of outputs) {
+      new TerraformOutput(this, name, { value, description, sensitive });
+    }
   }
 }

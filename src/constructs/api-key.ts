@@ -50,7 +50,11 @@ export class ApiKey extends Construct implements IApiKey {
   /** The settings as given. */
   public readonly props: ApiKeyProps;
 
-  /** References an existing key by id through the gpurental_api_keys data source; fails the plan when no listed key has that id. */
+  /**
+   * References an existing key through the gpurental_api_keys data source; the plan fails with a
+   * clear message when no listed key has that id. `apiKeyId` is a literal id (it is written into a
+   * Terraform expression), not another resource's attribute.
+   */
   public static fromApiKeyId(
     scope: Construct,
     id: string,
@@ -123,6 +127,9 @@ class ExistingApiKey extends Construct implements IApiKey {
 
   public constructor(scope: Construct, id: string, apiKeyId: string, provider?: TerraformProvider) {
     super(scope, id);
+    if (Token.isUnresolved(apiKeyId)) {
+      throw new Error(`ApiKey.fromApiKeyId("${id}") needs a literal key id, not a token`);
+    }
     this.apiKeyId = apiKeyId;
     const filter = `val if val.id == ${JSON.stringify(apiKeyId)}`;
     const keys = new dataGpurentalApiKeys.DataGpurentalApiKeys(this, "Default", {
