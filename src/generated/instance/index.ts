@@ -26,7 +26,7 @@ export interface InstanceConfig extends cdktf.TerraformMetaArguments {
   */
   readonly env?: { [key: string]: string };
   /**
-  * Label shown in the console, at most 64 characters. Changing it replaces the instance.
+  * Label shown in the console, 1 to 64 characters; leave it unset for no label. Changing it replaces the instance.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#label Instance#label}
   */
