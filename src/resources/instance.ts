@@ -433,11 +433,14 @@ export const instanceResource = {
         `${state.error_message ? `The platform said: ${state.error_message}. ` : ""}An instance in error cannot be started or stopped. Replace it with terraform apply -replace=<address>, or remove it from the configuration to destroy it.`,
       );
     }
-    // A power change moves every value that follows the status; the rest stays as it was.
-    if (known(plan.desired_status) && plan.desired_status !== state.desired_status) {
-      const volatile = INSTANCE_COMPUTED_ATTRIBUTES.filter((a) => !INSTANCE_STABLE_ATTRIBUTES.includes(a));
-      const p = plan as Record<string, CtyValue>;
-      for (const a of volatile) p[a] = unknown;
+    // A power change (or one not known yet) moves every value that follows the status; anything
+    // else (only timeouts) changes nothing at the API, so every computed value keeps its prior
+    // value, null ones included.
+    const powerChange = !known(plan.desired_status) || plan.desired_status !== state.desired_status;
+    const p = plan as Record<string, CtyValue>;
+    const prior = state as Record<string, CtyValue>;
+    for (const a of INSTANCE_COMPUTED_ATTRIBUTES) {
+      p[a] = powerChange && !INSTANCE_STABLE_ATTRIBUTES.includes(a) ? unknown : (prior[a] ?? null);
     }
   },
 

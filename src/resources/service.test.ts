@@ -241,6 +241,32 @@ describe("gpurental_instance lifecycle", () => {
     expect((await h.read("gpurental_instance", started.value!)).value).toBeNull();
   });
 
+  test("changing only timeouts plans every computed value as it was, nulls included", async () => {
+    const h = await configured();
+    const cfg = instanceConfig();
+    const p = await h.plan("gpurental_instance", null, cfg);
+    const state = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
+    expect(state.jupyter_url).toBeNull();
+    const next = { ...cfg, timeouts: { create: null, update: "1h", delete: null } };
+    const plan = await h.plan("gpurental_instance", state, next);
+    expect(plan.diags).toEqual([]);
+    expect(plan.requiresReplace).toEqual([]);
+    expect(plan.planned).toEqual({ ...state, timeouts: next.timeouts });
+    const applied = await h.apply("gpurental_instance", state, plan.planned, next);
+    expect(applied.diags).toEqual([]);
+    expect(applied.value).toEqual(plan.planned);
+  });
+
+  test("a desired_status not known yet plans the power-related values unknown", async () => {
+    const h = await configured();
+    const cfg = instanceConfig();
+    const p = await h.plan("gpurental_instance", null, cfg);
+    const state = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
+    const plan = await h.plan("gpurental_instance", state, { ...cfg, desired_status: unknown });
+    expect(isUnknown(plan.planned?.status)).toBe(true);
+    expect(plan.planned?.ssh_port).toBe(state.ssh_port);
+  });
+
   test("a failed provisioning is returned with the error (Terraform taints it)", async () => {
     const h = await configured();
     backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });

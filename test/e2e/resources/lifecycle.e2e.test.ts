@@ -102,6 +102,16 @@ test("lifecycle: apply, no-change plan, import, stop and start, destroy", async 
   expect(s.backend.instance(inst.id as string)?.status).toBe("running");
   expectCode(await plan(s), 0);
 
+  // Only timeouts change: an in-place update that touches nothing at the API.
+  writeConfig(
+    s,
+    [keyBlock, instanceBlock({ extra: '  timeouts = { update = "45m" }\n' }), outputs].join("\n\n"),
+  );
+  const timeoutsPlan = expectCode(await plan(s), 2);
+  expect(timeoutsPlan.stdout).toMatch(/1 to change/);
+  expectCode(await apply(s), 0);
+  expectCode(await plan(s), 0);
+
   // Destroy leaves nothing behind.
   expectCode(await s.tf.run(["destroy", "-auto-approve", "-input=false"]), 0);
   expect(liveInstances(s)).toHaveLength(0);
