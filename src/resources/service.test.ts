@@ -257,6 +257,23 @@ describe("gpurental_instance lifecycle", () => {
     expect(applied.value).toEqual(plan.planned);
   });
 
+  test.each([
+    ["label", "other"],
+    ["disk_gb", 60],
+    ["offer_id", DEMO_IDS.offerSmall],
+    ["env", { B: "2" }],
+    ["secret_env", { S: "2" }],
+    ["unset_env", ["TZ"]],
+    ["ssh_key_id", null],
+  ])("changing %s plans a replacement", async (attribute, value) => {
+    const h = await configured();
+    const cfg = instanceConfig({ env: { A: "1" } });
+    const p = await h.plan("gpurental_instance", null, cfg);
+    const state = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
+    const plan = await h.plan("gpurental_instance", state, { ...cfg, [attribute]: value as CtyValue });
+    expect(plan.requiresReplace).toEqual([[attribute]]);
+  });
+
   test("a desired_status not known yet plans the power-related values unknown", async () => {
     const h = await configured();
     const cfg = instanceConfig();
