@@ -168,6 +168,18 @@ test("failed provisioning taints the instance and the next apply replaces it", a
   expect(live).toHaveLength(1);
   expect(live[0]?.status).toBe("running");
   expectCode(await plan(s), 0);
+
+  // A create-only argument changes: the instance is replaced.
+  writeConfig(s, instanceBlock().replace("disk_gb     = 50", "disk_gb     = 60"));
+  const replace = expectCode(await plan(s), 2);
+  expect(replace.stdout).toMatch(/must be replaced/);
+  expect(replace.stdout).toMatch(/disk_gb\s+= 50 -> 60 # forces replacement/);
+  expectCode(await apply(s), 0);
+  const after = liveInstances(s);
+  expect(after).toHaveLength(1);
+  expect(after[0]).toMatchObject({ disk_gb: 60, status: "running" });
+  expect(after[0]?.id).not.toBe(live[0]?.id);
+  expectCode(await plan(s), 0);
 });
 
 test("injected 429/503 and lost deploy answers converge without duplicates or orphans", async () => {
