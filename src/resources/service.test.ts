@@ -4,6 +4,7 @@ import { isUnknown, unknown } from "../framework";
 import { createHarness } from "../framework/testing";
 import type { CtyValue } from "../plugin/cty";
 import { createProvider } from "../provider";
+import { ACCESS_TOKEN_REFERENCE } from "./env";
 
 // The provider definition driven in memory the way Terraform drives it (msgpack values, plan then
 // apply), against the in-process fake backend: fast feedback on configuration, planning rules and
@@ -172,6 +173,27 @@ describe("gpurental_instance planning", () => {
       instanceConfig({ ssh_key_id: unknown, offer_id: DEMO_IDS.offerSoldOut }),
     );
     expect(p.diags.map((d) => d.summary.split(":")[0])).toEqual(["OFFER_UNAVAILABLE"]);
+  });
+
+  test("a template variable carrying the access token gets the overlay warning at plan time", async () => {
+    const h = await configured();
+    const tpl = backend.createTemplate({
+      name: "App with a token variable",
+      mode: "ssh",
+      env: [{ key: "APP_PASSWORD", value: ACCESS_TOKEN_REFERENCE, secret: false }],
+    });
+    const p = await h.plan(
+      "gpurental_instance",
+      null,
+      instanceConfig({ template_id: tpl.id, env: { APP_PASSWORD: "mine" } }),
+    );
+    expect(p.diags).toMatchObject([
+      {
+        severity: "warning",
+        summary: "APP_PASSWORD is set by the platform",
+        path: [{ attribute: "env" }, { key: "APP_PASSWORD" }],
+      },
+    ]);
   });
 
   test("plan-time checks are skipped for unknown inputs", async () => {
