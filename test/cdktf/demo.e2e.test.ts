@@ -158,6 +158,37 @@ describe("example CDKTF app against the in-process fake backend", () => {
   });
 });
 
+describe("demo --keep", () => {
+  it("leaves the instance running and says how to reach the fake backend until stopped", async () => {
+    const work = mkdtempSync(join(tmpdir(), "gpurental-demo-keep-"));
+    const out = collector();
+    const stop = new AbortController();
+    try {
+      const result = await runDemo({
+        workDir: work,
+        keep: true,
+        transitions: "immediate",
+        out: out.stream,
+        signal: stop.signal,
+        // Stands for the user's Ctrl-C, once the demo waits.
+        onDeployed: () => {
+          setTimeout(() => stop.abort(), 200);
+        },
+      });
+      const printed = out.text();
+      expect(printed).toContain("Kept running (--keep)");
+      expect(printed).toMatch(/export GPURENTAL_BASE_URL=http:\/\/127\.0\.0\.1:\d+/);
+      expect(printed).toContain(`${work}/credentials.json`);
+      expect(printed).not.toContain("destroying");
+      expect(result.liveInstancesAtEnd).toBe(1);
+      expect(result.liveApiKeysAtEnd).toBe(1);
+      expect(existsSync(join(work, `terraform.${DEMO_STACK}.tfstate`))).toBe(true);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("gpurental demo", () => {
   it("runs end to end and exits 0", async () => {
     const work = mkdtempSync(join(tmpdir(), "gpurental-demo-cli-"));
