@@ -166,10 +166,11 @@ async function findNewInstance(
   body: DeployInstanceRequest,
   ctx: { signal?: AbortSignal | undefined; deadline: number; sleep: Sleep; now: () => number },
 ): Promise<Instance[]> {
-  // An empty listing is trusted only after a few reads spread over a couple of seconds, in case
-  // the server takes a moment to show a new instance; a listing that fails is retried until the
-  // deadline, because giving up there could leave an untracked instance behind.
+  // An empty listing is trusted only after reads spread over several seconds, in case a slow
+  // server (the answer may have timed out) commits the deploy a moment later; a listing that fails
+  // is retried until the deadline, because giving up there could leave an untracked instance.
   let emptyReads = 0;
+  let waited = 0;
   let delay = 250;
   for (;;) {
     try {
@@ -177,7 +178,7 @@ async function findNewInstance(
       const fresh = items.filter((i) => !before.has(i.id) && matchesDeploy(i, body));
       if (fresh.length > 0) return fresh;
       emptyReads++;
-      if (emptyReads >= 3) return [];
+      if (emptyReads >= 3 && waited >= EMPTY_LISTING_WINDOW_MS) return [];
     } catch (err) {
       if (ctx.signal?.aborted) throw new RequestAbortedError("GET /v1/instances", { cause: err });
       if (!isTransient(err)) throw err;
@@ -189,9 +190,13 @@ async function findNewInstance(
       );
     }
     await ctx.sleep(delay, ctx.signal);
+    waited += delay;
     delay = Math.min(delay * 2, 2000);
   }
 }
+
+/** How long listings must keep showing no new instance before a lost deploy counts as not landed. */
+const EMPTY_LISTING_WINDOW_MS = 5000;
 
 function waitOptions(ctx: OpContext, deadline: number) {
   const now = ctx.now ?? Date.now;
