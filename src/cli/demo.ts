@@ -501,7 +501,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     }
 
     step = report.step("destroying with cdktf and terraform");
-    const destroyCode = await cdktf(["destroy", DEMO_STACK, "--auto-approve"], relay);
+    const destroyCode = await cdktf(
+      // The configuration synthesized for the deploy is the one to destroy: no second synth.
+      ["destroy", DEMO_STACK, "--auto-approve", "--skip-synth", "--skip-provider-lock"],
+      relay,
+    );
     if (destroyCode !== 0) throw new DemoError(`cdktf destroy failed (exit code ${destroyCode}); see ${log}`);
     const live = liveCounts(backend, creds.org_id);
     if (live.instances > 0 || live.apiKeys > 0) {
