@@ -447,6 +447,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         .filter((row) => row.kind !== "top_up")
         .reduce((sum, row) => sum + row.amount_micro, 0);
     const spendMicro = spendOf(backend);
+    const startedAt = backend.instance(instanceId)?.started_at ?? null;
+    const runningFor =
+      startedAt === null
+        ? ""
+        : `, running for ${((backend.clock.now().getTime() - startedAt) / 1000).toFixed(1)}s`;
 
     await options.onDeployed?.({ backend, outputs, orgId: creds.org_id, statePath });
 
@@ -468,7 +473,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       ],
       [
         "Spend so far",
-        `${formatYuan(spendMicro)} (fake backend ledger; GPU time is billed per second while running)`,
+        `${formatYuan(spendMicro)} (fake backend ledger: GPU time is billed per whole second${runningFor})`,
       ],
     ];
     report.line();
