@@ -18,6 +18,16 @@ function parseTransitions(value: string): TransitionMode {
   );
 }
 
+function parseControlToken(value: string): string {
+  // An empty or short token would leave the control API (reset, clock, balance) effectively open.
+  if (!/^[\x21-\x7e]{16,256}$/.test(value)) {
+    throw new InvalidArgumentError(
+      `--control-token must be 16 to 256 printable ASCII characters without spaces, got ${value.length} characters.`,
+    );
+  }
+  return value;
+}
+
 interface FakeBackendFlags {
   port: number;
   host: string;
@@ -41,7 +51,12 @@ export function register(program: Command): void {
     .option("--state-file <path>", "persist state to this file after each change and restore it at start")
     .addOption(new Option("--seed <seed>", "seed data at start").choices(["demo", "none"]).default("none"))
     .option("--credentials <path>", "write the demo credentials as JSON (mode 0600) to this file")
-    .option("--control-token <token>", "token of the /_control API (random when absent)")
+    .addOption(
+      new Option(
+        "--control-token <token>",
+        "token of the /_control API, 16+ characters (random when absent)",
+      ).argParser(parseControlToken),
+    )
     .addOption(
       new Option("--transitions <mode>", "immediate | realistic | manual | <milliseconds>")
         .argParser(parseTransitions)
@@ -78,6 +93,10 @@ async function run(flags: FakeBackendFlags): Promise<void> {
       process.stderr.write(`error: port ${flags.port} on ${flags.host} is already in use\n`);
     } else if (code === "EADDRNOTAVAIL" || code === "EACCES") {
       process.stderr.write(`error: cannot listen on ${flags.host}:${flags.port} (${code})\n`);
+    } else if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
+      process.stderr.write(`error: --host ${flags.host} is not an address of this machine (${code})\n`);
+    } else if (err instanceof Error && err.name === "StateFileError") {
+      process.stderr.write(`error: --state-file: ${err.message}\n`);
     } else {
       process.stderr.write(`error: the fake backend could not start: ${(err as Error).message}\n`);
     }
@@ -85,7 +104,16 @@ async function run(flags: FakeBackendFlags): Promise<void> {
     return;
   }
   if (flags.credentials && backend.credentials) {
-    writeFileSync(flags.credentials, `${JSON.stringify(backend.credentials, null, 2)}\n`, { mode: 0o600 });
+    try {
+      writeFileSync(flags.credentials, `${JSON.stringify(backend.credentials, null, 2)}\n`, { mode: 0o600 });
+    } catch (err) {
+      // Without its credentials file the demo is of no use: stop instead of serving on unseen.
+      const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      process.stderr.write(`error: --credentials ${flags.credentials} cannot be written (${reason})\n`);
+      await backend.close();
+      process.exitCode = 1;
+      return;
+    }
   }
   // The URL only: tokens go to the credentials file, never to the terminal.
   process.stdout.write(`gpurental fake backend listening on ${backend.url}\n`);

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { Clock } from "./clock";
 import { registerControl } from "./control";
@@ -142,17 +142,99 @@ export interface FakeBackend {
   close(): Promise<void>;
 }
 
+/** A state file that cannot be used; the message names the file and what is wrong with it. */
+export class StateFileError extends Error {
+  /** Builds the error for `file`. */
+  constructor(
+    readonly file: string,
+    detail: string,
+  ) {
+    super(`state file ${file}: ${detail}`);
+    this.name = "StateFileError";
+  }
+}
+
+const RECORD_KEYS = [
+  "orgs",
+  "users",
+  "sessions",
+  "api_keys",
+  "ssh_keys",
+  "machines",
+  "offers",
+  "templates",
+  "instances",
+  "host_behaviour",
+  "race_losses",
+] as const;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+// The file may have been edited by hand or cut short by a full disk: check the top-level shape so a
+// broken file is refused at start with its name, instead of failing on the first request.
 function loadState(file: string): FakeState | undefined {
   if (!existsSync(file)) return undefined;
-  const parsed = JSON.parse(readFileSync(file, "utf8")) as FakeState;
-  if (parsed.version !== 1) throw new Error(`unsupported state file version in ${file}`);
-  return parsed;
+  let text: string;
+  try {
+    if (!statSync(file).isFile()) throw new StateFileError(file, "is not a regular file");
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    if (err instanceof StateFileError) throw err;
+    throw new StateFileError(file, `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new StateFileError(
+      file,
+      `is not valid JSON (${(err as Error).message}); move it away to start empty`,
+    );
+  }
+  if (!isPlainObject(parsed)) throw new StateFileError(file, "must hold a JSON object");
+  if (parsed.version !== 1) {
+    throw new StateFileError(file, `has version ${JSON.stringify(parsed.version) ?? "none"}; expected 1`);
+  }
+  for (const key of RECORD_KEYS) {
+    if (!isPlainObject(parsed[key])) throw new StateFileError(file, `field ${key} must be an object`);
+  }
+  for (const key of ["memberships", "ledger"] as const) {
+    if (!Array.isArray(parsed[key])) throw new StateFileError(file, `field ${key} must be an array`);
+  }
+  for (const key of ["clock_offset_ms", "settled_at", "seq"] as const) {
+    if (typeof parsed[key] !== "number" || !Number.isFinite(parsed[key])) {
+      throw new StateFileError(file, `field ${key} must be a number`);
+    }
+  }
+  return parsed as unknown as FakeState;
+}
+
+// Probe the directory before listening, so a state file that can never be written is refused at
+// start rather than on the first change, with the server already up.
+function probeWritable(file: string): void {
+  const probe = `${file}.${process.pid}.probe`;
+  try {
+    writeFileSync(probe, "", { mode: 0o600 });
+    rmSync(probe, { force: true });
+  } catch (err) {
+    throw new StateFileError(
+      file,
+      `cannot be written (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
+  }
 }
 
 /** Starts the fake backend; in-process it keeps state in memory unless `stateFile` is given. */
 export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<FakeBackend> {
+  if (opts.controlToken !== undefined && opts.controlToken.trim() === "") {
+    // An empty token would match a request sending an empty X-Control-Token header.
+    throw new Error("controlToken must not be empty; leave it out for a random one");
+  }
   const controlToken = opts.controlToken ?? randomBytes(24).toString("hex");
   const restored = opts.stateFile ? loadState(opts.stateFile) : undefined;
+  if (opts.stateFile) probeWritable(opts.stateFile);
   const clock = new Clock(restored?.clock_offset_ms ?? 0);
   const engine = new Engine(restored ?? emptyState(), clock);
   if (!restored || opts.transitions) engine.state.transitions = opts.transitions ?? "immediate";
@@ -194,18 +276,34 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     registerControl: (a) => registerControl(a, { engine, faults, controlToken, seedDemo: doSeed, advance }),
   });
   await app.listen({ port: opts.port ?? 0, host: opts.host ?? "127.0.0.1" });
-  const address = app.server.address() as AddressInfo;
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  url = `http://${host}:${address.port}`;
-  if (opts.seed === "demo" && !restored) doSeed();
-  else if (opts.seed === "demo") credentials = reissueDemoCredentials(engine, url, controlToken) ?? doSeed();
-  persist();
+  try {
+    const address = app.server.address() as AddressInfo;
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    url = `http://${host}:${address.port}`;
+    if (opts.seed === "demo" && !restored) doSeed();
+    else if (opts.seed === "demo")
+      credentials = reissueDemoCredentials(engine, url, controlToken) ?? doSeed();
+    persist();
+  } catch (err) {
+    // Nothing may keep listening when start-up fails: the caller only gets the error.
+    await app.close();
+    throw err;
+  }
 
+  let tickFailed = false;
   const timer =
     opts.tickMs !== undefined && opts.tickMs > 0
       ? setInterval(() => {
-          engine.settle();
-          persist();
+          try {
+            engine.settle();
+            persist();
+            tickFailed = false;
+          } catch (err) {
+            // A background tick has no caller to answer: report once and keep serving; the next
+            // request that changes something retries the write and answers 500 if it still fails.
+            if (!tickFailed) opts.logger?.(`state could not be saved: ${(err as Error).message}`);
+            tickFailed = true;
+          }
         }, opts.tickMs)
       : undefined;
   timer?.unref();

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -125,5 +125,48 @@ describe("gpurental fake-backend", () => {
     } finally {
       server.close();
     }
+  });
+  test("a state file in a missing directory is refused naming --state-file, and nothing keeps listening", async () => {
+    const p = run(["--state-file", join(dir, "no-such-dir", "state.json")]);
+    expect(await p.exit).toBe(1);
+    expect(p.err()).toContain("--state-file");
+    expect(p.err()).toContain("cannot be written (ENOENT)");
+    expect(p.out()).not.toContain("listening");
+  });
+
+  test.each([
+    ["not JSON", "{bad", "is not valid JSON"],
+    ["an array", "[]", "must hold a JSON object"],
+    ["another version", '{"version":2}', "has version 2; expected 1"],
+    ["records missing", '{"version":1}', "field orgs must be an object"],
+  ])("a state file holding %s is refused with its name and the reason", async (_what, text, reason) => {
+    const file = join(dir, `broken-${reason.length}.json`);
+    writeFileSync(file, text);
+    const p = run(["--state-file", file]);
+    expect(await p.exit).toBe(1);
+    expect(p.err()).toContain(`--state-file: state file ${file}: ${reason}`);
+  });
+
+  test("a credentials file that cannot be written stops the server with exit code 1", async () => {
+    const p = run(["--seed", "demo", "--credentials", join(dir, "no-such-dir", "creds.json")]);
+    expect(await p.exit).toBe(1);
+    expect(p.err()).toContain("--credentials");
+    expect(p.err()).toContain("cannot be written (ENOENT)");
+    expect(p.out()).not.toContain("listening");
+  });
+
+  test.each([[""], ["short"], ["has a space in it...."]])(
+    "a control token %j that would leave /_control open is refused",
+    async (token) => {
+      const p = run(["--control-token", token]);
+      expect(await p.exit).toBe(1);
+      expect(p.err()).toContain("--control-token must be 16 to 256 printable ASCII characters");
+    },
+  );
+
+  test("an unknown --host is refused naming the flag", async () => {
+    const p = run(["--host", "no-such-host.invalid"]);
+    expect(await p.exit).toBe(1);
+    expect(p.err()).toContain("--host no-such-host.invalid");
   });
 });
