@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -67,6 +67,24 @@ describe("provider install", () => {
     expect(() =>
       installProvider({ dir: join(work, "d"), bundle: join(work, "missing.js"), launcher }),
     ).toThrow(/npm run bundle/);
+  });
+
+  it("refuses a mirror directory that is a file, empty, or cannot be written, naming --dir", () => {
+    const file = join(work, "a-file");
+    writeFileSync(file, "x");
+    expect(() => installProvider({ dir: file, bundle, launcher })).toThrow(
+      `the mirror directory (--dir) ${file} is a file, not a directory`,
+    );
+    expect(() => installProvider({ dir: " ", bundle, launcher })).toThrow(/--dir\) must not be empty/);
+    // A file where a directory of the layout belongs: the write fails below the mirror.
+    const blocked = join(work, "blocked");
+    mkdirSync(blocked);
+    writeFileSync(join(blocked, "registry.terraform.io"), "x");
+    expect(() => installProvider({ dir: blocked, bundle, launcher })).toThrow(
+      new RegExp(
+        `cannot write the provider into the mirror directory \\(--dir\\) ${blocked}: (ENOTDIR|EEXIST)`,
+      ),
+    );
   });
 
   it("names platforms as Terraform does", () => {

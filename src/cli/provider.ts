@@ -1,5 +1,14 @@
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
@@ -141,7 +150,13 @@ export function mirrorCliConfig(mirrorDir: string, sources: readonly string[]): 
 
 /** Installs the provider into a filesystem mirror and returns where, with the lock hash and CLI config. */
 export function installProvider(opts: InstallOptions = {}): InstallResult {
+  if (opts.dir !== undefined && opts.dir.trim() === "") {
+    throw new Error("the mirror directory (--dir) must not be empty");
+  }
   const mirrorDir = resolve(opts.dir ?? defaultMirrorDir());
+  if (existsSync(mirrorDir) && !statSync(mirrorDir).isDirectory()) {
+    throw new Error(`the mirror directory (--dir) ${mirrorDir} is a file, not a directory`);
+  }
   const version = opts.version ?? packageVersion;
   if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) {
     throw new Error(`invalid version "${version}": expected a semantic version like 1.2.3`);
@@ -163,13 +178,20 @@ export function installProvider(opts: InstallOptions = {}): InstallResult {
   const packageDirs: string[] = [];
   for (const source of sources) {
     const packageDir = join(mirrorDir, ...source.split("/"), version, terraformPlatform());
-    // Start clean: a stale file left from an older install would change the hash.
-    rmSync(packageDir, { recursive: true, force: true });
-    mkdirSync(packageDir, { recursive: true });
-    for (const [name, data, mode] of contents) {
-      const file = join(packageDir, name);
-      writeFileSync(file, data, { mode });
-      chmodSync(file, mode);
+    try {
+      // Start clean: a stale file left from an older install would change the hash.
+      rmSync(packageDir, { recursive: true, force: true });
+      mkdirSync(packageDir, { recursive: true });
+      for (const [name, data, mode] of contents) {
+        const file = join(packageDir, name);
+        writeFileSync(file, data, { mode });
+        chmodSync(file, mode);
+      }
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      throw new Error(
+        `cannot write the provider into the mirror directory (--dir) ${mirrorDir}: ${e.code ?? e.message}${e.path ? ` at ${e.path}` : ""}`,
+      );
     }
     packageDirs.push(packageDir);
   }
