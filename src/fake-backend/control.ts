@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Engine } from "./engine";
-import { ApiFailure } from "./errors";
+import { ApiFailure, UnreadableBody } from "./errors";
 import type { FaultStore } from "./faults";
 import { errorBody } from "./http";
 import type { DemoCredentials, TransitionMode } from "./types";
@@ -81,6 +81,7 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
             .code(401)
             .send(errorBody(req, "CONTROL_TOKEN_INVALID", "Missing or wrong X-Control-Token"));
         }
+        if (req.body instanceof UnreadableBody) throw req.body.failure;
         const result = run(() => handler(req, reply));
         return result === undefined ? { ok: true } : result;
       },

@@ -25,3 +25,9 @@ export function tokenInvalid(message = "The bearer token is missing, unknown or 
 export function adminRequired(message = "This action needs an admin in a signed-in session"): ApiFailure {
   return new ApiFailure(403, "ADMIN_REQUIRED", message);
 }
+
+/** A body that could not be read, kept until the checks that come before it have passed. */
+export class UnreadableBody {
+  /** Wraps the refusal to answer once the route reaches its body. */
+  constructor(readonly failure: ApiFailure) {}
+}

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Caller, Engine } from "./engine";
 import { iso } from "./engine";
-import { ApiFailure, adminRequired } from "./errors";
+import { ApiFailure, adminRequired, UnreadableBody } from "./errors";
 import type { FaultStore } from "./faults";
 import {
   createApiKeyBody,
@@ -37,6 +37,14 @@ export interface HttpContext {
 const LOST_RESPONSE = Symbol("lostResponse");
 const STARTED = Symbol("started");
 type Marked = FastifyRequest & { [LOST_RESPONSE]?: boolean; [STARTED]?: bigint };
+
+function unsupportedMediaType(): ApiFailure {
+  return new ApiFailure(
+    415,
+    "UNSUPPORTED_MEDIA_TYPE",
+    "Send the body as JSON with Content-Type: application/json",
+  );
+}
 
 /** The documented error body; `request_id` repeats the X-Request-Id header. */
 export function errorBody(
@@ -77,6 +85,24 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     // Let a client's own X-Request-Id show up nowhere: ours is always fresh.
     requestIdHeader: false,
     return503OnClosing: true,
+    // Long ids reach the routes and get their own 404; only absurd ones are cut off below.
+    routerOptions: { maxParamLength: 1024 },
+    frameworkErrors: (err, req, rawReply) => {
+      // Fastify types this reply for its own route generics; only code, header and send are used.
+      const reply = rawReply as unknown as FastifyReply;
+      const path = (req.raw.url ?? "").split("?")[0] ?? "";
+      reply.header("x-request-id", req.id);
+      if (err.code === "FST_ERR_MAX_PARAM_LENGTH") {
+        return reply
+          .code(404)
+          .send(errorBody(req, "NOT_FOUND", "A path segment is longer than 1024 characters"));
+      }
+      const message =
+        err.code === "FST_ERR_BAD_URL"
+          ? `The path ${JSON.stringify(path.slice(0, 200))} is not valid URL encoding`
+          : "The request could not be read";
+      return reply.code(400).send(errorBody(req, "BAD_REQUEST", message));
+    },
   });
   const routes: { method: string; re: RegExp }[] = [];
   app.addHook("onRoute", (r) => {
@@ -85,6 +111,8 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
   });
 
   // Only JSON bodies; an empty body counts as no body so that POST /stop with a JSON header works.
+  // An unreadable body is not refused here: the documented order checks the token, X-Org-Id and
+  // the route's permission first, so the refusal travels as the body and the route throws it.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     const text = typeof body === "string" ? body : body.toString("utf8");
@@ -92,8 +120,16 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(new ApiFailure(400, "INVALID_JSON", "The request body is not valid JSON"), undefined);
+      done(
+        null,
+        new UnreadableBody(new ApiFailure(400, "INVALID_JSON", "The request body is not valid JSON")),
+      );
     }
+  });
+  app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    if (text === "") return done(null, undefined);
+    done(null, new UnreadableBody(unsupportedMediaType()));
   });
 
   app.addHook("onRequest", async (req, reply) => {
@@ -148,17 +184,7 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
       return reply.code(413).send(errorBody(req, "PAYLOAD_TOO_LARGE", "The request body exceeds 1 MiB"));
     }
-    if (e.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
-      return reply
-        .code(415)
-        .send(
-          errorBody(
-            req,
-            "UNSUPPORTED_MEDIA_TYPE",
-            "Send the body as JSON with Content-Type: application/json",
-          ),
-        );
-    }
+    if (e.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") return sendFailure(req, reply, unsupportedMediaType());
     if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
       return reply.code(e.statusCode).send(errorBody(req, "BAD_REQUEST", "The request could not be read"));
     }
@@ -186,10 +212,33 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
 }
 
 type Handler = (caller: Caller, req: FastifyRequest, reply: FastifyReply) => unknown;
+/** A route's permission check; throws 401/403 before the body is looked at. */
+type Permit = (caller: Caller) => void;
 
 function registerV1(app: FastifyInstance, ctx: HttpContext): void {
   const { engine } = ctx;
+  // Checks in the documented order: token, X-Org-Id, the route's permission, then the body.
+  const sessionOnly: Permit = (caller) => engine.requireSession(caller);
+  const adminSession: Permit = (caller) => engine.requireAdminSession(caller);
+  // An API key gets 403 ADMIN_REQUIRED on its own routes whatever the body (5.4).
+  const noApiKey: Permit = (caller) => {
+    if (caller.via !== "session") throw adminRequired("API keys cannot create or revoke API keys");
+  };
+  // The routes whose permission is not everyone's; the handlers' own checks stay as a second line.
+  const permits: Record<string, Permit> = {
+    "POST /v1/api-keys": noApiKey,
+    "DELETE /v1/api-keys/:id": noApiKey,
+    "POST /v1/billing/orders": adminSession,
+    "GET /v1/me": sessionOnly,
+    "GET /v1/ssh-keys": sessionOnly,
+    "POST /v1/ssh-keys": sessionOnly,
+    "GET /v1/orgs/current/members": adminSession,
+    "DELETE /v1/orgs/current/members/:user_id": adminSession,
+    "GET /v1/orgs/current/invites": adminSession,
+    "POST /v1/orgs/current/invites": adminSession,
+  };
   const route = (method: "GET" | "POST" | "DELETE", url: string, handler: Handler) => {
+    const permit = permits[`${method} ${url}`];
     app.route({
       method,
       url,
@@ -197,6 +246,8 @@ function registerV1(app: FastifyInstance, ctx: HttpContext): void {
         engine.settle();
         const org = req.headers["x-org-id"];
         const caller = engine.authenticate(req.headers.authorization, Array.isArray(org) ? org[0] : org);
+        permit?.(caller);
+        if (req.body instanceof UnreadableBody) throw req.body.failure;
         const result = handler(caller, req, reply);
         if (result === undefined) return reply;
         return result;
@@ -208,8 +259,6 @@ function registerV1(app: FastifyInstance, ctx: HttpContext): void {
 
   // ---- API keys
   route("POST", "/v1/api-keys", (caller, req, reply) => {
-    // Permission first: an API key gets 403 ADMIN_REQUIRED whatever its body.
-    if (caller.via !== "session") throw adminRequired("API keys can only be created in a signed-in session");
     const body = parseOr422(createApiKeyBody, req.body, "body");
     const { key, secret } = engine.createApiKey(caller, body);
     reply.code(201);

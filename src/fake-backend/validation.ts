@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApiFailure, type ErrorExtras } from "./errors";
+import { ApiFailure, type ErrorExtras, UnreadableBody } from "./errors";
 
 const uuid = z
   .string()
@@ -65,7 +65,8 @@ export const transactionsQuery = z.object({
 export const spendDailyQuery = z.object({ days: z.coerce.number().int().min(1).max(90).default(30) });
 
 /** POST /v1/billing/orders body. */
-export const orderBody = z.object({ amount_micro: z.number().int().min(1).max(1_000_000_000_000) });
+// Range before int(): zod reports its safe-integer bound otherwise, not ours.
+export const orderBody = z.object({ amount_micro: z.number().min(1).max(1_000_000_000_000).int() });
 
 /** POST /v1/ssh-keys body. */
 export const sshKeyBody = z.object({
@@ -105,6 +106,17 @@ export function parseOr422<S extends z.ZodType>(
   data: unknown,
   where: "body" | "query",
 ): z.output<S> {
+  if (data instanceof UnreadableBody) throw data.failure;
+  if (where === "query" && data !== null && typeof data === "object") {
+    // A parameter given twice arrives as an array; say so instead of a confusing type error.
+    for (const [k, v] of Object.entries(data)) {
+      if (Array.isArray(v)) {
+        throw new ApiFailure(422, "VALIDATION_ERROR", `${k}: given ${v.length} times; give it once`, {
+          field: k,
+        });
+      }
+    }
+  }
   const result = schema.safeParse(data ?? (where === "query" ? {} : undefined));
   if (result.success) return result.data;
   const issue = result.error.issues[0];
@@ -118,5 +130,7 @@ export function parseOr422<S extends z.ZodType>(
   if (typeof value === "number" || typeof value === "boolean") extras.value = value;
   else if (typeof value === "string" && value.length <= 64 && !/^gp[rs]_/.test(value)) extras.value = value;
   else if (value === null) extras.value = null;
-  throw new ApiFailure(422, "VALIDATION_ERROR", `${field}: ${issue.message}`, extras);
+  // The message names the value too when it is safe to echo, so a log line alone explains it.
+  const got = "value" in extras ? `; got ${JSON.stringify(extras.value)}` : "";
+  throw new ApiFailure(422, "VALIDATION_ERROR", `${field}: ${issue.message}${got}`, extras);
 }

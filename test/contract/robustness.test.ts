@@ -64,6 +64,63 @@ describe("robustness: one error shape for every bad request", () => {
     expect(a.status).toBe(200);
   });
 
+  test("documented order: the token, X-Org-Id and the route's permission come before an unreadable body", async () => {
+    const bad = { rawBody: '{"name": ' };
+    const noToken = await call(fb(), "POST", "/v1/api-keys", bad);
+    expect([noToken.status, errorOf(noToken).code]).toEqual([401, "TOKEN_INVALID"]);
+    const otherOrg = await call(fb(), "POST", "/v1/api-keys", {
+      ...bad,
+      token: admin(),
+      headers: { "x-org-id": "00000000-0000-4000-8000-00000000ffff" },
+    });
+    expect([otherOrg.status, errorOf(otherOrg).code]).toEqual([403, "ORG_MISMATCH"]);
+    const { secret } = await createKey(fb(), admin());
+    const viaKey = await call(fb(), "POST", "/v1/api-keys", { ...bad, token: secret });
+    expect([viaKey.status, errorOf(viaKey).code]).toEqual([403, "ADMIN_REQUIRED"]);
+    const member = await call(fb(), "POST", "/v1/billing/orders", {
+      rawBody: "amount=1",
+      headers: { "content-type": "text/plain" },
+      token: creds().member_session_token,
+    });
+    expect([member.status, errorOf(member).code]).toEqual([403, "ADMIN_REQUIRED"]);
+    // Once those pass, the body itself is refused.
+    const admins = await call(fb(), "POST", "/v1/api-keys", { ...bad, token: admin() });
+    expect([admins.status, errorOf(admins).code]).toEqual([400, "INVALID_JSON"]);
+    const form = await call(fb(), "POST", "/v1/api-keys", {
+      rawBody: "name=x",
+      headers: { "content-type": "text/plain" },
+      token: admin(),
+    });
+    expect([form.status, errorOf(form).code]).toEqual([415, "UNSUPPORTED_MEDIA_TYPE"]);
+  });
+
+  test("a validation message names the field, the limit and the value", async () => {
+    const a = await deploy(fb(), creds(), admin(), { disk_gb: 5 });
+    expect(errorOf(a)).toMatchObject({ field: "disk_gb", limit: 10, value: 5 });
+    expect(errorOf(a).message).toMatch(/^disk_gb: .*>=10; got 5$/);
+    const order = await call(fb(), "POST", "/v1/billing/orders", {
+      token: admin(),
+      body: { amount_micro: 1e300 },
+    });
+    expect(errorOf(order)).toMatchObject({ field: "amount_micro", limit: 1_000_000_000_000 });
+  });
+
+  test("a query parameter given twice is a VALIDATION_ERROR saying so", async () => {
+    const a = await call(fb(), "GET", "/v1/offers?num_gpus=1&num_gpus=2", { token: admin() });
+    expect([a.status, errorOf(a).code, errorOf(a).field]).toEqual([422, "VALIDATION_ERROR", "num_gpus"]);
+    expect(errorOf(a).message).toBe("num_gpus: given 2 times; give it once");
+  });
+
+  test("a path that is not valid URL encoding, or an absurdly long id, answers in the one error shape", async () => {
+    const a = await call(fb(), "GET", "/v1/instances/%E0%A4%A", { token: admin() });
+    expect([a.status, errorOf(a).code]).toEqual([400, "BAD_REQUEST"]);
+    expect(errorOf(a).request_id).toBe(a.headers.get("x-request-id"));
+    const long = await call(fb(), "GET", `/v1/instances/${"a".repeat(500)}`, { token: admin() });
+    expect([long.status, errorOf(long).code]).toEqual([404, "INSTANCE_NOT_FOUND"]);
+    const absurd = await call(fb(), "GET", `/v1/instances/${"a".repeat(5000)}`, { token: admin() });
+    expect([absurd.status, errorOf(absurd).code]).toEqual([404, "NOT_FOUND"]);
+  });
+
   test("nothing crashes the server: a burst of garbage, then a normal request", async () => {
     const garbage = ["{", "[", "null", '"str"', "1e999", '{"disk_gb":{}}', "\u0000"];
     for (const raw of garbage) {
