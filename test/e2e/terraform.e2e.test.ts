@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageHash } from "../../src/cli/provider";
-import { type StateResource, TerraformHarness } from "./harness";
+import { findTerraform, type StateResource, TerraformHarness } from "./harness";
 
 // The real terraform CLI against the real provider executable, installed from a filesystem mirror,
 // serving a test-only resource (fixtures/test-provider.ts) built with the provider framework.
@@ -107,6 +107,20 @@ describe("terraform with the gpurental provider", () => {
     expect(r.stdout).toMatch(/No changes\. Your infrastructure matches the configuration\./);
   });
 
+  it("TF_LOG=debug shows the provider's own log lines parsed at their level, with no credential", async () => {
+    const r = await tf.ok(["plan"], { TF_LOG: "debug" });
+    const ours = r.stderr.split("\n").filter((l) => l.includes("provider.terraform-provider-gpurental"));
+    // Parsed: Terraform re-logs the record at its @level with its message, not the raw JSON text.
+    expect(
+      ours.some((l) =>
+        /\[DEBUG\] provider\.terraform-provider-gpurental[^:]*: plugin server started/.test(l),
+      ),
+    ).toBe(true);
+    expect(ours.filter((l) => l.includes('"@level"'))).toEqual([]);
+    expect(r.stderr).not.toMatch(/gp[rs]_[0-9a-f]{8,}/);
+    expect(r.stderr).not.toContain("s3cr3t-value");
+  });
+
   it("updates a nested attribute in place", async () => {
     tf.write({ "main.tf": config({ labelValue: "research", size: 2 }) });
     const r = await tf.ok(["apply", "-auto-approve"]);
@@ -203,5 +217,19 @@ resource "gpurental_e2e_thing" "x" {
     await tf.ok(["init", "-upgrade"]);
     const r = await tf.ok(["plan"]);
     expect(r.stdout).toMatch(/Plan: 1 to add/);
+  });
+});
+
+describe("finding the terraform CLI", () => {
+  it("fails clearly when TERRAFORM_BINARY_NAME names nothing", () => {
+    expect(() => findTerraform({ TERRAFORM_BINARY_NAME: "/nonexistent/terraform", PATH: "" })).toThrow(
+      "End-to-end tests need the Terraform CLI: none of /nonexistent/terraform was found (set TERRAFORM_BINARY_NAME to the binary to use).",
+    );
+  });
+
+  it("fails clearly when PATH holds neither terraform nor tofu", () => {
+    expect(() => findTerraform({ PATH: "/nonexistent" })).toThrow(
+      /none of terraform, tofu was found on PATH/,
+    );
   });
 });
