@@ -20,6 +20,7 @@ import { makeInstance } from "./testing/fixtures";
 // server; behaviour of the real API is tested against the fake backend in client.fake-backend.test.ts.
 
 const TOKEN = `gpr_${"ab12".repeat(12)}`;
+const ORG = "00000000-0000-4000-8000-0000000000a1";
 
 interface Seen {
   method: string;
@@ -151,6 +152,22 @@ describe("construction", () => {
     expect((err as Error).message).toMatch(message);
   });
 
+  test("rejects an orgId that is not a UUID, naming the field and the value", () => {
+    for (const orgId of ["org-1", "", "00000000-0000-4000-8000-00000000000g"]) {
+      let err: unknown;
+      try {
+        new GpurentalClient({ baseUrl: "https://x.example", token: TOKEN, orgId });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ClientConfigError);
+      expect((err as ClientConfigError).field).toBe("orgId");
+      expect((err as Error).message).toBe(
+        `orgId must be an organization ID (a UUID), got ${JSON.stringify(orgId)}`,
+      );
+    }
+  });
+
   test("rejects an empty token without echoing it", () => {
     expect(() => new GpurentalClient({ baseUrl: "https://x.example", token: "" })).toThrow(/token must be/);
     expect(() => new GpurentalClient({ baseUrl: "https://x.example", token: "bad token" })).toThrow(
@@ -170,13 +187,13 @@ describe("construction", () => {
 describe("requests", () => {
   test("sends auth, org, user agent, accept and content type", async () => {
     server.queue(ok(makeInstance(), 201));
-    const c = client({ orgId: "org-1", userAgent: "Terraform/1.9.0" });
+    const c = client({ orgId: ORG, userAgent: "Terraform/1.9.0" });
     await c.deployInstance(deployBody);
     const s = server.seen[0]!;
     expect(s.method).toBe("POST");
     expect(s.url).toBe("/v1/instances");
     expect(s.headers.authorization).toBe(`Bearer ${TOKEN}`);
-    expect(s.headers["x-org-id"]).toBe("org-1");
+    expect(s.headers["x-org-id"]).toBe(ORG);
     expect(s.headers["user-agent"]).toBe(`gpurental/${version} Terraform/1.9.0`);
     expect(s.headers.accept).toBe("application/json");
     expect(s.headers["content-type"]).toBe("application/json");

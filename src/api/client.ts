@@ -294,11 +294,13 @@ export class GpurentalClient {
     }
     if (
       options.orgId !== undefined &&
-      (typeof options.orgId !== "string" || !/^[\x21-\x7e]+$/.test(options.orgId))
+      (typeof options.orgId !== "string" ||
+        !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(options.orgId))
     ) {
+      // Identifiers are UUIDs (contract, preamble); anything else would only ever earn 403 ORG_MISMATCH.
       throw new ClientConfigError(
         "orgId",
-        `orgId must be a non-empty string, got ${JSON.stringify(options.orgId)}`,
+        `orgId must be an organization ID (a UUID), got ${JSON.stringify(String(options.orgId).slice(0, 100))}`,
       );
     }
     if (options.userAgent !== undefined && /[\r\n]/.test(options.userAgent)) {
