@@ -89,6 +89,32 @@ export function emptyState(): FakeState {
   };
 }
 
+const RECORD_MAPS = [
+  "orgs",
+  "users",
+  "sessions",
+  "api_keys",
+  "ssh_keys",
+  "machines",
+  "offers",
+  "templates",
+  "instances",
+  "host_behaviour",
+  "race_losses",
+] as const;
+
+/**
+ * Re-creates every id-keyed record map without a prototype, so an id taken from a request path
+ * ("__proto__", "constructor", "toString") finds nothing instead of an inherited member.
+ */
+export function withoutPrototypes(state: FakeState): FakeState {
+  const target = state as unknown as Record<string, Record<string, unknown>>;
+  for (const key of RECORD_MAPS) {
+    target[key] = Object.assign(Object.create(null) as Record<string, unknown>, target[key]);
+  }
+  return state;
+}
+
 /** SHA-256 hex of a secret; the only form secrets are kept in. */
 export function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");
@@ -126,6 +152,7 @@ export class Engine {
     public state: FakeState,
     readonly clock: Clock,
   ) {
+    withoutPrototypes(state);
     if (state.settled_at === 0) state.settled_at = clock.nowMs();
   }
 
@@ -142,7 +169,7 @@ export class Engine {
   /** Empties every record; keeps the transition mode. */
   reset(): void {
     const transitions = this.state.transitions;
-    this.state = emptyState();
+    this.state = withoutPrototypes(emptyState());
     this.state.transitions = transitions;
     this.state.settled_at = this.now();
     this.onChange();

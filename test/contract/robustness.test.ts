@@ -121,6 +121,26 @@ describe("robustness: one error shape for every bad request", () => {
     expect([absurd.status, errorOf(absurd).code]).toEqual([404, "NOT_FOUND"]);
   });
 
+  test.each(["__proto__", "constructor", "toString"])(
+    "an id named like an object member (%s) is unknown on every by-id route",
+    async (id) => {
+      const cases: [string, string, string][] = [
+        ["GET", `/v1/offers/${id}`, "OFFER_NOT_FOUND"],
+        ["GET", `/v1/templates/${id}`, "TEMPLATE_NOT_FOUND"],
+        ["POST", `/v1/templates/${id}/duplicate`, "TEMPLATE_NOT_FOUND"],
+        ["GET", `/v1/instances/${id}`, "INSTANCE_NOT_FOUND"],
+        ["POST", `/v1/instances/${id}/stop`, "INSTANCE_NOT_FOUND"],
+        ["DELETE", `/v1/instances/${id}`, "INSTANCE_NOT_FOUND"],
+        ["GET", `/v1/instances/${id}/logs`, "INSTANCE_NOT_FOUND"],
+        ["DELETE", `/v1/api-keys/${id}`, "API_KEY_NOT_FOUND"],
+      ];
+      for (const [method, path, code] of cases) {
+        const a = await call(fb(), method, path, { token: admin() });
+        expect([method, path, a.status, errorOf(a).code]).toEqual([method, path, 404, code]);
+      }
+    },
+  );
+
   test("nothing crashes the server: a burst of garbage, then a normal request", async () => {
     const garbage = ["{", "[", "null", '"str"', "1e999", '{"disk_gb":{}}', "\u0000"];
     for (const raw of garbage) {
