@@ -160,9 +160,19 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     }
   });
 
-  app.addHook("onSend", async (req, _reply, payload) => {
+  app.addHook("onSend", async (req, reply, original) => {
+    let payload = original;
     // Commit before anything reaches the client, so "processed but response lost" is durable.
-    ctx.persist();
+    try {
+      ctx.persist();
+    } catch (err) {
+      // The change is in memory but not on disk: say so in the one error shape, not Fastify's.
+      const e = err as NodeJS.ErrnoException;
+      reply.code(500).header("content-type", "application/json; charset=utf-8");
+      payload = JSON.stringify(
+        errorBody(req, "INTERNAL", `The fake backend could not save its state file (${e.code ?? e.message})`),
+      );
+    }
     if ((req as Marked)[LOST_RESPONSE]) {
       req.raw.socket.destroy();
     }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeBackend } from "../../src/fake-backend";
@@ -59,6 +59,30 @@ describe("persistence: a restart with the same state file loses nothing", () => 
       expect((await call(third, "GET", "/v1/me", { token: c3?.admin_session_token })).status).toBe(200);
     } finally {
       await third.close();
+    }
+  });
+
+  test("a state file that can no longer be written is a 500 in the one error shape, and the server lives on", async () => {
+    const sub = mkdtempSync(join(dir, "vanishing-"));
+    const fb = await startFakeBackend({ seed: "demo", stateFile: join(sub, "state.json") });
+    const c = fb.credentials;
+    if (!c) throw new Error("no credentials");
+    rmSync(sub, { recursive: true, force: true });
+    try {
+      const a = await call(fb, "POST", "/v1/api-keys", { token: c.admin_session_token, body: { name: "x" } });
+      expect(a.status).toBe(500);
+      expect(a.body.error).toMatchObject({
+        code: "INTERNAL",
+        message: "The fake backend could not save its state file (ENOENT)",
+        request_id: a.headers.get("x-request-id"),
+      });
+      // Once the directory is back, the pending change is saved and requests succeed again.
+      mkdirSync(sub);
+      const b = await call(fb, "GET", "/v1/offers", { token: c.admin_session_token });
+      expect(b.status).toBe(200);
+      expect(JSON.parse(readFileSync(join(sub, "state.json"), "utf8")).version).toBe(1);
+    } finally {
+      await fb.close();
     }
   });
 
