@@ -253,6 +253,11 @@ function registerV1(app: FastifyInstance, ctx: HttpContext): void {
       method,
       url,
       handler: async (req, reply) => {
+        // "/v1/instances/" matches ":id" with an empty id; the documented answer is an unknown route.
+        if (Object.values((req.params ?? {}) as Record<string, string>).some((v) => v === "")) {
+          const path = req.url.split("?")[0] ?? req.url;
+          throw new ApiFailure(404, "NOT_FOUND", `No route ${req.method} ${path}`);
+        }
         engine.settle();
         const org = req.headers["x-org-id"];
         const caller = engine.authenticate(req.headers.authorization, Array.isArray(org) ? org[0] : org);

@@ -52,6 +52,15 @@ describe("robustness: one error shape for every bad request", () => {
     });
     expect([b.status, errorOf(b).code]).toEqual([405, "METHOD_NOT_ALLOWED"]);
     expect(b.headers.get("allow")).toContain("GET");
+    // Trailing slashes are not normalised, and an empty id is no id.
+    for (const [method, path] of [
+      ["GET", "/v1/instances/"],
+      ["DELETE", "/v1/instances/"],
+      ["GET", "/v1/api-keys/"],
+    ]) {
+      const c = await call(fb(), method!, path!, { token: admin() });
+      expect([path, c.status, errorOf(c).code]).toEqual([path, 404, "NOT_FOUND"]);
+    }
   });
 
   test("POST stop with a JSON content type and an empty body is accepted", async () => {
