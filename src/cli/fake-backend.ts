@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { TransitionMode } from "../fake-backend/types";
 
@@ -106,6 +106,8 @@ async function run(flags: FakeBackendFlags): Promise<void> {
   if (flags.credentials && backend.credentials) {
     try {
       writeFileSync(flags.credentials, `${JSON.stringify(backend.credentials, null, 2)}\n`, { mode: 0o600 });
+      // `mode` only applies to a new file: an older, wider-open file must not keep its mode.
+      chmodSync(flags.credentials, 0o600);
     } catch (err) {
       // Without its credentials file the demo is of no use: stop instead of serving on unseen.
       const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;

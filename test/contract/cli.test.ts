@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -145,6 +145,18 @@ describe("gpurental fake-backend", () => {
     const p = run(["--state-file", file]);
     expect(await p.exit).toBe(1);
     expect(p.err()).toContain(`--state-file: state file ${file}: ${reason}`);
+  });
+
+  test("an existing credentials file readable by others is narrowed to 0600", async () => {
+    const creds = join(dir, "wide-creds.json");
+    writeFileSync(creds, "{}", { mode: 0o644 });
+    chmodSync(creds, 0o644);
+    const p = run(["--seed", "demo", "--credentials", creds]);
+    await waitFor(() => p.out().includes("credentials written"));
+    expect(statSync(creds).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(creds, "utf8"))).toHaveProperty("admin_session_token");
+    p.child.kill("SIGTERM");
+    expect(await p.exit).toBe(0);
   });
 
   test("a credentials file that cannot be written stops the server with exit code 1", async () => {
