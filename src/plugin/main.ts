@@ -1,6 +1,6 @@
 import { version } from "../version";
 import { HandshakeError } from "./handshake";
-import { logger } from "./log";
+import { logger, redactText } from "./log";
 import { type ServeOptions, type ServiceSource, serveProvider } from "./server";
 import type { ProviderService } from "./tfplugin6";
 
@@ -20,6 +20,30 @@ Terraform starts this executable itself. Options for running it by hand:
   --debug    serve without Terraform and print the TF_REATTACH_PROVIDERS value to use
   --version  print the version
 `;
+
+let crashLoggingInstalled = false;
+
+// Without these, Node prints an uncaught error's stack as raw text on stderr: Terraform shows it
+// verbatim, unredacted and outside hclog. Route both through the logger, which masks credentials.
+function installCrashLogging(): void {
+  if (crashLoggingInstalled) return;
+  crashLoggingInstalled = true;
+  process.on("uncaughtException", (err) => {
+    logger.error("uncaught exception; the provider stops", {
+      error: err,
+      stack: err instanceof Error ? (err.stack ?? "") : "",
+    });
+    // The process state is unknown after an uncaught exception: stop, as Node would.
+    process.exit(1);
+  });
+  process.on("unhandledRejection", (reason) => {
+    // A promise nobody awaited failed; the RPC that owned it has already answered, so carry on.
+    logger.error("unhandled promise rejection", {
+      error: reason,
+      stack: reason instanceof Error ? (reason.stack ?? "") : "",
+    });
+  });
+}
 
 /**
  * Runs a provider executable: parses argv (`--debug`, `--version`, `--help`), serves `source`, and
@@ -44,6 +68,7 @@ export async function runProvider(
     process.exitCode = 2;
     return;
   }
+  installCrashLogging();
   try {
     await serveProvider(source, { debug: argv.includes("--debug"), ...opts });
   } catch (err) {
@@ -54,7 +79,7 @@ export async function runProvider(
     }
     logger.error("cannot start the provider", { error: err });
     process.stderr.write(
-      `terraform-provider-gpurental: ${err instanceof Error ? err.message : String(err)}\n`,
+      `terraform-provider-gpurental: ${redactText(err instanceof Error ? err.message : String(err))}\n`,
     );
     process.exitCode = 1;
   }

@@ -195,3 +195,70 @@ describe("the committed protocol descriptor", () => {
     );
   });
 });
+
+describe("a failure outside any RPC", () => {
+  let crashBundle = "";
+  beforeAll(async () => {
+    crashBundle = await bundle(join(__dirname, "testing", "crash-provider.ts"), join(work, "crash.js"));
+  });
+
+  function run(kind: "throw" | "reject"): Started {
+    const child = spawn(process.execPath, [crashBundle], {
+      env: { PATH: process.env.PATH, ...hostEnv, CRASH_KIND: kind },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout!.on("data", (d) => {
+      out += d;
+    });
+    child.stderr!.on("data", (d) => {
+      err += d;
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on("exit", (code, signal) => resolve({ code, signal })),
+    );
+    return { child, stdout: () => out, stderr: () => err, exited };
+  }
+
+  const records = (stderr: string) =>
+    stderr
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+  it("an uncaught exception is one redacted hclog error line, then exit 1", async () => {
+    const s = run("throw");
+    try {
+      await handshake(s);
+      expect((await s.exited).code).toBe(1);
+      const errors = records(s.stderr()).filter((r) => r["@level"] === "error");
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatchObject({ "@message": "uncaught exception; the provider stops" });
+      expect(String(errors[0]?.error)).toContain("thrown while holding [REDACTED]");
+      expect(s.stderr()).not.toMatch(/gpr_[0-9a-f]{8}/);
+    } finally {
+      s.child.kill("SIGKILL");
+    }
+  });
+
+  it("an unhandled rejection is logged redacted and the provider keeps serving", async () => {
+    const s = run("reject");
+    try {
+      await handshake(s);
+      const deadline = Date.now() + 10_000;
+      while (!s.stderr().includes("unhandled promise rejection") && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(records(s.stderr()).find((r) => r["@level"] === "error")).toMatchObject({
+        "@message": "unhandled promise rejection",
+        error: expect.stringContaining("rejected while holding [REDACTED]"),
+      });
+      expect(s.stderr()).not.toMatch(/gpr_[0-9a-f]{8}/);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(s.child.exitCode).toBeNull();
+    } finally {
+      s.child.kill("SIGKILL");
+    }
+  });
+});
