@@ -17,6 +17,9 @@ export interface ControlContext {
   advance(ms: number): void;
 }
 
+/** Longest single clock advance through the control API (100 years). */
+const MAX_ADVANCE_MS = 100 * 365 * 24 * 3_600_000;
+
 const transitionMode = z.union([
   z.enum(["immediate", "manual", "realistic"]),
   z.object({ afterMs: z.number().int().min(0) }),
@@ -43,7 +46,8 @@ const faultSpec = z.object({
   kind: z.enum(["status", "latency", "drop", "lost-response"]),
   status: z.number().int().min(400).max(599).optional(),
   retryAfterSeconds: z.number().int().min(0).optional(),
-  latencyMs: z.number().int().min(0).optional(),
+  // setTimeout fires at once above 2^31-1 ms, which would turn a long delay into none.
+  latencyMs: z.number().int().min(0).max(2_147_483_647).optional(),
   probability: z.number().min(0).max(1).optional(),
   times: z.number().int().min(1).optional(),
 });
@@ -102,7 +106,8 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
   });
   route("GET", "/clock", () => ({ now: engine.clock.now().toISOString(), frozen: engine.clock.frozen }));
   route("POST", "/clock/advance", (req) => {
-    ctx.advance(body(z.object({ ms: z.number().min(0) }), req).ms);
+    // A century at most: further out, fake-clock dates leave the range Date can print.
+    ctx.advance(body(z.object({ ms: z.number().min(0).max(MAX_ADVANCE_MS) }), req).ms);
     return { now: engine.clock.now().toISOString() };
   });
   route("POST", "/clock/freeze", (req) => {

@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { FaultSpec } from "./types";
 
+/** The longest latency a fault can add (setTimeout's limit). */
+export const MAX_LATENCY_MS = 2_147_483_647;
+
 interface ActiveFault {
   id: string;
   method: string | null;
@@ -26,8 +29,12 @@ export class FaultStore {
     if (spec.kind === "status" && (spec.status === undefined || spec.status < 400 || spec.status > 599)) {
       throw new Error("a status fault needs a status between 400 and 599");
     }
-    if (spec.kind === "latency" && (spec.latencyMs === undefined || spec.latencyMs < 0)) {
-      throw new Error("a latency fault needs latencyMs >= 0");
+    if (
+      spec.kind === "latency" &&
+      (spec.latencyMs === undefined || !(spec.latencyMs >= 0 && spec.latencyMs <= MAX_LATENCY_MS))
+    ) {
+      // setTimeout fires at once beyond 2^31-1 ms, which would turn a long delay into none.
+      throw new Error(`a latency fault needs latencyMs from 0 to ${MAX_LATENCY_MS}, got ${spec.latencyMs}`);
     }
     const p = spec.probability ?? 1;
     if (!(p >= 0 && p <= 1)) throw new Error("probability must be between 0 and 1");

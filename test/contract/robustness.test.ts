@@ -295,6 +295,25 @@ describe("control API over HTTP", () => {
     expect((await call(fb(), "GET", "/v1/offers", { token: c.admin_session_token })).status).toBe(401);
   });
 
+  test("out-of-range clock advances and latencies are refused naming the limit", async () => {
+    const a = await ctl("POST", "/clock/advance", { ms: 1e300 });
+    expect([a.status, errorOf(a).code, errorOf(a).field, errorOf(a).limit]).toEqual([
+      422,
+      "VALIDATION_ERROR",
+      "ms",
+      100 * 365 * 24 * 3_600_000,
+    ]);
+    const f = await ctl("POST", "/faults", { route: "/v1/offers", kind: "latency", latencyMs: 1e12 });
+    expect([f.status, errorOf(f).field, errorOf(f).limit]).toEqual([422, "latencyMs", 2_147_483_647]);
+    expect(() => fb().addFault({ route: "/v1/offers", kind: "latency", latencyMs: 1e12 })).toThrow(
+      "a latency fault needs latencyMs from 0 to 2147483647, got 1000000000000",
+    );
+    const offers = await call(fb(), "GET", "/v1/catalog/status", {
+      token: fb().credentials?.admin_session_token,
+    });
+    expect(offers.status).toBe(200);
+  });
+
   test("seeding records one by one through the control API", async () => {
     await ctl("POST", "/reset");
     const org = (await ctl("POST", "/orgs", { name: "Acme", balance_micro: 50_000_000 })).body;
