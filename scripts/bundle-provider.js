@@ -63,8 +63,9 @@ const unusedModules = {
 
 // grpc-js requires `http` (HTTP CONNECT proxies), `dns` (the dns: resolver) and `zlib` (compressed
 // messages) at module load, but a provider server on a unix socket or 127.0.0.1 uses none of them,
-// and Terraform does not compress. Loading them cost about 7 ms of every launch. grpc-js only
-// touches them inside functions, so it gets a stand-in that loads the real module on first use.
+// and Terraform does not compress. Loading dns and zlib cost about 6 ms of every launch (Node's
+// http2 loads http itself). grpc-js only touches them inside functions, so it gets a stand-in that
+// loads the real module on first use.
 const LAZY_BUILTINS = /^(node:)?(http|dns|zlib)$/;
 const lazyBuiltins = {
   name: "lazy-builtins",
@@ -87,6 +88,32 @@ const lazyBuiltins = {
         "    return d && { ...d, configurable: true };",
         "  },",
         "});",
+      ].join("\n"),
+      loader: "js",
+    }));
+  },
+};
+
+// Packages of the provider itself that only some provider processes need, with the exports the
+// provider uses. undici (the API client's HTTP) took about 15 ms to load, and the first process of
+// every Terraform command only answers GetProviderSchema, which makes no request. The stand-in
+// loads the package on the first call; an import of another export fails the build.
+const LAZY_PACKAGES = { undici: ["request"] };
+const lazyPackages = {
+  name: "lazy-packages",
+  setup(build) {
+    const filter = new RegExp(`^(${Object.keys(LAZY_PACKAGES).join("|")})$`);
+    build.onResolve({ filter }, (args) =>
+      args.namespace === "lazy-package" ? undefined : { path: args.path, namespace: "lazy-package" },
+    );
+    build.onLoad({ filter: /.*/, namespace: "lazy-package" }, (args) => ({
+      resolveDir: root,
+      contents: [
+        "let real;",
+        `const load = () => (real ??= require(${JSON.stringify(args.path)}));`,
+        ...LAZY_PACKAGES[args.path].map(
+          (name) => `export function ${name}(...args) { return load().${name}(...args); }`,
+        ),
       ].join("\n"),
       loader: "js",
     }));
@@ -130,7 +157,7 @@ const splitImpl = {
 async function bundle(entry, outfile, opts = {}) {
   const esbuild = require("esbuild");
   await esbuild.build({
-    plugins: [lazyBuiltins, unusedModules, jsonAsString, ...(opts.split ? [splitImpl] : [])],
+    plugins: [lazyBuiltins, lazyPackages, unusedModules, jsonAsString, ...(opts.split ? [splitImpl] : [])],
     entryPoints: [entry],
     outfile,
     bundle: true,
