@@ -37,6 +37,14 @@ export interface ProviderBundle {
 /** How long after start the cache is written if the process has not exited by then. */
 const WRITE_CACHE_AFTER_MS = 1500;
 
+/**
+ * Caches of other bundle locations are removed once this old or beyond the newest MAX_CACHES:
+ * every install location has its own, and throwaway installs (test mirrors) would otherwise pile
+ * up at about 1.5 MB each. A removed cache that was still in use is rewritten by its next launch.
+ */
+const STALE_CACHE_MS = 7 * 24 * 3600 * 1000;
+const MAX_CACHES = 32;
+
 /** The code cache directory, or undefined when caching is off. */
 export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
   if ((env.GPURENTAL_PROVIDER_CODE_CACHE ?? "").toLowerCase() === "off") return undefined;
@@ -99,10 +107,7 @@ export function loadBundle(file: string, env: NodeJS.ProcessEnv = process.env): 
         const tmp = `${cacheFile}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
         renameSync(tmp, cacheFile);
-        for (const old of readdirSync(dirname(cacheFile))) {
-          if (old.startsWith(prefix) && old !== cacheName)
-            rmSync(join(dirname(cacheFile), old), { force: true });
-        }
+        pruneCaches(dirname(cacheFile), prefix, cacheName);
       } catch {
         // A cache is an optimisation; a read-only or full disk must not affect the provider.
       }
@@ -111,6 +116,22 @@ export function loadBundle(file: string, env: NodeJS.ProcessEnv = process.env): 
     setTimeout(write, WRITE_CACHE_AFTER_MS).unref();
   }
   return moduleObject.exports;
+}
+
+/** Removes older caches of this bundle location, and stale ones of other locations. */
+function pruneCaches(dir: string, prefix: string, keep: string): void {
+  const others: { file: string; mtimeMs: number }[] = [];
+  for (const name of readdirSync(dir)) {
+    if (name === keep || !name.endsWith(".v8cache")) continue;
+    const file = join(dir, name);
+    if (name.startsWith(prefix)) rmSync(file, { force: true });
+    else others.push({ file, mtimeMs: statSync(file).mtimeMs });
+  }
+  others.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  const now = Date.now();
+  others.forEach(({ file, mtimeMs }, i) => {
+    if (i >= MAX_CACHES - 1 || now - mtimeMs > STALE_CACHE_MS) rmSync(file, { force: true });
+  });
 }
 
 /**
