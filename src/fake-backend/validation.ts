@@ -100,6 +100,21 @@ function valueAt(data: unknown, path: PropertyKey[]): unknown {
   return cur;
 }
 
+/**
+ * Whether a refused value may be repeated in the answer: short scalars only, so a request never
+ * gets a large or secret-looking value back, and never an env entry's value, which may be a secret
+ * whatever its type.
+ */
+function echoable(
+  path: readonly PropertyKey[],
+  value: unknown,
+): { ok: true; value: string | number | boolean | null } | { ok: false } {
+  if (path[0] === "env_overrides" && path[path.length - 1] === "value") return { ok: false };
+  if (typeof value === "number" || typeof value === "boolean" || value === null) return { ok: true, value };
+  if (typeof value === "string" && value.length <= 64 && !/^gp[rs]_/.test(value)) return { ok: true, value };
+  return { ok: false };
+}
+
 /** Parses with a schema or throws 422 VALIDATION_ERROR naming the field, limit and value. */
 export function parseOr422<S extends z.ZodType>(
   schema: S,
@@ -125,11 +140,8 @@ export function parseOr422<S extends z.ZodType>(
   const extras: ErrorExtras = { field };
   if (issue.code === "too_big") extras.limit = Number(issue.maximum);
   if (issue.code === "too_small") extras.limit = Number(issue.minimum);
-  const value = valueAt(data, issue.path);
-  // Echo short scalars only, so a request never gets a large or secret-looking value back.
-  if (typeof value === "number" || typeof value === "boolean") extras.value = value;
-  else if (typeof value === "string" && value.length <= 64 && !/^gp[rs]_/.test(value)) extras.value = value;
-  else if (value === null) extras.value = null;
+  const echo = echoable(issue.path, valueAt(data, issue.path));
+  if (echo.ok) extras.value = echo.value;
   // The message names the value too when it is safe to echo, so a log line alone explains it.
   const got = "value" in extras ? `; got ${JSON.stringify(extras.value)}` : "";
   throw new ApiFailure(422, "VALIDATION_ERROR", `${field}: ${issue.message}${got}`, extras);

@@ -24,6 +24,12 @@ describe("robustness: one error shape for every bad request", () => {
       env_overrides: [{ key: "A", value: 1, secret: false }],
     });
     expect(errorOf(env)).toMatchObject({ code: "VALIDATION_ERROR", field: "env_overrides.0.value" });
+    // An env value may be a secret whatever its type: it is never repeated back.
+    const secretEnv = await deploy(fb(), creds(), admin(), {
+      env_overrides: [{ key: "PIN", value: 48151623, secret: true }],
+    });
+    expect(errorOf(secretEnv)).not.toHaveProperty("value");
+    expect(JSON.stringify(secretEnv.body)).not.toContain("48151623");
   });
 
   test("a body over 1 MiB is 413 PAYLOAD_TOO_LARGE", async () => {
