@@ -37,10 +37,14 @@ function descriptorText() {
 function writeDescriptor() {
   const out = path.join(protoDir, "descriptor.json");
   fs.writeFileSync(out, descriptorText());
-  // Keep the committed file in the project's format (the sync test compares parsed JSON).
+  // Keep the committed file in the project's format (the sync test compares parsed JSON). Biome
+  // runs in the project root: from elsewhere it finds no biome.json and indents with tabs.
   const biome = path.join(root, "node_modules", ".bin", "biome");
   if (fs.existsSync(biome))
-    require("node:child_process").spawnSync(biome, ["format", "--write", out], { stdio: "ignore" });
+    require("node:child_process").spawnSync(biome, ["format", "--write", out], {
+      stdio: "ignore",
+      cwd: root,
+    });
   return out;
 }
 
