@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import {
+  chmodSync,
   createWriteStream,
   existsSync,
   mkdirSync,
@@ -319,6 +320,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     if (!creds) throw new DemoError("the fake backend started without its demo seed");
     const credentialsFile = join(workDir, "credentials.json");
     writeFileSync(credentialsFile, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 });
+    // The mode above only applies to a new file; a reused --work-dir may hold a wider one.
+    chmodSync(credentialsFile, 0o600);
     step.done(
       `fake backend up at ${backend.url} (demo organization, balance ${formatYuan(backend.balance(creds.org_id))})`,
     );
