@@ -98,6 +98,65 @@ const lazyBuiltins = {
   },
 };
 
+// grpc-js's index initialises its client side too (channels, subchannels, load balancers, HTTP
+// proxies) and its channelz and ORCA code reach the client through make-client. The provider's
+// server (src/plugin/server.ts) gets the server half only: Server, ServerCredentials, status, and
+// the resolvers bindAsync uses for its address (unix:, and dns:/ipv4: for 127.0.0.1 on Windows),
+// while make-client loads on first use, which a server without admin services never makes.
+// About 5 ms less per launch. The facade's exports are static, so an import of anything else from
+// server.ts fails the build instead of being undefined at run time.
+const grpcSrc = path.join(root, "node_modules", "@grpc", "grpc-js", "build", "src");
+const grpcServerOnly = {
+  name: "grpc-server-only",
+  setup(build) {
+    build.onResolve({ filter: /^@grpc\/grpc-js$/ }, (args) =>
+      path.resolve(args.importer) === path.join(root, "src", "plugin", "server.ts")
+        ? { path: "grpc-js-server", namespace: "grpc-js-server" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "grpc-js-server" }, () => ({
+      resolveDir: grpcSrc,
+      contents: [
+        'import * as server from "./server";',
+        'import * as credentials from "./server-credentials";',
+        'import * as constants from "./constants";',
+        'import * as uds from "./resolver-uds";',
+        'import * as dns from "./resolver-dns";',
+        'import * as ip from "./resolver-ip";',
+        "dns.setup();",
+        "uds.setup();",
+        "ip.setup();",
+        "export const Server = server.Server;",
+        "export const ServerCredentials = credentials.ServerCredentials;",
+        "export const status = constants.Status;",
+      ].join("\n"),
+      loader: "js",
+    }));
+    build.onResolve({ filter: /^\.\/make-client$/ }, (args) =>
+      /[\\/]@grpc[\\/]grpc-js[\\/]build[\\/]src[\\/](channelz|orca)\.js$/.test(args.importer)
+        ? { path: path.join(path.dirname(args.importer), "make-client.js"), namespace: "lazy-grpc-module" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "lazy-grpc-module" }, (args) => ({
+      resolveDir: path.dirname(args.path),
+      contents: [
+        "let real;",
+        `const load = () => (real ??= require(${JSON.stringify(args.path)}));`,
+        "module.exports = new Proxy({}, {",
+        "  get: (_, key) => load()[key],",
+        "  has: (_, key) => key in load(),",
+        "  ownKeys: () => Reflect.ownKeys(load()),",
+        "  getOwnPropertyDescriptor: (_, key) => {",
+        "    const d = Reflect.getOwnPropertyDescriptor(load(), key);",
+        "    return d && { ...d, configurable: true };",
+        "  },",
+        "});",
+      ].join("\n"),
+      loader: "js",
+    }));
+  },
+};
+
 // Packages of the provider itself that only some provider processes need, with the exports the
 // provider uses. undici (the API client's HTTP) took about 15 ms to load, and the first process of
 // every Terraform command only answers GetProviderSchema, which makes no request. The stand-in
@@ -161,7 +220,14 @@ const splitImpl = {
 async function bundle(entry, outfile, opts = {}) {
   const esbuild = require("esbuild");
   await esbuild.build({
-    plugins: [lazyBuiltins, lazyPackages, unusedModules, jsonAsString, ...(opts.split ? [splitImpl] : [])],
+    plugins: [
+      grpcServerOnly,
+      lazyBuiltins,
+      lazyPackages,
+      unusedModules,
+      jsonAsString,
+      ...(opts.split ? [splitImpl] : []),
+    ],
     entryPoints: [entry],
     outfile,
     bundle: true,
