@@ -72,7 +72,7 @@ function timeProvider(env) {
 }
 
 // Launch to the GetProviderSchema answer, then Shutdown: what Terraform pays per provider process,
-// including loading the provider itself (provider-impl.js) after the handshake.
+// including loading the gRPC server and the provider itself after the handshake.
 function timeSchema(env, certs) {
   const { connect, tlsCredentials, parseHandshake } = require(
     path.join(root, "dist", "plugin", "testing", "grpc-client.js"),

@@ -2,9 +2,9 @@
 // Builds what the provider executable loads at start-up:
 //   1. src/plugin/proto/descriptor.json, the parsed form of our .proto files, so that the provider
 //      never parses .proto text at launch (protobufjs/light reads the JSON directly);
-//   2. dist/provider-bundle/provider.js, an esbuild bundle of src/plugin/main.ts (the transport), so
+//   2. dist/provider-bundle/provider.js, an esbuild bundle of src/plugin/main.ts (up to the handshake), so
 //      that start-up reads one file instead of resolving and compiling hundreds of modules, and
-//      provider-impl.js beside it (the provider itself, loaded after the handshake), and
+//      provider-transport.js and provider-impl.js beside it (loaded after the handshake), and
 //      provider-launcher.js, which loads the bundle with a V8 code cache (src/plugin/launcher.ts).
 //      The directory keeps them apart from tsc's output (src/provider.ts compiles to dist/provider.js).
 // Usage: node scripts/bundle-provider.js [--descriptor-only] [--entry <ts> --outfile <js>]
@@ -99,18 +99,18 @@ const lazyBuiltins = {
 };
 
 // grpc-js's index initialises its client side too (channels, subchannels, load balancers, HTTP
-// proxies) and its channelz and ORCA code reach the client through make-client. The provider's
-// server (src/plugin/server.ts) gets the server half only: Server, ServerCredentials, status, and
-// the resolvers bindAsync uses for its address (unix:, and dns:/ipv4: for 127.0.0.1 on Windows),
-// while make-client loads on first use, which a server without admin services never makes.
-// About 2.5 ms less per launch, and a sixth off the code cache. The facade's exports are static, so
-// an import of anything else from server.ts fails the build instead of being undefined at run time.
+// proxies, name resolvers) and its channelz and ORCA code reach the client through make-client.
+// The provider's gRPC half (src/plugin/grpc-server.ts) gets the server half only: Server,
+// ServerCredentials and status. It binds no address itself (it serves the connections server.ts
+// accepts), so no resolver is registered, and make-client loads on first use, which a server
+// without admin services never makes. The facade's exports are static, so an import of anything
+// else from grpc-server.ts fails the build instead of being undefined at run time.
 const grpcSrc = path.join(root, "node_modules", "@grpc", "grpc-js", "build", "src");
 const grpcServerOnly = {
   name: "grpc-server-only",
   setup(build) {
     build.onResolve({ filter: /^@grpc\/grpc-js$/ }, (args) =>
-      path.resolve(args.importer) === path.join(root, "src", "plugin", "server.ts")
+      path.resolve(args.importer) === path.join(root, "src", "plugin", "grpc-server.ts")
         ? { path: "grpc-js-server", namespace: "grpc-js-server" }
         : undefined,
     );
@@ -120,12 +120,6 @@ const grpcServerOnly = {
         'import * as server from "./server";',
         'import * as credentials from "./server-credentials";',
         'import * as constants from "./constants";',
-        'import * as uds from "./resolver-uds";',
-        'import * as dns from "./resolver-dns";',
-        'import * as ip from "./resolver-ip";',
-        "dns.setup();",
-        "uds.setup();",
-        "ip.setup();",
         "export const Server = server.Server;",
         "export const ServerCredentials = credentials.ServerCredentials;",
         "export const status = constants.Status;",
@@ -195,20 +189,27 @@ const jsonAsString = {
   },
 };
 
-// The production bundle is split in two: provider.js holds the transport (everything needed up to
-// the handshake) and provider-impl.js the provider itself (framework, resources, API client, zod,
-// undici), which main.ts loads after the handshake. One file of both took ~2 MB of parsing before
-// the handshake even though none of it ran.
-const splitImpl = {
-  name: "split-impl",
+// The production bundle is split in three, in the order the process needs them:
+//   provider.js            up to the handshake: cookie, certificate, listener (src/plugin/server.ts);
+//   provider-transport.js  grpc-js with Node's http2 and tls, loaded right after the handshake
+//                          (src/plugin/grpc-server.ts);
+//   provider-impl.js       the provider itself (framework, resources, API client, zod, undici),
+//                          loaded once the gRPC server runs (src/plugin/provider-impl.ts).
+// Each part is loaded through the launcher's code cache when the launcher offers it.
+const SPLIT_POINTS = {
+  "./grpc-server": "provider-transport.js",
+  "./provider-impl": "provider-impl.js",
+};
+const splitParts = {
+  name: "split-parts",
   setup(build) {
+    const filter = /^\.\/(grpc-server|provider-impl)$/;
     // A stub that requires the file at run time (a computed path, so esbuild leaves it alone); an
     // external dynamic import() would stay an ESM import, which a vm.Script cannot perform.
-    build.onResolve({ filter: /^\.\/provider-impl$/ }, () => ({ path: "provider-impl", namespace: "split" }));
-    build.onLoad({ filter: /.*/, namespace: "split" }, () => ({
-      // Through the launcher's loadBundle (V8 code cache) when the launcher offers it.
+    build.onResolve({ filter }, (args) => ({ path: SPLIT_POINTS[args.path], namespace: "split" }));
+    build.onLoad({ filter: /.*/, namespace: "split" }, (args) => ({
       contents: [
-        'const file = require("node:path").join(__dirname, "provider-impl.js");',
+        `const file = require("node:path").join(__dirname, ${JSON.stringify(args.path)});`,
         'const load = globalThis[Symbol.for("gpurental.provider.loadBundle")];',
         'module.exports = typeof load === "function" ? load(file) : require(file);',
       ].join("\n"),
@@ -226,7 +227,7 @@ async function bundle(entry, outfile, opts = {}) {
       lazyPackages,
       unusedModules,
       jsonAsString,
-      ...(opts.split ? [splitImpl] : []),
+      ...(opts.split ? [splitParts] : []),
     ],
     entryPoints: [entry],
     outfile,
@@ -257,11 +258,16 @@ async function main(argv) {
   const outfile = path.resolve(root, arg("--outfile") ?? "dist/provider-bundle/provider.js");
   const split = !arg("--entry");
   await bundle(entry, outfile, { split });
-  if (split)
+  if (split) {
+    await bundle(
+      path.join(root, "src", "plugin", "grpc-server.ts"),
+      path.join(path.dirname(outfile), "provider-transport.js"),
+    );
     await bundle(
       path.join(root, "src", "plugin", "provider-impl.ts"),
       path.join(path.dirname(outfile), "provider-impl.js"),
     );
+  }
   const launcher = path.join(path.dirname(outfile), "provider-launcher.js");
   await bundle(path.join(root, "src", "plugin", "launcher.ts"), launcher);
   process.stderr.write(`bundled ${path.relative(root, outfile)} and ${path.relative(root, launcher)}\n`);

@@ -35,6 +35,16 @@ describe("provider install", () => {
     expect(text).not.toContain(work);
   });
 
+  it("installs the parts the production bundle loads after the handshake", () => {
+    const split = join(work, "split");
+    mkdirSync(split);
+    for (const f of ["provider.js", "provider-launcher.js", "provider-transport.js", "provider-impl.js"])
+      writeFileSync(join(split, f), `// ${f}\n`);
+    const r = installProvider({ dir: join(work, "m-split"), bundle: join(split, "provider.js") });
+    for (const f of ["provider-transport.js", "provider-impl.js"])
+      expect(readFileSync(join(r.packageDir, f), "utf8")).toBe(`// ${f}\n`);
+  });
+
   it("gives the same lock hash wherever the mirror is, so lock files stay valid across machines", () => {
     const a = installProvider({ dir: join(work, "a"), bundle, launcher });
     const b = installProvider({ dir: join(work, "elsewhere", "b"), bundle, launcher });

@@ -172,9 +172,12 @@ export function installProvider(opts: InstallOptions = {}): InstallResult {
     ["provider.js", readFileSync(bundle), 0o644],
     ["provider-launcher.js", readFileSync(launcher), 0o644],
   ];
-  // The production build splits the provider itself into provider-impl.js, loaded after the handshake.
-  const impl = join(dirname(bundle), "provider-impl.js");
-  if (existsSync(impl)) contents.push(["provider-impl.js", readFileSync(impl), 0o644]);
+  // The production build splits off what is loaded after the handshake: the gRPC server and the
+  // provider itself (scripts/bundle-provider.js).
+  for (const part of ["provider-transport.js", "provider-impl.js"]) {
+    const file = join(dirname(bundle), part);
+    if (existsSync(file)) contents.push([part, readFileSync(file), 0o644]);
+  }
   const packageDirs: string[] = [];
   for (const source of sources) {
     const packageDir = join(mirrorDir, ...source.split("/"), version, terraformPlatform());

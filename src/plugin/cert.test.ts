@@ -1,4 +1,5 @@
 import { createPrivateKey, X509Certificate } from "node:crypto";
+import * as asn1 from "asn1js";
 import { derToPem, generateServerCertificate, handshakeCertificate } from "./cert";
 
 describe("server certificate", () => {
@@ -41,6 +42,50 @@ describe("server certificate", () => {
     expect(other.publicKey.export({ format: "der", type: "spki" })).not.toEqual(
       x509.publicKey.export({ format: "der", type: "spki" }),
     );
+  });
+});
+
+describe("certificate encoding", () => {
+  // asn1js decodes independently of the encoder under test; re-encoding what it read gives the
+  // shortest length forms, so equal bytes mean the certificate is DER, not just BER.
+  function decode(der: Buffer): asn1.Sequence {
+    const parsed = asn1.fromBER(new Uint8Array(der));
+    expect(parsed.offset).toBe(der.length);
+    expect(Buffer.from(parsed.result.toBER(false))).toEqual(der);
+    return parsed.result as asn1.Sequence;
+  }
+
+  it("is DER with the X.509 v3 layout", () => {
+    const { der } = generateServerCertificate();
+    const [tbs, algorithm, signature] = decode(der).valueBlock.value as [
+      asn1.Sequence,
+      asn1.Sequence,
+      asn1.BitString,
+    ];
+    const fields = tbs.valueBlock.value;
+    expect(fields).toHaveLength(8); // version, serial, signature, issuer, validity, subject, key, extensions
+    const version = (fields[0] as asn1.Constructed).valueBlock.value[0] as asn1.Integer;
+    expect(version.valueBlock.valueDec).toBe(2);
+    const serial = fields[1] as asn1.Integer;
+    expect(serial.valueBlock.valueHexView.length).toBe(16);
+    expect(serial.valueBlock.valueHexView[0]! & 0x80).toBe(0); // positive
+    const oidOf = (seq: asn1.Sequence) =>
+      (seq.valueBlock.value[0] as asn1.ObjectIdentifier).valueBlock.toString();
+    expect(oidOf(algorithm)).toBe("1.2.840.10045.4.3.2");
+    expect(oidOf(fields[2] as asn1.Sequence)).toBe("1.2.840.10045.4.3.2");
+    expect(signature.valueBlock.unusedBits).toBe(0);
+  });
+
+  it("switches to GeneralizedTime from 2050, as RFC 5280 requires", () => {
+    const now = new Date("2045-03-04T05:06:07.890Z");
+    const later = generateServerCertificate({ now, validForMs: 10 * 365 * 24 * 3600 * 1000 });
+    const tbs = (decode(later.der).valueBlock.value[0] as asn1.Sequence).valueBlock.value;
+    const [from, to] = (tbs[4] as asn1.Sequence).valueBlock.value;
+    expect(from).toBeInstanceOf(asn1.UTCTime);
+    expect(to).toBeInstanceOf(asn1.GeneralizedTime);
+    const x509 = new X509Certificate(later.der);
+    expect(new Date(x509.validFrom).toISOString()).toBe("2045-03-04T05:05:37.000Z");
+    expect(new Date(x509.validTo).getUTCFullYear()).toBe(2055);
   });
 });
 

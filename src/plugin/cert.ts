@@ -1,16 +1,16 @@
 import { generateKeyPairSync, randomBytes, sign } from "node:crypto";
-import * as asn1 from "asn1js";
 
 // go-plugin's client makes the server certificate its only trusted root and then checks the host
 // name "localhost" against the SAN (Go never falls back to the CN). So the certificate must be a
 // self-signed CA carrying SAN DNS:localhost and, since it has an EKU extension, serverAuth in it.
 //
 // The key pair and the signature come from node:crypto (P-256: well under a millisecond, where
-// go-plugin's P-521 is slower and buys nothing for a loopback connection). The DER structure is
-// built with asn1js, the encoder under PKI.js: it loads in about 5 ms bundled, where the
-// schema-driven @peculiar/asn1-x509 took about 30 ms to load and 20 ms to first use, and
-// @peculiar/x509 also needs reflect-metadata. Start-up time matters: Terraform launches the
-// provider 2-5 times per command.
+// go-plugin's P-521 is slower and buys nothing for a loopback connection). Node has no way to
+// build a certificate, and this one is made before the handshake line on every launch, which
+// Terraform does 2-5 times per command: the DER is written here with a few lines of tag-length-
+// value encoding, where the smallest encoder library (asn1js) cost about 7 ms per launch to load
+// and run. Only the fields below vary, and the tests check the result with Node's X.509 parser
+// and with asn1js as an independent DER decoder; Go's parser, the strictest, checks it end to end.
 
 const OID = {
   ecdsaWithSha256: "1.2.840.10045.4.3.2",
@@ -57,62 +57,32 @@ export function generateServerCertificate(options: CertificateOptions = {}): Ser
   const serial = randomBytes(16);
   serial[0] = (serial[0]! & 0x7f) | 0x01;
 
-  const signatureAlgorithm = () => new asn1.Sequence({ value: [oid(OID.ecdsaWithSha256)] });
-  const tbs = new asn1.Sequence({
-    value: [
-      explicit(0, new asn1.Integer({ value: 2 })), // v3
-      new asn1.Integer({ valueHex: bytes(serial) }),
-      signatureAlgorithm(),
-      distinguishedName(),
-      new asn1.Sequence({ value: [time(notBefore), time(notAfter)] }),
-      distinguishedName(),
-      fromDer(spki),
-      explicit(
-        3,
-        new asn1.Sequence({
-          value: [
-            // digitalSignature(0) keyEncipherment(2) keyAgreement(4) keyCertSign(5): 1010 11xx
-            extension(
-              OID.keyUsage,
-              true,
-              new asn1.BitString({ valueHex: new Uint8Array([0xac]), unusedBits: 2 }),
-            ),
-            extension(
-              OID.extKeyUsage,
-              false,
-              new asn1.Sequence({ value: [oid(OID.serverAuth), oid(OID.clientAuth)] }),
-            ),
-            extension(
-              OID.basicConstraints,
-              true,
-              new asn1.Sequence({ value: [new asn1.Boolean({ value: true })] }),
-            ),
-            extension(
-              OID.subjectAltName,
-              false,
-              // GeneralName dNSName is [2] IMPLICIT IA5String.
-              new asn1.Sequence({
-                value: [
-                  new asn1.Primitive({
-                    idBlock: { tagClass: 3, tagNumber: 2 },
-                    valueHex: bytes(Buffer.from("localhost", "ascii")),
-                  }),
-                ],
-              }),
-            ),
-          ],
-        }),
+  const signatureAlgorithm = sequence(oid(OID.ecdsaWithSha256)); // no parameters for ECDSA
+  const name = sequence(rdn(OID.organization, "gpurental"), rdn(OID.commonName, "localhost"));
+  const tbs = sequence(
+    tlv(0xa0, tlv(TAG.integer, Buffer.from([2]))), // [0] EXPLICIT version: v3
+    tlv(TAG.integer, serial),
+    signatureAlgorithm,
+    name,
+    sequence(time(notBefore), time(notAfter)),
+    name,
+    spki,
+    tlv(
+      0xa3, // [3] EXPLICIT extensions
+      sequence(
+        // digitalSignature(0) keyEncipherment(2) keyAgreement(4) keyCertSign(5): 101011, 2 unused bits
+        extension(OID.keyUsage, true, tlv(TAG.bitString, Buffer.from([2, 0xac]))),
+        extension(OID.extKeyUsage, false, sequence(oid(OID.serverAuth), oid(OID.clientAuth))),
+        extension(OID.basicConstraints, true, sequence(tlv(TAG.boolean, Buffer.from([0xff])))),
+        // GeneralName dNSName is [2] IMPLICIT IA5String.
+        extension(OID.subjectAltName, false, sequence(tlv(0x82, Buffer.from("localhost", "ascii")))),
       ),
-    ],
-  });
-  const tbsDer = Buffer.from(tbs.toBER(false));
-  const signature = sign("sha256", tbsDer, { key: privateKey, dsaEncoding: "der" });
-  const cert = new asn1.Sequence({
-    value: [fromDer(tbsDer), signatureAlgorithm(), new asn1.BitString({ valueHex: bytes(signature) })],
-  });
-  const der = Buffer.from(cert.toBER(false));
+    ),
+  );
+  const signature = sign("sha256", tbs, { key: privateKey, dsaEncoding: "der" });
+  const cert = sequence(tbs, signatureAlgorithm, bitString(signature));
   const keyPem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
-  return { certPem: derToPem(der), keyPem, der };
+  return { certPem: derToPem(cert), keyPem, der: cert };
 }
 
 /** The certificate field of the handshake line: standard base64 of the DER with the padding removed. */
@@ -127,43 +97,72 @@ export function derToPem(der: Buffer): string {
   return `-----BEGIN CERTIFICATE-----\n${lines.join("\n")}\n-----END CERTIFICATE-----\n`;
 }
 
-function oid(value: string): asn1.ObjectIdentifier {
-  return new asn1.ObjectIdentifier({ value });
+const TAG = {
+  boolean: 0x01,
+  integer: 0x02,
+  bitString: 0x03,
+  octetString: 0x04,
+  oid: 0x06,
+  utf8String: 0x0c,
+  utcTime: 0x17,
+  generalizedTime: 0x18,
+  sequence: 0x30,
+  set: 0x31,
+} as const;
+
+/** One DER element: tag, definite length in the shortest form, contents. */
+function tlv(tag: number, ...contents: Buffer[]): Buffer {
+  const body = Buffer.concat(contents);
+  let length: Buffer;
+  if (body.length < 0x80) {
+    length = Buffer.from([body.length]);
+  } else {
+    const bytes: number[] = [];
+    for (let n = body.length; n > 0; n = Math.floor(n / 256)) bytes.unshift(n % 256);
+    length = Buffer.from([0x80 | bytes.length, ...bytes]);
+  }
+  return Buffer.concat([Buffer.from([tag]), length, body]);
 }
 
-function bytes(buf: Buffer): Uint8Array {
-  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+function sequence(...items: Buffer[]): Buffer {
+  return tlv(TAG.sequence, ...items);
 }
 
-function explicit(tagNumber: number, inner: asn1.BaseBlock): asn1.Constructed {
-  return new asn1.Constructed({ idBlock: { tagClass: 3, tagNumber }, value: [inner] });
+function bitString(bytes: Buffer): Buffer {
+  return tlv(TAG.bitString, Buffer.from([0]), bytes); // no unused bits
 }
 
-function fromDer(der: Buffer): asn1.BaseBlock {
-  const parsed = asn1.fromBER(bytes(der));
-  if (parsed.offset === -1) throw new Error(`cannot parse DER: ${parsed.result.error}`);
-  return parsed.result;
-}
-
-function distinguishedName(): asn1.Sequence {
-  const rdn = (type: string, value: string) =>
-    new asn1.Set({ value: [new asn1.Sequence({ value: [oid(type), new asn1.Utf8String({ value })] })] });
-  return new asn1.Sequence({ value: [rdn(OID.organization, "gpurental"), rdn(OID.commonName, "localhost")] });
-}
-
-function time(date: Date): asn1.BaseBlock {
-  // RFC 5280: UTCTime up to 2049, GeneralizedTime from 2050 on.
-  return date.getUTCFullYear() < 2050
-    ? new asn1.UTCTime({ valueDate: date })
-    : new asn1.GeneralizedTime({ valueDate: date });
-}
-
-function extension(extnID: string, critical: boolean, value: asn1.BaseBlock): asn1.Sequence {
-  return new asn1.Sequence({
-    value: [
-      oid(extnID),
-      ...(critical ? [new asn1.Boolean({ value: true })] : []),
-      new asn1.OctetString({ valueHex: value.toBER(false) }),
-    ],
+/** An OBJECT IDENTIFIER: the first two arcs as 40a+b, then every arc in base 128, high bit = more. */
+function oid(dotted: string): Buffer {
+  const arcs = dotted.split(".").map(Number);
+  const out: number[] = [];
+  [40 * arcs[0]! + arcs[1]!, ...arcs.slice(2)].forEach((arc) => {
+    const groups = [arc & 0x7f];
+    for (let n = Math.floor(arc / 128); n > 0; n = Math.floor(n / 128)) groups.unshift((n & 0x7f) | 0x80);
+    out.push(...groups);
   });
+  return tlv(TAG.oid, Buffer.from(out));
+}
+
+function rdn(type: string, value: string): Buffer {
+  return tlv(TAG.set, sequence(oid(type), tlv(TAG.utf8String, Buffer.from(value, "utf8"))));
+}
+
+/** RFC 5280: UTCTime (YYMMDDHHMMSSZ) up to 2049, GeneralizedTime (YYYYMMDDHHMMSSZ) from 2050 on. */
+function time(date: Date): Buffer {
+  const digits = date
+    .toISOString()
+    .replace(/\.\d+Z$/, "Z")
+    .replace(/[-T:]/g, "");
+  return date.getUTCFullYear() < 2050
+    ? tlv(TAG.utcTime, Buffer.from(digits.slice(2), "ascii"))
+    : tlv(TAG.generalizedTime, Buffer.from(digits, "ascii"));
+}
+
+function extension(extnID: string, critical: boolean, value: Buffer): Buffer {
+  return sequence(
+    oid(extnID),
+    ...(critical ? [tlv(TAG.boolean, Buffer.from([0xff]))] : []),
+    tlv(TAG.octetString, value),
+  );
 }

@@ -136,7 +136,8 @@ function pruneCaches(dir: string, prefix: string, keep: string): void {
 
 /**
  * The global under which the launcher offers loadBundle to the bundle itself, so that the
- * production bundle loads provider-impl.js (after the handshake) through the code cache too.
+ * production bundle loads provider-transport.js and provider-impl.js (after the handshake) through
+ * the code cache too.
  */
 export const LOAD_BUNDLE_KEY = Symbol.for("gpurental.provider.loadBundle");
 

@@ -1,9 +1,10 @@
 import { existsSync } from "node:fs";
 import { status } from "@grpc/grpc-js";
-import { generateServerCertificate } from "./cert";
+import { derToPem, generateServerCertificate } from "./cert";
+import { MAX_MESSAGE_BYTES } from "./grpc-server";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
 import { Logger } from "./log";
-import { MAX_MESSAGE_BYTES, type ServeOptions, type ServingProvider, serveProvider } from "./server";
+import { type ServeOptions, type ServingProvider, serveProvider } from "./server";
 import { createStubProviderService } from "./stub-service";
 import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
 import type { ProviderService } from "./tfplugin6";
@@ -15,6 +16,7 @@ const hostEnv = {
   PLUGIN_PROTOCOL_VERSIONS: "5,6",
   PLUGIN_CLIENT_CERT: hostCert.certPem,
 };
+const plainEnv = { [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE, PLUGIN_PROTOCOL_VERSIONS: "6" };
 
 const running: ServingProvider[] = [];
 afterEach(() => {
@@ -106,8 +108,6 @@ describe("serveProvider with AutoMTLS", () => {
 });
 
 describe("serveProvider RPCs (plaintext)", () => {
-  const plainEnv = { [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE, PLUGIN_PROTOCOL_VERSIONS: "6" };
-
   it("serves plaintext with an empty certificate field when no client certificate is given", async () => {
     const { hs, serving } = await serve(createStubProviderService(), { env: plainEnv });
     expect(hs.cert).toBe("");
@@ -262,6 +262,60 @@ describe("serveProvider RPCs (plaintext)", () => {
       client.close();
     }
     serving.close();
+    expect(existsSync(hs.address)).toBe(false);
+  });
+});
+
+describe("serveProvider start-up order", () => {
+  // The handshake is printed once the listener is bound; grpc-js loads after it. A host that
+  // connects at once must wait, then be served, over TLS and in plaintext alike.
+  it.each([
+    ["TLS", hostEnv],
+    ["plaintext", plainEnv],
+  ])("serves a host that connects before the gRPC half has loaded (%s)", async (_mode, env) => {
+    let loaded = false;
+    let answer: Promise<Record<string, unknown>> | undefined;
+    let client: ReturnType<typeof connect> | undefined;
+    const serving = await serveProvider(createStubProviderService(), {
+      env,
+      processHooks: false,
+      logger: quiet,
+      exit: () => {},
+      stdout: (line) => {
+        const hs = parseHandshake(line);
+        const creds = hs.cert
+          ? tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), hostCert)
+          : undefined;
+        client = connect(hs.address, "tfplugin6.Provider", creds);
+        answer = client.call("ValidateProviderConfig");
+      },
+      loadGrpcServer: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        loaded = true;
+        return import("./grpc-server");
+      },
+    });
+    running.push(serving);
+    try {
+      expect(loaded).toBe(true);
+      await expect(answer).resolves.toEqual({ diagnostics: [] });
+    } finally {
+      client?.close();
+    }
+  });
+
+  it("stops listening when the gRPC half cannot be loaded", async () => {
+    const out: string[] = [];
+    await expect(
+      serveProvider(createStubProviderService(), {
+        env: plainEnv,
+        processHooks: false,
+        logger: quiet,
+        stdout: (t) => out.push(t),
+        loadGrpcServer: () => Promise.reject(new Error("bundle missing")),
+      }),
+    ).rejects.toThrow("bundle missing");
+    const hs = parseHandshake(out.join(""));
     expect(existsSync(hs.address)).toBe(false);
   });
 });

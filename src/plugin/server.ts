@@ -1,17 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
+import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  Server,
-  ServerCredentials,
-  type ServerUnaryCall,
-  type ServiceDefinition,
-  type sendUnaryData,
-  status,
-  type UntypedServiceImplementation,
-} from "@grpc/grpc-js";
+import type { Server } from "@grpc/grpc-js";
 import { generateServerCertificate, handshakeCertificate } from "./cert";
+import type { GrpcServer, TlsMaterial } from "./grpc-server";
 import {
   checkMagicCookie,
   DEFAULT_PROVIDER_ADDRESS,
@@ -20,7 +14,6 @@ import {
   reattachConfig,
 } from "./handshake";
 import { type Logger, logger as rootLogger } from "./log";
-import { serviceDefinition } from "./proto";
 import type { ProviderService } from "./tfplugin6";
 
 /** The provider service, or a function that loads it (called once, right after the handshake). */
@@ -44,7 +37,12 @@ export interface ServeOptions {
   processHooks?: boolean;
   /** Logger for the server; defaults to the provider's root logger. */
   logger?: Logger;
+  /** Loads the gRPC half after the handshake; tests slow it down. */
+  loadGrpcServer?: () => Promise<GrpcServerModule>;
 }
+
+/** The module serveProvider loads after the handshake. */
+export type GrpcServerModule = typeof import("./grpc-server");
 
 /** A running provider server. */
 export interface ServingProvider {
@@ -62,18 +60,22 @@ export interface ServingProvider {
   close(): void;
 }
 
-/** Message size limit in both directions; grpc-js's 4 MiB default is too small for large states. */
-export const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
-
 /** How often the parent process is checked, so that an orphaned provider does not linger. */
 const PARENT_POLL_MS = 500;
 
 /**
  * Serves a tfplugin6 provider the way go-plugin expects: checks the magic cookie, negotiates
- * protocol 6, starts a grpc-js server on loopback (TLS with a fresh certificate when the host sent
- * PLUGIN_CLIENT_CERT, requiring that client certificate), prints the handshake line, and keeps
- * running until the host calls GRPCController.Shutdown, sends SIGTERM or goes away.
+ * protocol 6, binds a listener on loopback (a unix socket, or 127.0.0.1), prints the handshake
+ * line (with a fresh certificate when the host sent PLUGIN_CLIENT_CERT), serves gRPC over that
+ * listener (TLS requiring the host's certificate, or plaintext), and keeps running until the host
+ * calls GRPCController.Shutdown, sends SIGTERM or goes away.
  * Throws HandshakeError when the cookie or protocol check fails.
+ *
+ * Start-up order, as go-plugin's own servers do it: the listener is bound and the certificate made
+ * before the line is printed, and serving begins after. Here "after" includes loading grpc-js and
+ * Node's http2 (loadGrpcServer), which is most of the provider's start-up, so it overlaps the
+ * host's own work between reading the line and its first call; a connection that arrives meanwhile
+ * waits, unread, in the listener and is served as soon as the gRPC server exists.
  */
 export async function serveProvider(
   source: ServiceSource,
@@ -93,26 +95,25 @@ export async function serveProvider(
   }
 
   const clientCert = debug ? undefined : env.PLUGIN_CLIENT_CERT;
-  let credentials: ServerCredentials;
+  let tls: TlsMaterial | undefined;
   let certField = "";
-  let serverCertPem: string | undefined;
   if (clientCert) {
     const cert = generateServerCertificate();
-    // checkClientCertificate=true: only the host holding the certificate it passed us may call.
-    credentials = ServerCredentials.createSsl(
-      Buffer.from(clientCert),
-      [{ private_key: Buffer.from(cert.keyPem), cert_chain: Buffer.from(cert.certPem) }],
-      true,
-    );
+    tls = { clientCertPem: clientCert, certPem: cert.certPem, keyPem: cert.keyPem };
     certField = handshakeCertificate(cert.der);
-    serverCertPem = cert.certPem;
-  } else {
-    credentials = ServerCredentials.createInsecure();
   }
 
-  const server = new Server({
-    "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
-    "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+  // Connections are accepted paused: nothing is read from them until the gRPC server takes them.
+  const listener = createServer({ pauseOnConnect: true });
+  const waiting: Socket[] = [];
+  let grpc: GrpcServer | undefined;
+  listener.on("connection", (socket) => {
+    if (grpc) {
+      grpc.serve(socket);
+      return;
+    }
+    socket.on("error", () => {}); // a host that gave up before we served it; nothing to do
+    waiting.push(socket);
   });
 
   let closed = false;
@@ -120,7 +121,9 @@ export async function serveProvider(
   const close = () => {
     if (closed) return;
     closed = true;
-    server.forceShutdown();
+    listener.close();
+    for (const socket of waiting.splice(0)) socket.destroy();
+    grpc?.close();
     if (socketPath) rmSync(socketPath, { force: true });
   };
   const shutdown = (reason: string, code = 0) => {
@@ -128,22 +131,6 @@ export async function serveProvider(
     close();
     exit(code);
   };
-
-  const getService = memoize(async () => (typeof source === "function" ? await source() : source));
-  const providerService = serviceDefinition("tfplugin6.Provider");
-  server.addService(providerService, providerHandlers(providerService, getService, log));
-  server.addService(serviceDefinition("plugin.GRPCController"), {
-    Shutdown: (_call: ServerUnaryCall<object, object>, callback: sendUnaryData<object>) => {
-      callback(null, {});
-      // Give grpc-js a moment to flush the reply; the host waits up to 2 s for the exit.
-      setTimeout(() => shutdown("GRPCController.Shutdown"), 5);
-    },
-  });
-  server.addService(serviceDefinition("grpc.health.v1.Health"), {
-    Check: (_call: ServerUnaryCall<object, object>, callback: sendUnaryData<object>) => {
-      callback(null, { status: 1 /* SERVING */ });
-    },
-  });
 
   if (hooks) {
     // Installed before the handshake is printed: the host may signal as soon as it has read it.
@@ -158,19 +145,20 @@ export async function serveProvider(
     if (!debug) watchParent(() => shutdown("parent process exited"));
   }
 
-  // A unix socket where there are unix sockets, as go-plugin's own servers do; binding TCP on
-  // 127.0.0.1 costs grpc-js ~15 ms more at start-up (address parsing), paid on every launch.
+  // A unix socket where there are unix sockets, as go-plugin's own servers do.
   const network = opts.network ?? (process.platform === "win32" ? "tcp" : "unix");
   let address: string;
   if (network === "unix") {
     const dir = env.PLUGIN_UNIX_SOCKET_DIR || tmpdir();
     socketPath = join(dir, `plugin${randomBytes(6).toString("hex")}.sock`);
-    await bind(server, `unix://${socketPath}`, credentials);
+    await listen(listener, socketPath);
     address = socketPath;
   } else {
-    const port = await bind(server, "127.0.0.1:0", credentials);
-    address = `127.0.0.1:${port}`;
+    await listen(listener, { host: "127.0.0.1", port: 0 });
+    const bound = listener.address();
+    address = `127.0.0.1:${typeof bound === "object" && bound ? bound.port : 0}`;
   }
+  listener.on("error", (err) => log.error("provider listener failed", { error: err }));
 
   const handshake = handshakeLine({ protocolVersion, network, address, serverCert: certField });
   if (debug) {
@@ -187,73 +175,53 @@ export async function serveProvider(
   } else {
     write(handshake);
   }
-  log.debug("plugin server started", {
-    network,
-    address,
-    tls: Boolean(clientCert),
-    protocol: protocolVersion,
-  });
 
-  // Load the provider (resources, API client, schemas) now, after the handshake: the host is busy
-  // connecting meanwhile, and the first RPC awaits the same promise.
+  const getService = memoize(async () => (typeof source === "function" ? await source() : source));
+  try {
+    const { startGrpcServer } = await (opts.loadGrpcServer ?? loadGrpcServer)();
+    grpc = startGrpcServer({
+      tls,
+      getService,
+      onShutdown: () => shutdown("GRPCController.Shutdown"),
+      log,
+    });
+  } catch (err) {
+    close();
+    throw err;
+  }
+  for (const socket of waiting.splice(0)) grpc.serve(socket);
+  log.debug("plugin server started", { network, address, tls: Boolean(tls), protocol: protocolVersion });
+
+  // Load the provider (resources, API client, schemas) now: the host is busy connecting
+  // meanwhile, and the first RPC awaits the same promise.
   setImmediate(() => {
     getService().catch((err: unknown) => log.error("cannot load the provider", { error: err }));
   });
 
-  return { network, address, handshake, serverCertPem, server, close };
+  return {
+    network,
+    address,
+    handshake,
+    serverCertPem: tls?.certPem,
+    server: grpc.server,
+    close,
+  };
 }
 
-type Handler = (request: object) => Promise<object>;
-
-/** The RPC names the tfplugin6 service answers; the rest are absent, and so UNIMPLEMENTED. */
-function providerHandlers(
-  def: ServiceDefinition,
-  getService: () => Promise<ProviderService>,
-  log: Logger,
-): UntypedServiceImplementation {
-  const handlers: UntypedServiceImplementation = {};
-  for (const [name, method] of Object.entries(def)) {
-    if (method.requestStream || method.responseStream) continue;
-    handlers[name] = (call: ServerUnaryCall<object, object>, callback: sendUnaryData<object>) => {
-      const started = Date.now();
-      if (log.enabled("trace")) log.trace("received RPC", { tf_rpc: name });
-      getService()
-        .then((service) => {
-          const fn = (service as unknown as Record<string, unknown>)[name];
-          if (typeof fn !== "function") {
-            // StopProvider must succeed even for a service without in-flight work to cancel.
-            if (name === "StopProvider") return { Error: "" };
-            throw Object.assign(new Error(`${name} is not implemented by this provider`), {
-              code: status.UNIMPLEMENTED,
-            });
-          }
-          return (fn as Handler).call(service, call.request);
-        })
-        .then(
-          (response) => {
-            if (log.enabled("trace"))
-              log.trace("served RPC", { tf_rpc: name, duration_ms: Date.now() - started });
-            callback(null, response);
-          },
-          (err: unknown) => {
-            const code = grpcCode(err);
-            if (code !== status.UNIMPLEMENTED) log.error("RPC failed", { tf_rpc: name, error: err });
-            callback({ code, details: err instanceof Error ? err.message : String(err) });
-          },
-        );
-    };
-  }
-  return handlers;
+/** Loads the gRPC half (in the production bundle a separate file, provider-transport.js). */
+function loadGrpcServer(): Promise<GrpcServerModule> {
+  return import("./grpc-server");
 }
 
-function grpcCode(err: unknown): status {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === status.UNIMPLEMENTED ? status.UNIMPLEMENTED : status.INTERNAL;
-}
-
-function bind(server: Server, address: string, credentials: ServerCredentials): Promise<number> {
+function listen(listener: NetServer, where: string | { host: string; port: number }): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, credentials, (err, port) => (err ? reject(err) : resolve(port)));
+    listener.once("error", reject);
+    const done = () => {
+      listener.off("error", reject);
+      resolve();
+    };
+    if (typeof where === "string") listener.listen(where, done);
+    else listener.listen(where.port, where.host, done);
   });
 }
 

@@ -1,0 +1,149 @@
+import type { Socket } from "node:net";
+import {
+  Server,
+  ServerCredentials,
+  type ServerUnaryCall,
+  type ServiceDefinition,
+  type sendUnaryData,
+  status,
+  type UntypedServiceImplementation,
+} from "@grpc/grpc-js";
+import type { Logger } from "./log";
+import { serviceDefinition } from "./proto";
+import type { ProviderService } from "./tfplugin6";
+
+// The gRPC half of the provider process: grpc-js, Node's http2 and tls, and the protocol's service
+// definitions. server.ts prints the handshake as soon as its listener is bound and loads this
+// module afterwards (in the production bundle, as a file of its own through the code cache), then
+// hands it every connection the listener accepts, the ones that arrived meanwhile first.
+
+/** Message size limit in both directions; grpc-js's 4 MiB default is too small for large states. */
+export const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+
+/** TLS material for AutoMTLS: the host's certificate and our own. */
+export interface TlsMaterial {
+  /** The certificate the host passed in PLUGIN_CLIENT_CERT (PEM); the only client accepted. */
+  clientCertPem: string;
+  /** Our certificate (PEM). */
+  certPem: string;
+  /** Our private key (PKCS#8 PEM). */
+  keyPem: string;
+}
+
+/** What startGrpcServer needs. */
+export interface GrpcServerOptions {
+  /** TLS material; plaintext when undefined. */
+  tls: TlsMaterial | undefined;
+  /** The provider service, loaded once; the first RPC awaits it. */
+  getService: () => Promise<ProviderService>;
+  /** Called once GRPCController.Shutdown has been answered. */
+  onShutdown: () => void;
+  log: Logger;
+}
+
+/** A gRPC server fed with connections accepted elsewhere. */
+export interface GrpcServer {
+  /** The grpc-js server. */
+  server: Server;
+  /** Serves a connection accepted by the provider's listener. */
+  serve(socket: Socket): void;
+  /** Stops at once; in-flight calls are cancelled. */
+  close(): void;
+}
+
+/** Builds the grpc-js server with the provider's three services. */
+export function startGrpcServer(opts: GrpcServerOptions): GrpcServer {
+  const { tls, log } = opts;
+  // checkClientCertificate=true: only the host holding the certificate it passed us may call.
+  const credentials = tls
+    ? ServerCredentials.createSsl(
+        Buffer.from(tls.clientCertPem),
+        [{ private_key: Buffer.from(tls.keyPem), cert_chain: Buffer.from(tls.certPem) }],
+        true,
+      )
+    : ServerCredentials.createInsecure();
+
+  const server = new Server({
+    "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
+    "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+  });
+  const providerService = serviceDefinition("tfplugin6.Provider");
+  server.addService(providerService, providerHandlers(providerService, opts.getService, log));
+  server.addService(serviceDefinition("plugin.GRPCController"), {
+    Shutdown: (_call: ServerUnaryCall<object, object>, callback: sendUnaryData<object>) => {
+      callback(null, {});
+      // Give grpc-js a moment to flush the reply; the host waits up to 2 s for the exit.
+      setTimeout(opts.onShutdown, 5);
+    },
+  });
+  server.addService(serviceDefinition("grpc.health.v1.Health"), {
+    Check: (_call: ServerUnaryCall<object, object>, callback: sendUnaryData<object>) => {
+      callback(null, { status: 1 /* SERVING */ });
+    },
+  });
+
+  // grpc-js's public way to serve connections accepted by someone else: the listener is bound
+  // before this module is even loaded (see server.ts).
+  const injector = server.createConnectionInjector(credentials);
+  return {
+    server,
+    serve: (socket) => {
+      injector.injectConnection(socket);
+      // The listener accepts connections paused. TLS starts reading the socket itself; a plaintext
+      // HTTP/2 session takes over the socket's handle and needs the reading started.
+      if (!tls) socket.resume();
+    },
+    close: () => {
+      injector.destroy();
+      server.forceShutdown();
+    },
+  };
+}
+
+type Handler = (request: object) => Promise<object>;
+
+/** The RPC names the tfplugin6 service answers; the rest are absent, and so UNIMPLEMENTED. */
+function providerHandlers(
+  def: ServiceDefinition,
+  getService: () => Promise<ProviderService>,
+  log: Logger,
+): UntypedServiceImplementation {
+  const handlers: UntypedServiceImplementation = {};
+  for (const [name, method] of Object.entries(def)) {
+    if (method.requestStream || method.responseStream) continue;
+    handlers[name] = (call: ServerUnaryCall<object, object>, callback: sendUnaryData<object>) => {
+      const started = Date.now();
+      if (log.enabled("trace")) log.trace("received RPC", { tf_rpc: name });
+      getService()
+        .then((service) => {
+          const fn = (service as unknown as Record<string, unknown>)[name];
+          if (typeof fn !== "function") {
+            // StopProvider must succeed even for a service without in-flight work to cancel.
+            if (name === "StopProvider") return { Error: "" };
+            throw Object.assign(new Error(`${name} is not implemented by this provider`), {
+              code: status.UNIMPLEMENTED,
+            });
+          }
+          return (fn as Handler).call(service, call.request);
+        })
+        .then(
+          (response) => {
+            if (log.enabled("trace"))
+              log.trace("served RPC", { tf_rpc: name, duration_ms: Date.now() - started });
+            callback(null, response);
+          },
+          (err: unknown) => {
+            const code = grpcCode(err);
+            if (code !== status.UNIMPLEMENTED) log.error("RPC failed", { tf_rpc: name, error: err });
+            callback({ code, details: err instanceof Error ? err.message : String(err) });
+          },
+        );
+    };
+  }
+  return handlers;
+}
+
+function grpcCode(err: unknown): status {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === status.UNIMPLEMENTED ? status.UNIMPLEMENTED : status.INTERNAL;
+}
