@@ -8,8 +8,8 @@ const { existsSync, readdirSync, statSync } = require("node:fs");
 const { join } = require("node:path");
 
 const root = join(__dirname, "..");
-// The provider bundle is the last file the build writes.
-const marker = join(root, "dist", "provider-bundle", "provider.js");
+// The pre-encoded schema is the last file the build writes.
+const marker = join(root, "dist", "provider-bundle", "provider-schema.pb");
 
 function newest(dir) {
   let latest = 0;

@@ -4,8 +4,16 @@ export function buildDescriptor(): object;
 export function descriptorText(): string;
 /**
  * Bundles one entry point with esbuild the way the provider bundle is built; resolves to the
- * outfile. With `split`, `./provider-impl` stays a separate file (provider-impl.js beside it).
+ * outfile. With `split`, `./grpc-server` and `./provider-impl` stay separate files
+ * (provider-transport.js and provider-impl.js beside it).
  */
 export function bundle(entry: string, outfile: string, opts?: { split?: boolean }): Promise<string>;
+/**
+ * Builds the production bundles and the pre-encoded GetProviderSchema answer (SCHEMA_FILE) into
+ * `outDir`; resolves to it.
+ */
+export function buildProvider(outDir: string): Promise<string>;
+/** The file name of the pre-encoded GetProviderSchema answer. */
+export const SCHEMA_FILE: string;
 /** The .proto files that make up the descriptor. */
 export const PROTO_FILES: readonly string[];

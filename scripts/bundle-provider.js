@@ -2,12 +2,13 @@
 // Builds what the provider executable loads at start-up:
 //   1. src/plugin/proto/descriptor.json, the parsed form of our .proto files, so that the provider
 //      never parses .proto text at launch (protobufjs/light reads the JSON directly);
-//   2. dist/provider-bundle/provider.js, an esbuild bundle of src/plugin/main.ts (up to the handshake), so
-//      that start-up reads one file instead of resolving and compiling hundreds of modules, and
-//      provider-transport.js and provider-impl.js beside it (loaded after the handshake), and
-//      provider-launcher.js, which loads the bundle with a V8 code cache (src/plugin/launcher.ts).
+//   2. dist/provider-bundle/: provider.js, an esbuild bundle of src/plugin/main.ts (up to the
+//      handshake), so that start-up reads one file instead of resolving and compiling hundreds of
+//      modules; provider-transport.js and provider-impl.js beside it (loaded after the handshake);
+//      provider-launcher.js, which loads them with a V8 code cache (src/plugin/launcher.ts); and
+//      provider-schema.pb, the GetProviderSchema answer encoded at build time.
 //      The directory keeps them apart from tsc's output (src/provider.ts compiles to dist/provider.js).
-// Usage: node scripts/bundle-provider.js [--descriptor-only] [--entry <ts> --outfile <js>]
+// Usage: node scripts/bundle-provider.js [--descriptor-only] [--outdir <dir>] [--entry <ts> --outfile <js>]
 "use strict";
 
 const fs = require("node:fs");
@@ -247,6 +248,34 @@ async function bundle(entry, outfile, opts = {}) {
   return outfile;
 }
 
+/** The pre-encoded GetProviderSchema answer, written beside the production bundles. */
+const SCHEMA_FILE = "provider-schema.pb";
+
+/**
+ * Builds the production bundles into `outDir`: provider.js, provider-transport.js,
+ * provider-impl.js, provider-launcher.js, and provider-schema.pb, the GetProviderSchema answer
+ * encoded once here from the bundled provider itself. The first provider process of every
+ * Terraform command asks for nothing but the schema; answering it from this file spares that
+ * process loading provider-impl.js at all (see docs/development.md, "Start-up time").
+ */
+async function buildProvider(outDir) {
+  const part = (name) => path.join(outDir, name);
+  await bundle(path.join(root, "src", "plugin", "main.ts"), part("provider.js"), { split: true });
+  await bundle(path.join(root, "src", "plugin", "grpc-server.ts"), part("provider-transport.js"));
+  await bundle(path.join(root, "src", "plugin", "provider-impl.ts"), part("provider-impl.js"));
+  await bundle(path.join(root, "src", "plugin", "launcher.ts"), part("provider-launcher.js"));
+
+  // Fresh copies of the bundles just written (a test may build twice in one process).
+  for (const name of ["provider-transport.js", "provider-impl.js"]) delete require.cache[part(name)];
+  const { encodeResponse } = require(part("provider-transport.js"));
+  const { createService } = require(part("provider-impl.js"));
+  const schema = await createService().GetProviderSchema({});
+  if (schema.diagnostics.length > 0)
+    throw new Error(`the provider's schema has diagnostics: ${JSON.stringify(schema.diagnostics)}`);
+  fs.writeFileSync(part(SCHEMA_FILE), encodeResponse("tfplugin6.Provider", "GetProviderSchema", schema));
+  return outDir;
+}
+
 async function main(argv) {
   const arg = (name) => {
     const i = argv.indexOf(name);
@@ -254,26 +283,19 @@ async function main(argv) {
   };
   writeDescriptor();
   if (argv.includes("--descriptor-only")) return;
-  const entry = path.resolve(root, arg("--entry") ?? "src/plugin/main.ts");
-  const outfile = path.resolve(root, arg("--outfile") ?? "dist/provider-bundle/provider.js");
-  const split = !arg("--entry");
-  await bundle(entry, outfile, { split });
-  if (split) {
-    await bundle(
-      path.join(root, "src", "plugin", "grpc-server.ts"),
-      path.join(path.dirname(outfile), "provider-transport.js"),
-    );
-    await bundle(
-      path.join(root, "src", "plugin", "provider-impl.ts"),
-      path.join(path.dirname(outfile), "provider-impl.js"),
-    );
+  if (arg("--entry")) {
+    // A single bundle, as test providers use it: nothing split off, no pre-encoded schema.
+    const outfile = path.resolve(root, arg("--outfile") ?? "dist/provider-bundle/provider.js");
+    await bundle(path.resolve(root, arg("--entry")), outfile);
+    process.stderr.write(`bundled ${path.relative(root, outfile)}\n`);
+    return;
   }
-  const launcher = path.join(path.dirname(outfile), "provider-launcher.js");
-  await bundle(path.join(root, "src", "plugin", "launcher.ts"), launcher);
-  process.stderr.write(`bundled ${path.relative(root, outfile)} and ${path.relative(root, launcher)}\n`);
+  const outDir = path.resolve(root, arg("--outdir") ?? "dist/provider-bundle");
+  await buildProvider(outDir);
+  process.stderr.write(`bundled the provider into ${path.relative(root, outDir) || "."}\n`);
 }
 
-module.exports = { buildDescriptor, descriptorText, bundle, PROTO_FILES };
+module.exports = { buildDescriptor, descriptorText, bundle, buildProvider, PROTO_FILES, SCHEMA_FILE };
 
 if (require.main === module) {
   main(process.argv.slice(2)).catch((err) => {

@@ -38,11 +38,11 @@ describe("provider install", () => {
   it("installs the parts the production bundle loads after the handshake", () => {
     const split = join(work, "split");
     mkdirSync(split);
-    for (const f of ["provider.js", "provider-launcher.js", "provider-transport.js", "provider-impl.js"])
+    const parts = ["provider-transport.js", "provider-impl.js", "provider-schema.pb"];
+    for (const f of ["provider.js", "provider-launcher.js", ...parts])
       writeFileSync(join(split, f), `// ${f}\n`);
     const r = installProvider({ dir: join(work, "m-split"), bundle: join(split, "provider.js") });
-    for (const f of ["provider-transport.js", "provider-impl.js"])
-      expect(readFileSync(join(r.packageDir, f), "utf8")).toBe(`// ${f}\n`);
+    for (const f of parts) expect(readFileSync(join(r.packageDir, f), "utf8")).toBe(`// ${f}\n`);
   });
 
   it("gives the same lock hash wherever the mirror is, so lock files stay valid across machines", () => {

@@ -172,9 +172,9 @@ export function installProvider(opts: InstallOptions = {}): InstallResult {
     ["provider.js", readFileSync(bundle), 0o644],
     ["provider-launcher.js", readFileSync(launcher), 0o644],
   ];
-  // The production build splits off what is loaded after the handshake: the gRPC server and the
-  // provider itself (scripts/bundle-provider.js).
-  for (const part of ["provider-transport.js", "provider-impl.js"]) {
+  // The production build splits off what is loaded after the handshake, the gRPC server and the
+  // provider itself, and pre-encodes the schema answer (scripts/bundle-provider.js).
+  for (const part of ["provider-transport.js", "provider-impl.js", "provider-schema.pb"]) {
     const file = join(dirname(bundle), part);
     if (existsSync(file)) contents.push([part, readFileSync(file), 0o644]);
   }

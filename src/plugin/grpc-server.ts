@@ -36,6 +36,11 @@ export interface GrpcServerOptions {
   tls: TlsMaterial | undefined;
   /** The provider service, loaded once; the first RPC awaits it. */
   getService: () => Promise<ProviderService>;
+  /**
+   * The GetProviderSchema answer encoded at build time, if there is one: served without loading
+   * the provider, which the first process of every Terraform command then never does.
+   */
+  schemaResponse?: (() => Buffer | undefined) | undefined;
   /** Called once GRPCController.Shutdown has been answered. */
   onShutdown: () => void;
   log: Logger;
@@ -68,7 +73,10 @@ export function startGrpcServer(opts: GrpcServerOptions): GrpcServer {
     "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
   });
   const providerService = serviceDefinition("tfplugin6.Provider");
-  server.addService(providerService, providerHandlers(providerService, opts.getService, log));
+  server.addService(
+    providerService,
+    providerHandlers(providerService, opts.getService, log, opts.schemaResponse ?? (() => undefined)),
+  );
   server.addService(serviceDefinition("plugin.GRPCController"), {
     Shutdown: (_call: ServerUnaryCall<object, object>, callback: sendUnaryData<object>) => {
       callback(null, {});
@@ -107,6 +115,7 @@ function providerHandlers(
   def: ServiceDefinition,
   getService: () => Promise<ProviderService>,
   log: Logger,
+  schemaResponse: () => Buffer | undefined,
 ): UntypedServiceImplementation {
   const handlers: UntypedServiceImplementation = {};
   for (const [name, method] of Object.entries(def)) {
@@ -114,6 +123,12 @@ function providerHandlers(
     handlers[name] = (call: ServerUnaryCall<object, object>, callback: sendUnaryData<object>) => {
       const started = Date.now();
       if (log.enabled("trace")) log.trace("received RPC", { tf_rpc: name });
+      const encoded = name === "GetProviderSchema" ? schemaResponse() : undefined;
+      if (encoded) {
+        if (log.enabled("trace")) log.trace("served RPC from the build's schema", { tf_rpc: name });
+        callback(null, encoded);
+        return;
+      }
       getService()
         .then((service) => {
           const fn = (service as unknown as Record<string, unknown>)[name];
@@ -146,4 +161,14 @@ function providerHandlers(
 function grpcCode(err: unknown): status {
   const code = (err as { code?: unknown } | null)?.code;
   return code === status.UNIMPLEMENTED ? status.UNIMPLEMENTED : status.INTERNAL;
+}
+
+/**
+ * Encodes the response of an RPC as this server sends it. The build encodes the GetProviderSchema
+ * answer with it (scripts/bundle-provider.js), and a handler may then answer with those bytes.
+ */
+export function encodeResponse(service: string, rpc: string, response: object): Buffer {
+  const method = serviceDefinition(service)[rpc];
+  if (!method) throw new Error(`no RPC ${rpc} in ${service}`);
+  return method.responseSerialize(response);
 }

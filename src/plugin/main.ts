@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { version } from "../version";
 import { HandshakeError } from "./handshake";
 import { logger, redactText } from "./log";
@@ -85,7 +87,26 @@ export async function runProvider(
   }
 }
 
+/**
+ * The GetProviderSchema answer the production build encodes beside this bundle
+ * (provider-schema.pb, scripts/bundle-provider.js), or undefined where there is none (tsc output,
+ * tests), and the provider then builds it.
+ */
+export function preEncodedSchema(dir: string = __dirname): Buffer | undefined {
+  try {
+    return readFileSync(join(dir, "provider-schema.pb"));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs the gpurental provider; called by bin/terraform-provider-gpurental. */
 export function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
-  return runProvider(loadProvider, argv);
+  let schema: Buffer | undefined | null = null;
+  return runProvider(loadProvider, argv, {
+    schemaResponse: () => {
+      if (schema === null) schema = preEncodedSchema();
+      return schema;
+    },
+  });
 }

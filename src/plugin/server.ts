@@ -37,6 +37,8 @@ export interface ServeOptions {
   processHooks?: boolean;
   /** Logger for the server; defaults to the provider's root logger. */
   logger?: Logger;
+  /** The GetProviderSchema answer encoded at build time, if there is one (see grpc-server.ts). */
+  schemaResponse?: () => Buffer | undefined;
   /** Loads the gRPC half after the handshake; tests slow it down. */
   loadGrpcServer?: () => Promise<GrpcServerModule>;
 }
@@ -182,6 +184,7 @@ export async function serveProvider(
     grpc = startGrpcServer({
       tls,
       getService,
+      schemaResponse: opts.schemaResponse,
       onShutdown: () => shutdown("GRPCController.Shutdown"),
       log,
     });
@@ -192,11 +195,10 @@ export async function serveProvider(
   for (const socket of waiting.splice(0)) grpc.serve(socket);
   log.debug("plugin server started", { network, address, tls: Boolean(tls), protocol: protocolVersion });
 
-  // Load the provider (resources, API client, schemas) now: the host is busy connecting
-  // meanwhile, and the first RPC awaits the same promise.
-  setImmediate(() => {
-    getService().catch((err: unknown) => log.error("cannot load the provider", { error: err }));
-  });
+  // The provider itself (resources, API client, schemas) loads on the first RPC that needs it.
+  // The first process of every Terraform command only asks for the schema, which a production
+  // build answers from its pre-encoded copy, so that process never loads it at all; in the others,
+  // loading it now or at the first call takes the same time on this one thread.
 
   return {
     network,

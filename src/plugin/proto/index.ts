@@ -85,7 +85,9 @@ function lazyType(fullName: string): () => Type {
   };
 }
 
+/** Encodes a message; a Buffer is a message encoded already (see encodeResponse) and passes as is. */
 function serialize(type: Type, value: object): Buffer {
+  if (Buffer.isBuffer(value)) return value;
   return Buffer.from(type.encode(type.fromObject(value)).finish());
 }
 

@@ -7,7 +7,7 @@ import { createStubProviderService } from "../stub-service";
 
 const SECRET = `gpr_${"0123456789abcdef".repeat(3)}`;
 
-void runProvider(async () => {
+void runProvider(createStubProviderService(), process.argv.slice(2)).then(() => {
   setTimeout(() => {
     if (process.env.CRASH_KIND === "reject") {
       void Promise.reject(new Error(`rejected while holding ${SECRET}`));
@@ -15,5 +15,4 @@ void runProvider(async () => {
       throw new Error(`thrown while holding ${SECRET}`);
     }
   }, 50);
-  return createStubProviderService();
-}, process.argv.slice(2));
+});

@@ -1,0 +1,107 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildProvider } from "../../scripts/bundle-provider";
+import { derToPem, generateServerCertificate } from "./cert";
+import { encodeResponse } from "./grpc-server";
+import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
+import { CONVERSION, messageType } from "./proto";
+import { createService } from "./provider-impl";
+import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
+
+// The production build as `npm run build` makes it and `gpurental provider install` ships it: four
+// bundles and the GetProviderSchema answer encoded at build time. Built here into a temporary
+// directory, from the sources under test.
+
+jest.setTimeout(120_000);
+
+const work = mkdtempSync(join(tmpdir(), "gpurental-production-bundle-"));
+const out = join(work, "bundle");
+const hostCert = generateServerCertificate();
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  await buildProvider(out);
+  writeFileSync(
+    join(work, "run.js"),
+    `require(${JSON.stringify(join(out, "provider-launcher.js"))}).launch(${JSON.stringify(join(out, "provider.js"))}, []);\n`,
+  );
+});
+
+afterAll(() => {
+  for (const c of children) c.kill("SIGKILL");
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function startProvider() {
+  const child = spawn(process.execPath, [join(work, "run.js")], {
+    env: {
+      PATH: process.env.PATH,
+      GPURENTAL_PROVIDER_CODE_CACHE: "off",
+      [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
+      PLUGIN_PROTOCOL_VERSIONS: "6",
+      PLUGIN_CLIENT_CERT: hostCert.certPem,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stderr!.on("data", (d) => {
+    stderr += d;
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on("data", (d) => {
+      stdout += d;
+      if (stdout.includes("\n")) resolve();
+    });
+    child.on("exit", (code) => reject(new Error(`provider exited (${code}): ${stderr}`)));
+  });
+  const hs = parseHandshake(stdout);
+  const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), hostCert);
+  return { provider: connect(hs.address, "tfplugin6.Provider", creds), stderr: () => stderr };
+}
+
+/** A response as the client decodes it: what Terraform receives. */
+function asReceived(bytes: Buffer): object {
+  const type = messageType("tfplugin6.GetProviderSchema.Response");
+  return type.toObject(type.decode(bytes), CONVERSION);
+}
+
+describe("the production build", () => {
+  it("answers GetProviderSchema with exactly the schema the provider builds", async () => {
+    const live = encodeResponse(
+      "tfplugin6.Provider",
+      "GetProviderSchema",
+      await createService().GetProviderSchema({}),
+    );
+    const { provider } = await startProvider();
+    try {
+      const res = await provider.call("GetProviderSchema");
+      expect(res).toEqual(asReceived(live));
+      // The rest of the provider loads on the first call that needs it.
+      await expect(
+        provider.call("ValidateResourceConfig", { type_name: "gpurental_nope" }),
+      ).resolves.toMatchObject({
+        diagnostics: [expect.objectContaining({ detail: expect.stringMatching(/gpurental_nope/) })],
+      });
+    } finally {
+      provider.close();
+    }
+  });
+
+  it("answers GetProviderSchema without loading the provider itself", async () => {
+    // Without provider-impl.js only the pre-encoded answer can be given; any other call fails.
+    rmSync(join(out, "provider-impl.js"));
+    const { provider, stderr } = await startProvider();
+    try {
+      const res = (await provider.call("GetProviderSchema")) as { resource_schemas: Record<string, unknown> };
+      expect(Object.keys(res.resource_schemas).sort()).toEqual(["gpurental_api_key", "gpurental_instance"]);
+      await expect(provider.call("ValidateProviderConfig")).rejects.toThrow(/INTERNAL/);
+      expect(stderr()).toMatch(/provider-impl\.js/);
+    } finally {
+      provider.close();
+    }
+  });
+});
