@@ -75,9 +75,8 @@ const PARENT_POLL_MS = 500;
  *
  * Start-up order, as go-plugin's own servers do it: the listener is bound and the certificate made
  * before the line is printed, and serving begins after. Here "after" includes loading grpc-js and
- * Node's http2 (loadGrpcServer), which is most of the provider's start-up, so it overlaps the
- * host's own work between reading the line and its first call; a connection that arrives meanwhile
- * waits, unread, in the listener and is served as soon as the gRPC server exists.
+ * Node's http2 (loadGrpcServer), which is most of the process's start-up: a connection that arrives
+ * meanwhile waits, unread, in the listener and is served as soon as the gRPC server exists.
  */
 export async function serveProvider(
   source: ServiceSource,
@@ -192,7 +191,7 @@ export async function serveProvider(
     close();
     throw err;
   }
-  for (const socket of waiting.splice(0)) grpc.serve(socket);
+  for (const socket of waiting.splice(0)) if (!socket.destroyed) grpc.serve(socket);
   log.debug("plugin server started", { network, address, tls: Boolean(tls), protocol: protocolVersion });
 
   // The provider itself (resources, API client, schemas) loads on the first RPC that needs it.
