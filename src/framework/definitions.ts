@@ -25,16 +25,23 @@ export interface ValidateContext {
 /** A state a handler returns: attributes it leaves out keep the planned (or prior) value. */
 export type StateResult<S extends Schema> = Partial<StateOf<S>>;
 
+// Private data: bytes Terraform stores with a resource's state and hands back on every later call
+// but never shows (see private.ts for a JSON form). A handler that may change it gets it as a
+// mutable `private` field of its request; what the field holds when the handler returns is saved.
+
 /** Request of `create`: the plan (computed values unknown) and the configuration. */
 export interface CreateRequest<S extends Schema> {
   readonly plan: PlanOf<S>;
   readonly config: PlanOf<S>;
+  /** The new object's private data, empty unless the handler sets it. */
+  private: Buffer;
 }
 
 /** Request of `read`: the current state (after import, possibly only the id) and private data. */
 export interface ReadRequest<S extends Schema> {
   readonly state: StateOf<S>;
-  readonly private: Buffer;
+  /** The private data; kept unless the handler sets it. */
+  private: Buffer;
 }
 
 /** Request of `update`: the plan, the configuration and the prior state. */
@@ -42,6 +49,8 @@ export interface UpdateRequest<S extends Schema> {
   readonly plan: PlanOf<S>;
   readonly config: PlanOf<S>;
   readonly state: StateOf<S>;
+  /** The private data as planned; kept unless the handler sets it. */
+  private: Buffer;
 }
 
 /** Request of `delete`: the prior state. */
@@ -52,6 +61,8 @@ export interface DeleteRequest<S extends Schema> {
 /** Request of `importState`: the id the practitioner gave. */
 export interface ImportRequest {
   readonly id: string;
+  /** The imported object's private data, empty unless the handler sets it. */
+  private: Buffer;
 }
 
 /** Request of `modifyPlan`: change `plan` in place; `state` is null on create. */
@@ -59,6 +70,8 @@ export interface ModifyPlanRequest<S extends Schema> {
   plan: PlanOf<S>;
   readonly config: PlanOf<S>;
   readonly state: StateOf<S> | null;
+  /** The planned private data: the prior private data unless the handler sets it. */
+  private: Buffer;
   /** Asks for replacement because of the attribute at this path (ignored on create). */
   requiresReplace(at: Path): void;
 }

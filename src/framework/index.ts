@@ -45,6 +45,7 @@ export {
   useStateForUnknown,
 } from "./modifiers";
 export { checkPlan, nullUnknowns, type PlannedChange, planChange } from "./plan";
+export { readPrivate, writePrivate } from "./private";
 export {
   type Attribute,
   type AttributeFlags,

@@ -166,7 +166,7 @@ describe("checkPlan", () => {
 });
 
 describe("modifiers on their own", () => {
-  const base = { path: [], type: t.string, resourceChanges: true };
+  const base = { path: [], type: t.string, resourceChanges: true, private: Buffer.alloc(0) };
   it("useStateForUnknown only fills an unknown from a known prior on update", () => {
     const m = useStateForUnknown();
     expect(m.modify({ ...base, config: null, state: "x", plan: unknown, isCreate: false })).toEqual({

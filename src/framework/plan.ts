@@ -86,6 +86,7 @@ function nestedConfiguredEqual(a: Attribute, p: CtyValue, c: CtyValue): boolean 
 interface Walk {
   readonly resourceChanges: boolean;
   readonly replace: Path[];
+  readonly private: Buffer;
 }
 
 function planObject(
@@ -145,6 +146,7 @@ function planAttribute(
       type: a.type,
       isCreate,
       resourceChanges: walk.resourceChanges,
+      private: walk.private,
     });
     if (!res) continue;
     if (res.plan !== undefined) plan = res.plan;
@@ -226,12 +228,13 @@ export function planChange(
   prior: CtyValue,
   proposed: CtyValue,
   config: CtyValue,
+  priorPrivate: Buffer = Buffer.alloc(0),
 ): PlannedChange {
   const proposedRec = asRec(proposed);
   if (!proposedRec) return { planned: null, requiresReplace: [] };
   const priorRec = asRec(prior);
   const resourceChanges = !configuredEqual(schema.attributes, priorRec, asRec(config));
-  const walk: Walk = { resourceChanges, replace: [] };
+  const walk: Walk = { resourceChanges, replace: [], private: priorRec ? priorPrivate : Buffer.alloc(0) };
   const planned = planObject(schema.attributes, priorRec, proposedRec, asRec(config), walk, [], true);
   return { planned, requiresReplace: walk.replace };
 }

@@ -89,6 +89,8 @@ export interface PlanModifierRequest {
   readonly isCreate: boolean;
   /** True when the planned object differs from the prior state in any configured value. */
   readonly resourceChanges: boolean;
+  /** The resource's prior private data (empty on create). */
+  readonly private: Buffer;
 }
 
 /** What a plan modifier decides; omitted fields leave things as they are. */

@@ -499,7 +499,8 @@ export function createProviderService<P>(
         const state = asRec(fromDynamicValue(req.current_state, r.schema.type));
         if (!state) return { new_state: encode(r.schema, null, diags, "Reading"), diagnostics: out(diags) };
         const ctx = context(diags, timeoutFor(r.schema, state, "read", diags));
-        const result = await r.read({ state: state, private: req.private ?? Buffer.alloc(0) }, ctx);
+        const request = { state: state, private: req.private ?? Buffer.alloc(0) };
+        const result = await r.read(request, ctx);
         if (result === null) {
           return {
             new_state: encode(r.schema, null, diags, "Reading"),
@@ -511,7 +512,7 @@ export function createProviderService<P>(
         return {
           new_state: encode(r.schema, next, diags, "Reading"),
           diagnostics: out(diags),
-          private: req.private,
+          private: request.private,
         };
       } catch (err) {
         fail(diags, `Reading ${req.type_name}`, err);
@@ -529,26 +530,30 @@ export function createProviderService<P>(
         const prior = asRec(fromDynamicValue(req.prior_state, type));
         const proposed = fromDynamicValue(req.proposed_new_state, type);
         const config = asRec(fromDynamicValue(req.config, type));
-        const change = planChange(r.schema, prior, proposed, config);
+        const priorPrivate = prior ? (req.prior_private ?? Buffer.alloc(0)) : Buffer.alloc(0);
+        const change = planChange(r.schema, prior, proposed, config, priorPrivate);
+        let plannedPrivate = priorPrivate;
         if (change.planned && r.modifyPlan) {
           const plan = change.planned;
           const request = {
             plan,
             config: config ?? compose(r.schema, null, null),
             state: prior,
+            private: priorPrivate,
             requiresReplace(at: Path) {
               if (prior) change.requiresReplace.push(at);
             },
           };
           await r.modifyPlan(request, context(diags, undefined));
           change.planned = withoutWriteOnly(r.schema.attributes, compose(r.schema, plan, request.plan));
+          plannedPrivate = request.private;
         }
         if (change.planned) checkPlan(r.schema, change.planned, config, diags);
         if (diags.hasErrors()) return { diagnostics: out(diags) };
         return {
           planned_state: encode(r.schema, change.planned, diags, "Planning"),
           requires_replace: change.requiresReplace.map(toProtoPath),
-          planned_private: req.prior_private,
+          planned_private: plannedPrivate,
           diagnostics: out(diags),
         };
       } catch (err) {
@@ -578,7 +583,12 @@ export function createProviderService<P>(
         }
         const op: TimeoutOperation = prior ? "update" : "create";
         const ctx = context(diags, timeoutFor(r.schema, planned, op, diags));
-        const request = { plan: planned, config: config ?? planned, state: prior };
+        const request = {
+          plan: planned,
+          config: config ?? planned,
+          state: prior,
+          private: prior ? (req.planned_private ?? Buffer.alloc(0)) : Buffer.alloc(0),
+        };
         const result = prior ? await r.update(request, ctx) : await r.create(request, ctx);
         if (result === null || result === undefined) {
           if (!prior && diags.hasErrors()) {
@@ -594,13 +604,18 @@ export function createProviderService<P>(
         if (!diags.hasErrors()) checkApplied(r.schema, planned, next, diags, req.type_name);
         return {
           new_state: encode(r.schema, next, diags, "Applying"),
-          private: req.planned_private,
+          private: request.private,
           diagnostics: out(diags),
         };
       } catch (err) {
         fail(diags, `Applying ${req.type_name}`, err);
-        // After a throw, what exists is unknown to us; keep the prior object (null on create).
-        return { new_state: encode(r.schema, prior, diags, "Applying"), diagnostics: out(diags) };
+        // After a throw, what exists is unknown to us; keep the prior object (null on create) and
+        // the private data that came with it.
+        return {
+          new_state: encode(r.schema, prior, diags, "Applying"),
+          private: prior ? req.planned_private : Buffer.alloc(0),
+          diagnostics: out(diags),
+        };
       }
     },
 
@@ -610,7 +625,8 @@ export function createProviderService<P>(
       if (!r) return { diagnostics: out(diags) };
       try {
         let partial: unknown;
-        if (r.importState) partial = await r.importState({ id: req.id }, context(diags, undefined));
+        const request = { id: req.id, private: Buffer.alloc(0) };
+        if (r.importState) partial = await r.importState(request, context(diags, undefined));
         else if (Object.hasOwn(r.schema.attributes, "id")) partial = { id: req.id };
         else {
           diags.addError("Import not supported", `${req.type_name} cannot be imported.`);
@@ -624,7 +640,7 @@ export function createProviderService<P>(
             {
               type_name: req.type_name,
               state: encode(r.schema, state, diags, "Importing"),
-              private: Buffer.alloc(0),
+              private: request.private,
             },
           ],
           diagnostics: out(diags),

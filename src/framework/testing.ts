@@ -92,8 +92,13 @@ export function createHarness<P>(def: AnyProviderDefinition<P>) {
       });
       return fromProtoDiagnostics(res.diagnostics);
     },
-    /** PlanResourceChange; config null plans a destroy. */
-    async plan(typeName: string, prior: Rec | null, config: Readonly<Record<string, CtyValue>> | null) {
+    /** PlanResourceChange; config null plans a destroy. `priorPrivate` is the state's private data. */
+    async plan(
+      typeName: string,
+      prior: Rec | null,
+      config: Readonly<Record<string, CtyValue>> | null,
+      priorPrivate: Buffer = EMPTY,
+    ) {
       const schema = schemaOf(typeName);
       const full = config ? fullObject(schema, config) : null;
       const proposed = full ? proposedNew(schema.attributes, prior, full) : null;
@@ -102,7 +107,7 @@ export function createHarness<P>(def: AnyProviderDefinition<P>) {
         prior_state: dv(prior, schema),
         proposed_new_state: dv(proposed, schema),
         config: dv(full, schema),
-        prior_private: EMPTY,
+        prior_private: priorPrivate,
         provider_meta: null,
         client_capabilities: CAPS,
       });
@@ -118,15 +123,18 @@ export function createHarness<P>(def: AnyProviderDefinition<P>) {
           ),
         ),
         diags: fromProtoDiagnostics(res.diagnostics),
+        /** The planned private data, for `apply`. */
+        private: res.planned_private ?? EMPTY,
         raw: res,
       };
     },
-    /** ApplyResourceChange; planned null applies a destroy. */
+    /** ApplyResourceChange; planned null applies a destroy. `plannedPrivate` comes from `plan`. */
     async apply(
       typeName: string,
       prior: Rec | null,
       planned: Rec | null,
       config: Readonly<Record<string, CtyValue>> | null,
+      plannedPrivate: Buffer = EMPTY,
     ) {
       const schema = schemaOf(typeName);
       const res = await service.ApplyResourceChange({
@@ -134,22 +142,31 @@ export function createHarness<P>(def: AnyProviderDefinition<P>) {
         prior_state: dv(prior, schema),
         planned_state: dv(planned, schema),
         config: dv(config ? fullObject(schema, config) : null, schema),
-        planned_private: EMPTY,
+        planned_private: plannedPrivate,
         provider_meta: null,
       });
-      return { value: read(res.new_state, schema), diags: fromProtoDiagnostics(res.diagnostics), raw: res };
+      return {
+        value: read(res.new_state, schema),
+        diags: fromProtoDiagnostics(res.diagnostics),
+        private: res.private ?? EMPTY,
+        raw: res,
+      };
     },
-    /** ReadResource. */
-    async read(typeName: string, state: Rec) {
+    /** ReadResource, with the state's private data. */
+    async read(typeName: string, state: Rec, priv: Buffer = EMPTY) {
       const schema = schemaOf(typeName);
       const res = await service.ReadResource({
         type_name: typeName,
         current_state: dv(state, schema),
-        private: EMPTY,
+        private: priv,
         provider_meta: null,
         client_capabilities: CAPS,
       });
-      return { value: read(res.new_state, schema), diags: fromProtoDiagnostics(res.diagnostics) };
+      return {
+        value: read(res.new_state, schema),
+        diags: fromProtoDiagnostics(res.diagnostics),
+        private: res.private ?? EMPTY,
+      };
     },
     /** ImportResourceState; returns the first imported object. */
     async import(typeName: string, id: string) {
@@ -158,6 +175,7 @@ export function createHarness<P>(def: AnyProviderDefinition<P>) {
       return {
         value: read(res.imported_resources?.[0]?.state, schema),
         diags: fromProtoDiagnostics(res.diagnostics),
+        private: res.imported_resources?.[0]?.private ?? EMPTY,
       };
     },
     /** UpgradeResourceState from stored JSON text. */

@@ -11,7 +11,9 @@ import {
   type NumberValue,
   type PlanOf,
   type ResourceDefinition,
+  readPrivate,
   requiresReplace,
+  requiresReplaceIf,
   type StateOf,
   t,
   timeoutsAttribute,
@@ -19,6 +21,7 @@ import {
   type Unknown,
   unknown,
   useStateForUnknown,
+  writePrivate,
 } from "../framework";
 import { check, oneOf } from "../framework/modifiers";
 import { logger } from "../plugin/log";
@@ -54,6 +57,26 @@ const opsLog = logger.child("instance");
 const stable = () => [useStateForUnknown()];
 const replace = () => [requiresReplace()];
 
+/**
+ * The arguments the API never returns. After an import they are unknown to the provider (null in
+ * state); the import leaves a marker in the resource's private data, and the first apply after it
+ * adopts the configured values in place instead of replacing the instance.
+ */
+const CREATE_ONLY = ["ssh_key_id", "env", "secret_env", "unset_env"] as const;
+const UNREAD_AFTER_IMPORT = "create_only_arguments_unread";
+
+function unreadAfterImport(priv: Buffer): boolean {
+  return readPrivate(priv)[UNREAD_AFTER_IMPORT] === true;
+}
+
+/** Replaces on change, except when the prior value was never known: null in state after an import. */
+const replaceUnlessUnreadImport = () => [
+  requiresReplaceIf(
+    (req) => !(req.state === null && unreadAfterImport(req.private)),
+    "Changing the value replaces the instance; after an import, the first apply records it in place.",
+  ),
+];
+
 const str = (description: string, sensitive = false) =>
   attr.string({ computed: true, description, sensitive });
 const num = (description: string) => attr.number({ computed: true, description });
@@ -75,7 +98,7 @@ const maxLength = (max: number, what: string) =>
 
 const schema = defineSchema({
   description:
-    "A GPU instance: one rented offer running one template. Creating it deploys the instance and waits until it runs (billing starts when the workload runs). `desired_status` stops and starts it in place; every other argument replaces it, which destroys its disk.\n\nRefusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. A deploy whose answer was lost is reconciled by listing the organization's instances: the instances are listed before each deploy (deploys of one Terraform run are sent one at a time), and after a lost answer a new instance matching offer, template, disk and label is adopted; a second deploy is sent only once repeated listings show that the first did not land. Two Terraform runs deploying the same configuration at the same moment are reported rather than guessed at.\n\nThe API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`: after an import they are null in state, so a configuration that sets them plans a replacement unless they are listed in `lifecycle { ignore_changes = [...] }`.",
+    "A GPU instance: one rented offer running one template. Creating it deploys the instance and waits until it runs (billing starts when the workload runs). `desired_status` stops and starts it in place; every other argument replaces it, which destroys its disk.\n\nRefusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. A deploy whose answer was lost is reconciled by listing the organization's instances: the instances are listed before each deploy (deploys of one Terraform run are sent one at a time), and after a lost answer a new instance matching offer, template, disk and label is adopted; a second deploy is sent only once repeated listings show that the first did not land. Two Terraform runs deploying the same configuration at the same moment are reported rather than guessed at.\n\nThe API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`, so an import cannot read them. The first plan after an import records the configured values in state with an in-place update that sends nothing to the API, and warns that they were taken from the configuration; from then on, changing them replaces the instance. If the imported instance runs with other values, replace it (`terraform apply -replace=ADDRESS`).",
   attributes: {
     id: attr.string({ computed: true, description: "ID of the instance.", planModifiers: stable() }),
     offer_id: attr.string({
@@ -115,25 +138,25 @@ const schema = defineSchema({
       optional: true,
       description:
         "ID of the SSH key to authorize. With a session or a personal API key: one of the caller's own keys; with a team key: a key of any current member. Without it SSH is impossible. Changing it replaces the instance.",
-      planModifiers: replace(),
+      planModifiers: replaceUnlessUnreadImport(),
     }),
     env: attr.map(t.string, {
       optional: true,
       description:
         "Environment variables merged over the template's, by name. Together with `secret_env` and `unset_env` at most 100 entries; names up to 256 characters, values up to 4096. A name may appear in only one of the three. `JUPYTER_TOKEN`, `GPU_COUNT`, `SERVICE_ACCESS_TOKEN` and template variables carrying the access token are always set by the platform (a warning says so). Changing it replaces the instance.",
-      planModifiers: replace(),
+      planModifiers: replaceUnlessUnreadImport(),
     }),
     secret_env: attr.map(t.string, {
       optional: true,
       sensitive: true,
       description:
         "Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output. They are kept in state: protect the state. Changing them replaces the instance.",
-      planModifiers: replace(),
+      planModifiers: replaceUnlessUnreadImport(),
     }),
     unset_env: attr.set(t.string, {
       optional: true,
       description: "Names of template environment variables to drop. Changing it replaces the instance.",
-      planModifiers: replace(),
+      planModifiers: replaceUnlessUnreadImport(),
     }),
     desired_status: attr.string({
       optional: true,
@@ -426,6 +449,16 @@ export const instanceResource = {
       await planTimeChecks(plan, ctx);
       return;
     }
+    if (unreadAfterImport(req.private)) {
+      const adopted = CREATE_ONLY.filter((a) => state[a] === null && plan[a] !== null);
+      if (adopted.length > 0) {
+        const names = adopted.map((a) => `\`${a}\``).join(", ");
+        ctx.diags.addWarning(
+          `Arguments of imported instance ${state.id} recorded as configured`,
+          `The service does not return ${names}, so the import could not read them. This apply records the configured values in state without changing the instance; later changes to them replace it. If the instance runs with other values, replace it with terraform apply -replace=<address>.`,
+        );
+      }
+    }
     if (state.status === "error") {
       // Nothing in place can bring an instance back from error; say so instead of a silent no-op.
       ctx.diags.addWarning(
@@ -465,13 +498,19 @@ export const instanceResource = {
     return r.state ? toState(r.state) : null;
   },
 
-  async update({ plan, state }, ctx) {
+  async update(req, ctx) {
+    const { plan, state } = req;
     const planned = toArgs(plan);
-    // Only timeouts changed: nothing to do at the API, and the plan holds the prior values.
-    if (planned.desired_status === state.desired_status) return {};
+    // Only timeouts changed, or arguments adopted after an import: nothing to do at the API, and
+    // the plan holds the values to keep. Either way the import marker has done its job.
+    if (planned.desired_status === state.desired_status) {
+      req.private = writePrivate({});
+      return {};
+    }
     const r = await updateInstance(state.id!, planned, opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.update));
     report(ctx.diags, r.diagnostics);
     if (!r.state) return state;
+    req.private = writePrivate({});
     return toState(r.state);
   },
 
@@ -480,7 +519,8 @@ export const instanceResource = {
     report(ctx.diags, r.diagnostics);
   },
 
-  async importState({ id }, ctx) {
+  async importState(req, ctx) {
+    const { id } = req;
     try {
       const inst = await ctx.providerData.getInstance(id, { signal: ctx.signal });
       if (inst.status === "destroyed") {
@@ -490,6 +530,7 @@ export const instanceResource = {
         );
         return {};
       }
+      req.private = writePrivate({ [UNREAD_AFTER_IMPORT]: true });
       return { id };
     } catch (err) {
       ctx.diags.add(errorToDiagnostic(err, "import"));

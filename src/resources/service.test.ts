@@ -110,7 +110,7 @@ describe("provider configuration", () => {
     const state = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
     const later = harness({});
     expect(await later.configure({ base_url: backend.url, token: unknown })).toEqual([]);
-    expect(await later.read("gpurental_instance", state)).toEqual({ value: state, diags: [] });
+    expect(await later.read("gpurental_instance", state)).toMatchObject({ value: state, diags: [] });
   });
 
   test("unknown values are accepted and planning skips the API", async () => {
@@ -261,6 +261,57 @@ describe("gpurental_instance lifecycle", () => {
     expect(destroyed.value).toBeNull();
     expect(backend.listInstances(creds.org_id).every((i) => i.status === "destroyed")).toBe(true);
     expect((await h.read("gpurental_instance", started.value!)).value).toBeNull();
+  });
+
+  test("after an import, the first apply records the create-only arguments in place, with a warning", async () => {
+    const h = await configured();
+    const cfg = instanceConfig({ env: { A: "1" }, secret_env: { S: "s3cret-value" }, unset_env: ["TZ"] });
+    const p = await h.plan("gpurental_instance", null, cfg);
+    const created = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
+    const deploys = backend.listInstances(creds.org_id).length;
+
+    const imported = await h.import("gpurental_instance", created.id as string);
+    const refreshed = await h.read("gpurental_instance", imported.value!, imported.private);
+    expect(refreshed.value).toMatchObject({ ssh_key_id: null, env: null, secret_env: null, unset_env: null });
+
+    const plan = await h.plan("gpurental_instance", refreshed.value, cfg, refreshed.private);
+    expect(plan.requiresReplace).toEqual([]);
+    expect(plan.diags.map((d) => [d.severity, d.summary])).toEqual([
+      ["warning", `Arguments of imported instance ${created.id} recorded as configured`],
+    ]);
+    expect(plan.diags[0]?.detail).toContain("`ssh_key_id`, `env`, `secret_env`, `unset_env`");
+    expect(JSON.stringify(plan.diags)).not.toContain("s3cret-value");
+    expect(plan.planned).toMatchObject({ status: "running", env: { A: "1" } });
+
+    const applied = await h.apply("gpurental_instance", refreshed.value, plan.planned, cfg, plan.private);
+    expect(applied.diags).toEqual([]);
+    expect(applied.value).toEqual(plan.planned);
+    expect(applied.private).toEqual(Buffer.alloc(0));
+    expect(backend.listInstances(creds.org_id)).toHaveLength(deploys); // nothing redeployed
+
+    // Adopted: the next plan is empty, and a change now replaces as usual.
+    const again = await h.plan("gpurental_instance", applied.value, cfg, applied.private);
+    expect(again.diags).toEqual([]);
+    expect(again.planned).toEqual(applied.value);
+    const changed = await h.plan(
+      "gpurental_instance",
+      applied.value,
+      { ...cfg, env: { A: "2" } },
+      applied.private,
+    );
+    expect(changed.requiresReplace).toEqual([["env"]]);
+  });
+
+  test("an import followed by a configuration without create-only arguments plans nothing", async () => {
+    const h = await configured();
+    const cfg = instanceConfig({ ssh_key_id: null });
+    const p = await h.plan("gpurental_instance", null, cfg);
+    const created = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
+    const imported = await h.import("gpurental_instance", created.id as string);
+    const refreshed = await h.read("gpurental_instance", imported.value!, imported.private);
+    const plan = await h.plan("gpurental_instance", refreshed.value, cfg, refreshed.private);
+    expect(plan.diags).toEqual([]);
+    expect(plan.planned).toEqual(refreshed.value);
   });
 
   test("changing only timeouts plans every computed value as it was, nulls included", async () => {

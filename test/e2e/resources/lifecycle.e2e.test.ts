@@ -118,6 +118,37 @@ test("lifecycle: apply, no-change plan, import, stop and start, destroy", async 
   expect(s.backend.state().api_keys[key.id as string]?.revoked_at).not.toBeNull();
 });
 
+test("import: the first apply records the arguments the API does not return, in place and without redeploying", async () => {
+  writeConfig(s, instanceBlock());
+  expectCode(await apply(s), 0);
+  const inst = await stateOf(s, "gpurental_instance.a");
+  await s.tf.ok(["state", "rm", "gpurental_instance.a"]);
+  await s.tf.ok(["import", "-input=false", "gpurental_instance.a", inst.id as string]);
+
+  const first = expectCode(await plan(s), 2);
+  expect(first.stdout).toMatch(/gpurental_instance\.a will be updated in-place/);
+  expect(first.stdout).not.toMatch(/must be replaced|forces replacement/);
+  expect(first.stdout).toMatch(/Arguments of imported instance .* recorded as configured/);
+  expect(first.stdout + first.stderr).not.toContain(SECRET_ENV_VALUE);
+
+  const applied = expectCode(await apply(s), 0);
+  expect(applied.stdout).toMatch(/1 changed, 0 destroyed/);
+  expect(applied.stdout + applied.stderr).not.toContain(SECRET_ENV_VALUE);
+  expect(liveInstances(s).map((i) => i.id)).toEqual([inst.id]);
+  expect(await stateOf(s, "gpurental_instance.a")).toMatchObject({
+    ssh_key_id: s.creds.ssh_key_id,
+    env: { A: "1" },
+    unset_env: ["TZ"],
+  });
+  const settled = expectCode(await plan(s), 0);
+  expect(settled.stdout).not.toMatch(/recorded as configured/);
+
+  // From now on the values are known, and changing one replaces the instance as always.
+  writeConfig(s, instanceBlock().replace('env         = { A = "1" }', 'env         = { A = "2" }'));
+  const changed = expectCode(await plan(s), 2);
+  expect(changed.stdout).toMatch(/gpurental_instance\.a must be replaced/);
+});
+
 test("drift: destroyed out of band plans a create; auto-stopped plans a start; revoked key plans a create", async () => {
   writeConfig(s, [keyBlock, instanceBlock()].join("\n\n"));
   expectCode(await apply(s), 0);
