@@ -97,6 +97,17 @@ describe("provider install", () => {
     );
   });
 
+  (process.platform === "linux" ? it : it.skip)(
+    "fails with the path, instead of hanging, where mkdir cannot create a directory",
+    () => {
+      // Under /proc mkdir answers ENOENT for a path whose parent exists, where Node's recursive mkdir
+      // loops for ever.
+      expect(() => installProvider({ dir: "/proc/gpurental-mirror", bundle, launcher })).toThrow(
+        /cannot write the provider into the mirror directory \(--dir\) \/proc\/gpurental-mirror: ENOENT at \/proc\/gpurental-mirror/,
+      );
+    },
+  );
+
   it("names platforms as Terraform does", () => {
     expect(terraformPlatform("linux", "x64")).toBe("linux_amd64");
     expect(terraformPlatform("darwin", "arm64")).toBe("darwin_arm64");

@@ -148,6 +148,26 @@ export function mirrorCliConfig(mirrorDir: string, sources: readonly string[]): 
 `;
 }
 
+/**
+ * mkdir -p, one level at a time. Node 20's `mkdirSync(dir, { recursive: true })` never returns for
+ * some paths where mkdir answers ENOENT although the parent exists (e.g. under /proc); here that
+ * ENOENT is an error naming the path.
+ */
+function makeDirs(dir: string): void {
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d); d = dirname(d)) {
+    if (dirname(d) === d) break;
+    missing.unshift(d);
+  }
+  for (const d of missing) {
+    try {
+      mkdirSync(d);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+}
+
 /** Installs the provider into a filesystem mirror and returns where, with the lock hash and CLI config. */
 export function installProvider(opts: InstallOptions = {}): InstallResult {
   if (opts.dir !== undefined && opts.dir.trim() === "") {
@@ -184,7 +204,7 @@ export function installProvider(opts: InstallOptions = {}): InstallResult {
     try {
       // Start clean: a stale file left from an older install would change the hash.
       rmSync(packageDir, { recursive: true, force: true });
-      mkdirSync(packageDir, { recursive: true });
+      makeDirs(packageDir);
       for (const [name, data, mode] of contents) {
         const file = join(packageDir, name);
         writeFileSync(file, data, { mode });
