@@ -24,7 +24,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const schema = defineSchema({
   description:
-    "The gpurental provider manages API keys and GPU instances of the gpurental GPU rental service through its `/v1` API. Every argument can instead come from an environment variable, so that no credential needs to be written into a configuration.",
+    "The gpurental provider manages API keys and GPU instances of the gpurental GPU rental service through its `/v1` API. Every argument can instead come from an environment variable, so that no credential needs to be written into a configuration: an argument left unset falls back to its variable, while one set to an empty string is an error (it is most often a variable that came out empty).",
   attributes: {
     base_url: attr.string({
       optional: true,
@@ -61,11 +61,15 @@ type Setting = keyof typeof PROVIDER_ENV;
 type Resolved =
   | { kind: "value"; value: string; from: "config" | "env" }
   | { kind: "unknown" }
+  | { kind: "empty" }
   | { kind: "missing" };
 
 function resolve(config: unknown, name: Setting, env: NodeJS.ProcessEnv): Resolved {
   if (isUnknown(config)) return { kind: "unknown" };
-  if (typeof config === "string" && config !== "") return { kind: "value", value: config, from: "config" };
+  // An explicit "" is most often a variable that came out empty: an error, not a silent fallback
+  // to a credential from the environment the configuration did not ask for.
+  if (config === "") return { kind: "empty" };
+  if (typeof config === "string") return { kind: "value", value: config, from: "config" };
   const fromEnv = env[PROVIDER_ENV[name]];
   if (fromEnv !== undefined && fromEnv !== "") return { kind: "value", value: fromEnv, from: "env" };
   return { kind: "missing" };
@@ -96,6 +100,20 @@ export async function configureClient(
   const baseUrl = resolve(req.config.base_url, "base_url", env);
   const token = resolve(req.config.token, "token", env);
   const orgId = resolve(req.config.org_id, "org_id", env);
+
+  for (const [name, r] of [
+    ["base_url", baseUrl],
+    ["token", token],
+    ["org_id", orgId],
+  ] as const) {
+    if (r.kind === "empty") {
+      ctx.diags.addAttributeError(
+        path(name),
+        `Empty ${name}`,
+        `${name} is set to an empty string in the provider block. Remove the argument to use the ${PROVIDER_ENV[name]} environment variable${name === "org_id" ? " or the credential's own organization" : ""}, or give it a value.`,
+      );
+    }
+  }
 
   if (baseUrl.kind === "missing") {
     ctx.diags.addAttributeError(

@@ -67,6 +67,24 @@ describe("provider configuration", () => {
     ]);
   });
 
+  test("an explicit empty string is an error on its attribute, not a fallback to the environment", async () => {
+    const env = {
+      GPURENTAL_BASE_URL: backend.url,
+      GPURENTAL_TOKEN: creds.admin_session_token,
+      GPURENTAL_ORG_ID: creds.org_id,
+    };
+    const diags = await harness(env).configure({ base_url: "", token: "", org_id: "" });
+    expect(diags.map((d) => [d.summary, d.path])).toEqual([
+      ["Empty base_url", [{ attribute: "base_url" }]],
+      ["Empty token", [{ attribute: "token" }]],
+      ["Empty org_id", [{ attribute: "org_id" }]],
+    ]);
+    expect(diags[1]?.detail).toContain("GPURENTAL_TOKEN");
+    expect(JSON.stringify(diags)).not.toContain(creds.admin_session_token);
+    // Left unset, the same environment configures the provider.
+    expect(await harness(env).configure({})).toEqual([]);
+  });
+
   test("malformed values are errors on their attribute and never echo the token", async () => {
     const diags = await harness({}).configure({
       base_url: "ftp://x",
