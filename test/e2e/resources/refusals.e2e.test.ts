@@ -270,6 +270,29 @@ resource "gpurental_instance" "via_key" {
   expect(output(revoked)).toMatch(/Error: TOKEN_INVALID: /);
 });
 
+test("a personal key deploys while its creator is a member, and is refused once the creator leaves", async () => {
+  s.tf.env.GPURENTAL_TOKEN = s.creds.member_session_token;
+  writeConfig(s, 'resource "gpurental_api_key" "mine" {\n  name = "mine"\n}');
+  expectCode(await apply(s), 0);
+  const secret = (await stateOf(s, "gpurental_api_key.mine")).secret as string;
+
+  s.tf.env.GPURENTAL_TOKEN = secret;
+  writeConfig(s, inst("personal"));
+  expectCode(await apply(s, ["-state=personal.tfstate"]), 0);
+  expect(liveInstances(s)).toHaveLength(1);
+
+  // The member leaves: the key stops working for every call, refresh included, and nothing is lost.
+  s.backend.removeMember(s.creds.org_id, s.creds.member_user_id);
+  const refused = expectCode(await plan(s, ["-state=personal.tfstate"]), 1);
+  expect(output(refused)).toMatch(/Error: TOKEN_INVALID: /);
+  expect(output(refused)).toMatch(/personal\s+API\s+key\s+whose\s+creator\s+has\s+left\s+the\s+organization/);
+  expect(output(refused)).not.toContain(secret);
+  expect(liveInstances(s)).toHaveLength(1);
+  expect(await s.tf.ok(["state", "list", "-state=personal.tfstate"])).toMatchObject({
+    stdout: expect.stringContaining("gpurental_instance.personal"),
+  });
+});
+
 test("a stop the host never confirms ends in stop_timed_out, and the state says running", async () => {
   writeConfig(s, inst("slow"));
   expectCode(await apply(s), 0);
