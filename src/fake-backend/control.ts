@@ -52,6 +52,18 @@ const faultSpec = z.object({
   times: z.number().int().min(1).optional(),
 });
 
+const offerPatch = z
+  .object({
+    availability: z.enum(["available", "sold_out", "withdrawn"]),
+    free_units: z.number().int().min(0),
+    price_per_hour_micro: z.number().int().min(0),
+    storage_price_per_gb_hour_micro: z.number().int().min(0),
+    hold_price_per_hour_micro: z.number().int().min(0).nullable(),
+    next_maintenance: z.iso.datetime({ offset: true }).nullable(),
+  })
+  .partial()
+  .strict();
+
 const env = z.array(z.object({ key: z.string(), value: z.string(), secret: z.boolean().default(false) }));
 
 function digest(s: string): Buffer {
@@ -71,7 +83,7 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
     }
   };
   const route = (
-    method: "GET" | "POST" | "PUT" | "DELETE",
+    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
     url: string,
     handler: (req: FastifyRequest, reply: FastifyReply) => unknown,
   ) => {
@@ -203,6 +215,10 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
       ),
     ),
   );
+  route("PATCH", "/offers/:offer_id", (req) => {
+    const offer = engine.updateOffer(p(req, "offer_id"), body(offerPatch, req));
+    return engine.renderOffer(offer);
+  });
   route("POST", "/templates", (req) =>
     engine.createTemplate(
       body(

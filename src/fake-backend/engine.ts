@@ -44,6 +44,18 @@ const REALISTIC_MS: Record<OperationKind | "gpu_release", number> = {
   gpu_release: 2000,
 };
 
+/** What the control API may change on an offer; absent fields stay as they are. */
+export type OfferPatch = Partial<
+  Pick<
+    OfferRecord,
+    | "availability"
+    | "free_units"
+    | "price_per_hour_micro"
+    | "storage_price_per_gb_hour_micro"
+    | "hold_price_per_hour_micro"
+  >
+> & { next_maintenance?: number | string | null };
+
 /** Who is calling: resolved from the bearer token. */
 export interface Caller {
   org: OrgRecord;
@@ -324,6 +336,28 @@ export class Engine {
       seq: this.nextSeq(),
     };
     this.state.offers[offer.id] = offer;
+    this.onChange();
+    return offer;
+  }
+
+  /**
+   * Changes an offer the way the market does: sells it out or back in, withdraws it, changes its
+   * prices or books its machine's maintenance. Instances already rented keep their price snapshot.
+   */
+  updateOffer(offerId: string, patch: OfferPatch): OfferRecord {
+    const offer = this.state.offers[offerId];
+    if (!offer) throw new ApiFailure(404, "OFFER_NOT_FOUND", `Offer ${offerId} not found`);
+    this.settle();
+    const p = patch;
+    if (p.availability !== undefined) offer.availability = p.availability;
+    if (p.free_units !== undefined) offer.free_units = p.free_units;
+    if (p.price_per_hour_micro !== undefined) offer.price_per_hour_micro = p.price_per_hour_micro;
+    if (p.storage_price_per_gb_hour_micro !== undefined)
+      offer.storage_price_per_gb_hour_micro = p.storage_price_per_gb_hour_micro;
+    if (p.hold_price_per_hour_micro !== undefined)
+      offer.hold_price_per_hour_micro = p.hold_price_per_hour_micro;
+    const nm = p.next_maintenance;
+    if (nm !== undefined) offer.next_maintenance = typeof nm === "string" ? Date.parse(nm) : nm;
     this.onChange();
     return offer;
   }

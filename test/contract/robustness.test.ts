@@ -301,6 +301,69 @@ describe("control API over HTTP", () => {
     expect((await call(fb(), "GET", "/v1/offers", { token: c.admin_session_token })).status).toBe(401);
   });
 
+  test("PATCH /offers/:id moves the market: sell out, reprice, maintenance, withdraw", async () => {
+    const c = fb().credentials!;
+    const token = c.admin_session_token;
+    const listed = async () =>
+      (await call(fb(), "GET", "/v1/offers", { token })).body.items.map((o: { id: string }) => o.id);
+    const sold = await ctl("PATCH", `/offers/${c.offer_id}`, { free_units: 0 });
+    expect(sold.body).toMatchObject({ id: c.offer_id, free_units: 0, availability: "available" });
+    expect(await listed()).not.toContain(c.offer_id);
+    const deploy = await call(fb(), "POST", "/v1/instances", {
+      token,
+      body: { offer_id: c.offer_id, template_id: c.template_id, disk_gb: 20 },
+    });
+    expect(errorOf(deploy).code).toBe("OFFER_UNAVAILABLE");
+    const back = await ctl("PATCH", `/offers/${c.offer_id}`, {
+      free_units: 3,
+      price_per_hour_micro: 1_900_000,
+      next_maintenance: "2099-01-01T00:00:00.000Z",
+    });
+    expect(back.body).toMatchObject({
+      free_units: 3,
+      price_per_hour_micro: 1_900_000,
+      next_maintenance: "2099-01-01T00:00:00.000Z",
+    });
+    expect(await listed()).toContain(c.offer_id);
+    // An instance already rented keeps its price snapshot when the offer is repriced.
+    const rented = await call(fb(), "POST", "/v1/instances", {
+      token,
+      body: { offer_id: c.offer_id, template_id: c.template_id, disk_gb: 20 },
+    });
+    await ctl("PATCH", `/offers/${c.offer_id}`, { price_per_hour_micro: 900_000 });
+    const got = await call(fb(), "GET", `/v1/instances/${rented.body.id}`, { token });
+    expect(got.body.price_per_hour_micro).toBe(1_900_000);
+    const soon = new Date(Date.parse((await ctl("GET", "/clock")).body.now) + 3_600_000).toISOString();
+    await ctl("PATCH", `/offers/${c.offer_id}`, { next_maintenance: soon });
+    const refused = await call(fb(), "POST", "/v1/instances", {
+      token,
+      body: { offer_id: c.offer_id, template_id: c.template_id, disk_gb: 20 },
+    });
+    expect(errorOf(refused)).toMatchObject({ code: "MACHINE_IN_MAINTENANCE", next_maintenance: soon });
+    await ctl("PATCH", `/offers/${c.offer_id}`, { availability: "withdrawn", next_maintenance: null });
+    expect(await listed()).not.toContain(c.offer_id);
+  });
+
+  test("PATCH /offers/:id refuses unknown offers, unknown fields and values out of range", async () => {
+    const c = fb().credentials!;
+    const missing = await ctl("PATCH", "/offers/00000000-0000-4000-8000-00000000dddd", { free_units: 1 });
+    expect([missing.status, errorOf(missing).code]).toEqual([404, "OFFER_NOT_FOUND"]);
+    const unknownField = await ctl("PATCH", `/offers/${c.offer_id}`, { gpu_model: "H100" });
+    expect([unknownField.status, errorOf(unknownField).code]).toEqual([422, "VALIDATION_ERROR"]);
+    const negative = await ctl("PATCH", `/offers/${c.offer_id}`, { free_units: -1 });
+    expect([negative.status, errorOf(negative).field, errorOf(negative).limit]).toEqual([
+      422,
+      "free_units",
+      0,
+    ]);
+    const badState = await ctl("PATCH", `/offers/${c.offer_id}`, { availability: "gone" });
+    expect(errorOf(badState).field).toBe("availability");
+    const badTime = await ctl("PATCH", `/offers/${c.offer_id}`, { next_maintenance: "tomorrow" });
+    expect(errorOf(badTime).field).toBe("next_maintenance");
+    const noToken = await call(fb(), "PATCH", `/_control/offers/${c.offer_id}`, { body: { free_units: 1 } });
+    expect(noToken.status).toBe(401);
+  });
+
   test("out-of-range clock advances and latencies are refused naming the limit", async () => {
     const a = await ctl("POST", "/clock/advance", { ms: 1e300 });
     expect([a.status, errorOf(a).code, errorOf(a).field, errorOf(a).limit]).toEqual([
