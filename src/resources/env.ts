@@ -30,6 +30,16 @@ export const OVERLAY_KEYS: readonly string[] = ["JUPYTER_TOKEN", "GPU_COUNT", "S
 // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal text, not a placeholder.
 export const ACCESS_TOKEN_REFERENCE = "${SERVICE_ACCESS_TOKEN}";
 
+/**
+ * The length of a string in characters (Unicode code points), as the API counts its limits: a
+ * character outside the Basic Multilingual Plane is one character, not two UTF-16 units.
+ */
+export function characters(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
 /** Builds env_overrides, sorted by key so the request does not depend on map iteration order. */
 export function toEnvOverrides(args: EnvArguments): EnvOverride[] {
   const out: EnvOverride[] = [];
@@ -80,11 +90,11 @@ export function validateEnv(
           detail: `${attribute} has an entry with an empty key; every environment variable needs a name.`,
           path: [{ attribute }],
         });
-      } else if (key.length > ENV_LIMITS.keyLength) {
+      } else if (characters(key) > ENV_LIMITS.keyLength) {
         diags.push({
           severity: "error",
           summary: "Environment variable name too long",
-          detail: `The key "${key.slice(0, 40)}…" of ${attribute} has ${key.length} characters; the API accepts at most ${ENV_LIMITS.keyLength}.`,
+          detail: `The key "${[...key].slice(0, 40).join("")}…" of ${attribute} has ${characters(key)} characters; the API accepts at most ${ENV_LIMITS.keyLength}.`,
           path: keyPath(attribute, key),
         });
       }
@@ -111,11 +121,11 @@ export function validateEnv(
   }
   for (const attribute of ["env", "secret_env"] as const) {
     for (const [key, value] of Object.entries(args[attribute] ?? {})) {
-      if (value.length > ENV_LIMITS.valueLength) {
+      if (characters(value) > ENV_LIMITS.valueLength) {
         diags.push({
           severity: "error",
           summary: "Environment variable value too long",
-          detail: `The value of ${key} in ${attribute} has ${value.length} characters; the API accepts at most ${ENV_LIMITS.valueLength}.`,
+          detail: `The value of ${key} in ${attribute} has ${characters(value)} characters; the API accepts at most ${ENV_LIMITS.valueLength}.`,
           path: keyPath(attribute, key),
         });
       }

@@ -1,11 +1,15 @@
 import type { Instance, InstanceStatus } from "../api/schemas";
+import type { OfferFilter } from "./offer-selection";
 
 // The state of gpurental_instance as plain TypeScript, independent of how the framework encodes
 // values, and the one function that maps an API instance onto it.
 
 /** The user's arguments of gpurental_instance that are sent to the API or drive its lifecycle. */
 export interface InstanceArgs {
-  offer_id: string;
+  /** The pinned offer; null when offer_filter chooses one at create time. */
+  offer_id: string | null;
+  /** The market filter the offer is chosen by at create time; null when offer_id is pinned. */
+  offer_filter: OfferFilter | null;
   template_id: string;
   disk_gb: number;
   label: string | null;
@@ -28,9 +32,20 @@ export interface DeployedViaApiKeyModel {
   revoked: boolean;
 }
 
+/**
+ * What the instance's embedded offer says about the offer it rents: the facts an offer_filter is
+ * judged by, kept in state so a changed filter is judged without asking the market.
+ */
+export interface OfferSnapshot {
+  gpu_model: string | null;
+  num_gpus: number | null;
+  region: string | null;
+}
+
 /** Every computed attribute of gpurental_instance (contract 2.2). */
 export interface InstanceComputed {
   id: string;
+  offer: OfferSnapshot | null;
   status: InstanceStatus;
   ssh_host: string;
   ssh_port: number;
@@ -65,6 +80,7 @@ export type InstanceModel = InstanceArgs & InstanceComputed;
 /** The names of the computed attributes, in schema order. */
 export const INSTANCE_COMPUTED_ATTRIBUTES: readonly (keyof InstanceComputed)[] = [
   "id",
+  "offer",
   "status",
   "ssh_host",
   "ssh_port",
@@ -100,6 +116,8 @@ export const INSTANCE_COMPUTED_ATTRIBUTES: readonly (keyof InstanceComputed)[] =
  */
 export const INSTANCE_STABLE_ATTRIBUTES: readonly (keyof InstanceComputed)[] = [
   "id",
+  // The offer an instance rents never changes; neither do its model, GPU count and region.
+  "offer",
   // The host and the port are assigned to the instance when it is rented (contract 2.2).
   "ssh_host",
   "ssh_port",
@@ -135,25 +153,54 @@ export interface PriorArgs {
   secret_env?: Record<string, string> | null | undefined;
   unset_env?: string[] | null | undefined;
   desired_status?: DesiredStatus | undefined;
+  offer_filter?: OfferFilter | null | undefined;
+  /** The label as configured: "" and null both mean none, and the API may return either. */
+  label?: string | null | undefined;
+  /** The offer last recorded and its snapshot, which fills in facts the API's embedded offer leaves out. */
+  offer_id?: string | null | undefined;
+  offer?: OfferSnapshot | null | undefined;
+}
+
+/** The label to record: the configured one when it and the API's both mean "no label". */
+function labelOf(api: string | null, prior: string | null | undefined): string | null {
+  if ((api === null || api === "") && (prior === null || prior === "")) return prior;
+  return api;
 }
 
 /**
- * Maps an API instance onto the resource state. The API does not return ssh_key_id nor the env
- * overrides, so those keep the prior (planned or stored) values; everything else comes from the API.
+ * The snapshot of the offer an instance rents. Deploy responses abbreviate the embedded offer, and
+ * a server may leave fields out, so facts already recorded for the same offer are kept.
+ */
+export function offerSnapshotOf(api: Instance, prior: PriorArgs): OfferSnapshot {
+  const o = api.offer;
+  const before = prior.offer_id === o.id ? prior.offer : null;
+  return {
+    gpu_model: o.gpu_model ?? before?.gpu_model ?? null,
+    num_gpus: o.num_gpus ?? before?.num_gpus ?? null,
+    region: o.region ?? before?.region ?? null,
+  };
+}
+
+/**
+ * Maps an API instance onto the resource state. The API does not return ssh_key_id, the env
+ * overrides nor the offer filter, so those keep the prior (planned or stored) values; everything
+ * else comes from the API.
  */
 export function instanceToModel(api: Instance, prior: PriorArgs, desired?: DesiredStatus): InstanceModel {
   const via = api.deployed_via_api_key;
   return {
     offer_id: api.offer.id,
+    offer_filter: prior.offer_filter ?? null,
     template_id: api.template.id,
     disk_gb: api.disk_gb,
-    label: api.label,
+    label: labelOf(api.label, prior.label),
     ssh_key_id: prior.ssh_key_id ?? null,
     env: prior.env ?? null,
     secret_env: prior.secret_env ?? null,
     unset_env: prior.unset_env ?? null,
     desired_status: desired ?? desiredStatusOf(api.status, prior.desired_status ?? "running"),
     id: api.id,
+    offer: offerSnapshotOf(api, prior),
     status: api.status,
     ssh_host: api.ssh_host,
     ssh_port: api.ssh_port,

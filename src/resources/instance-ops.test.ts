@@ -50,6 +50,7 @@ function fastSleep(ms: number, signal?: AbortSignal): Promise<void> {
 function args(over: Partial<InstanceArgs> = {}): InstanceArgs {
   return {
     offer_id: creds.offer_id,
+    offer_filter: null,
     template_id: creds.template_id,
     disk_gb: 50,
     label: "ops-test",
@@ -263,6 +264,8 @@ test("a deploy interrupted in flight that still lands is found and returned, not
     stopInstance: real.stopInstance.bind(real),
     startInstance: real.startInstance.bind(real),
     destroyInstance: real.destroyInstance.bind(real),
+    listOffers: real.listOffers.bind(real),
+    getTemplate: real.getTemplate.bind(real),
     deployInstance: async (...a: Parameters<typeof real.deployInstance>) => {
       await real.deployInstance(...a);
       stop.abort(new Error("stop"));

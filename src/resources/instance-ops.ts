@@ -7,7 +7,7 @@ import {
   WaitTimeoutError,
 } from "../api/errors";
 import { realSleep, type Sleep } from "../api/retry";
-import type { Instance, InstanceStatus } from "../api/schemas";
+import type { Instance, InstanceStatus, Offer, Template } from "../api/schemas";
 import { isTransient, waitForInstance } from "../api/waiter";
 import { toEnvOverrides } from "./env";
 import {
@@ -17,6 +17,14 @@ import {
   instanceToModel,
   type PriorArgs,
 } from "./instance-model";
+import {
+  describeFilter,
+  explainSelection,
+  type OfferFilter,
+  perHour,
+  RACE_LOSS_CODES,
+  selectOffers,
+} from "./offer-selection";
 import { errorToDiagnostic, instanceErrorDiagnostic, type ResourceDiagnostic } from "./refusals";
 
 // The lifecycle of gpurental_instance against the API, independent of the Terraform framework.
@@ -27,12 +35,20 @@ import { errorToDiagnostic, instanceErrorDiagnostic, type ResourceDiagnostic } f
 /** The client methods the instance lifecycle uses. */
 export type InstanceApi = Pick<
   GpurentalClient,
-  "deployInstance" | "listInstances" | "getInstance" | "stopInstance" | "startInstance" | "destroyInstance"
+  | "deployInstance"
+  | "listInstances"
+  | "getInstance"
+  | "stopInstance"
+  | "startInstance"
+  | "destroyInstance"
+  | "listOffers"
+  | "getTemplate"
 >;
 
 /** The attributes of gpurental_instance a refusal can point at. */
 export const INSTANCE_ARGUMENTS: readonly string[] = [
   "offer_id",
+  "offer_filter",
   "template_id",
   "disk_gb",
   "label",
@@ -78,10 +94,10 @@ function serialized<T>(fn: () => Promise<T>): Promise<T> {
   return run;
 }
 
-/** The request body of a deploy for the planned arguments. */
-export function deployRequest(args: InstanceArgs): DeployInstanceRequest {
+/** The request body of a deploy for the planned arguments, on the pinned offer or the one chosen. */
+export function deployRequest(args: InstanceArgs, offerId: string): DeployInstanceRequest {
   const body: DeployInstanceRequest = {
-    offer_id: args.offer_id,
+    offer_id: offerId,
     template_id: args.template_id,
     disk_gb: args.disk_gb,
   };
@@ -98,7 +114,8 @@ function matchesDeploy(inst: Instance, body: DeployInstanceRequest): boolean {
     inst.offer.id === body.offer_id &&
     inst.template.id === body.template_id &&
     inst.disk_gb === body.disk_gb &&
-    (inst.label ?? null) === (body.label ?? null) &&
+    // "" and null both mean no label; a server may store one as the other.
+    (inst.label ?? "") === (body.label ?? "") &&
     inst.status !== "destroyed"
   );
 }
@@ -215,7 +232,156 @@ function waitOptions(ctx: OpContext, deadline: number) {
   return opts;
 }
 
-/** Create: deploy, record, wait until running, then stop when the plan asks for stopped. */
+/** Most offers one create tries before it gives up, when the offers before them were taken. */
+export const MAX_OFFER_ATTEMPTS = 5;
+
+/** An offer a create deploys on: the pinned one, or a candidate of the market filter. */
+export interface DeployTarget {
+  offer_id: string;
+  /** The market's record, for a chosen offer. */
+  offer?: Offer;
+}
+
+/** The offers of the market a filter is chosen from: every listed offer of its GPU model. */
+export function listMarketOffers(
+  client: Pick<InstanceApi, "listOffers">,
+  filter: Pick<OfferFilter, "gpu_model">,
+  signal?: AbortSignal,
+): Promise<Offer[]> {
+  // Unavailable ones too, so that an empty choice can say which offers are sold out.
+  return client.listOffers({ gpu_model: filter.gpu_model, include_unavailable: true }, { signal });
+}
+
+/**
+ * The offers a create tries, in order: the pinned offer, or the candidates of the filter as the
+ * market stands now (offer-selection.ts). No candidate is an error on offer_filter saying why.
+ */
+async function deployTargets(
+  args: InstanceArgs,
+  ctx: OpContext,
+): Promise<{ targets: DeployTarget[]; diagnostics: ResourceDiagnostic[] }> {
+  const filter = args.offer_filter;
+  if (!filter) return { targets: [{ offer_id: args.offer_id ?? "" }], diagnostics: [] };
+  let offers: Offer[];
+  let template: Template | null | undefined;
+  try {
+    [offers, template] = await Promise.all([
+      listMarketOffers(ctx.client, filter, ctx.signal),
+      ctx.client.getTemplate(args.template_id, { signal: ctx.signal }).catch((err: unknown) => {
+        if (err instanceof ApiError && err.code === "TEMPLATE_NOT_FOUND") return null;
+        // Without the template the checks that need it are left to the deploy.
+        return undefined;
+      }),
+    ]);
+  } catch (err) {
+    return { targets: [], diagnostics: [errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS)] };
+  }
+  const now = ctx.now ?? Date.now;
+  const selection = selectOffers({ offers, filter, template, diskGb: args.disk_gb, now: now() });
+  if (selection.candidates.length === 0) {
+    return {
+      targets: [],
+      diagnostics: [
+        {
+          severity: "error",
+          summary: "No offer matches offer_filter",
+          detail: `${explainSelection(selection, filter)}\nNothing was deployed. Loosen offer_filter (another region, a higher max_price_per_hour_micro), change disk_gb or template_id, or apply again later.`,
+          path: [{ attribute: "offer_filter" }],
+        },
+      ],
+    };
+  }
+  return {
+    targets: selection.candidates.map((c) => ({ offer_id: c.offer.id, offer: c.offer })),
+    diagnostics: [],
+  };
+}
+
+/** An offer a create tried and lost to another deploy. */
+interface LostOffer {
+  target: DeployTarget;
+  error: ApiError;
+}
+
+function describeTarget(t: DeployTarget): string {
+  return t.offer ? `offer ${t.offer_id} (${perHour(t.offer.price_per_hour_micro)})` : `offer ${t.offer_id}`;
+}
+
+/**
+ * Deploys on the first target that takes it. A refusal meaning another deploy was first (a race
+ * loss: the offer sold out, its machine filled up or went into maintenance) moves on to the next
+ * target, up to {@link MAX_OFFER_ATTEMPTS}, for a filter only: a pinned offer is the user's choice.
+ * Any other answer ends it; a lost answer in particular goes through deployReconciled's
+ * reconciliation and is never followed by a deploy elsewhere, since the first may have landed.
+ */
+async function deployOnFirstAvailable(
+  args: InstanceArgs,
+  targets: readonly DeployTarget[],
+  ctx: {
+    signal?: AbortSignal | undefined;
+    deadline: number;
+    sleep: Sleep;
+    now: () => number;
+    client: InstanceApi;
+  },
+  log?: (msg: string) => void,
+): Promise<
+  { instance: Instance; target: DeployTarget; lost: LostOffer[] } | { error: unknown; lost: LostOffer[] }
+> {
+  const lost: LostOffer[] = [];
+  const tried = targets.slice(0, args.offer_filter ? MAX_OFFER_ATTEMPTS : 1);
+  for (const [n, target] of tried.entries()) {
+    try {
+      // The one place a deploy is sent (and, after a lost answer, reconciled).
+      const instance = await deployReconciled(ctx.client, deployRequest(args, target.offer_id), ctx, log);
+      return { instance, target, lost };
+    } catch (err) {
+      const raceLost = err instanceof ApiError && RACE_LOSS_CODES.has(err.code);
+      const more = n + 1 < tried.length && ctx.now() < ctx.deadline && !ctx.signal?.aborted;
+      if (!args.offer_filter || !raceLost) return { error: err, lost };
+      lost.push({ target, error: err });
+      if (!more) return { error: err, lost };
+      log?.(`${describeTarget(target)} was taken (${err.code}); trying the next candidate`);
+    }
+  }
+  return { error: new Error("no offer to deploy on"), lost };
+}
+
+/** The diagnostics of a create that tried offers taken by other deploys. */
+function lostOffersDiagnostic(
+  lost: readonly LostOffer[],
+  filter: OfferFilter,
+  landed: DeployTarget | undefined,
+  untried: number,
+): ResourceDiagnostic {
+  const lines = lost.map(
+    (l) =>
+      `  - ${describeTarget(l.target)}: ${l.error.code}${l.error.apiMessage ? ` (${l.error.apiMessage})` : ""}`,
+  );
+  if (landed) {
+    return {
+      severity: "warning",
+      summary: `Deployed on ${describeTarget(landed)} instead of ${describeTarget(lost[0]!.target)}`,
+      detail: `Another deploy was first on the cheaper candidate${lost.length === 1 ? "" : "s"} of offer_filter (${describeFilter(filter)}):\n${lines.join("\n")}\nThe instance rents ${describeTarget(landed)}; its offer_id and price are in the state.`,
+      path: [{ attribute: "offer_filter" }],
+    };
+  }
+  const rest =
+    untried > 0
+      ? `\n${untried} more candidate${untried === 1 ? " was" : "s were"} not tried: a create tries at most ${MAX_OFFER_ATTEMPTS} offers.`
+      : "";
+  return {
+    severity: "error",
+    summary: `No offer matching offer_filter could be deployed on (${lost.length} tried)`,
+    detail: `Each offer tried was taken by another deploy first (offer_filter: ${describeFilter(filter)}):\n${lines.join("\n")}${rest}\nNothing was deployed and nothing is charged. Apply again to choose from the market as it is then.`,
+    path: [{ attribute: "offer_filter" }],
+  };
+}
+
+/**
+ * Create: choose the offer (the pinned one, or the cheapest candidate of the filter), deploy,
+ * record, wait until running, then stop when the plan asks for stopped.
+ */
 export async function createInstance(
   args: InstanceArgs,
   ctx: OpContext,
@@ -223,26 +389,45 @@ export async function createInstance(
 ): Promise<OpResult> {
   const now = ctx.now ?? Date.now;
   const deadline = now() + ctx.timeoutMs;
-  const body = deployRequest(args);
-  let inst: Instance;
-  try {
-    inst = await deployReconciled(
-      ctx.client,
-      body,
-      { signal: ctx.signal, deadline, sleep: ctx.sleep ?? realSleep, now },
-      log,
-    );
-  } catch (err) {
+  const chosen = await deployTargets(args, ctx);
+  if (chosen.targets.length === 0) return { state: null, diagnostics: chosen.diagnostics };
+  const deployed = await deployOnFirstAvailable(
+    args,
+    chosen.targets,
+    { client: ctx.client, signal: ctx.signal, deadline, sleep: ctx.sleep ?? realSleep, now },
+    log,
+  );
+  const filter = args.offer_filter;
+  if ("error" in deployed) {
+    const err = deployed.error;
+    if (filter && deployed.lost.length > 0 && deployed.lost.at(-1)?.error === err) {
+      const untried = Math.max(0, chosen.targets.length - deployed.lost.length);
+      return { state: null, diagnostics: [lostOffersDiagnostic(deployed.lost, filter, undefined, untried)] };
+    }
     if (err instanceof DeployReconcileError) {
       return {
         state: null,
         diagnostics: [{ severity: "error", summary: "Deploy answer lost", detail: err.message }],
       };
     }
-    return { state: null, diagnostics: [errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS)] };
+    const d = errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS);
+    if (deployed.lost.length > 0) {
+      d.detail = `${d.detail}\nOffers tried before, taken by other deploys: ${deployed.lost.map((l) => `${describeTarget(l.target)} (${l.error.code})`).join(", ")}.`;
+    }
+    return { state: null, diagnostics: [d] };
   }
   // From here on the instance exists: every return carries it.
-  const prior: PriorArgs = args;
+  const { instance: inst, target } = deployed;
+  const notes: ResourceDiagnostic[] =
+    filter && deployed.lost.length > 0 ? [lostOffersDiagnostic(deployed.lost, filter, target, 0)] : [];
+  const o = target.offer;
+  const prior: PriorArgs = {
+    ...args,
+    offer_id: target.offer_id,
+    offer: o
+      ? { gpu_model: o.gpu_model ?? null, num_gpus: o.num_gpus ?? null, region: o.region ?? null }
+      : null,
+  };
   let latest = inst;
   try {
     latest = await waitForInstance(ctx.client, inst.id, {
@@ -256,15 +441,15 @@ export async function createInstance(
   } catch (err) {
     return {
       state: instanceToModel(latest, prior, args.desired_status),
-      diagnostics: [waitDiagnostic(err, "deploy", latest)],
+      diagnostics: [...notes, waitDiagnostic(err, "deploy", latest)],
     };
   }
   if (args.desired_status === "stopped") {
     const r = await changePower(latest, "stopped", { ...ctx, timeoutMs: Math.max(0, deadline - now()) });
     const state = instanceToModel(r.instance, prior, r.diagnostics.length ? undefined : args.desired_status);
-    return { state, diagnostics: r.diagnostics };
+    return { state, diagnostics: [...notes, ...r.diagnostics] };
   }
-  return { state: instanceToModel(latest, prior, args.desired_status), diagnostics: [] };
+  return { state: instanceToModel(latest, prior, args.desired_status), diagnostics: notes };
 }
 
 function waitDiagnostic(
@@ -421,8 +606,17 @@ export async function changePower(
   };
 }
 
-/** Update: only desired_status changes in place; the other arguments force replacement. */
-export async function updateInstance(id: string, planned: InstanceArgs, ctx: OpContext): Promise<OpResult> {
+/**
+ * Update: only desired_status changes at the API; the other arguments force replacement, or (a
+ * changed offer_filter the instance still satisfies) only change the state. `prior` is what the
+ * state recorded, for the offer snapshot.
+ */
+export async function updateInstance(
+  id: string,
+  planned: InstanceArgs,
+  ctx: OpContext,
+  prior: PriorArgs = {},
+): Promise<OpResult> {
   let inst: Instance;
   try {
     inst = await ctx.client.getInstance(id, { signal: ctx.signal });
@@ -433,7 +627,11 @@ export async function updateInstance(id: string, planned: InstanceArgs, ctx: OpC
   const ok = r.diagnostics.every((d) => d.severity !== "error");
   // On failure desired_status follows the real status, so the next plan tries again.
   return {
-    state: instanceToModel(r.instance, planned, ok ? planned.desired_status : undefined),
+    state: instanceToModel(
+      r.instance,
+      { ...planned, offer_id: prior.offer_id, offer: prior.offer },
+      ok ? planned.desired_status : undefined,
+    ),
     diagnostics: r.diagnostics,
   };
 }

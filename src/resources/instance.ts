@@ -1,10 +1,7 @@
 import type { GpurentalClient } from "../api/client";
-import { ApiError } from "../api/errors";
-import type { Instance, Offer, SshKey, Template } from "../api/schemas";
 import {
   attr,
   type CtyValue,
-  type Diagnostics,
   defineSchema,
   type HandlerContext,
   isUnknown,
@@ -38,19 +35,22 @@ import {
   createInstance,
   deleteInstance,
   INSTANCE_DEFAULT_TIMEOUTS,
+  MAX_OFFER_ATTEMPTS,
   type OpContext,
   readInstance,
   updateInstance,
 } from "./instance-ops";
-import { checkDeploy, type DeployCheckData } from "./plan-checks";
+import { judgeFilterChange, planCreateChecks, report } from "./instance-plan";
+import { offerFilterAttributes, sameFilter, toOfferFilter, wholeNumber } from "./offer-filter";
 import { credentialOf } from "./provider-data";
 import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
 
 // gpurental_instance: one rented GPU offer running one template. Every argument except
-// desired_status and timeouts forces replacement, because the API can only stop, start and
-// destroy an instance. The lifecycle itself lives in instance-ops.ts; this file is the Terraform
-// side: schema, plan adjustments and plan-time checks, and the conversion between framework values
-// and the plain model.
+// desired_status, timeouts and offer_filter forces replacement, because the API can only stop,
+// start and destroy an instance; a changed offer_filter replaces it only when the running instance
+// no longer satisfies it. The lifecycle itself lives in instance-ops.ts and what plans ask the API
+// in instance-plan.ts; this file is the Terraform side: schema, plan adjustments, and the
+// conversion between framework values and the plain model.
 
 const opsLog = logger.child("instance");
 
@@ -77,17 +77,13 @@ const replaceUnlessUnreadImport = () => [
   ),
 ];
 
+/** `""` and null both mean "no label": the contract sets no minimum length. */
+const noLabel = (v: CtyValue) => v === null || v === "";
+
 const str = (description: string, sensitive = false) =>
   attr.string({ computed: true, description, sensitive });
 const num = (description: string) => attr.number({ computed: true, description });
 const bool = (description: string) => attr.bool({ computed: true, description });
-
-const wholeNumber = (min: number, max: number, what: string) =>
-  check<NumberValue>(
-    `A whole number from ${min} to ${max}.`,
-    (v) => Number.isInteger(toNumber(v)) && toNumber(v) >= min && toNumber(v) <= max,
-    (v) => `${what} must be a whole number from ${min} to ${max}; got ${String(toNumber(v))}.`,
-  );
 
 const maxLength = (max: number, what: string) =>
   check<string>(
@@ -97,16 +93,40 @@ const maxLength = (max: number, what: string) =>
   );
 
 const schema = defineSchema({
-  description:
-    "A GPU instance: one rented offer running one template. Creating it deploys the instance and waits until it runs (billing starts when the workload runs). `desired_status` stops and starts it in place; every other argument replaces it, which destroys its disk.\n\nRefusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. A deploy whose answer was lost is reconciled by listing the organization's instances: the instances are listed before each deploy (deploys of one Terraform run are sent one at a time), and after a lost answer a new instance matching offer, template, disk and label is adopted; a second deploy is sent only once repeated listings show that the first did not land. Two Terraform runs deploying the same configuration at the same moment are reported rather than guessed at.\n\nThe API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`, so an import cannot read them. The first plan after an import records the configured values in state with an in-place update that sends nothing to the API, and warns that they were taken from the configuration; from then on, changing them replaces the instance. If the imported instance runs with other values, replace it (`terraform apply -replace=ADDRESS`).",
+  description: [
+    "A GPU instance: one rented offer running one template. Creating it deploys the instance and waits until it runs (billing starts when the workload runs). `desired_status` stops and starts it in place; every other argument except `offer_filter` replaces it, which destroys its disk.",
+    `Offers are a live market: they sell out, get cheaper, are withdrawn and go into maintenance. Give the instance an \`offer_filter\` (GPU model, GPU count, and optionally a maximum price and a region) and the provider chooses the offer when the instance is created or replaced: the cheapest matching offer that the deploy checks do not already refuse for this template and \`disk_gb\` (sold out, machine disk, VM capability, CUDA), with offers whose machine goes into maintenance within 24 hours tried last. If another deploy takes that offer first (\`OFFER_UNAVAILABLE\`, \`OFFER_NOT_PINNABLE\`, \`MACHINE_DISK_EXHAUSTED\`, \`MACHINE_IN_MAINTENANCE\`), the next candidate is tried, at most ${MAX_OFFER_ATTEMPTS} offers, with a warning naming both; an answer that was lost is reconciled instead and never followed by a deploy elsewhere. The chosen \`offer_id\`, the \`offer\` it rents and the price snapshot are known after apply and kept in state: later market moves plan no change at all. Changing \`offer_filter\` replaces the instance only when it no longer satisfies the new filter (judged from \`offer\` and \`price_per_hour_micro\`); otherwise the change is recorded in place. With no matching offer that a deploy would accept, the plan fails on \`offer_filter\` and says which criterion left out which offers.`,
+    "Pin an `offer_id` instead only when the instance must run on that very offer (a machine you reserved, a region or host the filter cannot express). A pinned offer is never moved away from: when it sells out or is withdrawn the running instance is unaffected, but creating or replacing the instance is refused until it can be rented again, and changing `offer_id` (for example to follow a cheaper offer from the `gpurental_offers` data source) replaces the instance and destroys its disk. Exactly one of `offer_id` and `offer_filter` is set.",
+    "Refusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. A maintenance window is only a warning at plan time: the contract leaves it to the service to judge how close is too close, so the deploy's own answer decides. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. A deploy whose answer was lost is reconciled by listing the organization's instances: the instances are listed before each deploy (deploys of one Terraform run are sent one at a time), and after a lost answer a new instance matching offer, template, disk and label is adopted; a second deploy is sent only once repeated listings show that the first did not land. Two Terraform runs deploying the same configuration at the same moment are reported rather than guessed at.",
+    "The API does not return `ssh_key_id`, `env`, `secret_env`, `unset_env` or `offer_filter`, so an import cannot read them. The first plan after an import records the configured values in state with an in-place update that sends nothing to the API, and warns that they were taken from the configuration; from then on, changing them replaces the instance (`offer_filter`: when the instance does not satisfy the new filter). If the imported instance runs with other values, replace it (`terraform apply -replace=ADDRESS`).",
+  ].join("\n\n"),
   attributes: {
     id: attr.string({ computed: true, description: "ID of the instance.", planModifiers: stable() }),
     offer_id: attr.string({
-      required: true,
+      optional: true,
+      computed: true,
       description:
-        "ID of the offer to rent (see the `gpurental_offers` data source). Changing it replaces the instance.",
+        "ID of the offer to pin (see the `gpurental_offers` data source); set either this or `offer_filter`. With `offer_filter`, the ID of the offer the provider chose when the instance was created, kept as long as the instance lives. Changing a configured `offer_id` replaces the instance.",
       planModifiers: replace(),
     }),
+    offer_filter: attr.single(offerFilterAttributes, {
+      optional: true,
+      description:
+        "The market filter the offer is chosen by when the instance is created or replaced; set either this or `offer_id`. The cheapest matching offer a deploy of this template and `disk_gb` would not be refused on is rented; see the resource description. Changing it replaces the instance only when the instance no longer satisfies it.",
+    }),
+    offer: attr.single(
+      {
+        gpu_model: str("GPU model of the offer."),
+        num_gpus: num("Number of GPUs the offer rents."),
+        region: str("Region of the offer's machine."),
+      },
+      {
+        computed: true,
+        description:
+          "The offer the instance rents, as recorded when it was rented: what a changed `offer_filter` is judged by.",
+        planModifiers: stable(),
+      },
+    ),
     template_id: attr.string({
       required: true,
       description:
@@ -123,16 +143,14 @@ const schema = defineSchema({
     label: attr.string({
       optional: true,
       description:
-        "Label shown in the console, 1 to 64 characters; leave it unset for no label. Changing it replaces the instance.",
-      validators: [
-        maxLength(64, "label"),
-        check<string>(
-          "Not empty.",
-          (v) => v !== "",
-          () => "label must not be empty; leave it unset for no label.",
+        'Label shown in the console, at most 64 characters. Unset (or `""`) for no label. Changing it replaces the instance.',
+      validators: [maxLength(64, "label")],
+      planModifiers: [
+        requiresReplaceIf(
+          (req) => !(noLabel(req.state) && noLabel(req.plan)),
+          'Changing the value replaces the instance; `""` and unset both mean no label.',
         ),
       ],
-      planModifiers: replace(),
     }),
     ssh_key_id: attr.string({
       optional: true,
@@ -261,12 +279,14 @@ function known<T>(v: T | Unknown): v is T {
   return !isUnknown(v);
 }
 
-/** The plain arguments of a wholly known plan or state. */
+/** The plain arguments of a wholly known plan or state (a plan's offer_id is unknown with a filter). */
 function toArgs(p: Plan | State): InstanceArgs {
   const strMap = (m: unknown): Record<string, string> | null =>
     m === null || m === undefined ? null : { ...(m as Record<string, string>) };
+  const filter = toOfferFilter(p.offer_filter as CtyValue) ?? null;
   return {
-    offer_id: p.offer_id as string,
+    offer_id: filter || !known(p.offer_id) ? null : (p.offer_id as string | null),
+    offer_filter: filter,
     template_id: p.template_id as string,
     disk_gb: toNumber(p.disk_gb as NumberValue),
     label: (p.label as string | null) ?? null,
@@ -279,7 +299,7 @@ function toArgs(p: Plan | State): InstanceArgs {
   };
 }
 
-/** The arguments the API does not return, from a state that may be partial (after an import). */
+/** What a state recorded that the API does not return, from a state that may be partial (after an import). */
 function priorArgs(s: State): PriorArgs {
   return {
     ssh_key_id: s.ssh_key_id,
@@ -287,12 +307,34 @@ function priorArgs(s: State): PriorArgs {
     secret_env: s.secret_env ? { ...s.secret_env } : null,
     unset_env: s.unset_env ? [...s.unset_env].sort() : null,
     desired_status: s.desired_status === "stopped" ? "stopped" : "running",
+    offer_filter: toOfferFilter(s.offer_filter) ?? null,
+    // A state holding only an id (just imported) has read nothing yet: the API's label is taken.
+    label: s.template_id === null ? undefined : s.label,
+    offer_id: s.offer_id,
+    offer: s.offer
+      ? {
+          gpu_model: s.offer.gpu_model,
+          num_gpus: s.offer.num_gpus === null ? null : toNumber(s.offer.num_gpus),
+          region: s.offer.region,
+        }
+      : null,
   };
 }
 
 /** The state value of a model; the timeouts come from the plan or prior state. */
 function toState(m: InstanceModel): Omit<State, "timeouts"> {
-  return { ...m, allowed_actions: [...m.allowed_actions] };
+  return {
+    ...m,
+    offer_filter: m.offer_filter
+      ? {
+          gpu_model: m.offer_filter.gpu_model,
+          num_gpus: m.offer_filter.num_gpus,
+          max_price_per_hour_micro: m.offer_filter.max_price_per_hour_micro ?? null,
+          region: m.offer_filter.region ?? null,
+        }
+      : null,
+    allowed_actions: [...m.allowed_actions],
+  };
 }
 
 /** Time left for an operation, with a margin so the waits end before the framework's own deadline. */
@@ -306,102 +348,30 @@ function parseMinutes(d: string): number {
   return Number.parseInt(d, 10) * 60_000;
 }
 
-function report(diags: Diagnostics, items: readonly ResourceDiagnostic[]): void {
-  diags.add(...items.map((d) => ({ ...d, path: d.path ? [...d.path] : undefined })));
-}
-
-/** What the plan-time checks read; each read failing for a reason other than 404 leaves its data out. */
-async function gatherCheckData(
-  client: GpurentalClient,
-  input: { offer_id: string; template_id: string; ssh_key_id: string | null },
-  signal: AbortSignal,
-): Promise<{ data: DeployCheckData; skipped: string[]; credentialError: ApiError | undefined }> {
-  const cred = credentialOf(client);
-  const skipped: string[] = [];
-  let credentialError: ApiError | undefined;
-  // Only the API's own codes say the record is missing; a 404 of an unknown route says nothing.
-  const notFound = (err: unknown, code: string) =>
-    err instanceof ApiError && err.status === 404 && err.code === code;
-  const settle = async <T>(
-    what: string,
-    p: Promise<T>,
-    missingCode?: string,
-  ): Promise<T | null | undefined> => {
-    try {
-      return await p;
-    } catch (err) {
-      if (missingCode && notFound(err, missingCode)) return null;
-      if (err instanceof ApiError && (err.code === "TOKEN_INVALID" || err.code === "ORG_MISMATCH")) {
-        credentialError ??= err;
-        return undefined;
-      }
-      skipped.push(`${what} (${err instanceof Error ? err.message : String(err)})`);
-      return undefined;
-    }
-  };
-  const session = cred.kind === "session";
-  const [offer, template, sshKeys, instances, me] = await Promise.all([
-    settle<Offer>("offer", client.getOffer(input.offer_id, { signal }), "OFFER_NOT_FOUND"),
-    settle<Template>("template", client.getTemplate(input.template_id, { signal }), "TEMPLATE_NOT_FOUND"),
-    session && input.ssh_key_id ? settle<SshKey[]>("SSH keys", client.listSshKeys({ signal })) : undefined,
-    settle<Instance[]>("instances", client.listInstances({}, { signal })),
-    session ? settle("balance", client.getMe({ signal })) : undefined,
-  ]);
-  const data: DeployCheckData = {
-    offer,
-    template,
-    sshKeys: sshKeys ?? undefined,
-    sshKeysAreExhaustive: session,
-    instances: instances ?? undefined,
-    balanceMicro: me ? me.organization.balance_micro : undefined,
-    orgId: me ? me.organization.id : cred.orgId,
-    now: Date.now(),
-  };
-  return { data, skipped, credentialError };
-}
-
-/** Time limit of the plan-time reads: a slow API must not hold up a plan for long. */
-const PLAN_CHECK_TIMEOUT_MS = 20_000;
-
+/** The deploy checks of a plan that creates the instance, on whatever of the plan is known. */
 async function planTimeChecks(plan: Plan, ctx: HandlerContext<GpurentalClient>): Promise<void> {
   const cred = credentialOf(ctx.providerData);
   if (!cred.configured) return;
   const { offer_id, template_id, disk_gb, ssh_key_id } = plan;
-  if (!known(offer_id) || !known(template_id) || !known(disk_gb)) return;
-  if (offer_id === null || template_id === null || disk_gb === null) return;
-  // An SSH key known only after apply skips just the SSH key check.
-  const sshKeyId = known(ssh_key_id) ? ssh_key_id : null;
-  const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(PLAN_CHECK_TIMEOUT_MS)]);
-  let gathered: Awaited<ReturnType<typeof gatherCheckData>>;
-  try {
-    gathered = await gatherCheckData(
-      ctx.providerData,
-      { offer_id, template_id, ssh_key_id: sshKeyId },
-      signal,
-    );
-  } catch (err) {
-    ctx.diags.addWarning("Plan-time checks skipped", `The API could not be asked: ${String(err)}`);
-    return;
-  }
-  const { data, skipped, credentialError } = gathered;
-  if (credentialError) {
-    // The credential itself is refused: the apply would fail the same way, so say it now.
-    ctx.diags.add(errorToDiagnostic(credentialError, "plan_check"));
-    return;
-  }
-  if (skipped.length > 0) {
-    ctx.diags.addWarning(
-      "Some plan-time checks were skipped",
-      `These could not be read, so the deploy checks that need them were skipped (the apply still reports any refusal): ${skipped.join("; ")}.`,
-    );
-  }
-  const findings = checkDeploy(
-    { offer_id, template_id, disk_gb: toNumber(disk_gb), ssh_key_id: sshKeyId },
-    data,
+  const filter = toOfferFilter(plan.offer_filter as CtyValue);
+  // A filter (or pinned offer) or disk known only after apply: the deploy will tell.
+  if (filter === undefined || !known(disk_gb) || disk_gb === null) return;
+  if (!filter && (!known(offer_id) || offer_id === null)) return;
+  // A template or SSH key known only after apply skips just the checks that need them.
+  const { diagnostics, template } = await planCreateChecks(
+    ctx.providerData,
+    {
+      offer_id: filter ? null : (offer_id as string),
+      offer_filter: filter,
+      template_id: known(template_id) ? template_id : null,
+      disk_gb: toNumber(disk_gb),
+      ssh_key_id: known(ssh_key_id) ? ssh_key_id : null,
+    },
+    ctx.signal,
   );
-  report(ctx.diags, findings);
+  report(ctx.diags, diagnostics);
   // Template variables that carry the access token cannot be overridden either.
-  if (data.template) {
+  if (template) {
     const env = known(plan.env) && plan.env !== null ? plan.env : null;
     const secret = known(plan.secret_env) && plan.secret_env !== null ? plan.secret_env : null;
     const unset = known(plan.unset_env) && plan.unset_env !== null ? plan.unset_env : null;
@@ -410,11 +380,77 @@ async function planTimeChecks(plan: Plan, ctx: HandlerContext<GpurentalClient>):
       secret_env: secret && Object.values(secret).every(known) ? (secret as Record<string, string>) : null,
       unset_env: unset?.every(known) ? (unset as string[]) : null,
     };
-    const extra = validateEnv(args, data.template.env).filter(
+    const extra = validateEnv(args, template.env).filter(
       (d) => d.severity === "warning" && !OVERLAY_KEYS.some((k) => d.summary.startsWith(`${k} `)),
     );
     report(ctx.diags, extra);
   }
+}
+
+/** Exactly one of offer_id and offer_filter; an unknown value counts as set. */
+function checkOfferChoice(config: Plan): ResourceDiagnostic[] {
+  const pinned = config.offer_id !== null;
+  const filtered = config.offer_filter !== null;
+  if (pinned && filtered) {
+    return [
+      {
+        severity: "error",
+        summary: "Both offer_id and offer_filter are set",
+        detail:
+          "Set exactly one of them: offer_filter to let the provider choose the cheapest matching offer when the instance is created (the usual choice), or offer_id to pin one offer.",
+        path: [{ attribute: "offer_filter" }],
+      },
+    ];
+  }
+  if (!pinned && !filtered) {
+    return [
+      {
+        severity: "error",
+        summary: "Missing offer_filter or offer_id",
+        detail:
+          'Set exactly one of them: offer_filter = { gpu_model = "RTX 4090", num_gpus = 1, max_price_per_hour_micro = 3000000 } lets the provider choose the cheapest matching offer when the instance is created; offer_id pins one offer (see the gpurental_offers data source).',
+        path: [{ attribute: "offer_filter" }],
+      },
+    ];
+  }
+  return [];
+}
+
+/**
+ * A changed offer_filter replaces the instance only when the instance no longer satisfies it; the
+ * market is never asked. A filter known only after apply cannot be judged, so it replaces, as a
+ * changed argument known only after apply does.
+ */
+function judgeOfferFilter(
+  req: { plan: Plan; requiresReplace(at: { attribute: string }[]): void },
+  state: State,
+  ctx: HandlerContext<GpurentalClient>,
+): void {
+  if (req.plan.offer_filter === null) return;
+  const wanted = toOfferFilter(req.plan.offer_filter as CtyValue);
+  if (wanted === null) return;
+  if (wanted === undefined) {
+    req.requiresReplace([{ attribute: "offer_filter" }]);
+    ctx.diags.addAttributeWarning(
+      [{ attribute: "offer_filter" }],
+      "offer_filter is known only after apply",
+      `Whether instance ${state.id} satisfies the new offer_filter cannot be judged before it is known, so the plan replaces it. Give offer_filter values known at plan time to have the change judged instead.`,
+    );
+    return;
+  }
+  if (sameFilter(wanted, toOfferFilter(state.offer_filter) ?? null)) return;
+  const verdict = judgeFilterChange(priorArgsForJudging(state), wanted);
+  report(ctx.diags, verdict.diagnostics);
+  if (verdict.replace) req.requiresReplace([{ attribute: "offer_filter" }]);
+}
+
+function priorArgsForJudging(s: State) {
+  const prior = priorArgs(s);
+  return {
+    id: s.id ?? "",
+    offer: prior.offer ?? null,
+    price_per_hour_micro: s.price_per_hour_micro === null ? null : toNumber(s.price_per_hour_micro),
+  };
 }
 
 /** The `gpurental_instance` resource. */
@@ -433,6 +469,7 @@ export const instanceResource = {
         : Object.fromEntries(
             Object.entries(m).map(([k, v]) => [k, known(v) && typeof v === "string" ? v : ""]),
           );
+    report(ctx.diags, checkOfferChoice(config));
     report(
       ctx.diags,
       validateEnv({
@@ -466,6 +503,7 @@ export const instanceResource = {
         `${state.error_message ? `The platform said: ${state.error_message}. ` : ""}An instance in error cannot be started or stopped. Replace it with terraform apply -replace=<address>, or remove it from the configuration to destroy it.`,
       );
     }
+    judgeOfferFilter(req, state, ctx);
     // A power change (or one not known yet) moves every value that follows the status; anything
     // else (only timeouts) changes nothing at the API, so every computed value keeps its prior
     // value, null ones included.
@@ -507,7 +545,12 @@ export const instanceResource = {
       req.private = writePrivate({});
       return {};
     }
-    const r = await updateInstance(state.id!, planned, opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.update));
+    const r = await updateInstance(
+      state.id!,
+      planned,
+      opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.update),
+      priorArgs(state),
+    );
     report(ctx.diags, r.diagnostics);
     if (!r.state) return state;
     req.private = writePrivate({});

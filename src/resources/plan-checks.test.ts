@@ -96,13 +96,6 @@ describe("checkDeploy", () => {
       "OFFER_UNAVAILABLE",
       "offer_id",
     ],
-    [
-      "maintenance in 2 hours",
-      { offer: offer({ next_maintenance: "2026-11-22T10:00:00.000Z" }) },
-      {},
-      "MACHINE_IN_MAINTENANCE",
-      "offer_id",
-    ],
     ["disk over the machine's", {}, { disk_gb: 2001 }, "DISK_TOO_LARGE", "disk_gb"],
     ["disk over what is left", {}, { disk_gb: 1600 }, "MACHINE_DISK_EXHAUSTED", "disk_gb"],
     ["missing template", { template: null }, {}, "TEMPLATE_NOT_FOUND", "template_id"],
@@ -145,6 +138,20 @@ describe("checkDeploy", () => {
     ],
   ])("%s -> %s error on %s", (_name, data, over, code, attribute) => {
     expect(run(data, over)).toEqual([{ code, severity: "error", path: [{ attribute }] }]);
+  });
+
+  it("only warns about a maintenance within 24 hours: the deploy's own answer decides", () => {
+    const d = checkDeploy(input, {
+      offer: offer({ next_maintenance: "2026-11-22T10:00:00.000Z" }),
+      template: template(),
+      now: NOW,
+    });
+    expect(d).toMatchObject([
+      { severity: "warning", summary: expect.stringMatching(/^MACHINE_IN_MAINTENANCE: /) },
+    ]);
+    expect(d[0]?.path).toEqual([{ attribute: "offer_id" }]);
+    expect(d[0]?.detail).toContain("2026-11-22 10:00:00 UTC");
+    expect(d[0]?.detail).toContain("the deploy's own answer decides");
   });
 
   it("does not check maintenance a day or more away", () => {

@@ -1,10 +1,13 @@
+import type { ApiErrorCode } from "../api/errors";
 import type { Instance, Offer, SshKey, Template } from "../api/schemas";
 import { type RefusalFacts, type ResourceDiagnostic, refusalDiagnostic } from "./refusals";
 
 // The deploy refusals of contract 7.2 that can be foreseen from what the API lets us read, checked
 // when a plan creates an instance. The function is pure: the caller fetches what the credential may
 // read and passes `undefined` for anything it could not, and a check without its data is skipped,
-// never guessed. The apply-time refusal still covers every skipped check.
+// never guessed. The apply-time refusal still covers every skipped check. The offer-dependent
+// checks (offerFindings) are also what offer selection (offer-selection.ts) judges each market
+// offer by, so a plan with an offer_filter and a plan with a pinned offer_id agree.
 //
 // A plan that replaces an instance cannot be told apart from a plain create here (Terraform plans
 // the create half of a replacement with a null prior state), and the instance being replaced still
@@ -67,105 +70,187 @@ export function instanceHourlyBurn(inst: Instance): number {
   return inst.status === "stopped" ? disk : 0;
 }
 
-/**
- * Returns the plan-time findings for a deploy: errors for refusals that are certain, warnings
- * where the outcome depends on other changes in the same apply. Each summary starts with the code
- * the deploy would return and each finding points at the attribute concerned.
- */
-export function checkDeploy(input: DeployCheckInput, data: DeployCheckData): ResourceDiagnostic[] {
-  const out: ResourceDiagnostic[] = [];
-  const add = (code: string, facts: RefusalFacts, severity: "error" | "warning" = "error", note?: string) => {
-    const d = refusalDiagnostic(code, facts, "plan_check", {
-      severity,
-      prefix:
-        severity === "error"
-          ? "The API would refuse this deploy."
-          : "The API may refuse this deploy unless other instances of the organization are destroyed first in the same apply (as when this plan replaces one).",
-    });
-    if (note) d.detail = `${d.detail} ${note}`;
-    out.push(d);
-  };
-  const others = data.instances ?? [];
-  const sameOffer = others.filter((i) => i.offer.id === input.offer_id);
+/** What a foreseen refusal is about: the offer (or its machine), or what the deploy sends besides it. */
+export type FindingSubject = "offer" | "template" | "ssh_key" | "organization";
 
-  const offer = data.offer;
-  const machine = offer?.machine;
+/** One refusal a deploy would meet, foreseen from what the API lets us read. */
+export interface DeployFinding {
+  /** The code the deploy would answer. */
+  code: ApiErrorCode;
+  /** error: the deploy would be refused; warning: it may be, depending on other changes or on the service. */
+  severity: "error" | "warning";
+  /** The carried fields, as an API error would carry them. */
+  facts: RefusalFacts;
+  /** Words added after the code's own explanation. */
+  note?: string;
+  /** Replaces the standard first sentence of the detail. */
+  prefix?: string;
+  subject: FindingSubject;
+}
+
+const CERTAIN = "The API would refuse this deploy.";
+const UNLESS_DESTROYED =
+  "The API may refuse this deploy unless other instances of the organization are destroyed first in the same apply (as when this plan replaces one).";
+const MAINTENANCE_MAY_REFUSE =
+  "The API may refuse this deploy: the contract leaves open how close to a maintenance a machine stops taking deploys (the fake backend refuses within 24 hours). The plan goes on and the deploy's own answer decides.";
+
+/** Whether an offer's machine goes into maintenance within {@link MAINTENANCE_WINDOW_MS} of `now`. */
+export function maintenanceSoon(offer: Pick<Offer, "next_maintenance">, now: number): boolean {
+  if (offer.next_maintenance === null || offer.next_maintenance === undefined) return false;
+  const at = Date.parse(offer.next_maintenance);
+  return !Number.isNaN(at) && at - now < MAINTENANCE_WINDOW_MS;
+}
+
+/** The deploy facts that depend on the offer, for one offer. */
+export interface OfferCheckInput {
+  offer_id: string;
+  disk_gb: number;
+}
+
+/** What the offer-dependent checks read besides the offer. */
+export interface OfferCheckContext {
+  /** The template, when known; the checks that need it (VM, CUDA) are skipped without it. */
+  template?: Template | null | undefined;
+  /** The organization's instances that are not destroyed, when known. */
+  instances?: readonly Instance[] | undefined;
+  now: number;
+}
+
+/**
+ * The refusals of contract 7.2 that depend on the offer and its machine (rows 1, 2, 3, 4, 7 and 8),
+ * in the API's check order. `offer` null means the offer does not exist; undefined skips them all.
+ * Maintenance is always a warning: only the deploy can say whether a window is too close.
+ */
+export function offerFindings(
+  offer: Offer | null | undefined,
+  input: OfferCheckInput,
+  ctx: OfferCheckContext,
+): DeployFinding[] {
+  const out: DeployFinding[] = [];
+  const add = (f: Omit<DeployFinding, "subject">) => out.push({ ...f, subject: "offer" });
+  if (offer === undefined) return out;
   if (offer === null) {
-    add(
-      "OFFER_UNAVAILABLE",
-      { message: `Offer ${input.offer_id} does not exist` },
-      "error",
-      "The offer does not exist.",
-    );
-  } else if (offer) {
-    if (offer.availability === "withdrawn") {
-      add("OFFER_UNAVAILABLE", {}, "error", "The offer has been withdrawn.");
-    } else if (
-      offer.availability === "sold_out" ||
-      (offer.free_units !== undefined && offer.free_units <= 0)
+    add({
+      code: "OFFER_UNAVAILABLE",
+      severity: "error",
+      facts: { message: `Offer ${input.offer_id} does not exist` },
+      note: "The offer does not exist.",
+    });
+    return out;
+  }
+  const others = ctx.instances ?? [];
+  const sameOffer = others.filter((i) => i.offer.id === input.offer_id);
+  const machine = offer.machine;
+  if (offer.availability === "withdrawn") {
+    add({ code: "OFFER_UNAVAILABLE", severity: "error", facts: {}, note: "The offer has been withdrawn." });
+  } else if (offer.availability === "sold_out" || (offer.free_units !== undefined && offer.free_units <= 0)) {
+    // An instance of ours on this offer would free a unit if it were replaced.
+    add({
+      code: "OFFER_UNAVAILABLE",
+      severity: sameOffer.length > 0 ? "warning" : "error",
+      facts: {},
+      note: "The offer is sold out.",
+    });
+  }
+  if (maintenanceSoon(offer, ctx.now)) {
+    add({
+      code: "MACHINE_IN_MAINTENANCE",
+      severity: "warning",
+      facts: { next_maintenance: offer.next_maintenance },
+      prefix: MAINTENANCE_MAY_REFUSE,
+    });
+  }
+  if (machine && input.disk_gb > machine.disk_gb) {
+    add({
+      code: "DISK_TOO_LARGE",
+      severity: "error",
+      facts: { max_disk_gb: machine.disk_gb, requested_disk_gb: input.disk_gb },
+    });
+  } else if (machine?.available_disk_gb !== undefined && input.disk_gb > machine.available_disk_gb) {
+    const machineId = machine.id;
+    const freeable = others
+      .filter((i) => i.offer.id === input.offer_id || (machineId && i.offer.machine?.id === machineId))
+      .reduce((n, i) => n + i.disk_gb, 0);
+    add({
+      code: "MACHINE_DISK_EXHAUSTED",
+      severity: machine.available_disk_gb + freeable >= input.disk_gb ? "warning" : "error",
+      facts: { available_disk_gb: machine.available_disk_gb, requested_disk_gb: input.disk_gb },
+    });
+  }
+  const template = ctx.template;
+  if (machine && template?.active) {
+    if (template.mode === "vm" && machine.vm_capable === false) {
+      add({ code: "OFFER_NOT_VM_CAPABLE", severity: "error", facts: {} });
+    }
+    if (
+      machine.cuda_version &&
+      template.cuda_max &&
+      compareVersions(machine.cuda_version, template.cuda_max) > 0
     ) {
-      // An instance of ours on this offer would free a unit if it were replaced.
-      add("OFFER_UNAVAILABLE", {}, sameOffer.length > 0 ? "warning" : "error", "The offer is sold out.");
-    }
-    if (offer.next_maintenance !== null) {
-      const at = Date.parse(offer.next_maintenance);
-      if (!Number.isNaN(at) && at - data.now < MAINTENANCE_WINDOW_MS) {
-        add("MACHINE_IN_MAINTENANCE", { next_maintenance: offer.next_maintenance });
-      }
-    }
-    if (machine && input.disk_gb > machine.disk_gb) {
-      add("DISK_TOO_LARGE", { max_disk_gb: machine.disk_gb, requested_disk_gb: input.disk_gb });
-    } else if (machine?.available_disk_gb !== undefined && input.disk_gb > machine.available_disk_gb) {
-      const machineId = machine.id;
-      const freeable = others
-        .filter((i) => i.offer.id === input.offer_id || (machineId && i.offer.machine?.id === machineId))
-        .reduce((n, i) => n + i.disk_gb, 0);
-      add(
-        "MACHINE_DISK_EXHAUSTED",
-        { available_disk_gb: machine.available_disk_gb, requested_disk_gb: input.disk_gb },
-        machine.available_disk_gb + freeable >= input.disk_gb ? "warning" : "error",
-      );
+      add({
+        code: "TEMPLATE_CUDA_TOO_NEW",
+        severity: "error",
+        facts: {
+          message: `The template supports CUDA up to ${template.cuda_max}; the machine has ${machine.cuda_version}`,
+        },
+      });
     }
   }
+  return out;
+}
 
-  const template = data.template;
+/** The refusals that depend on the template alone (rows 5, 6, 9 and 10). */
+export function templateFindings(
+  template: Template | null | undefined,
+  orgId: string | undefined,
+): DeployFinding[] {
+  const out: DeployFinding[] = [];
+  const add = (f: Omit<DeployFinding, "subject" | "severity">) =>
+    out.push({ ...f, severity: "error", subject: "template" });
   if (template === null) {
-    add("TEMPLATE_NOT_FOUND", {});
+    add({ code: "TEMPLATE_NOT_FOUND", facts: {} });
   } else if (template) {
     if (!template.active) {
-      add("TEMPLATE_NOT_FOUND", {}, "error", "The template is inactive.");
+      add({ code: "TEMPLATE_NOT_FOUND", facts: {}, note: "The template is inactive." });
     } else {
-      if (template.coming_soon) add("TEMPLATE_COMING_SOON", {});
-      if (machine && template.mode === "vm" && machine.vm_capable === false) add("OFFER_NOT_VM_CAPABLE", {});
-      if (
-        machine?.cuda_version &&
-        template.cuda_max &&
-        compareVersions(machine.cuda_version, template.cuda_max) > 0
-      ) {
-        add("TEMPLATE_CUDA_TOO_NEW", {
-          message: `The template supports CUDA up to ${template.cuda_max}; the machine has ${machine.cuda_version}`,
-        });
-      }
+      if (template.coming_soon) add({ code: "TEMPLATE_COMING_SOON", facts: {} });
       if (template.architecture !== "x86_64") {
-        add("TEMPLATE_ARCH_UNSUPPORTED", {
-          message: `The template declares architecture ${template.architecture}`,
+        add({
+          code: "TEMPLATE_ARCH_UNSUPPORTED",
+          facts: { message: `The template declares architecture ${template.architecture}` },
         });
       }
       if (
-        data.orgId &&
+        orgId &&
         template.uses_private_registry === true &&
         template.owner_org_id &&
-        template.owner_org_id !== data.orgId
+        template.owner_org_id !== orgId
       ) {
-        add("TEMPLATE_REQUIRES_OWNER", {});
+        add({ code: "TEMPLATE_REQUIRES_OWNER", facts: {} });
       }
     }
   }
+  return out;
+}
 
+/**
+ * Every plan-time finding for a deploy: errors for refusals that are certain, warnings where the
+ * outcome depends on other changes in the same apply or on the service's own judgement.
+ */
+export function deployFindings(input: DeployCheckInput, data: DeployCheckData): DeployFinding[] {
+  const others = data.instances ?? [];
+  const ctx = { template: data.template, instances: data.instances, now: data.now };
+  const out: DeployFinding[] = [
+    ...offerFindings(data.offer, input, ctx),
+    ...templateFindings(data.template, data.orgId),
+  ];
   if (input.ssh_key_id && data.sshKeys && data.sshKeysAreExhaustive) {
-    if (!data.sshKeys.some((k) => k.id === input.ssh_key_id)) add("SSH_KEY_NOT_FOUND", {});
+    if (!data.sshKeys.some((k) => k.id === input.ssh_key_id)) {
+      out.push({ code: "SSH_KEY_NOT_FOUND", severity: "error", facts: {}, subject: "ssh_key" });
+    }
   }
 
+  const offer = data.offer;
   if (
     data.balanceMicro !== undefined &&
     offer?.price_per_hour_micro !== undefined &&
@@ -175,16 +260,59 @@ export function checkDeploy(input: DeployCheckInput, data: DeployCheckData): Res
     const own = offer.price_per_hour_micro + input.disk_gb * offer.storage_price_per_gb_hour_micro;
     const required = own + others.reduce((n, i) => n + instanceHourlyBurn(i), 0);
     if (data.balanceMicro < required) {
-      add(
-        "INSUFFICIENT_BALANCE",
-        { balance_micro: data.balanceMicro, required_micro: required },
-        data.balanceMicro < own ? "error" : "warning",
-      );
+      out.push({
+        code: "INSUFFICIENT_BALANCE",
+        severity: data.balanceMicro < own ? "error" : "warning",
+        facts: { balance_micro: data.balanceMicro, required_micro: required },
+        subject: "organization",
+      });
     }
   }
 
   if (data.instances !== undefined && data.instances.length >= INSTANCE_LIMIT) {
-    add("INSTANCE_LIMIT_REACHED", { limit: INSTANCE_LIMIT }, "warning");
+    out.push({
+      code: "INSTANCE_LIMIT_REACHED",
+      severity: "warning",
+      facts: { limit: INSTANCE_LIMIT },
+      subject: "organization",
+    });
   }
-  return out;
+  // Reported in the API's own check order (7.2), as its first refusal would be.
+  return out.sort((a, b) => CHECK_ORDER.indexOf(a.code) - CHECK_ORDER.indexOf(b.code));
+}
+
+/** The deploy refusals of contract 7.2 in check order. */
+const CHECK_ORDER: readonly ApiErrorCode[] = [
+  "OFFER_UNAVAILABLE",
+  "MACHINE_IN_MAINTENANCE",
+  "DISK_TOO_LARGE",
+  "MACHINE_DISK_EXHAUSTED",
+  "TEMPLATE_NOT_FOUND",
+  "TEMPLATE_COMING_SOON",
+  "OFFER_NOT_VM_CAPABLE",
+  "TEMPLATE_CUDA_TOO_NEW",
+  "TEMPLATE_ARCH_UNSUPPORTED",
+  "TEMPLATE_REQUIRES_OWNER",
+  "OFFER_NOT_PINNABLE",
+  "SSH_KEY_NOT_FOUND",
+  "INSUFFICIENT_BALANCE",
+  "INSTANCE_LIMIT_REACHED",
+];
+
+/** The diagnostic of a finding, worded and placed like the apply-time refusal. */
+export function findingDiagnostic(f: DeployFinding): ResourceDiagnostic {
+  const d = refusalDiagnostic(f.code, f.facts, "plan_check", {
+    severity: f.severity,
+    prefix: f.prefix ?? (f.severity === "error" ? CERTAIN : UNLESS_DESTROYED),
+  });
+  if (f.note) d.detail = `${d.detail} ${f.note}`;
+  return d;
+}
+
+/**
+ * Returns the plan-time findings for a deploy as diagnostics: each summary starts with the code the
+ * deploy would return and each finding points at the attribute concerned.
+ */
+export function checkDeploy(input: DeployCheckInput, data: DeployCheckData): ResourceDiagnostic[] {
+  return deployFindings(input, data).map(findingDiagnostic);
 }

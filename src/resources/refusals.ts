@@ -86,7 +86,8 @@ interface CatalogueEntry {
   explain: (f: RefusalFacts, op: Operation) => string;
 }
 
-const OFFERS_HINT = "The gpurental_offers data source lists the offers that can be rented now.";
+const OFFERS_HINT =
+  "The gpurental_offers data source lists the offers that can be rented now; an offer_filter instead of offer_id lets the provider choose one when the instance is created, and move on to the next when one is taken.";
 const TEMPLATES_HINT = "The gpurental_templates data source lists the templates this organization can use.";
 
 /** Every code of contract sections 7.1-7.3, with its explanation. */
@@ -155,8 +156,8 @@ const CATALOGUE: Readonly<Record<string, CatalogueEntry>> = {
   MACHINE_IN_MAINTENANCE: {
     attribute: "offer_id",
     title: "the offer's machine goes into maintenance too soon",
-    explain: (f) =>
-      `The machine is booked offline at ${formatTime(f.next_maintenance)}, too soon to start an instance on it. Choose an offer on another machine, or deploy after the maintenance. ${OFFERS_HINT}`,
+    explain: (f, op) =>
+      `The machine is booked offline at ${formatTime(f.next_maintenance)}${op === "plan_check" ? "" : ", too soon to start an instance on it"}. Choose an offer on another machine, or deploy after the maintenance. ${OFFERS_HINT}`,
   },
   DISK_TOO_LARGE: {
     attribute: "disk_gb",

@@ -153,7 +153,6 @@ describe("gpurental_instance planning", () => {
     [{ offer_id: DEMO_IDS.offerSoldOut }, "OFFER_UNAVAILABLE", "offer_id"],
     [{ offer_id: "00000000-0000-4000-8000-0000000000ff" }, "OFFER_UNAVAILABLE", "offer_id"],
     [{ template_id: "00000000-0000-4000-8000-0000000000fe" }, "TEMPLATE_NOT_FOUND", "template_id"],
-    [{ offer_id: DEMO_IDS.offerMaintenance }, "MACHINE_IN_MAINTENANCE", "offer_id"],
     [{ offer_id: DEMO_IDS.offerSmall, disk_gb: 800 }, "DISK_TOO_LARGE", "disk_gb"],
     [{ template_id: DEMO_IDS.templateInactive }, "TEMPLATE_NOT_FOUND", "template_id"],
     [{ template_id: DEMO_IDS.templateComingSoon }, "TEMPLATE_COMING_SOON", "template_id"],
@@ -166,6 +165,18 @@ describe("gpurental_instance planning", () => {
     const errors = p.diags.filter((d) => d.severity === "error");
     expect(errors.map((d) => d.summary.split(":")[0])).toEqual([code]);
     expect(errors[0]?.path).toEqual([{ attribute }]);
+  });
+
+  test("a maintenance within 24 hours is a warning at plan time: the deploy's answer decides", async () => {
+    const h = await configured();
+    const p = await h.plan(
+      "gpurental_instance",
+      null,
+      instanceConfig({ offer_id: DEMO_IDS.offerMaintenance }),
+    );
+    expect(p.diags.map((d) => [d.severity, d.summary.split(":")[0], d.path])).toEqual([
+      ["warning", "MACHINE_IN_MAINTENANCE", [{ attribute: "offer_id" }]],
+    ]);
   });
 
   test("an API that cannot be asked never blocks a plan: the checks are skipped with a warning", async () => {
