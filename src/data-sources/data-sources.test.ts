@@ -2,7 +2,7 @@ import { GpurentalClient } from "../api/client";
 import { DEMO_IDS, type FakeBackend, startFakeBackend } from "../fake-backend";
 import type { DemoCredentials } from "../fake-backend/types";
 import { type CtyValue, type Diagnostic, unknown } from "../framework";
-import type { Attributes } from "../framework/schema";
+import type { Attributes, Schema } from "../framework/schema";
 import { createHarness, fullObject } from "../framework/testing";
 import { decodeMsgpack, encodeMsgpack, isRecord } from "../plugin/cty";
 import type * as proto from "../plugin/tfplugin6";
@@ -30,8 +30,11 @@ beforeEach(() => {
 
 type Rec = Record<string, CtyValue>;
 
-function schemaOf(typeName: string) {
-  return dataSources.find((d) => d.typeName === typeName)!.schema;
+// Widened once: mapping over the tuple of every data source's own type is too deep for the compiler.
+const all: readonly { typeName: string; schema: Schema }[] = dataSources;
+
+function schemaOf(typeName: string): Schema {
+  return all.find((d) => d.typeName === typeName)!.schema;
 }
 
 function dynamic(typeName: string, config: Readonly<Rec>): proto.DynamicValue {
@@ -93,7 +96,7 @@ async function validate(typeName: string, config: Readonly<Rec>): Promise<Diagno
 
 describe("schemas", () => {
   it("registers the nine data sources with unique names", () => {
-    expect(dataSources.map((d) => d.typeName)).toEqual([
+    expect(all.map((d) => d.typeName)).toEqual([
       "gpurental_offers",
       "gpurental_offer",
       "gpurental_templates",
@@ -108,13 +111,13 @@ describe("schemas", () => {
 
   it("describes every attribute, nested ones included", () => {
     const missing: string[] = [];
-    const walk = (where: string, attributes: (typeof dataSources)[number]["schema"]["attributes"]) => {
+    const walk = (where: string, attributes: Attributes) => {
       for (const [name, a] of Object.entries(attributes)) {
         if (!a.description?.trim()) missing.push(`${where}.${name}`);
         if (a.nested) walk(`${where}.${name}`, a.nested.attributes);
       }
     };
-    for (const d of dataSources) {
+    for (const d of all) {
       if (!d.schema.description.trim()) missing.push(d.typeName);
       walk(d.typeName, d.schema.attributes);
     }
@@ -156,6 +159,68 @@ describe("reads against the fake backend", () => {
     expect(offer.machine).toMatchObject({ id: DEMO_IDS.machineLarge, disk_gb: 2000, cuda_version: "12.4" });
     expect(offers[0]!.next_maintenance).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
     expect(value!.gpu_model).toBe("rtx 4090");
+  });
+
+  it("gpurental_offers filters by price and region like offer_filter", async () => {
+    const h = await harnessWith(creds.admin_session_token);
+    const m = fb.createMachine({ disk_gb: 1000 });
+    const north = fb.createOffer({
+      machine_id: m.id,
+      gpu_model: "RTX 4090",
+      price_per_hour_micro: 1_000_000,
+      region: "cn-north-1",
+    });
+    const cheap = list(
+      (await h.readData("gpurental_offers", { gpu_model: "RTX 4090", max_price_per_hour_micro: 2_400_000 }))
+        .value,
+      "offers",
+    );
+    expect(cheap.map((o) => o.id).sort()).toEqual([north.id, DEMO_IDS.offerMaintenance].sort());
+    const east = list(
+      (
+        await h.readData("gpurental_offers", {
+          gpu_model: "RTX 4090",
+          region: "CN-EAST-1",
+          sort: "price_asc",
+        })
+      ).value,
+      "offers",
+    );
+    expect(east.map((o) => o.id)).toEqual([DEMO_IDS.offerMaintenance, DEMO_IDS.offer]);
+  });
+
+  it("gpurental_offers with deployable_with leaves out offers a deploy would refuse, doubtful ones last", async () => {
+    const h = await harnessWith(creds.admin_session_token);
+    const small = fb.createMachine({ disk_gb: 100 });
+    fb.createOffer({ machine_id: small.id, gpu_model: "RTX 4090", price_per_hour_micro: 1_000_000 });
+    const read = async (template_id: string, disk_gb: number) => {
+      const r = await h.readData("gpurental_offers", {
+        sort: "price_asc",
+        deployable_with: { template_id, disk_gb },
+      });
+      expect(r.diags).toEqual([]);
+      return list(r.value, "offers").map((o) => o.id);
+    };
+    // The ssh template pins CUDA 12.4: the 12.8 machine is left out; so is the 100 GB machine for
+    // 200 GB; the machine going into maintenance within 24 hours comes last.
+    expect(await read(DEMO_IDS.templateSsh, 200)).toEqual([
+      DEMO_IDS.offerSmall,
+      DEMO_IDS.offer,
+      DEMO_IDS.offerVm,
+      DEMO_IDS.offerMaintenance,
+    ]);
+    // Only the VM-capable machine runs the vm template.
+    expect(await read(DEMO_IDS.templateVm, 50)).toEqual([DEMO_IDS.offerVm]);
+  });
+
+  it("gpurental_offers with deployable_with reports an unknown template on its attribute", async () => {
+    const h = await harnessWith(creds.admin_session_token);
+    const r = await h.readData("gpurental_offers", {
+      deployable_with: { template_id: "00000000-0000-4000-8000-0000000000fe", disk_gb: 50 },
+    });
+    expect(r.diags.map((d) => [d.summary.split(":")[0], d.path])).toEqual([
+      ["TEMPLATE_NOT_FOUND", [{ attribute: "deployable_with" }, { attribute: "template_id" }]],
+    ]);
   });
 
   it("gpurental_offers lists unavailable offers only when asked", async () => {
@@ -402,6 +467,14 @@ describe("validation", () => {
     ["gpurental_templates", { tab: "favourites" }, "tab", '"favourites"'],
     ["gpurental_templates", { mode: "docker" }, "mode", '"docker"'],
     ["gpurental_offer", { id: "" }, "id", "must not be empty"],
+    ["gpurental_offers", { max_price_per_hour_micro: -5 }, "max_price_per_hour_micro", "got -5"],
+    ["gpurental_offers", { region: "" }, "region", "must not be empty"],
+    [
+      "gpurental_offers",
+      { include_unavailable: true, deployable_with: { template_id: "t", disk_gb: 50 } },
+      "include_unavailable",
+      "set only one of them",
+    ],
   ])("%s rejects %p on the attribute", async (typeName, config, attribute, text) => {
     const diags = await validate(typeName, config);
     expect(diags).toHaveLength(1);

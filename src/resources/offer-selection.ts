@@ -132,6 +132,11 @@ function filterExclusion(o: Offer, f: Partial<OfferFilter>): Omit<OfferExclusion
   return undefined;
 }
 
+/** Whether an offer meets the filter's own criteria (model, count, region, price), deploy checks aside. */
+export function matchesFilter(offer: Offer, filter: Partial<OfferFilter>): boolean {
+  return filterExclusion(offer, filter) === undefined;
+}
+
 /** The reason of a certain refusal, in a few words with its figures. */
 function refusalReason(f: DeployFinding): string {
   switch (f.code) {
