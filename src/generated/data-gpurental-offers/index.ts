@@ -8,17 +8,29 @@ import * as cdktf from 'cdktf';
 
 export interface DataGpurentalOffersConfig extends cdktf.TerraformMetaArguments {
   /**
+  * Leave out the offers a deploy of this template with this disk would be refused on, as far as the offers say (sold out, machine disk, VM capability, CUDA); offers whose machine goes into maintenance within 24 hours come last.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#deployable_with DataGpurentalOffers#deployable_with}
+  */
+  readonly deployableWith?: DataGpurentalOffersDeployableWith;
+  /**
   * Only offers of this GPU model, matched exactly but case-insensitively, e.g. `"RTX 4090"`.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#gpu_model DataGpurentalOffers#gpu_model}
   */
   readonly gpuModel?: string;
   /**
-  * Also list sold-out and withdrawn offers. Default false.
+  * Also list sold-out and withdrawn offers. Default false; cannot be true with `deployable_with`.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#include_unavailable DataGpurentalOffers#include_unavailable}
   */
   readonly includeUnavailable?: boolean | cdktf.IResolvable;
+  /**
+  * Only offers whose GPU price per hour is at most this, in micro-yuan (1 ¥ = 1,000,000).
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#max_price_per_hour_micro DataGpurentalOffers#max_price_per_hour_micro}
+  */
+  readonly maxPricePerHourMicro?: number;
   /**
   * Only offers renting exactly this many GPUs.
   *
@@ -26,11 +38,142 @@ export interface DataGpurentalOffersConfig extends cdktf.TerraformMetaArguments 
   */
   readonly numGpus?: number;
   /**
+  * Only offers in this region, matched exactly but case-insensitively, e.g. `"cn-east-1"`.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#region DataGpurentalOffers#region}
+  */
+  readonly region?: string;
+  /**
   * `price_asc` (cheapest first) or `price_desc`. Unset: newest first.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#sort DataGpurentalOffers#sort}
   */
   readonly sort?: string;
+}
+export interface DataGpurentalOffersDeployableWith {
+  /**
+  * Disk the deploy would request, in GB.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#disk_gb DataGpurentalOffers#disk_gb}
+  */
+  readonly diskGb: number;
+  /**
+  * ID of the template the deploy would run.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/offers#template_id DataGpurentalOffers#template_id}
+  */
+  readonly templateId: string;
+}
+
+export function dataGpurentalOffersDeployableWithToTerraform(struct?: DataGpurentalOffersDeployableWith | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+    disk_gb: cdktf.numberToTerraform(struct!.diskGb),
+    template_id: cdktf.stringToTerraform(struct!.templateId),
+  }
+}
+
+
+export function dataGpurentalOffersDeployableWithToHclTerraform(struct?: DataGpurentalOffersDeployableWith | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+    disk_gb: {
+      value: cdktf.numberToHclTerraform(struct!.diskGb),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "number",
+    },
+    template_id: {
+      value: cdktf.stringToHclTerraform(struct!.templateId),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "string",
+    },
+  };
+
+  // remove undefined attributes
+  return Object.fromEntries(Object.entries(attrs).filter(([_, value]) => value !== undefined && value.value !== undefined));
+}
+
+export class DataGpurentalOffersDeployableWithOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+  private resolvableValue?: cdktf.IResolvable;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): DataGpurentalOffersDeployableWith | cdktf.IResolvable | undefined {
+    if (this.resolvableValue) {
+      return this.resolvableValue;
+    }
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    if (this._diskGb !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.diskGb = this._diskGb;
+    }
+    if (this._templateId !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.templateId = this._templateId;
+    }
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataGpurentalOffersDeployableWith | cdktf.IResolvable | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+      this.resolvableValue = undefined;
+      this._diskGb = undefined;
+      this._templateId = undefined;
+    }
+    else if (cdktf.Tokenization.isResolvable(value)) {
+      this.isEmptyObject = false;
+      this.resolvableValue = value;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+      this.resolvableValue = undefined;
+      this._diskGb = value.diskGb;
+      this._templateId = value.templateId;
+    }
+  }
+
+  // disk_gb - computed: false, optional: false, required: true
+  private _diskGb?: number; 
+  public get diskGb() {
+    return this.getNumberAttribute('disk_gb');
+  }
+  public set diskGb(value: number) {
+    this._diskGb = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get diskGbInput() {
+    return this._diskGb;
+  }
+
+  // template_id - computed: false, optional: false, required: true
+  private _templateId?: string; 
+  public get templateId() {
+    return this.getStringAttribute('template_id');
+  }
+  public set templateId(value: string) {
+    this._templateId = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get templateIdInput() {
+    return this._templateId;
+  }
 }
 export interface DataGpurentalOffersOffersMachine {
 }
@@ -299,15 +442,34 @@ export class DataGpurentalOffers extends cdktf.TerraformDataSource {
       connection: config.connection,
       forEach: config.forEach
     });
+    this._deployableWith.internalValue = config.deployableWith;
     this._gpuModel = config.gpuModel;
     this._includeUnavailable = config.includeUnavailable;
+    this._maxPricePerHourMicro = config.maxPricePerHourMicro;
     this._numGpus = config.numGpus;
+    this._region = config.region;
     this._sort = config.sort;
   }
 
   // ==========
   // ATTRIBUTES
   // ==========
+
+  // deployable_with - computed: false, optional: true, required: false
+  private _deployableWith = new DataGpurentalOffersDeployableWithOutputReference(this, "deployable_with");
+  public get deployableWith() {
+    return this._deployableWith;
+  }
+  public putDeployableWith(value: DataGpurentalOffersDeployableWith) {
+    this._deployableWith.internalValue = value;
+  }
+  public resetDeployableWith() {
+    this._deployableWith.internalValue = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get deployableWithInput() {
+    return this._deployableWith.internalValue;
+  }
 
   // gpu_model - computed: false, optional: true, required: false
   private _gpuModel?: string; 
@@ -341,6 +503,22 @@ export class DataGpurentalOffers extends cdktf.TerraformDataSource {
     return this._includeUnavailable;
   }
 
+  // max_price_per_hour_micro - computed: false, optional: true, required: false
+  private _maxPricePerHourMicro?: number; 
+  public get maxPricePerHourMicro() {
+    return this.getNumberAttribute('max_price_per_hour_micro');
+  }
+  public set maxPricePerHourMicro(value: number) {
+    this._maxPricePerHourMicro = value;
+  }
+  public resetMaxPricePerHourMicro() {
+    this._maxPricePerHourMicro = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get maxPricePerHourMicroInput() {
+    return this._maxPricePerHourMicro;
+  }
+
   // num_gpus - computed: false, optional: true, required: false
   private _numGpus?: number; 
   public get numGpus() {
@@ -361,6 +539,22 @@ export class DataGpurentalOffers extends cdktf.TerraformDataSource {
   private _offers = new DataGpurentalOffersOffersList(this, "offers", false);
   public get offers() {
     return this._offers;
+  }
+
+  // region - computed: false, optional: true, required: false
+  private _region?: string; 
+  public get region() {
+    return this.getStringAttribute('region');
+  }
+  public set region(value: string) {
+    this._region = value;
+  }
+  public resetRegion() {
+    this._region = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get regionInput() {
+    return this._region;
   }
 
   // sort - computed: false, optional: true, required: false
@@ -385,15 +579,24 @@ export class DataGpurentalOffers extends cdktf.TerraformDataSource {
 
   protected override synthesizeAttributes(): { [name: string]: any } {
     return {
+      deployable_with: dataGpurentalOffersDeployableWithToTerraform(this._deployableWith.internalValue),
       gpu_model: cdktf.stringToTerraform(this._gpuModel),
       include_unavailable: cdktf.booleanToTerraform(this._includeUnavailable),
+      max_price_per_hour_micro: cdktf.numberToTerraform(this._maxPricePerHourMicro),
       num_gpus: cdktf.numberToTerraform(this._numGpus),
+      region: cdktf.stringToTerraform(this._region),
       sort: cdktf.stringToTerraform(this._sort),
     };
   }
 
   protected override synthesizeHclAttributes(): { [name: string]: any } {
     const attrs = {
+      deployable_with: {
+        value: dataGpurentalOffersDeployableWithToHclTerraform(this._deployableWith.internalValue),
+        isBlock: true,
+        type: "struct",
+        storageClassType: "DataGpurentalOffersDeployableWith",
+      },
       gpu_model: {
         value: cdktf.stringToHclTerraform(this._gpuModel),
         isBlock: false,
@@ -406,11 +609,23 @@ export class DataGpurentalOffers extends cdktf.TerraformDataSource {
         type: "simple",
         storageClassType: "boolean",
       },
+      max_price_per_hour_micro: {
+        value: cdktf.numberToHclTerraform(this._maxPricePerHourMicro),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "number",
+      },
       num_gpus: {
         value: cdktf.numberToHclTerraform(this._numGpus),
         isBlock: false,
         type: "simple",
         storageClassType: "number",
+      },
+      region: {
+        value: cdktf.stringToHclTerraform(this._region),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
       },
       sort: {
         value: cdktf.stringToHclTerraform(this._sort),

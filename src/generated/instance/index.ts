@@ -26,17 +26,23 @@ export interface InstanceConfig extends cdktf.TerraformMetaArguments {
   */
   readonly env?: { [key: string]: string };
   /**
-  * Label shown in the console, 1 to 64 characters; leave it unset for no label. Changing it replaces the instance.
+  * Label shown in the console, at most 64 characters. Unset (or `""`) for no label. Changing it replaces the instance.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#label Instance#label}
   */
   readonly label?: string;
   /**
-  * ID of the offer to rent (see the `gpurental_offers` data source). Changing it replaces the instance.
+  * The market filter the offer is chosen by when the instance is created or replaced; set either this or `offer_id`. The cheapest matching offer a deploy of this template and `disk_gb` would not be refused on is rented; see the resource description. Changing it replaces the instance only when the instance no longer satisfies it.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#offer_filter Instance#offer_filter}
+  */
+  readonly offerFilter?: InstanceOfferFilter;
+  /**
+  * ID of the offer to pin (see the `gpurental_offers` data source); set either this or `offer_filter`. With `offer_filter`, the ID of the offer the provider chose when the instance was created, kept as long as the instance lives. Changing a configured `offer_id` replaces the instance.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#offer_id Instance#offer_id}
   */
-  readonly offerId: string;
+  readonly offerId?: string;
   /**
   * Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output. They are kept in state: protect the state. Changing them replaces the instance.
   *
@@ -140,6 +146,265 @@ export class InstanceDeployedViaApiKeyOutputReference extends cdktf.ComplexObjec
   // revoked - computed: true, optional: false, required: false
   public get revoked() {
     return this.getBooleanAttribute('revoked');
+  }
+}
+export interface InstanceOffer {
+}
+
+export function instanceOfferToTerraform(struct?: InstanceOffer): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+  }
+}
+
+
+export function instanceOfferToHclTerraform(struct?: InstanceOffer): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class InstanceOfferOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): InstanceOffer | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: InstanceOffer | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // gpu_model - computed: true, optional: false, required: false
+  public get gpuModel() {
+    return this.getStringAttribute('gpu_model');
+  }
+
+  // num_gpus - computed: true, optional: false, required: false
+  public get numGpus() {
+    return this.getNumberAttribute('num_gpus');
+  }
+
+  // region - computed: true, optional: false, required: false
+  public get region() {
+    return this.getStringAttribute('region');
+  }
+}
+export interface InstanceOfferFilter {
+  /**
+  * GPU model, matched exactly but case-insensitively, e.g. `"RTX 4090"`.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#gpu_model Instance#gpu_model}
+  */
+  readonly gpuModel: string;
+  /**
+  * Highest GPU price per hour, in micro-yuan (1 ¥ = 1,000,000), e.g. `3000000` for ¥3.00/h. Unset: no limit.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#max_price_per_hour_micro Instance#max_price_per_hour_micro}
+  */
+  readonly maxPricePerHourMicro?: number;
+  /**
+  * Number of GPUs the offer rents together.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#num_gpus Instance#num_gpus}
+  */
+  readonly numGpus: number;
+  /**
+  * Region of the machine, matched exactly but case-insensitively, e.g. `"cn-east-1"`. Unset: any region.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#region Instance#region}
+  */
+  readonly region?: string;
+}
+
+export function instanceOfferFilterToTerraform(struct?: InstanceOfferFilter | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  return {
+    gpu_model: cdktf.stringToTerraform(struct!.gpuModel),
+    max_price_per_hour_micro: cdktf.numberToTerraform(struct!.maxPricePerHourMicro),
+    num_gpus: cdktf.numberToTerraform(struct!.numGpus),
+    region: cdktf.stringToTerraform(struct!.region),
+  }
+}
+
+
+export function instanceOfferFilterToHclTerraform(struct?: InstanceOfferFilter | cdktf.IResolvable): any {
+  if (!cdktf.canInspect(struct) || cdktf.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktf.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdk.tf/complex-object-as-configuration");
+  }
+  const attrs = {
+    gpu_model: {
+      value: cdktf.stringToHclTerraform(struct!.gpuModel),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "string",
+    },
+    max_price_per_hour_micro: {
+      value: cdktf.numberToHclTerraform(struct!.maxPricePerHourMicro),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "number",
+    },
+    num_gpus: {
+      value: cdktf.numberToHclTerraform(struct!.numGpus),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "number",
+    },
+    region: {
+      value: cdktf.stringToHclTerraform(struct!.region),
+      isBlock: false,
+      type: "simple",
+      storageClassType: "string",
+    },
+  };
+
+  // remove undefined attributes
+  return Object.fromEntries(Object.entries(attrs).filter(([_, value]) => value !== undefined && value.value !== undefined));
+}
+
+export class InstanceOfferFilterOutputReference extends cdktf.ComplexObject {
+  private isEmptyObject = false;
+  private resolvableValue?: cdktf.IResolvable;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  */
+  public constructor(terraformResource: cdktf.IInterpolatingParent, terraformAttribute: string) {
+    super(terraformResource, terraformAttribute, false);
+  }
+
+  public get internalValue(): InstanceOfferFilter | cdktf.IResolvable | undefined {
+    if (this.resolvableValue) {
+      return this.resolvableValue;
+    }
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    if (this._gpuModel !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.gpuModel = this._gpuModel;
+    }
+    if (this._maxPricePerHourMicro !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.maxPricePerHourMicro = this._maxPricePerHourMicro;
+    }
+    if (this._numGpus !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.numGpus = this._numGpus;
+    }
+    if (this._region !== undefined) {
+      hasAnyValues = true;
+      internalValueResult.region = this._region;
+    }
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: InstanceOfferFilter | cdktf.IResolvable | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+      this.resolvableValue = undefined;
+      this._gpuModel = undefined;
+      this._maxPricePerHourMicro = undefined;
+      this._numGpus = undefined;
+      this._region = undefined;
+    }
+    else if (cdktf.Tokenization.isResolvable(value)) {
+      this.isEmptyObject = false;
+      this.resolvableValue = value;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+      this.resolvableValue = undefined;
+      this._gpuModel = value.gpuModel;
+      this._maxPricePerHourMicro = value.maxPricePerHourMicro;
+      this._numGpus = value.numGpus;
+      this._region = value.region;
+    }
+  }
+
+  // gpu_model - computed: false, optional: false, required: true
+  private _gpuModel?: string; 
+  public get gpuModel() {
+    return this.getStringAttribute('gpu_model');
+  }
+  public set gpuModel(value: string) {
+    this._gpuModel = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get gpuModelInput() {
+    return this._gpuModel;
+  }
+
+  // max_price_per_hour_micro - computed: false, optional: true, required: false
+  private _maxPricePerHourMicro?: number; 
+  public get maxPricePerHourMicro() {
+    return this.getNumberAttribute('max_price_per_hour_micro');
+  }
+  public set maxPricePerHourMicro(value: number) {
+    this._maxPricePerHourMicro = value;
+  }
+  public resetMaxPricePerHourMicro() {
+    this._maxPricePerHourMicro = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get maxPricePerHourMicroInput() {
+    return this._maxPricePerHourMicro;
+  }
+
+  // num_gpus - computed: false, optional: false, required: true
+  private _numGpus?: number; 
+  public get numGpus() {
+    return this.getNumberAttribute('num_gpus');
+  }
+  public set numGpus(value: number) {
+    this._numGpus = value;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get numGpusInput() {
+    return this._numGpus;
+  }
+
+  // region - computed: false, optional: true, required: false
+  private _region?: string; 
+  public get region() {
+    return this.getStringAttribute('region');
+  }
+  public set region(value: string) {
+    this._region = value;
+  }
+  public resetRegion() {
+    this._region = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get regionInput() {
+    return this._region;
   }
 }
 export interface InstanceTimeouts {
@@ -364,6 +629,7 @@ export class Instance extends cdktf.TerraformResource {
     this._diskGb = config.diskGb;
     this._env = config.env;
     this._label = config.label;
+    this._offerFilter.internalValue = config.offerFilter;
     this._offerId = config.offerId;
     this._secretEnv = config.secretEnv;
     this._sshKeyId = config.sshKeyId;
@@ -508,13 +774,38 @@ export class Instance extends cdktf.TerraformResource {
     return this._label;
   }
 
-  // offer_id - computed: false, optional: false, required: true
+  // offer - computed: true, optional: false, required: false
+  private _offer = new InstanceOfferOutputReference(this, "offer");
+  public get offer() {
+    return this._offer;
+  }
+
+  // offer_filter - computed: false, optional: true, required: false
+  private _offerFilter = new InstanceOfferFilterOutputReference(this, "offer_filter");
+  public get offerFilter() {
+    return this._offerFilter;
+  }
+  public putOfferFilter(value: InstanceOfferFilter) {
+    this._offerFilter.internalValue = value;
+  }
+  public resetOfferFilter() {
+    this._offerFilter.internalValue = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get offerFilterInput() {
+    return this._offerFilter.internalValue;
+  }
+
+  // offer_id - computed: true, optional: true, required: false
   private _offerId?: string; 
   public get offerId() {
     return this.getStringAttribute('offer_id');
   }
   public set offerId(value: string) {
     this._offerId = value;
+  }
+  public resetOfferId() {
+    this._offerId = undefined;
   }
   // Temporarily expose input value. Use with caution.
   public get offerIdInput() {
@@ -673,6 +964,7 @@ export class Instance extends cdktf.TerraformResource {
       disk_gb: cdktf.numberToTerraform(this._diskGb),
       env: cdktf.hashMapper(cdktf.stringToTerraform)(this._env),
       label: cdktf.stringToTerraform(this._label),
+      offer_filter: instanceOfferFilterToTerraform(this._offerFilter.internalValue),
       offer_id: cdktf.stringToTerraform(this._offerId),
       secret_env: cdktf.hashMapper(cdktf.stringToTerraform)(this._secretEnv),
       ssh_key_id: cdktf.stringToTerraform(this._sshKeyId),
@@ -707,6 +999,12 @@ export class Instance extends cdktf.TerraformResource {
         isBlock: false,
         type: "simple",
         storageClassType: "string",
+      },
+      offer_filter: {
+        value: instanceOfferFilterToHclTerraform(this._offerFilter.internalValue),
+        isBlock: true,
+        type: "struct",
+        storageClassType: "InstanceOfferFilter",
       },
       offer_id: {
         value: cdktf.stringToHclTerraform(this._offerId),
