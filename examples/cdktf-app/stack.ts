@@ -1,14 +1,7 @@
 import { LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import type { Construct } from "constructs";
 // Outside this repository, import these from "gpurental".
-import {
-  ApiKey,
-  GpurentalProvider,
-  Instance,
-  OfferLookup,
-  TemplateLookup,
-  type TemplateMode,
-} from "../../src";
+import { ApiKey, GpurentalProvider, Instance, TemplateLookup, type TemplateMode } from "../../src";
 
 /** Settings of {@link GpuWorkstationStack}. */
 export interface GpuWorkstationStackProps {
@@ -28,6 +21,11 @@ export interface GpuWorkstationStackProps {
    */
   readonly numGpus?: number;
   /**
+   * Highest GPU price per hour to rent at, in micro-yuan (1 ¥ = 1,000,000).
+   * @default 3_000_000 (¥3.00/h)
+   */
+  readonly maxPricePerHourMicro?: number;
+  /**
    * Template mode; "jupyter" gets a JupyterLab address as well as SSH.
    * @default "jupyter"
    */
@@ -46,9 +44,11 @@ export interface GpuWorkstationStackProps {
 
 /**
  * A team API key for CI jobs and a GPU instance on the cheapest matching offer, with the outputs a
- * person needs to reach it. The provider takes its settings from GPURENTAL_BASE_URL,
- * GPURENTAL_TOKEN and GPURENTAL_ORG_ID when Terraform runs it, so no credential is written into
- * the synthesized configuration.
+ * person needs to reach it. The instance gets a market filter rather than an offer id: the offer
+ * is chosen when the instance is created and kept, so the market moving (a cheaper offer, the
+ * chosen one selling out) never replaces it. The provider takes its settings from
+ * GPURENTAL_BASE_URL, GPURENTAL_TOKEN and GPURENTAL_ORG_ID when Terraform runs it, so no
+ * credential is written into the synthesized configuration.
  */
 export class GpuWorkstationStack extends TerraformStack {
   /** The rented instance. */
@@ -64,15 +64,15 @@ export class GpuWorkstationStack extends TerraformStack {
     new LocalBackend(this, { path: props.statePath });
     new GpurentalProvider(this, "gpurental");
 
-    const offer = new OfferLookup(this, "offer", {
-      gpuModel: props.gpuModel ?? "RTX 4090",
-      numGpus: props.numGpus ?? 1,
-    });
     const template = new TemplateLookup(this, "template", { mode: props.templateMode ?? "jupyter" });
 
     this.apiKey = new ApiKey(this, "ci_key", { name: "ci-pipelines", kind: "team" });
     this.instance = new Instance(this, "workstation", {
-      offerId: offer.offerId,
+      offer: {
+        gpuModel: props.gpuModel ?? "RTX 4090",
+        numGpus: props.numGpus ?? 1,
+        maxPricePerHourMicro: props.maxPricePerHourMicro ?? 3_000_000,
+      },
       templateId: template.templateId,
       diskGb: props.diskGb ?? 50,
       label: "cdktf-workstation",
@@ -86,7 +86,8 @@ export class GpuWorkstationStack extends TerraformStack {
       ["instance_status", this.instance.status, "Status of the instance after the apply."],
       ["ssh_command", this.instance.sshCommand, "Command that opens a shell on the instance."],
       ["jupyter_address", this.instance.jupyterAddress, "JupyterLab address; its token is the access token."],
-      ["offer_gpu_model", offer.gpuModel, "GPU model of the rented offer."],
+      ["offer_id", this.instance.offerId, "ID of the offer the instance rents, chosen when it was created."],
+      ["offer_gpu_model", this.instance.gpuModel, "GPU model of the rented offer."],
       [
         "price_per_hour_micro",
         this.instance.pricePerHourMicro,

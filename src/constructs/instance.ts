@@ -10,8 +10,19 @@ import {
 import { Construct } from "constructs";
 import { z } from "zod";
 import { dataGpurentalInstance, instance } from "../generated";
-import { ENV_LIMITS, OVERLAY_KEYS } from "../resources/env";
-import { boundedInteger, boundedString, duration, isUnresolved, oneOf, problems, show } from "./validation";
+import { characters, ENV_LIMITS, OVERLAY_KEYS } from "../resources/env";
+import {
+  boundedInteger,
+  boundedString,
+  duration,
+  isUnresolved,
+  type OfferFilterProps,
+  offerFilterShape,
+  oneOf,
+  problems,
+  show,
+  unlessToken,
+} from "./validation";
 
 /** The power state an instance should be kept in. */
 export type DesiredStatus = "running" | "stopped";
@@ -53,10 +64,25 @@ export interface IInstance {
   readonly spendMicro: number;
 }
 
-/** Settings of {@link Instance}. Every setting but desiredStatus and timeouts replaces the instance when changed. */
+/**
+ * Settings of {@link Instance}. Every setting but desiredStatus, timeouts and offer replaces the
+ * instance when changed; a changed offer filter replaces it only when it no longer matches.
+ */
 export interface InstanceProps {
-  /** The offer to rent (see {@link OfferLookup} to pick one by GPU model). */
-  readonly offerId: string;
+  /**
+   * The market filter the offer is chosen by when the instance is created or replaced: the
+   * cheapest matching offer a deploy of this template and disk would not be refused on. The chosen
+   * offer is kept; offers appearing, getting cheaper, selling out or being withdrawn change nothing.
+   * Set either this or offerId.
+   * @default none: offerId is set instead
+   */
+  readonly offer?: OfferFilterProps;
+  /**
+   * The one offer to rent, pinned: changing it replaces the instance (and destroys its disk), and
+   * once it sells out or is withdrawn a replacement cannot be created on it. Set either this or offer.
+   * @default none: offer is set instead
+   */
+  readonly offerId?: string;
   /** The template to run (see {@link TemplateLookup}). */
   readonly templateId: string;
   /**
@@ -119,7 +145,8 @@ const nonEmpty = (prop: string) => boundedString(prop, 1, 256);
 // Loose, so the env props (checked together below) stay in the value the object check sees.
 const schema = z
   .looseObject({
-    offerId: nonEmpty("offerId"),
+    offer: unlessToken(z.object(offerFilterShape("offer."))).optional(),
+    offerId: nonEmpty("offerId").optional(),
     templateId: nonEmpty("templateId"),
     diskGb: boundedInteger("diskGb", 10, 20000, "GB").optional(),
     label: boundedString("label", 0, 64).optional(),
@@ -134,7 +161,18 @@ const schema = z
       .optional(),
   })
   .check((ctx) => {
-    for (const message of envProblems(ctx.value as InstanceProps)) {
+    const props = ctx.value as InstanceProps;
+    if ((props.offer === undefined) === (props.offerId === undefined)) {
+      ctx.issues.push({
+        code: "custom",
+        message:
+          props.offer === undefined
+            ? "set offer (a market filter: { gpuModel, numGpus, maxPricePerHourMicro }) or offerId (a pinned offer)"
+            : "set only one of offer and offerId: offer chooses the offer when the instance is created, offerId pins one",
+        input: undefined,
+      });
+    }
+    for (const message of envProblems(props)) {
       ctx.issues.push({ code: "custom", message, input: undefined });
     }
   });
@@ -161,9 +199,9 @@ function envProblems(props: InstanceProps): string[] {
   for (const [prop, keys, entries] of groups) {
     for (const key of keys) {
       if (Token.isUnresolved(key)) continue;
-      if (key.length === 0 || key.length > ENV_LIMITS.keyLength) {
+      if (key.length === 0 || characters(key) > ENV_LIMITS.keyLength) {
         out.push(
-          `${prop} keys must have 1 to ${ENV_LIMITS.keyLength} characters, got ${key.length} (${show(key)})`,
+          `${prop} keys must have 1 to ${ENV_LIMITS.keyLength} characters, got ${characters(key)} (${show(key)})`,
         );
       }
       const first = seen.get(key);
@@ -172,8 +210,8 @@ function envProblems(props: InstanceProps): string[] {
     }
     for (const [key, value] of entries) {
       if (isUnresolved(value)) continue;
-      if (typeof value !== "string" || value.length > ENV_LIMITS.valueLength) {
-        const got = typeof value === "string" ? `${value.length} characters` : show(value);
+      if (typeof value !== "string" || characters(value) > ENV_LIMITS.valueLength) {
+        const got = typeof value === "string" ? `${characters(value)} characters` : show(value);
         out.push(
           `${prop}.${key} must be a string of at most ${ENV_LIMITS.valueLength} characters, got ${got}`,
         );
@@ -235,8 +273,15 @@ export class Instance extends Construct implements IInstance {
     super(scope, id);
     this.props = props;
     // "Default" keeps the resource's Terraform address the construct's own id (gpurental_instance.<id>).
+    const filter = props.offer;
     this.resource = new instance.Instance(this, "Default", {
       offerId: props.offerId,
+      offerFilter: filter && {
+        gpuModel: filter.gpuModel,
+        numGpus: filter.numGpus ?? 1,
+        maxPricePerHourMicro: filter.maxPricePerHourMicro,
+        region: filter.region,
+      },
       templateId: props.templateId,
       diskGb: props.diskGb ?? DEFAULT_DISK_GB,
       label: props.label,
@@ -320,9 +365,24 @@ export class Instance extends Construct implements IInstance {
     return this.resource.spendMicro;
   }
 
-  /** Hourly GPU price while running, in micro-yuan. */
+  /** Hourly GPU price while running, in micro-yuan, snapshotted when the offer was rented. */
   public get pricePerHourMicro(): number {
     return this.resource.pricePerHourMicro;
+  }
+
+  /** Id of the offer rented: the pinned one, or the one chosen by the offer filter at create time. */
+  public get offerId(): string {
+    return this.resource.offerId;
+  }
+
+  /** GPU model of the offer rented. */
+  public get gpuModel(): string {
+    return this.resource.offer.gpuModel;
+  }
+
+  /** Region of the offer rented. */
+  public get region(): string {
+    return this.resource.offer.region;
   }
 
   /** The API's error code when the instance is in error, else empty. */

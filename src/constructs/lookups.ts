@@ -1,18 +1,26 @@
-import { forExpression, propertyAccess, type TerraformProvider, Token } from "cdktf";
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: Terraform interpolations are written as text.
+import { Fn, forExpression, propertyAccess, type TerraformProvider, Token } from "cdktf";
 import { Construct } from "constructs";
 import { z } from "zod";
 import { dataGpurentalOffers, dataGpurentalTemplates } from "../generated";
-import { boundedInteger, boundedString, oneOf, problems } from "./validation";
+import {
+  boundedInteger,
+  boundedString,
+  type OfferFilterProps,
+  offerFilterShape,
+  oneOf,
+  problems,
+  unlessToken,
+} from "./validation";
 
-/** Settings of {@link OfferLookup}. */
-export interface OfferLookupProps {
-  /** GPU model, matched exactly and case-insensitively, e.g. "RTX 4090". */
-  readonly gpuModel: string;
+/** Settings of {@link OfferLookup}: the market filter of an instance, and what to deploy. */
+export interface OfferLookupProps extends OfferFilterProps {
   /**
-   * Number of GPUs of the offer.
-   * @default 1
+   * Leave out the offers a deploy of this template with this disk would be refused on (sold out,
+   * machine disk, VM capability, CUDA).
+   * @default every offer matching the filter
    */
-  readonly numGpus?: number;
+  readonly deployableWith?: OfferLookupDeployment;
   /**
    * The provider to read offers with.
    * @default the stack's default gpurental provider
@@ -20,20 +28,36 @@ export interface OfferLookupProps {
   readonly provider?: TerraformProvider;
 }
 
+/** The deploy an {@link OfferLookup} checks the offers against. */
+export interface OfferLookupDeployment {
+  /** The template the deploy would run. */
+  readonly templateId: string;
+  /** The disk it would request, in GB. */
+  readonly diskGb: number;
+}
+
 const offerSchema = z.object({
-  gpuModel: boundedString("gpuModel", 1, 128),
-  numGpus: boundedInteger("numGpus", 1, 1024, "GPUs").optional(),
+  ...offerFilterShape(""),
+  deployableWith: unlessToken(
+    z.object({
+      templateId: boundedString("deployableWith.templateId", 1, 256),
+      diskGb: boundedInteger("deployableWith.diskGb", 10, 20000, "GB"),
+    }),
+  ).optional(),
 });
 
-// The API lists rentable offers only; an offer whose machine goes into maintenance within 24 hours
-// is listed but refused at deploy (MACHINE_IN_MAINTENANCE), so it is skipped here. HCL's `||` does
-// not short-circuit (timecmp would get a null), its conditional does.
-const RENTABLE =
-  'val if (val.next_maintenance == null ? true : timecmp(val.next_maintenance, timeadd(plantimestamp(), "24h")) > 0)';
+// Offers whose machine goes into maintenance within 24 hours may be refused at deploy
+// (MACHINE_IN_MAINTENANCE), so they are chosen only when nothing else matches. HCL's `||` does not
+// short-circuit (timecmp would get a null), its conditional does.
+const CLEAR =
+  'val.next_maintenance == null ? true : timecmp(val.next_maintenance, timeadd(plantimestamp(), "24h")) > 0';
 
 /**
- * Picks the cheapest rentable offer for a GPU model and count, through the gpurental_offers data
- * source. The plan fails with a clear message when none matches.
+ * The cheapest offer matching a filter, through the gpurental_offers data source; the plan fails
+ * with a clear message when none matches. To rent an offer, give {@link Instance} the same filter
+ * as its `offer` prop rather than this lookup's offerId: the instance then chooses when it is
+ * created and keeps its offer, while an offerId taken from here pins it, so a cheaper offer or a
+ * sold-out one replaces the instance (and destroys its disk). Use the lookup to show the market.
  */
 export class OfferLookup extends Construct {
   /** The gpurental_offers data source underneath. */
@@ -47,26 +71,33 @@ export class OfferLookup extends Construct {
     super(scope, id);
     this.props = props;
     const numGpus = props.numGpus ?? 1;
-    const rentableCount = `length([for key, val in self.offers : ${RENTABLE}])`;
+    const deploy = props.deployableWith;
     this.offers = new dataGpurentalOffers.DataGpurentalOffers(this, "Default", {
       gpuModel: props.gpuModel,
       numGpus,
+      maxPricePerHourMicro: props.maxPricePerHourMicro,
+      region: props.region,
+      deployableWith: deploy && { templateId: deploy.templateId, diskGb: deploy.diskGb },
       sort: "price_asc",
       provider: props.provider,
       lifecycle: {
         postcondition: [
           {
-            condition: `\${${rentableCount} > 0}`,
-            errorMessage: `No rentable offer matches gpu_model "${props.gpuModel}" with ${numGpus} GPU(s) (sold out, or every machine goes into maintenance within 24 hours).`,
+            condition: "${length(self.offers) > 0}",
+            errorMessage: `No rentable offer matches gpu_model "${props.gpuModel}" with ${numGpus} GPU(s)${props.maxPricePerHourMicro === undefined ? "" : ` at most ${props.maxPricePerHourMicro} micro-yuan per hour`}${props.region === undefined ? "" : ` in region ${props.region}`}${deploy ? " that the template and disk could be deployed on" : ""}.`,
           },
         ],
       },
     });
-    this.chosen = propertyAccess(forExpression(this.offers.offers, RENTABLE), [0]);
+    const list = this.offers.offers;
+    this.chosen = propertyAccess(
+      Fn.concat([forExpression(list, `val if ${CLEAR}`), forExpression(list, `val if !(${CLEAR})`)]),
+      [0],
+    );
     this.node.addValidation({ validate: () => problems(offerSchema, this.props) });
   }
 
-  /** Id of the chosen offer. */
+  /** Id of the chosen offer. Passing it to an Instance pins it: see the class description. */
   public get offerId(): string {
     return Token.asString(propertyAccess(this.chosen, ["id"]));
   }

@@ -1,5 +1,6 @@
 import { Token } from "cdktf";
 import { z } from "zod";
+import { characters } from "../resources/env";
 
 // Props are checked with zod when the app synthesizes (through `node.addValidation`), not in the
 // constructor: every problem of every construct is reported in one run, and a value that is still
@@ -36,18 +37,18 @@ export function show(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
-/** A string prop of `min`..`max` characters. */
+/** A string prop of `min`..`max` characters, counted as the API counts them (code points). */
 export function boundedString(prop: string, min: number, max: number): z.ZodType<unknown> {
   return unlessToken(
     z.unknown().check((ctx) => {
       const v = ctx.value;
       if (typeof v !== "string") {
         ctx.issues.push({ code: "custom", message: `${prop} must be a string, got ${show(v)}`, input: v });
-      } else if (v.length < min || v.length > max) {
+      } else if (characters(v) < min || characters(v) > max) {
         const limit = min === max ? `${min}` : min > 0 ? `${min} to ${max}` : `at most ${max}`;
         ctx.issues.push({
           code: "custom",
-          message: `${prop} must have ${limit} characters, got ${v.length} (${show(v)})`,
+          message: `${prop} must have ${limit} characters, got ${characters(v)} (${show(v)})`,
           input: v,
         });
       }
@@ -69,6 +70,45 @@ export function boundedInteger(prop: string, min: number, max: number, unit: str
       }
     }),
   );
+}
+
+/** The market filter of an instance or an offer lookup, as props. */
+export interface OfferFilterProps {
+  /** GPU model, matched exactly and case-insensitively, e.g. "RTX 4090". */
+  readonly gpuModel: string;
+  /**
+   * Number of GPUs the offer rents together.
+   * @default 1
+   */
+  readonly numGpus?: number;
+  /**
+   * Highest GPU price per hour, in micro-yuan (1 ¥ = 1,000,000), e.g. 3_000_000 for ¥3.00/h.
+   * @default no limit
+   */
+  readonly maxPricePerHourMicro?: number;
+  /**
+   * Region of the machine, matched exactly and case-insensitively, e.g. "cn-east-1".
+   * @default any region
+   */
+  readonly region?: string;
+}
+
+/** Highest maxPricePerHourMicro accepted, as the provider's (a million yuan an hour). */
+const MAX_PRICE_MICRO = 1_000_000_000_000;
+
+/** The checks of {@link OfferFilterProps}; `prefix` names where they sit ("offer." in an instance). */
+export function offerFilterShape(prefix: string) {
+  return {
+    gpuModel: boundedString(`${prefix}gpuModel`, 1, 128),
+    numGpus: boundedInteger(`${prefix}numGpus`, 1, 1024, "GPUs").optional(),
+    maxPricePerHourMicro: boundedInteger(
+      `${prefix}maxPricePerHourMicro`,
+      0,
+      MAX_PRICE_MICRO,
+      "micro-yuan",
+    ).optional(),
+    region: boundedString(`${prefix}region`, 1, 64).optional(),
+  };
 }
 
 /** A prop that must be one of `values`. */

@@ -155,6 +155,39 @@ describe("Instance", () => {
     });
   });
 
+  it("synthesizes an offer filter, one GPU unless told otherwise, and no offer_id", () => {
+    const synthesized = Testing.synthScope((scope) => {
+      new Instance(scope, "gpu", {
+        offer: { gpuModel: "RTX 4090", maxPricePerHourMicro: 3_000_000 },
+        templateId: TEMPLATE,
+      });
+      new Instance(scope, "big", {
+        offer: { gpuModel: "A100 80GB", numGpus: 2, region: "cn-east-1" },
+        templateId: TEMPLATE,
+      });
+    });
+    const resources = (
+      JSON.parse(synthesized) as { resource: { gpurental_instance: Record<string, Record<string, unknown>> } }
+    ).resource.gpurental_instance;
+    expect(resources.gpu?.offer_filter).toEqual({
+      gpu_model: "RTX 4090",
+      num_gpus: 1,
+      max_price_per_hour_micro: 3_000_000,
+    });
+    expect(resources.gpu).not.toHaveProperty("offer_id");
+    expect(resources.big?.offer_filter).toEqual({ gpu_model: "A100 80GB", num_gpus: 2, region: "cn-east-1" });
+  });
+
+  it("exposes the offer it rents", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const gpu = new Instance(stack, "gpu", { offer: { gpuModel: "RTX 4090" }, templateId: TEMPLATE });
+    expect(resolved(stack, gpu.offerId)).toBe("${gpurental_instance.gpu.offer_id}");
+    expect(resolved(stack, gpu.gpuModel)).toBe("${gpurental_instance.gpu.offer.gpu_model}");
+    expect(resolved(stack, gpu.region)).toBe("${gpurental_instance.gpu.offer.region}");
+    expect(resolved(stack, gpu.pricePerHourMicro)).toBe("${gpurental_instance.gpu.price_per_hour_micro}");
+  });
+
   it("warns about keys the platform overlay always sets", () => {
     const app = Testing.app();
     const stack = new TerraformStack(app, "s");
@@ -167,21 +200,30 @@ describe("Instance", () => {
 });
 
 describe("lookups", () => {
-  it("picks the cheapest rentable offer through the offers data source", () => {
+  it("picks the cheapest matching offer, those going into maintenance within a day last", () => {
     const app = Testing.app();
     const stack = new TerraformStack(app, "s");
-    const offer = new OfferLookup(stack, "offer", { gpuModel: "RTX 4090" });
-    new Instance(stack, "gpu", { offerId: offer.offerId, templateId: TEMPLATE });
+    const offer = new OfferLookup(stack, "offer", {
+      gpuModel: "RTX 4090",
+      maxPricePerHourMicro: 3_000_000,
+      region: "cn-east-1",
+      deployableWith: { templateId: TEMPLATE, diskGb: 100 },
+    });
     const synthesized = Testing.synth(stack);
     expect(synthesized).toHaveDataSourceWithProperties(dataGpurentalOffers.DataGpurentalOffers, {
       gpu_model: "RTX 4090",
       num_gpus: 1,
+      max_price_per_hour_micro: 3_000_000,
+      region: "cn-east-1",
+      deployable_with: { template_id: TEMPLATE, disk_gb: 100 },
       sort: "price_asc",
     });
     const offerRef = String(resolved(stack, offer.offerId));
-    expect(offerRef).toContain("data.gpurental_offers.offer.offers");
-    expect(offerRef).toContain("val.next_maintenance == null ? true : timecmp(");
-    expect(offerRef).toMatch(/\]\.0\.id\}$/);
+    expect(offerRef).toMatch(
+      /^\$\{concat\(\[ for key, val in data\.gpurental_offers\.offer\.offers: val if val\.next_maintenance == null \? true : timecmp\(/,
+    );
+    expect(offerRef).toContain("val if !(val.next_maintenance == null ? true : timecmp(");
+    expect(offerRef).toMatch(/\)\.0\.id\}$/);
   });
 
   it("picks an active template of a mode", () => {
@@ -320,6 +362,50 @@ describe("validation at synth time", () => {
       ["gpuModel must have 1 to 128 characters, got 0"],
     ],
     [
+      "offer lookup price negative and deploy disk too small",
+      (s) =>
+        new OfferLookup(s, "o", {
+          gpuModel: "RTX 4090",
+          maxPricePerHourMicro: -1,
+          deployableWith: { templateId: TEMPLATE, diskGb: 5 },
+        }),
+      [
+        "maxPricePerHourMicro must be a whole number from 0 to 1000000000000 micro-yuan, got -1",
+        "deployableWith.diskGb must be a whole number from 10 to 20000 GB, got 5",
+      ],
+    ],
+    [
+      "instance with both offer and offerId",
+      (s) => new Instance(s, "i", { ...instanceBase, offer: { gpuModel: "RTX 4090" } }),
+      ["set only one of offer and offerId"],
+    ],
+    [
+      "instance with neither offer nor offerId",
+      (s) => new Instance(s, "i", { templateId: TEMPLATE }),
+      [
+        "set offer (a market filter: { gpuModel, numGpus, maxPricePerHourMicro }) or offerId (a pinned offer)",
+      ],
+    ],
+    [
+      "instance offer filter out of range",
+      (s) =>
+        new Instance(s, "i", {
+          templateId: TEMPLATE,
+          offer: { gpuModel: "", numGpus: 0, maxPricePerHourMicro: 2.5, region: "" },
+        }),
+      [
+        "offer.gpuModel must have 1 to 128 characters, got 0",
+        "offer.numGpus must be a whole number from 1 to 1024 GPUs, got 0",
+        "offer.maxPricePerHourMicro must be a whole number from 0 to 1000000000000 micro-yuan, got 2.5",
+        "offer.region must have 1 to 64 characters, got 0",
+      ],
+    ],
+    [
+      "env value of 4097 characters beyond the BMP",
+      (s) => new Instance(s, "i", { ...instanceBase, env: { BIG: "😀".repeat(4097) } }),
+      ["env.BIG must be a string of at most 4096 characters, got 4097 characters"],
+    ],
+    [
       "offer gpu count zero",
       (s) => new OfferLookup(s, "o", { gpuModel: "RTX 4090", numGpus: 0 }),
       ["numGpus must be a whole number from 1 to 1024 GPUs, got 0"],
@@ -361,6 +447,18 @@ describe("validation at synth time", () => {
     expect(message).toContain("[test/gpu] diskGb must be a whole number from 10 to 20000 GB, got 5");
     expect(message).toContain("[test/gpu] label must have at most 64 characters, got 70");
     expect(message).toContain("[test/offer] numGpus must be a whole number from 1 to 1024 GPUs, got 0");
+  });
+
+  it("counts lengths in characters, as the API does, and accepts an empty label", () => {
+    const message = synthErrors((s) => {
+      new Instance(s, "gpu", {
+        ...instanceBase,
+        label: "😀".repeat(64),
+        env: { [`K${"😀".repeat(255)}`]: "😀".repeat(4096) },
+      });
+      new Instance(s, "blank", { ...instanceBase, label: "" });
+    });
+    expect(message).toBe("");
   });
 
   it("skips values that are unresolved tokens", () => {

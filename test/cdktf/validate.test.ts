@@ -66,6 +66,19 @@ it("references to existing objects and every instance setting are valid Terrafor
     desiredStatus: "stopped",
     timeouts: { create: "30m", update: "45m", delete: "10m" },
   });
+  const market = new Instance(stack, "market", {
+    offer: { gpuModel: "RTX 4090", numGpus: 1, maxPricePerHourMicro: 3_000_000, region: "cn-east-1" },
+    templateId: template.templateId,
+    label: "",
+  });
+  const deployable = new OfferLookup(stack, "deployable", {
+    gpuModel: "RTX 4090",
+    deployableWith: { templateId: template.templateId, diskGb: 100 },
+  });
+  new TerraformOutput(stack, "market_offer", { value: market.offerId });
+  new TerraformOutput(stack, "market_gpu", { value: market.gpuModel });
+  new TerraformOutput(stack, "cheapest", { value: deployable.offerId });
+  new TerraformOutput(stack, "cheapest_price", { value: deployable.pricePerHourMicro });
   new TerraformOutput(stack, "old_ssh", { value: old.sshCommand });
   new TerraformOutput(stack, "old_jupyter", { value: old.jupyterAddress });
   new TerraformOutput(stack, "prefix", { value: key.prefix });
