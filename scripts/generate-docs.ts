@@ -50,7 +50,7 @@ const IMPORT_NOTES: Readonly<Record<string, string>> = {
   gpurental_api_key:
     "The API never returns a key's secret after creating it, so after an import `secret` is null: Terraform cannot know the secret of a key it did not create. Use a key created by Terraform when the secret is needed elsewhere in the configuration.",
   gpurental_instance:
-    "The API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`, so they are null right after an import. The first plan after it is an in-place update that records the configured values in state without calling the API, with a warning that they were taken from the configuration as written; after that apply, changing them replaces the instance as usual. If the instance actually runs with other values, replace it with `terraform apply -replace=gpurental_instance.example`. `desired_status` is taken from the instance's power state.",
+    "The API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`, so they are null right after an import. The first plan after it is an in-place update that records the configured values in state without calling the API, with a warning that they were taken from the configuration as written; after that apply, changing them replaces the instance as usual. If the instance actually runs with other values, replace it with `terraform apply -replace=gpurental_instance.example`. `desired_status` is taken from the instance's power state, and `offer_id` and `offer` from the offer it rents; a configured `offer_filter` is recorded in place when that offer satisfies it, and replaces the instance (with a warning saying why) when it does not.",
 };
 
 const REPLACES = requiresReplace().description;

@@ -1,5 +1,5 @@
-# Rents the cheapest matching GPU offer with a recommended SSH template, creates a team API key for
-# CI jobs, and prints the SSH command to reach the instance.
+# Rents a GPU instance on the cheapest offer matching a market filter, with a recommended SSH
+# template, creates a team API key for CI jobs, and prints the SSH command to reach the instance.
 #
 # Point it at a gpurental endpoint with GPURENTAL_BASE_URL and GPURENTAL_TOKEN, or with the
 # base_url and token variables. Creating a team API key needs an admin's signed-in session token.
@@ -21,21 +21,6 @@ provider "gpurental" {
   org_id   = var.org_id
 }
 
-data "gpurental_offers" "candidates" {
-  gpu_model = var.gpu_model
-  num_gpus  = var.num_gpus
-  sort      = "price_asc"
-
-  lifecycle {
-    postcondition {
-      condition = anytrue([
-        for o in self.offers : o.next_maintenance == null ? true : timecmp(o.next_maintenance, timeadd(plantimestamp(), "24h")) > 0
-      ])
-      error_message = "No offer of ${var.num_gpus} x ${var.gpu_model} can be rented now (sold out, or every machine goes into maintenance within 24 hours)."
-    }
-  }
-}
-
 data "gpurental_templates" "ssh" {
   tab  = "recommended"
   mode = "ssh"
@@ -49,14 +34,22 @@ data "gpurental_templates" "ssh" {
 }
 
 locals {
-  # Deploys are refused on a machine booked for maintenance within 24 hours (MACHINE_IN_MAINTENANCE).
-  clear_of_maintenance = {
-    for o in data.gpurental_offers.candidates.offers :
-    o.id => o.next_maintenance == null ? true : timecmp(o.next_maintenance, timeadd(plantimestamp(), "24h")) > 0
-  }
-  # Offers come cheapest first, templates newest first.
-  offer    = [for o in data.gpurental_offers.candidates.offers : o if local.clear_of_maintenance[o.id]][0]
+  # Templates come newest first.
   template = data.gpurental_templates.ssh.templates[0]
+}
+
+# What the market offers now for this instance, cheapest first: for the outputs only. The instance
+# does not take an id from here; it chooses with its own offer_filter (see below).
+data "gpurental_offers" "market" {
+  gpu_model                = var.gpu_model
+  num_gpus                 = var.num_gpus
+  max_price_per_hour_micro = var.max_price_per_hour_micro
+  sort                     = "price_asc"
+
+  deployable_with = {
+    template_id = local.template.id
+    disk_gb     = var.disk_gb
+  }
 }
 
 resource "gpurental_api_key" "ci" {
@@ -65,7 +58,14 @@ resource "gpurental_api_key" "ci" {
 }
 
 resource "gpurental_instance" "workstation" {
-  offer_id    = local.offer.id
+  # The cheapest matching offer that a deploy of this template and disk would be accepted on is
+  # rented when the instance is created, and kept: a cheaper offer appearing or the chosen one
+  # selling out changes nothing. Pin offer_id instead only to insist on one particular offer.
+  offer_filter = {
+    gpu_model                = var.gpu_model
+    num_gpus                 = var.num_gpus
+    max_price_per_hour_micro = var.max_price_per_hour_micro
+  }
   template_id = local.template.id
   disk_gb     = var.disk_gb
   label       = var.label

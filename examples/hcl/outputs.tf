@@ -9,11 +9,19 @@ output "instance_status" {
 }
 
 output "offer" {
-  description = "The offer that was rented."
+  description = "The offer the instance rents, chosen by offer_filter when it was created, and the GPU price per hour snapshotted then."
   value = {
-    id                   = local.offer.id
-    gpu_model            = local.offer.gpu_model
-    price_per_hour_micro = local.offer.price_per_hour_micro
+    id                   = gpurental_instance.workstation.offer_id
+    gpu_model            = gpurental_instance.workstation.offer.gpu_model
+    price_per_hour_micro = gpurental_instance.workstation.price_per_hour_micro
+  }
+}
+
+output "market_now" {
+  description = "How many offers this instance could be deployed on now, and the cheapest GPU price per hour among them."
+  value = {
+    offers                        = length(data.gpurental_offers.market.offers)
+    cheapest_price_per_hour_micro = try(data.gpurental_offers.market.offers[0].price_per_hour_micro, null)
   }
 }
 

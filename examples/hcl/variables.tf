@@ -29,6 +29,12 @@ variable "num_gpus" {
   default     = 1
 }
 
+variable "max_price_per_hour_micro" {
+  description = "Highest GPU price per hour to rent at, in micro-yuan (1 yuan = 1000000); null for no limit."
+  type        = number
+  default     = 3000000
+}
+
 variable "disk_gb" {
   description = "Disk size of the instance in GB (10 to 20000, and at most the machine's disk)."
   type        = number

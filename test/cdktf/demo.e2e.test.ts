@@ -121,6 +121,7 @@ describe("example CDKTF app against the in-process fake backend", () => {
       expect(o.jupyter_address).toMatch(/^https?:\/\/\S+token=…$/);
       expect(o).not.toHaveProperty("jupyter_url");
       expect(o.offer_gpu_model).toBe("RTX 4090");
+      expect(o.offer_id).toBe(DEMO_IDS.offer);
       expect(o.ci_key_prefix).toMatch(/^gpr_[0-9a-f]{8}$/);
       expect(o).not.toHaveProperty("ci_key_secret");
       expect(o).not.toHaveProperty("access_token");
@@ -217,10 +218,11 @@ describe("gpurental demo", () => {
   it("ends a failed step with its reason and leaves nothing running", async () => {
     const work = mkdtempSync(join(tmpdir(), "gpurental-demo-fail-"));
     try {
-      // No offer of this model exists: the offer lookup's postcondition fails the plan.
+      // No offer of this model exists: the instance's offer filter fails the plan, saying why.
       const run = await runCli(["demo", "--work-dir", work], { GPURENTAL_GPU_MODEL: "H100" });
       expect(run.code).toBe(1);
-      expect(run.stdout).toContain('No rentable offer matches gpu_model "H100"');
+      expect(run.stdout).toContain("No offer matches offer_filter");
+      expect(run.stdout).toContain("No offer of H100 is listed on the market now.");
       expect(run.stdout).toContain("fake backend stopped");
       expect(run.stderr).toContain("gpurental demo: cdktf deploy failed (exit code 1); see ");
       expect(processesMentioning(work)).toEqual([]);

@@ -30,7 +30,9 @@ it("lists every type of the provider and documents each attribute with its flags
   for (const t of [...provider.resources, ...provider.dataSources])
     expect(index).toContain(`\`${t.typeName}\``);
   const instance = files.find((f) => f.path === "docs/resources/instance.md")!.content;
-  expect(instance).toContain("- `offer_id` (String, Forces replacement)");
+  expect(instance).toContain("- `offer_id` (String, Computed when unset, Forces replacement)");
+  expect(instance).toContain("- `offer_filter` (Attributes) The market filter");
+  expect(instance).toContain("### Nested Schema for `offer_filter`");
   expect(instance).toContain("- `access_token` (String, Sensitive)");
   expect(instance).toMatch(/## Import\n/);
   const apiKey = files.find((f) => f.path === "docs/resources/api_key.md")!.content;

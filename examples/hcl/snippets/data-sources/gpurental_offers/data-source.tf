@@ -1,21 +1,27 @@
-# The cheapest single RTX 4090 whose machine is not going into maintenance within a day.
-data "gpurental_offers" "rtx4090" {
-  gpu_model = "RTX 4090"
-  num_gpus  = 1
-  sort      = "price_asc"
+# The single RTX 4090 offers a deploy of this template with 100 GB of disk would be accepted on,
+# cheapest first (machines going into maintenance within a day last). To rent one, give the
+# instance the same criteria as offer_filter rather than one of these ids as offer_id.
+data "gpurental_templates" "pytorch" {
+  tab  = "recommended"
+  mode = "ssh"
 }
 
-locals {
-  rentable_offers = [
-    for o in data.gpurental_offers.rtx4090.offers : o
-    if o.next_maintenance == null ? true : timecmp(o.next_maintenance, timeadd(plantimestamp(), "24h")) > 0
-  ]
+data "gpurental_offers" "rtx4090" {
+  gpu_model                = "RTX 4090"
+  num_gpus                 = 1
+  max_price_per_hour_micro = 3000000
+  sort                     = "price_asc"
+
+  deployable_with = {
+    template_id = data.gpurental_templates.pytorch.templates[0].id
+    disk_gb     = 100
+  }
 }
 
 output "cheapest_offer" {
-  value = {
-    id                   = local.rentable_offers[0].id
-    price_per_hour_micro = local.rentable_offers[0].price_per_hour_micro
-    disk_gb              = local.rentable_offers[0].machine.disk_gb
+  value = length(data.gpurental_offers.rtx4090.offers) == 0 ? null : {
+    id                   = data.gpurental_offers.rtx4090.offers[0].id
+    price_per_hour_micro = data.gpurental_offers.rtx4090.offers[0].price_per_hour_micro
+    region               = data.gpurental_offers.rtx4090.offers[0].region
   }
 }

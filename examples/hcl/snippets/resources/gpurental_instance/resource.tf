@@ -1,9 +1,3 @@
-data "gpurental_offers" "rtx4090" {
-  gpu_model = "RTX 4090"
-  num_gpus  = 1
-  sort      = "price_asc"
-}
-
 data "gpurental_templates" "pytorch" {
   tab  = "recommended"
   mode = "ssh"
@@ -12,7 +6,14 @@ data "gpurental_templates" "pytorch" {
 data "gpurental_ssh_keys" "mine" {}
 
 resource "gpurental_instance" "trainer" {
-  offer_id    = data.gpurental_offers.rtx4090.offers[0].id
+  # Rents the cheapest matching offer when the instance is created, and keeps it. To insist on one
+  # particular offer, set offer_id = "<offer id>" instead (a changed offer_id replaces the instance).
+  offer_filter = {
+    gpu_model                = "RTX 4090"
+    num_gpus                 = 1
+    max_price_per_hour_micro = 3000000 # ¥3.00 per hour
+    region                   = "cn-east-1"
+  }
   template_id = data.gpurental_templates.pytorch.templates[0].id
   disk_gb     = 100
   label       = "trainer"
@@ -36,6 +37,10 @@ resource "gpurental_instance" "trainer" {
 variable "wandb_api_key" {
   type      = string
   sensitive = true
+}
+
+output "rented" {
+  value = "${gpurental_instance.trainer.offer.gpu_model} on offer ${gpurental_instance.trainer.offer_id} at ${gpurental_instance.trainer.price_per_hour_micro} micro-yuan per hour"
 }
 
 output "ssh_command" {
