@@ -463,6 +463,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       ["Instance", instanceId],
       ["Status", outputs.instance_status],
       ["GPU", `${String(outputs.offer_gpu_model ?? "?")} at ${formatYuan(price)}/hour`],
+      [
+        "Offer",
+        `${String(outputs.offer_id ?? "?")} (chosen by the instance's offer filter when it was created, then kept)`,
+      ],
       ["SSH", outputs.ssh_command],
       [
         "Jupyter",

@@ -33,6 +33,25 @@ afterAll(async () => {
 
 type Outputs = Record<string, { value: unknown; sensitive: boolean }>;
 
+/** Calls the fake backend's control API over HTTP. */
+async function control(method: string, path: string, body?: unknown): Promise<void> {
+  const res = await fetch(`${fb.url}/_control${path}`, {
+    method,
+    headers: { "x-control-token": fb.controlToken, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+}
+
+/** The HCL code block of README.md's "Using it from HCL" section. */
+function readmeHcl(): string {
+  const readme = readFileSync(join(__dirname, "..", "..", "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Using it from HCL"));
+  const block = /```hcl\n([\s\S]*?)```/.exec(section);
+  if (!block?.[1]) throw new Error("README.md has no hcl block under ## Using it from HCL");
+  return block[1];
+}
+
 describe("examples/hcl", () => {
   beforeAll(async () => {
     for (const name of readdirSync(EXAMPLE_DIR).filter((n) => n.endsWith(".tf"))) {
@@ -77,12 +96,53 @@ describe("examples/hcl", () => {
     const again = await tf.run(["plan", "-detailed-exitcode", ...vars]);
     expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: "" });
     expect(again.stdout).toContain("No changes.");
+    expect(outputs.market_now?.value).toEqual({ offers: 2, cheapest_price_per_hour_micro: 2_500_000 });
+
+    // The market moves: a cheaper offer appears and the rented one sells out. The instance stays;
+    // only the market_now output follows.
+    const m = fb.createMachine({ disk_gb: 2000 });
+    fb.createOffer({ machine_id: m.id, gpu_model: "RTX 4090", price_per_hour_micro: 1_500_000 });
+    await control("PATCH", `/offers/${DEMO_IDS.offer}`, { free_units: 0 });
+    const moved = await tf.run(["plan", "-detailed-exitcode", ...vars]);
+    expect({ code: moved.code, stderr: moved.stderr }).toEqual({ code: 2, stderr: "" });
+    expect(moved.stdout).toContain("Changes to Outputs:");
+    expect(moved.stdout).not.toMatch(/gpurental_instance\.workstation (will|must)/);
+    expect(moved.stdout).toContain("without changing any real infrastructure");
+    expect(moved.stdout).toContain("cheapest_price_per_hour_micro = 2500000 -> 1500000");
 
     await tf.ok(["destroy", "-auto-approve", ...vars]);
     expect(fb.renderInstance(instanceId)?.status).toBe("destroyed");
     const admin = new GpurentalClient({ baseUrl: fb.url, token: creds.admin_session_token });
     expect(await admin.listApiKeys()).toEqual([]);
     expect(await admin.listInstances()).toEqual([]);
+  });
+});
+
+describe("the README's HCL snippet", () => {
+  it("deploys as written on the demo seed, plans no change, and destroys", async () => {
+    const dir = join(tf.root, "readme");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "main.tf"), readmeHcl());
+    creds = fb.seedDemo();
+    const env = { GPURENTAL_TOKEN: creds.admin_session_token };
+    const inDir = (...args: string[]) =>
+      tf.spawn([`-chdir=${dir}`, args[0]!, "-no-color", ...args.slice(1)], env).result;
+    const init = await inDir("init", "-input=false");
+    expect({ code: init.code, stderr: init.stderr }).toEqual({ code: 0, stderr: "" });
+    const applied = await inDir("apply", "-auto-approve", "-input=false");
+    expect({ code: applied.code, stderr: applied.stderr }).toEqual({ code: 0, stderr: "" });
+    const [instance] = fb.listInstances(creds.org_id);
+    expect(instance).toMatchObject({
+      status: "running",
+      offer_id: DEMO_IDS.offer,
+      template_id: DEMO_IDS.templateSsh,
+    });
+    expect(applied.stdout).toContain(`ssh_command = "ssh -p ${instance!.ssh_port} root@`);
+    const again = await inDir("plan", "-detailed-exitcode", "-input=false");
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: "" });
+    const destroyed = await inDir("destroy", "-auto-approve", "-input=false");
+    expect({ code: destroyed.code, stderr: destroyed.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(fb.listInstances(creds.org_id).every((i) => i.status === "destroyed")).toBe(true);
   });
 });
 

@@ -117,3 +117,16 @@ export function restoreState(s: Suite, from: string): void {
 export function output(r: RunResult): string {
   return `${r.stdout}\n${r.stderr}`;
 }
+
+/** Calls the fake backend's control API (`/_control<path>`) over HTTP; throws on a refusal. */
+export async function control(s: Suite, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${s.backend.url}/_control${path}`, {
+    method,
+    headers: { "x-control-token": s.backend.controlToken, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const answer: unknown = await res.json();
+  if (!res.ok)
+    throw new Error(`${method} /_control${path} answered ${res.status}: ${JSON.stringify(answer)}`);
+  return answer;
+}

@@ -81,7 +81,6 @@ test("refusals foreseeable at plan time are reported by plan, on the attribute",
   expect(errorCodes(text).sort()).toEqual(
     [
       "OFFER_UNAVAILABLE",
-      "MACHINE_IN_MAINTENANCE",
       "DISK_TOO_LARGE",
       "MACHINE_DISK_EXHAUSTED",
       "TEMPLATE_NOT_FOUND",
@@ -96,7 +95,8 @@ test("refusals foreseeable at plan time are reported by plan, on the attribute",
   // Each points at its attribute in the configuration, with the carried facts in words.
   expect(text).toMatch(/DISK_TOO_LARGE[\s\S]*?disk_gb\s+= 800[\s\S]*?500 GB/);
   expect(text).toMatch(/MACHINE_DISK_EXHAUSTED[\s\S]*?only 100 GB left/);
-  expect(text).toMatch(/MACHINE_IN_MAINTENANCE[\s\S]*?offer_id\s+=/);
+  // A maintenance window is only a warning: how close is too close is the service's call.
+  expect(text).toMatch(/Warning: MACHINE_IN_MAINTENANCE[\s\S]*?offer_id\s+=/);
   expect(liveInstances(s)).toHaveLength(0);
 
   // The balance, read through the session, is checked at plan time too.
