@@ -56,7 +56,7 @@ export const offerAttributes = {
   ),
   free_units: num("Units of this offer that can still be rented."),
   next_maintenance: str(
-    "When the machine is next booked offline (RFC 3339), or null. Deploys are refused within 24 hours of it (`MACHINE_IN_MAINTENANCE`).",
+    "When the machine is next booked offline (RFC 3339), or null. A deploy close to it may be refused (`MACHINE_IN_MAINTENANCE`; the fake backend refuses within 24 hours), so `offer_filter` tries such offers last.",
   ),
   region: str('Region of the machine, e.g. `"cn-east-1"`.'),
   created_at: str("When the offer was published (RFC 3339)."),
@@ -65,7 +65,9 @@ export const offerAttributes = {
 
 /** An offer as a nested object, with its id. */
 export const offerObjectAttributes = {
-  id: str("ID of the offer; pass it as `offer_id` of `gpurental_instance`."),
+  id: str(
+    "ID of the offer. `gpurental_instance` can pin it as `offer_id`, but usually its `offer_filter` should choose instead: see that resource.",
+  ),
   ...offerAttributes,
 } satisfies Attributes;
 

@@ -344,6 +344,47 @@ describe("changing the filter", () => {
   });
 });
 
+test("a state written before offer_filter existed upgrades, and the next refresh records the offer", async () => {
+  const h = await configured();
+  const cfg = config({ offer_filter: null, offer_id: creds.offer_id });
+  const state = (await created(h, cfg)).value!;
+  const { offer_filter: _filter, offer: _offer, ...before } = state;
+  const upgraded = await h.upgrade("gpurental_instance", 0, JSON.stringify(before));
+  expect(upgraded.diags).toEqual([]);
+  expect(upgraded.value).toMatchObject({ offer_filter: null, offer: null, offer_id: creds.offer_id });
+  const refreshed = (await h.read("gpurental_instance", upgraded.value!)).value!;
+  expect(refreshed).toEqual(state);
+  const p = await h.plan("gpurental_instance", refreshed, cfg);
+  expect(p.diags).toEqual([]);
+  expect(p.planned).toEqual(refreshed);
+});
+
+test("an offer whose machine left the fleet (OFFER_NOT_PINNABLE) counts as taken, on offer_filter", async () => {
+  const h = await configured();
+  const m = backend.createMachine({ disk_gb: 2000, registered: false });
+  const stale = backend.createOffer({
+    machine_id: m.id,
+    gpu_model: "RTX 4090",
+    price_per_hour_micro: 100_000,
+  });
+  const p = await h.plan(
+    "gpurental_instance",
+    null,
+    config({ offer_filter: { ...RTX, max_price_per_hour_micro: 200_000 } }),
+  );
+  expect(p.diags).toEqual([]);
+  const r = await h.apply(
+    "gpurental_instance",
+    null,
+    p.planned,
+    config({ offer_filter: { ...RTX, max_price_per_hour_micro: 200_000 } }),
+  );
+  expect(r.diags.map((d) => [d.summary, d.path])).toEqual([
+    ["No offer matching offer_filter could be deployed on (1 tried)", [{ attribute: "offer_filter" }]],
+  ]);
+  expect(r.diags[0]?.detail).toContain(`offer ${stale.id} (¥0.10/h): OFFER_NOT_PINNABLE`);
+});
+
 describe("plan-time false refusals", () => {
   test("an empty label is accepted, sent, and plans no change afterwards", async () => {
     const h = await configured();

@@ -368,7 +368,7 @@ function lostOffersDiagnostic(
   }
   const rest =
     untried > 0
-      ? `\n${untried} more candidate${untried === 1 ? " was" : "s were"} not tried: a create tries at most ${MAX_OFFER_ATTEMPTS} offers.`
+      ? `\n${untried} more candidate${untried === 1 ? " was" : "s were"} not tried: a create tries at most ${MAX_OFFER_ATTEMPTS} offers, within its timeout.`
       : "";
   return {
     severity: "error",
@@ -411,6 +411,10 @@ export async function createInstance(
       };
     }
     const d = errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS);
+    // With a filter, offer_id is not configured: a refusal about the offer belongs to the filter.
+    const step = d.path?.[0];
+    if (filter && step && "attribute" in step && step.attribute === "offer_id")
+      d.path = [{ attribute: "offer_filter" }];
     if (deployed.lost.length > 0) {
       d.detail = `${d.detail}\nOffers tried before, taken by other deploys: ${deployed.lost.map((l) => `${describeTarget(l.target)} (${l.error.code})`).join(", ")}.`;
     }
