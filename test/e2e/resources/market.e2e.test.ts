@@ -152,15 +152,19 @@ test("(e) a tightened filter the instance still satisfies updates in place; one 
 });
 
 test("(f) a pinned offer_id whose offer was withdrawn after create plans nothing", async () => {
+  // An empty label too: the contract sets no minimum, and "" must not drift to null.
   writeConfig(
     s,
     `resource "gpurental_instance" "gpu" {
   offer_id    = "${s.creds.offer_id}"
   template_id = "${s.creds.template_id}"
   disk_gb     = 50
+  label       = ""
 }`,
   );
   expectCode(await apply(s), 0);
+  expect((await stateOf(s, "gpurental_instance.gpu")).label).toBe("");
+  expectCode(await plan(s), 0);
   await control(s, "PATCH", `/offers/${s.creds.offer_id}`, { availability: "withdrawn" });
   const r = expectCode(await plan(s), 0);
   expect(output(r)).not.toContain("Warning");
