@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { DEFAULT_REQUEST_TIMEOUTS, type RequestTimeouts } from "./client-errors";
 import { Clock } from "./clock";
 import { registerControl } from "./control";
 import { type Caller, Engine, emptyState } from "./engine";
@@ -24,6 +25,7 @@ import type {
   UserRecord,
 } from "./types";
 
+export type { RequestTimeouts } from "./client-errors";
 export { DEMO_IDS } from "./seed";
 export type {
   DemoCredentials,
@@ -60,6 +62,8 @@ export interface FakeBackendOptions {
   logger?: (line: string) => void;
   /** Settle transitions and billing on a timer too, not only on each request (standalone mode). */
   tickMs?: number;
+  /** Limits on receiving a request (default headers 10 s, whole request 30 s); 408 past them. */
+  requestTimeouts?: Partial<RequestTimeouts>;
 }
 
 /** A running fake backend. */
@@ -72,7 +76,7 @@ export interface FakeBackend {
   readonly credentials: DemoCredentials | undefined;
   /** Resets and seeds the demo data; returns fresh credentials. */
   seedDemo(): DemoCredentials;
-  /** Empties every record and removes every fault. */
+  /** Empties every record, removes every fault and drops requests held by late-commit faults. */
   reset(): void;
   /** The fake clock: advance moves time forward and settles transitions and billing up to it. */
   readonly clock: {
@@ -89,8 +93,12 @@ export interface FakeBackend {
   addFault(f: FaultSpec): string;
   /** Removes one fault. */
   removeFault(id: string): boolean;
-  /** Removes every fault. */
+  /** Removes every fault; requests a late-commit fault already holds still commit. */
   clearFaults(): void;
+  /** Requests held by late-commit faults that have not been committed yet. */
+  lateCommitsPending(): number;
+  /** Commits every held request now and resolves once each has landed; returns how many. */
+  flushLateCommits(): Promise<number>;
   /** Sets part of a machine's host behaviour. */
   setHostBehaviour(machineId: string, b: Partial<HostBehaviour>): void;
   /** Makes the next deploy(s) on an offer lose the reservation race (7.2 row 15). */
@@ -233,6 +241,15 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     throw new Error("controlToken must not be empty; leave it out for a random one");
   }
   const controlToken = opts.controlToken ?? randomBytes(24).toString("hex");
+  const timeouts = { ...DEFAULT_REQUEST_TIMEOUTS, ...opts.requestTimeouts };
+  if (
+    !(Number.isInteger(timeouts.headersMs) && timeouts.headersMs > 0) ||
+    !(Number.isInteger(timeouts.requestMs) && timeouts.requestMs >= timeouts.headersMs)
+  ) {
+    throw new Error(
+      `requestTimeouts: headersMs must be a positive integer and requestMs an integer at least as large, got ${JSON.stringify(timeouts)}`,
+    );
+  }
   const restored = opts.stateFile ? loadState(opts.stateFile) : undefined;
   if (opts.stateFile) probeWritable(opts.stateFile);
   const clock = new Clock(restored?.clock_offset_ms ?? 0);
@@ -256,7 +273,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
   let url = "";
   let credentials: DemoCredentials | undefined;
   const doSeed = () => {
-    faults.clear();
+    faults.reset();
     credentials = seedDemo(engine, url, controlToken);
     persist();
     return credentials;
@@ -273,6 +290,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     faults,
     persist,
     logger: opts.logger,
+    timeouts,
     registerControl: (a) => registerControl(a, { engine, faults, controlToken, seedDemo: doSeed, advance }),
   });
   await app.listen({ port: opts.port ?? 0, host: opts.host ?? "127.0.0.1" });
@@ -325,7 +343,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     seedDemo: doSeed,
     reset: () =>
       act(() => {
-        faults.clear();
+        faults.reset();
         credentials = undefined;
         engine.reset();
       }),
@@ -340,6 +358,8 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     addFault: (f) => faults.add(f),
     removeFault: (id) => faults.remove(id),
     clearFaults: () => faults.clear(),
+    lateCommitsPending: () => faults.held.pending,
+    flushLateCommits: () => faults.held.flush(),
     setHostBehaviour: (id, b) => act(() => engine.setHostBehaviour(id, b)),
     loseNextRace: (id, times) => act(() => engine.loseNextRace(id, times)),
     createOrg: (i) => act(() => engine.createOrg(i)),
@@ -380,6 +400,8 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     state: () => act(() => engine.state),
     close: async () => {
       if (timer) clearInterval(timer);
+      // A held request was promised a commit: it lands now rather than after the server is gone.
+      await faults.held.flush();
       await app.close();
       engine.settle();
       dirty = true;
