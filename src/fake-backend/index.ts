@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { DEFAULT_REQUEST_TIMEOUTS, type RequestTimeouts } from "./client-errors";
 import { Clock } from "./clock";
@@ -8,6 +7,7 @@ import { type Caller, Engine, emptyState } from "./engine";
 import { FaultStore } from "./faults";
 import { buildApp } from "./http";
 import { reissueDemoCredentials, seedDemo } from "./seed";
+import { readStateFile, StateFileError, StateLog } from "./state-file";
 import type {
   DemoCredentials,
   FakeState,
@@ -27,6 +27,7 @@ import type {
 
 export type { RequestTimeouts } from "./client-errors";
 export { DEMO_IDS } from "./seed";
+export { StateFileError } from "./state-file";
 export type {
   DemoCredentials,
   FakeState,
@@ -52,7 +53,7 @@ export interface FakeBackendOptions {
   host?: string;
   /** "demo" seeds the demo organization at start (unless a state file restored state); default "none". */
   seed?: "demo" | "none";
-  /** Persist state here atomically after each change and restore it at start; default in memory. */
+  /** Persist state here after each change (README "State file") and restore it at start; default in memory. */
   stateFile?: string;
   /** Token of the control API; random when absent. */
   controlToken?: string;
@@ -150,90 +151,6 @@ export interface FakeBackend {
   close(): Promise<void>;
 }
 
-/** A state file that cannot be used; the message names the file and what is wrong with it. */
-export class StateFileError extends Error {
-  /** Builds the error for `file`. */
-  constructor(
-    readonly file: string,
-    detail: string,
-  ) {
-    super(`state file ${file}: ${detail}`);
-    this.name = "StateFileError";
-  }
-}
-
-const RECORD_KEYS = [
-  "orgs",
-  "users",
-  "sessions",
-  "api_keys",
-  "ssh_keys",
-  "machines",
-  "offers",
-  "templates",
-  "instances",
-  "host_behaviour",
-  "race_losses",
-] as const;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
-// The file may have been edited by hand or cut short by a full disk: check the top-level shape so a
-// broken file is refused at start with its name, instead of failing on the first request.
-function loadState(file: string): FakeState | undefined {
-  if (!existsSync(file)) return undefined;
-  let text: string;
-  try {
-    if (!statSync(file).isFile()) throw new StateFileError(file, "is not a regular file");
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    if (err instanceof StateFileError) throw err;
-    throw new StateFileError(file, `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new StateFileError(
-      file,
-      `is not valid JSON (${(err as Error).message}); move it away to start empty`,
-    );
-  }
-  if (!isPlainObject(parsed)) throw new StateFileError(file, "must hold a JSON object");
-  if (parsed.version !== 1) {
-    throw new StateFileError(file, `has version ${JSON.stringify(parsed.version) ?? "none"}; expected 1`);
-  }
-  for (const key of RECORD_KEYS) {
-    if (!isPlainObject(parsed[key])) throw new StateFileError(file, `field ${key} must be an object`);
-  }
-  for (const key of ["memberships", "ledger"] as const) {
-    if (!Array.isArray(parsed[key])) throw new StateFileError(file, `field ${key} must be an array`);
-  }
-  for (const key of ["clock_offset_ms", "settled_at", "seq"] as const) {
-    if (typeof parsed[key] !== "number" || !Number.isFinite(parsed[key])) {
-      throw new StateFileError(file, `field ${key} must be a number`);
-    }
-  }
-  return parsed as unknown as FakeState;
-}
-
-// Probe the directory before listening, so a state file that can never be written is refused at
-// start rather than on the first change, with the server already up.
-function probeWritable(file: string): void {
-  const probe = `${file}.${process.pid}.probe`;
-  try {
-    writeFileSync(probe, "", { mode: 0o600 });
-    rmSync(probe, { force: true });
-  } catch (err) {
-    throw new StateFileError(
-      file,
-      `cannot be written (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
-    );
-  }
-}
-
 /** Starts the fake backend; in-process it keeps state in memory unless `stateFile` is given. */
 export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<FakeBackend> {
   if (opts.controlToken !== undefined && opts.controlToken.trim() === "") {
@@ -250,8 +167,9 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
       `requestTimeouts: headersMs must be a positive integer and requestMs an integer at least as large, got ${JSON.stringify(timeouts)}`,
     );
   }
-  const restored = opts.stateFile ? loadState(opts.stateFile) : undefined;
-  if (opts.stateFile) probeWritable(opts.stateFile);
+  const loaded = opts.stateFile ? readStateFile(opts.stateFile) : undefined;
+  for (const note of loaded?.notes ?? []) opts.logger?.(note);
+  const restored = loaded?.state;
   const clock = new Clock(restored?.clock_offset_ms ?? 0);
   const engine = new Engine(restored ?? emptyState(), clock);
   if (!restored || opts.transitions) engine.state.transitions = opts.transitions ?? "immediate";
@@ -261,14 +179,24 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
   engine.onChange = () => {
     dirty = true;
   };
+  const store = opts.stateFile ? new StateLog(opts.stateFile) : undefined;
+  // Every write happens before the answer that acknowledges it leaves (http.ts, onSend).
   const persist = () => {
-    if (!opts.stateFile || !dirty) return;
+    if (!store) return;
     engine.state.clock_offset_ms = clock.offset;
-    const tmp = `${opts.stateFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(engine.state), { mode: 0o600 });
-    renameSync(tmp, opts.stateFile);
+    store.write(engine, dirty);
     dirty = false;
   };
+  if (opts.stateFile) {
+    // Write the whole state once before listening: a file that can never be written is refused
+    // now, not on the first change with the server already up; an older or torn file is rewritten.
+    try {
+      persist();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      throw new StateFileError(opts.stateFile, `cannot be written (${code})`);
+    }
+  }
 
   let url = "";
   let credentials: DemoCredentials | undefined;
@@ -404,8 +332,8 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
       await faults.held.flush();
       await app.close();
       engine.settle();
-      dirty = true;
       persist();
+      store?.close(engine);
     },
   };
   return backend;
