@@ -1,29 +1,35 @@
 import { type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { call, deploy, errorOf, useFake } from "./helpers";
 
-/** Deploys with a client that gives up after `ms`; resolves to the error it saw. */
-async function deployGivingUp(fb: FakeBackend, label: string, ms = 100): Promise<string> {
-  const c = fb.credentials;
-  if (!c) throw new Error("no credentials");
-  try {
-    await fetch(`${fb.url}/v1/instances`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${c.admin_session_token}`, "content-type": "application/json" },
-      body: JSON.stringify({ offer_id: c.offer_id, template_id: c.template_id, disk_gb: 50, label }),
-      signal: AbortSignal.timeout(ms),
-    });
-    return "answered";
-  } catch (err) {
-    return (err as Error).name;
-  }
-}
-
 async function until(cond: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > end) throw new Error("timed out waiting");
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Deploys with a client that gives up once the fake holds the request (so the request surely
+ * reached it whole); resolves to the error the client saw.
+ */
+async function deployGivingUp(fb: FakeBackend, label: string): Promise<string> {
+  const c = fb.credentials;
+  if (!c) throw new Error("no credentials");
+  const held = fb.lateCommitsPending();
+  const ac = new AbortController();
+  const seen = fetch(`${fb.url}/v1/instances`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${c.admin_session_token}`, "content-type": "application/json" },
+    body: JSON.stringify({ offer_id: c.offer_id, template_id: c.template_id, disk_gb: 50, label }),
+    signal: ac.signal,
+  }).then(
+    () => "answered",
+    (err: Error) => err.name,
+  );
+  await until(() => fb.lateCommitsPending() > held);
+  ac.abort();
+  return seen;
 }
 
 describe("late-commit fault: the server commits a held request whatever the client does", () => {
@@ -44,8 +50,8 @@ describe("late-commit fault: the server commits a held request whatever the clie
   });
 
   test("a client that gave up: nothing during the delay, the instance exists after it", async () => {
-    fb().addFault({ route: "POST /v1/instances", kind: "late-commit", delayMs: 500, times: 1 });
-    expect(await deployGivingUp(fb(), "late")).toBe("TimeoutError");
+    fb().addFault({ route: "POST /v1/instances", kind: "late-commit", delayMs: 1500, times: 1 });
+    expect(await deployGivingUp(fb(), "late")).toBe("AbortError");
     // Held: not committed, so a client listing to reconcile sees nothing yet.
     expect(fb().lateCommitsPending()).toBe(1);
     const during = await call(fb(), "GET", "/v1/instances", { token: admin() });
@@ -58,8 +64,8 @@ describe("late-commit fault: the server commits a held request whatever the clie
 
   test("flushLateCommits commits held requests now and resolves once they have landed", async () => {
     fb().addFault({ route: "POST /v1/instances", kind: "late-commit", delayMs: 600_000 });
-    expect(await deployGivingUp(fb(), "one")).toBe("TimeoutError");
-    expect(await deployGivingUp(fb(), "two")).toBe("TimeoutError");
+    expect(await deployGivingUp(fb(), "one")).toBe("AbortError");
+    expect(await deployGivingUp(fb(), "two")).toBe("AbortError");
     expect(fb().lateCommitsPending()).toBe(2);
     expect(labels()).toEqual([]);
     expect(await fb().flushLateCommits()).toBe(2);
@@ -69,7 +75,7 @@ describe("late-commit fault: the server commits a held request whatever the clie
 
   test("a held deploy is checked when it commits: a refusal then leaves nothing", async () => {
     fb().addFault({ route: "POST /v1/instances", kind: "late-commit", delayMs: 600_000, times: 1 });
-    expect(await deployGivingUp(fb(), "refused")).toBe("TimeoutError");
+    expect(await deployGivingUp(fb(), "refused")).toBe("AbortError");
     fb().setBalance(creds().org_id, 0);
     expect(await fb().flushLateCommits()).toBe(1);
     expect(labels()).toEqual([]);
@@ -84,7 +90,7 @@ describe("late-commit fault: the server commits a held request whatever the clie
 
   test("a reset drops held requests: nothing lands in the new state", async () => {
     fb().addFault({ route: "POST /v1/instances", kind: "late-commit", delayMs: 600_000 });
-    expect(await deployGivingUp(fb(), "old world")).toBe("TimeoutError");
+    expect(await deployGivingUp(fb(), "old world")).toBe("AbortError");
     const fresh = fb().seedDemo();
     expect(fb().lateCommitsPending()).toBe(0);
     expect(await fb().flushLateCommits()).toBe(0);
@@ -114,13 +120,23 @@ describe("late-commit through the control API (a fake driven from another proces
       times: 1,
     });
     expect(f.status).toBe(201);
-    expect(await deployGivingUp(fb(), "remote")).toBe("TimeoutError");
+    expect(await deployGivingUp(fb(), "remote")).toBe("AbortError");
     const listed = await ctl("GET", "/faults");
     expect(listed.body).toEqual({ items: [], late_commits_pending: 1 });
     expect((await ctl("POST", "/late-commits/flush")).body).toEqual({ committed: 1 });
     expect((await ctl("GET", "/faults")).body.late_commits_pending).toBe(0);
     const list = await call(fb(), "GET", "/v1/instances", { token: creds().admin_session_token });
     expect(list.body.items.map((i: { label: string }) => i.label)).toEqual(["remote"]);
+  });
+
+  test("interrupting an apply: creating lasts until the transition mode changes, then lands at once", async () => {
+    const token = creds().admin_session_token;
+    expect((await ctl("PUT", "/transitions", { mode: { afterMs: 600_000 } })).status).toBe(200);
+    const d = await deploy(fb(), creds(), token);
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await call(fb(), "GET", `/v1/instances/${d.body.id}`, { token })).body.status).toBe("creating");
+    expect((await ctl("PUT", "/transitions", { mode: "immediate" })).status).toBe(200);
+    expect((await call(fb(), "GET", `/v1/instances/${d.body.id}`, { token })).body.status).toBe("running");
   });
 
   test("a late-commit without delayMs is refused naming the field", async () => {
@@ -151,7 +167,7 @@ describe("late-commit across the request time limits and shutdown", () => {
     const c = fb.credentials;
     if (!c) throw new Error("no credentials");
     fb.addFault({ route: "POST /v1/instances", kind: "late-commit", delayMs: 600_000 });
-    expect(await deployGivingUp(fb, "at close")).toBe("TimeoutError");
+    expect(await deployGivingUp(fb, "at close")).toBe("AbortError");
     await fb.close();
     expect(fb.listInstances(c.org_id).map((i) => i.label)).toEqual(["at close"]);
   });
