@@ -43,11 +43,12 @@ const hostBehaviour = z
 const faultSpec = z.object({
   method: z.string().optional(),
   route: z.string().min(1),
-  kind: z.enum(["status", "latency", "drop", "lost-response"]),
+  kind: z.enum(["status", "latency", "drop", "lost-response", "late-commit"]),
   status: z.number().int().min(400).max(599).optional(),
   retryAfterSeconds: z.number().int().min(0).optional(),
   // setTimeout fires at once above 2^31-1 ms, which would turn a long delay into none.
   latencyMs: z.number().int().min(0).max(2_147_483_647).optional(),
+  delayMs: z.number().int().min(0).max(2_147_483_647).optional(),
   probability: z.number().min(0).max(1).optional(),
   times: z.number().int().min(1).optional(),
 });
@@ -109,7 +110,7 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
 
   route("POST", "/reset", () => {
     engine.reset();
-    ctx.faults.clear();
+    ctx.faults.reset();
   });
   route("POST", "/seed/demo", () => ctx.seedDemo());
   route("GET", "/state", () => {
@@ -273,7 +274,10 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
   route("POST", "/instances/:id/logs", (req) => {
     engine.appendLogs(p(req, "id"), body(z.object({ lines: z.array(z.string()) }), req).lines);
   });
-  route("GET", "/faults", () => ({ items: ctx.faults.list() }));
+  route("GET", "/faults", () => ({
+    items: ctx.faults.list(),
+    late_commits_pending: ctx.faults.held.pending,
+  }));
   route("POST", "/faults", (req, reply) => {
     reply.code(201);
     return { id: ctx.faults.add(body(faultSpec, req)) };
@@ -282,4 +286,5 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
     ctx.faults.clear();
   });
   route("DELETE", "/faults/:id", (req) => ({ removed: ctx.faults.remove(p(req, "id")) }));
+  route("POST", "/late-commits/flush", async () => ({ committed: await ctx.faults.held.flush() }));
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { clientErrorHandler, type RequestTimeouts, serverOptions } from "./client-errors";
 import type { Caller, Engine } from "./engine";
 import { iso } from "./engine";
 import { ApiFailure, adminRequired, UnreadableBody } from "./errors";
@@ -32,11 +33,22 @@ export interface HttpContext {
   logger?: (line: string) => void;
   /** Registers the control routes (kept in their own module). */
   registerControl(app: FastifyInstance): void;
+  /** Limits on receiving a request; a stalled one is answered 408 REQUEST_TIMEOUT. */
+  timeouts: RequestTimeouts;
 }
 
 const LOST_RESPONSE = Symbol("lostResponse");
 const STARTED = Symbol("started");
-type Marked = FastifyRequest & { [LOST_RESPONSE]?: boolean; [STARTED]?: bigint };
+const LATE_COMMIT_MS = Symbol("lateCommitMs");
+const LANDED = Symbol("landed");
+type Marked = FastifyRequest & {
+  [LOST_RESPONSE]?: boolean;
+  [STARTED]?: bigint;
+  /** Set by a late-commit fault: hold the read request this long, then process it regardless. */
+  [LATE_COMMIT_MS]?: number;
+  /** Tells the held-request register that this request has been processed. */
+  [LANDED]?: () => void;
+};
 
 function unsupportedMediaType(): ApiFailure {
   return new ApiFailure(
@@ -84,7 +96,11 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     genReqId: () => randomUUID(),
     // Let a client's own X-Request-Id show up nowhere: ours is always fresh.
     requestIdHeader: false,
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is not in the documented shape: onRequest answers it.
+    return503OnClosing: false,
+    http: serverOptions(ctx.timeouts),
+    requestTimeout: ctx.timeouts.requestMs,
+    clientErrorHandler: clientErrorHandler(ctx.timeouts),
     // Long ids reach the routes and get their own 404; only absurd ones are cut off below.
     routerOptions: { maxParamLength: 1024 },
     frameworkErrors: (err, req, rawReply) => {
@@ -103,6 +119,10 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
           : "The request could not be read";
       return reply.code(400).send(errorBody(req, "BAD_REQUEST", message));
     },
+  });
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
   });
   const routes: { method: string; re: RegExp }[] = [];
   app.addHook("onRoute", (r) => {
@@ -135,6 +155,10 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
   app.addHook("onRequest", async (req, reply) => {
     (req as Marked)[STARTED] = process.hrtime.bigint();
     reply.header("x-request-id", req.id);
+    if (closing) {
+      reply.header("connection", "close");
+      return reply.code(503).send(errorBody(req, "SERVICE_UNAVAILABLE", "The fake backend is shutting down"));
+    }
     const path = req.url.split("?")[0] ?? req.url;
     if (path.startsWith("/_control")) return;
     for (const fault of ctx.faults.match(req.method, req.routeOptions.url, path)) {
@@ -149,6 +173,9 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
         case "lost-response":
           (req as Marked)[LOST_RESPONSE] = true;
           break;
+        case "late-commit":
+          (req as Marked)[LATE_COMMIT_MS] = fault.delayMs ?? 0;
+          break;
         case "status": {
           const status = fault.status ?? 500;
           if (fault.retryAfterSeconds !== undefined)
@@ -158,6 +185,20 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
         }
       }
     }
+  });
+
+  // Held after the body is read, so a client that goes away cannot stop the commit: Node has the
+  // whole request, and Fastify goes on to the handler whether or not the socket is still open.
+  app.addHook("preHandler", async (req, reply) => {
+    const delayMs = (req as Marked)[LATE_COMMIT_MS];
+    if (delayMs === undefined) return;
+    const held = ctx.faults.held.hold(delayMs);
+    if ((await held.outcome) === "abandon") {
+      reply.hijack();
+      req.raw.socket.destroy();
+      return reply;
+    }
+    (req as Marked)[LANDED] = held.landed;
   });
 
   app.addHook("onSend", async (req, reply, original) => {
@@ -176,6 +217,7 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     if ((req as Marked)[LOST_RESPONSE]) {
       req.raw.socket.destroy();
     }
+    (req as Marked)[LANDED]?.();
     return payload;
   });
 

@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { DEFAULT_REQUEST_TIMEOUTS, type RequestTimeouts } from "./client-errors";
 import { Clock } from "./clock";
 import { registerControl } from "./control";
 import { type Caller, Engine, emptyState } from "./engine";
 import { FaultStore } from "./faults";
 import { buildApp } from "./http";
 import { reissueDemoCredentials, seedDemo } from "./seed";
+import { readStateFile, StateFileError, StateLog } from "./state-file";
 import type {
   DemoCredentials,
   FakeState,
@@ -24,7 +25,9 @@ import type {
   UserRecord,
 } from "./types";
 
+export type { RequestTimeouts } from "./client-errors";
 export { DEMO_IDS } from "./seed";
+export { StateFileError } from "./state-file";
 export type {
   DemoCredentials,
   FakeState,
@@ -50,7 +53,7 @@ export interface FakeBackendOptions {
   host?: string;
   /** "demo" seeds the demo organization at start (unless a state file restored state); default "none". */
   seed?: "demo" | "none";
-  /** Persist state here atomically after each change and restore it at start; default in memory. */
+  /** Persist state here after each change (README "State file") and restore it at start; default in memory. */
   stateFile?: string;
   /** Token of the control API; random when absent. */
   controlToken?: string;
@@ -60,6 +63,8 @@ export interface FakeBackendOptions {
   logger?: (line: string) => void;
   /** Settle transitions and billing on a timer too, not only on each request (standalone mode). */
   tickMs?: number;
+  /** Limits on receiving a request (default headers 10 s, whole request 30 s); 408 past them. */
+  requestTimeouts?: Partial<RequestTimeouts>;
 }
 
 /** A running fake backend. */
@@ -72,7 +77,7 @@ export interface FakeBackend {
   readonly credentials: DemoCredentials | undefined;
   /** Resets and seeds the demo data; returns fresh credentials. */
   seedDemo(): DemoCredentials;
-  /** Empties every record and removes every fault. */
+  /** Empties every record, removes every fault and drops requests held by late-commit faults. */
   reset(): void;
   /** The fake clock: advance moves time forward and settles transitions and billing up to it. */
   readonly clock: {
@@ -89,8 +94,12 @@ export interface FakeBackend {
   addFault(f: FaultSpec): string;
   /** Removes one fault. */
   removeFault(id: string): boolean;
-  /** Removes every fault. */
+  /** Removes every fault; requests a late-commit fault already holds still commit. */
   clearFaults(): void;
+  /** Requests held by late-commit faults that have not been committed yet. */
+  lateCommitsPending(): number;
+  /** Commits every held request now and resolves once each has landed; returns how many. */
+  flushLateCommits(): Promise<number>;
   /** Sets part of a machine's host behaviour. */
   setHostBehaviour(machineId: string, b: Partial<HostBehaviour>): void;
   /** Makes the next deploy(s) on an offer lose the reservation race (7.2 row 15). */
@@ -142,90 +151,6 @@ export interface FakeBackend {
   close(): Promise<void>;
 }
 
-/** A state file that cannot be used; the message names the file and what is wrong with it. */
-export class StateFileError extends Error {
-  /** Builds the error for `file`. */
-  constructor(
-    readonly file: string,
-    detail: string,
-  ) {
-    super(`state file ${file}: ${detail}`);
-    this.name = "StateFileError";
-  }
-}
-
-const RECORD_KEYS = [
-  "orgs",
-  "users",
-  "sessions",
-  "api_keys",
-  "ssh_keys",
-  "machines",
-  "offers",
-  "templates",
-  "instances",
-  "host_behaviour",
-  "race_losses",
-] as const;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
-// The file may have been edited by hand or cut short by a full disk: check the top-level shape so a
-// broken file is refused at start with its name, instead of failing on the first request.
-function loadState(file: string): FakeState | undefined {
-  if (!existsSync(file)) return undefined;
-  let text: string;
-  try {
-    if (!statSync(file).isFile()) throw new StateFileError(file, "is not a regular file");
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    if (err instanceof StateFileError) throw err;
-    throw new StateFileError(file, `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new StateFileError(
-      file,
-      `is not valid JSON (${(err as Error).message}); move it away to start empty`,
-    );
-  }
-  if (!isPlainObject(parsed)) throw new StateFileError(file, "must hold a JSON object");
-  if (parsed.version !== 1) {
-    throw new StateFileError(file, `has version ${JSON.stringify(parsed.version) ?? "none"}; expected 1`);
-  }
-  for (const key of RECORD_KEYS) {
-    if (!isPlainObject(parsed[key])) throw new StateFileError(file, `field ${key} must be an object`);
-  }
-  for (const key of ["memberships", "ledger"] as const) {
-    if (!Array.isArray(parsed[key])) throw new StateFileError(file, `field ${key} must be an array`);
-  }
-  for (const key of ["clock_offset_ms", "settled_at", "seq"] as const) {
-    if (typeof parsed[key] !== "number" || !Number.isFinite(parsed[key])) {
-      throw new StateFileError(file, `field ${key} must be a number`);
-    }
-  }
-  return parsed as unknown as FakeState;
-}
-
-// Probe the directory before listening, so a state file that can never be written is refused at
-// start rather than on the first change, with the server already up.
-function probeWritable(file: string): void {
-  const probe = `${file}.${process.pid}.probe`;
-  try {
-    writeFileSync(probe, "", { mode: 0o600 });
-    rmSync(probe, { force: true });
-  } catch (err) {
-    throw new StateFileError(
-      file,
-      `cannot be written (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
-    );
-  }
-}
-
 /** Starts the fake backend; in-process it keeps state in memory unless `stateFile` is given. */
 export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<FakeBackend> {
   if (opts.controlToken !== undefined && opts.controlToken.trim() === "") {
@@ -233,8 +158,18 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     throw new Error("controlToken must not be empty; leave it out for a random one");
   }
   const controlToken = opts.controlToken ?? randomBytes(24).toString("hex");
-  const restored = opts.stateFile ? loadState(opts.stateFile) : undefined;
-  if (opts.stateFile) probeWritable(opts.stateFile);
+  const timeouts = { ...DEFAULT_REQUEST_TIMEOUTS, ...opts.requestTimeouts };
+  if (
+    !(Number.isInteger(timeouts.headersMs) && timeouts.headersMs > 0) ||
+    !(Number.isInteger(timeouts.requestMs) && timeouts.requestMs >= timeouts.headersMs)
+  ) {
+    throw new Error(
+      `requestTimeouts: headersMs must be a positive integer and requestMs an integer at least as large, got ${JSON.stringify(timeouts)}`,
+    );
+  }
+  const loaded = opts.stateFile ? readStateFile(opts.stateFile) : undefined;
+  for (const note of loaded?.notes ?? []) opts.logger?.(note);
+  const restored = loaded?.state;
   const clock = new Clock(restored?.clock_offset_ms ?? 0);
   const engine = new Engine(restored ?? emptyState(), clock);
   if (!restored || opts.transitions) engine.state.transitions = opts.transitions ?? "immediate";
@@ -244,19 +179,29 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
   engine.onChange = () => {
     dirty = true;
   };
+  const store = opts.stateFile ? new StateLog(opts.stateFile) : undefined;
+  // Every write happens before the answer that acknowledges it leaves (http.ts, onSend).
   const persist = () => {
-    if (!opts.stateFile || !dirty) return;
+    if (!store) return;
     engine.state.clock_offset_ms = clock.offset;
-    const tmp = `${opts.stateFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(engine.state), { mode: 0o600 });
-    renameSync(tmp, opts.stateFile);
+    store.write(engine, dirty);
     dirty = false;
   };
+  if (opts.stateFile) {
+    // Write the whole state once before listening: a file that can never be written is refused
+    // now, not on the first change with the server already up; an older or torn file is rewritten.
+    try {
+      persist();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      throw new StateFileError(opts.stateFile, `cannot be written (${code})`);
+    }
+  }
 
   let url = "";
   let credentials: DemoCredentials | undefined;
   const doSeed = () => {
-    faults.clear();
+    faults.reset();
     credentials = seedDemo(engine, url, controlToken);
     persist();
     return credentials;
@@ -273,6 +218,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     faults,
     persist,
     logger: opts.logger,
+    timeouts,
     registerControl: (a) => registerControl(a, { engine, faults, controlToken, seedDemo: doSeed, advance }),
   });
   await app.listen({ port: opts.port ?? 0, host: opts.host ?? "127.0.0.1" });
@@ -325,7 +271,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     seedDemo: doSeed,
     reset: () =>
       act(() => {
-        faults.clear();
+        faults.reset();
         credentials = undefined;
         engine.reset();
       }),
@@ -340,6 +286,8 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     addFault: (f) => faults.add(f),
     removeFault: (id) => faults.remove(id),
     clearFaults: () => faults.clear(),
+    lateCommitsPending: () => faults.held.pending,
+    flushLateCommits: () => faults.held.flush(),
     setHostBehaviour: (id, b) => act(() => engine.setHostBehaviour(id, b)),
     loseNextRace: (id, times) => act(() => engine.loseNextRace(id, times)),
     createOrg: (i) => act(() => engine.createOrg(i)),
@@ -380,10 +328,12 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     state: () => act(() => engine.state),
     close: async () => {
       if (timer) clearInterval(timer);
+      // A held request was promised a commit: it lands now rather than after the server is gone.
+      await faults.held.flush();
       await app.close();
       engine.settle();
-      dirty = true;
       persist();
+      store?.close(engine);
     },
   };
   return backend;

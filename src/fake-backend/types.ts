@@ -289,11 +289,15 @@ export interface FaultSpec {
   /** Route pattern ("/v1/instances/:id") or concrete path, optionally prefixed by a method. */
   route: string;
   /** status: answer with `status`; latency: delay then process; drop: destroy the socket before
-   * processing; lost-response: process and commit, then destroy the socket without answering. */
-  kind: "status" | "latency" | "drop" | "lost-response";
+   * processing; lost-response: process and commit, then destroy the socket without answering;
+   * late-commit: read the request, hold it `delayMs`, then process and commit it whether or not the
+   * client is still connected (a client still there gets the answer then). */
+  kind: "status" | "latency" | "drop" | "lost-response" | "late-commit";
   status?: number;
   retryAfterSeconds?: number;
   latencyMs?: number;
+  /** How long a late-commit fault holds the request before committing it. */
+  delayMs?: number;
   /** Chance of firing per matching request, 0..1 (default 1). */
   probability?: number;
   /** How many times it fires at most (default unlimited). */
