@@ -62,9 +62,9 @@ export function writeOnlyValuePaths(attributes: Attributes, value: Rec, at: Path
       if (isRecord(el)) found.push(...writeOnlyValuePaths(inner, el as Rec, p));
     };
     if (a.nested.nesting === "single") visit(v, here);
-    else if (a.nested.nesting === "list" && Array.isArray(v))
-      v.forEach((el, i) => visit(el, [...here, { index: i }]));
-    else if (a.nested.nesting === "map" && isRecord(v)) {
+    else if (a.nested.nesting === "list" && Array.isArray(v)) {
+      for (const [i, el] of v.entries()) visit(el, [...here, { index: i }]);
+    } else if (a.nested.nesting === "map" && isRecord(v)) {
       for (const [k, el] of Object.entries(v)) visit(el, [...here, { key: k }]);
     }
   }
