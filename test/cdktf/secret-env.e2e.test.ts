@@ -179,6 +179,7 @@ test("the secret reaches the instance and no file cdktf or terraform wrote; a ne
   const stackDir = join(work, "app", "cdktf.out", "stacks", "secrets");
   const synthesized = readFileSync(join(stackDir, "cdk.tf.json"), "utf8");
   expect(JSON.parse(synthesized).resource.gpurental_instance.gpu.secret_env_wo).toEqual({
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a Terraform interpolation.
     API_TOKEN: "${var.api_token}",
   });
   for (const [path, text] of writtenFiles()) {
