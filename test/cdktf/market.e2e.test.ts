@@ -133,6 +133,7 @@ beforeAll(async () => {
     TERRAFORM_BINARY_NAME: process.env.TERRAFORM_BINARY_NAME,
     GPURENTAL_BASE_URL: fake.url,
     GPURENTAL_TOKEN: creds.admin_session_token,
+    GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(work, "code-cache"),
     TF_CLI_CONFIG_FILE: join(work, "terraform.rc"),
     TF_IN_AUTOMATION: "1",
     CHECKPOINT_DISABLE: "1",
