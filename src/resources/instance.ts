@@ -5,6 +5,7 @@ import {
   defineSchema,
   type HandlerContext,
   isUnknown,
+  isWhollyKnown,
   type NumberValue,
   type PlanOf,
   type ResourceDefinition,
@@ -22,7 +23,9 @@ import {
 } from "../framework";
 import { check, oneOf } from "../framework/modifiers";
 import { logger } from "../plugin/log";
+import { sweepLostKeysOf } from "./api-key-journal";
 import { OVERLAY_KEYS, validateEnv } from "./env";
+import { instanceFingerprint, willAdoptNote } from "./instance-deploy";
 import {
   type DesiredStatus,
   INSTANCE_COMPUTED_ATTRIBUTES,
@@ -41,8 +44,9 @@ import {
   updateInstance,
 } from "./instance-ops";
 import { judgeFilterChange, planCreateChecks, report } from "./instance-plan";
+import { bestEffort } from "./journal-notes";
 import { offerFilterAttributes, sameFilter, toOfferFilter, wholeNumber } from "./offer-filter";
-import { credentialOf } from "./provider-data";
+import { credentialOf, deploySettingsOf } from "./provider-data";
 import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
 
 // gpurental_instance: one rented GPU offer running one template. Every argument except
@@ -453,6 +457,49 @@ function priorArgsForJudging(s: State) {
   };
 }
 
+/** Closes the journal's entries of an instance a state holds. */
+function claim(ctx: HandlerContext<GpurentalClient>, id: string | null): void {
+  const journal = deploySettingsOf(ctx.providerData).journal;
+  if (journal && id) bestEffort("a claim", () => journal.closeId(id, "claimed"));
+}
+
+/** Closes the journal's entries of an instance that is gone. */
+function release(ctx: HandlerContext<GpurentalClient>, id: string | null): void {
+  const journal = deploySettingsOf(ctx.providerData).journal;
+  if (journal && id) bestEffort("a destroyed instance", () => journal.closeId(id, "destroyed"));
+}
+
+// How many creates of each configuration this process's plans have told about an adoption, so that
+// with count = N and fewer entries only as many plans say so as there are entries.
+const adoptionsPlanned = new Map<string, number>();
+
+/** Warns on a create that the apply will adopt an instance from the deploy journal. */
+function planAdoption(plan: Plan, ctx: HandlerContext<GpurentalClient>): void {
+  const settings = deploySettingsOf(ctx.providerData);
+  const journal = settings.journal;
+  if (!journal || !credentialOf(ctx.providerData).configured) return;
+  try {
+    if (journal.live("instance").length === 0) return;
+    if (!isWhollyKnown(plan.offer_filter) || !isWhollyKnown(plan.env) || !isWhollyKnown(plan.secret_env))
+      return;
+    if (!isWhollyKnown(plan.unset_env) || !isWhollyKnown(plan.ssh_key_id) || !isWhollyKnown(plan.label))
+      return;
+    if (!known(plan.template_id) || !known(plan.disk_gb)) return;
+    if (plan.offer_filter === null && !known(plan.offer_id)) return;
+    const fingerprint = instanceFingerprint(toArgs(plan), settings.account);
+    const entries = journal.adoptable("instance", fingerprint, settings.partial);
+    const n = adoptionsPlanned.get(fingerprint) ?? 0;
+    const next = entries[n];
+    if (!next) return;
+    adoptionsPlanned.set(fingerprint, n + 1);
+    report(ctx.diags, [willAdoptNote(next)]);
+  } catch (err) {
+    opsLog.warn("deploy journal: could not check for adoptions", {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+}
+
 /** The `gpurental_instance` resource. */
 export const instanceResource = {
   typeName: "gpurental_instance",
@@ -484,8 +531,11 @@ export const instanceResource = {
     const { plan, state } = req;
     if (state === null) {
       await planTimeChecks(plan, ctx);
+      planAdoption(plan, ctx);
       return;
     }
+    // Every plan shows the provider the instances its state holds: the journal's proof of a claim.
+    claim(ctx, state.id);
     if (unreadAfterImport(req.private)) {
       const adopted = CREATE_ONLY.filter((a) => state[a] === null && plan[a] !== null);
       if (adopted.length > 0) {
@@ -517,10 +567,16 @@ export const instanceResource = {
 
   async create({ plan }, ctx) {
     const args = toArgs(plan);
-    const r = await createInstance(args, opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.create), (msg) =>
-      opsLog.info(msg, { resource: "gpurental_instance" }),
+    const settings = deploySettingsOf(ctx.providerData);
+    await sweepLostKeysOf(ctx.providerData, ctx.signal);
+    const r = await createInstance(
+      args,
+      { ...opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.create), settings },
+      (msg) => opsLog.info(msg, { resource: "gpurental_instance" }),
     );
     report(ctx.diags, r.diagnostics);
+    const entry = r.entry;
+    if (r.state && entry) bestEffort("a handed instance", () => settings.journal?.handed(entry));
     return r.state ? toState(r.state) : null;
   },
 
@@ -533,6 +589,8 @@ export const instanceResource = {
     });
     report(ctx.diags, r.diagnostics);
     if (r.diagnostics.some((d) => d.severity === "error")) return state;
+    if (r.state) claim(ctx, state.id);
+    else release(ctx, state.id);
     return r.state ? toState(r.state) : null;
   },
 
@@ -558,8 +616,10 @@ export const instanceResource = {
   },
 
   async delete({ state }, ctx) {
+    await sweepLostKeysOf(ctx.providerData, ctx.signal);
     const r = await deleteInstance(state.id!, opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.delete));
     report(ctx.diags, r.diagnostics);
+    if (!r.diagnostics.some((d) => d.severity === "error")) release(ctx, state.id);
   },
 
   async importState(req, ctx) {
