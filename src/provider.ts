@@ -225,6 +225,17 @@ export async function configureClient(
     return unconfiguredClient(pending);
   }
 
+  // The time limit of one request attempt, for tests and slow links; not a provider argument.
+  const requestTimeout = env.GPURENTAL_REQUEST_TIMEOUT
+    ? parseDuration(env.GPURENTAL_REQUEST_TIMEOUT)
+    : undefined;
+  if (env.GPURENTAL_REQUEST_TIMEOUT && !requestTimeout) {
+    ctx.diags.addError(
+      "Invalid GPURENTAL_REQUEST_TIMEOUT",
+      `The GPURENTAL_REQUEST_TIMEOUT environment variable must be a duration such as "30s"; got ${JSON.stringify(env.GPURENTAL_REQUEST_TIMEOUT.slice(0, 100))}.`,
+    );
+    return unconfiguredClient([]);
+  }
   const appended = env.TF_APPEND_USER_AGENT?.trim();
   try {
     const client = new GpurentalClient({
@@ -234,6 +245,7 @@ export async function configureClient(
       userAgent: `Terraform/${req.terraformVersion || "unknown"} terraform-provider-gpurental${appended ? ` ${appended}` : ""}`,
       logger: logToProvider,
       signal: ctx.signal,
+      ...(requestTimeout ? { timeoutMs: requestTimeout } : {}),
       ...opts.clientOptions,
     });
     logger.child("provider").debug("configured", {
