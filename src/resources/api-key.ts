@@ -28,7 +28,7 @@ const stable = () => [useStateForUnknown()];
 
 const schema = defineSchema({
   description:
-    "An API key of the organization: a credential for scripts, CI jobs and tooling that acts as a member of the organization. Creating one needs a signed-in session (`gps_…` token); a `team` key needs an admin's session. The secret is returned once, when the key is created, and kept in the Terraform state as a sensitive value: protect the state accordingly. An imported key has no `secret` (null), because the API never returns it again.\n\nThere is no update: changing `name` or `kind` revokes the key and creates a new one with a new secret.",
+    "An API key of the organization: a credential for scripts, CI jobs and tooling that acts as a member of the organization. Creating one needs a signed-in session (`gps_…` token); a `team` key needs an admin's session. The secret is returned once, when the key is created, and kept in the Terraform state as a sensitive value: protect the state accordingly. An imported key has no `secret` (null), because the API never returns it again.\n\nThere is no update: changing `name` or `kind` revokes the key and creates a new one with a new secret.\n\nA key whose creation answer was lost, or whose apply was interrupted before Terraform saved it, is a live credential whose secret nobody holds: every creation is recorded in the deploy journal (see the provider's `journal_dir`) before it is sent, and such a key is revoked, by the creation itself when it finds the key within `reconcile_timeout`, otherwise by the next apply or destroy in the working directory.",
   attributes: {
     id: attr.string({ computed: true, description: "ID of the API key.", planModifiers: stable() }),
     name: attr.string({
