@@ -104,13 +104,11 @@ describe("validation", () => {
       "offer_filter.max_price_per_hour_micro must be a whole number from 0 to 1000000000000; got -1.",
     ],
     ["an empty region", { region: "" }, "offer_filter.region must not be empty."],
-  ])("refuses %s, naming the field and the value", async (_name, over, message) => {
+  ])("refuses %s, naming the field and the value, on offer_filter", async (_name, over, message) => {
     const h = await configured();
-    const [attr] = Object.keys(over);
     const diags = await h.validate("gpurental_instance", config({ offer_filter: { ...RTX, ...over } }));
-    expect(diags.map((d) => [d.detail, d.path])).toEqual([
-      [message, [{ attribute: "offer_filter" }, { attribute: attr! }]],
-    ]);
+    // On offer_filter itself: Terraform before 1.15 shows a path inside it at the resource's first line.
+    expect(diags.map((d) => [d.detail, d.path])).toEqual([[message, [{ attribute: "offer_filter" }]]]);
   });
 });
 
