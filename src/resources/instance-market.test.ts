@@ -165,6 +165,9 @@ describe("create with a filter", () => {
     expect(detail).toContain(`offer ${cheap.id} (¥2.00/h): OFFER_UNAVAILABLE`);
     expect(detail).toContain(`offer ${DEMO_IDS.offer} (¥2.50/h): OFFER_UNAVAILABLE`);
     expect(detail).toContain(`offer ${DEMO_IDS.offerMaintenance} (¥2.30/h): MACHINE_IN_MAINTENANCE`);
+    // A maintenance is no other deploy's doing: the words cover every reason a candidate is passed over.
+    expect(detail).toContain("The deploy was refused on each offer tried");
+    expect(detail).toContain("or the machine goes into maintenance too soon");
     expect(backend.listInstances(creds.org_id)).toEqual([]);
   });
 
@@ -240,6 +243,11 @@ describe("create with a filter", () => {
     expect(p.diags.map((d) => [d.severity, d.summary.split(":")[0], d.path])).toEqual([
       ["warning", "MACHINE_IN_MAINTENANCE", [{ attribute: "offer_filter" }]],
     ]);
+    // The advice is about the filter the user wrote, not about an offer_id they did not set.
+    const detail = p.diags[0]!.detail;
+    expect(detail).toContain("let offers on other machines match");
+    expect(detail).toContain("loosen it (another region, a higher max_price_per_hour_micro)");
+    expect(detail).not.toMatch(/offer_filter instead of offer_id|Choose an offer/);
   });
 
   test("a filter known only after apply skips the market checks", async () => {
