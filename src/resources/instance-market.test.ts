@@ -95,6 +95,13 @@ describe("validation", () => {
     );
   });
 
+  test("an empty offer_id is refused on offer_id, not left for the deploy to reject", async () => {
+    const h = await configured();
+    const diags = await h.validate("gpurental_instance", config({ offer_filter: null, offer_id: "" }));
+    expect(diags.map((d) => [d.severity, d.path])).toEqual([["error", [{ attribute: "offer_id" }]]]);
+    expect(diags[0]?.detail).toContain("offer_id must not be empty");
+  });
+
   test.each<[string, Rec, string]>([
     ["an empty model", { gpu_model: " " }, "offer_filter.gpu_model must not be empty."],
     ["no GPU", { num_gpus: 0 }, "offer_filter.num_gpus must be a whole number from 1 to 1024; got 0."],

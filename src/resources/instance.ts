@@ -107,6 +107,14 @@ const schema = defineSchema({
       computed: true,
       description:
         "ID of the offer to pin (see the `gpurental_offers` data source); set either this or `offer_filter`. With `offer_filter`, the ID of the offer the provider chose when the instance was created, kept as long as the instance lives. Changing a configured `offer_id` replaces the instance.",
+      validators: [
+        check<string>(
+          "Not empty.",
+          (v) => v.trim() !== "",
+          () =>
+            "offer_id must not be empty: give the ID of an offer (see the gpurental_offers data source), or set offer_filter instead to let the provider choose one.",
+        ),
+      ],
       planModifiers: replace(),
     }),
     offer_filter: attr.single(offerFilterAttributes, {
