@@ -420,7 +420,13 @@ describe("plan-time false refusals", () => {
     expect(await h.validate("gpurental_instance", ok)).toEqual([]);
     const long = config({ env: { K: emoji.repeat(4097) } });
     expect((await h.validate("gpurental_instance", long)).map((d) => d.detail)).toEqual([
-      "The value of K in env has 4097 characters; the API accepts at most 4096.",
+      'The value of "K" in env has 4097 characters; the API accepts at most 4096.',
+    ]);
+    // A long key is shortened in the message, as the key-too-long one is.
+    const both = config({ env: { [`K${emoji.repeat(256)}`]: emoji.repeat(4097) } });
+    expect((await h.validate("gpurental_instance", both)).map((d) => d.detail)).toEqual([
+      `The key "K${emoji.repeat(39)}…" of env has 257 characters; the API accepts at most 256.`,
+      `The value of "K${emoji.repeat(39)}…" in env has 4097 characters; the API accepts at most 4096.`,
     ]);
   });
 
