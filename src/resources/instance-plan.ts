@@ -183,7 +183,7 @@ export async function planCreateChecks(
       // Only when every candidate has the same doubt (the rest rank before doubtful ones). With a
       // filter, what is said about the offer is placed on offer_filter and advises on the filter.
       const d = findingDiagnostic(f, "filter");
-      d.detail = `${d.detail} Every offer matching offer_filter (${describeFilter(filter)}) has this doubt; the cheapest is tried first and the next on a refusal.`;
+      d.detail = `${d.detail} Every offer matching offer_filter (${describeFilter(filter)}) has this doubt.`;
       out.push(d);
     }
   }
