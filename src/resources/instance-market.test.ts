@@ -257,14 +257,22 @@ describe("create with a filter", () => {
     expect(detail).not.toMatch(/offer_filter instead of offer_id|Choose an offer/);
   });
 
-  test("a filter known only after apply skips the market checks", async () => {
+  test("a filter known only after apply skips the market checks, not the template's", async () => {
     const h = await configured();
     const p = await h.plan(
       "gpurental_instance",
       null,
-      config({ offer_filter: { ...RTX, gpu_model: unknown } }),
+      config({ offer_filter: { ...RTX, gpu_model: unknown, max_price_per_hour_micro: 1 } }),
     );
     expect(p.diags).toEqual([]);
+    const soon = await h.plan(
+      "gpurental_instance",
+      null,
+      config({ offer_filter: { ...RTX, gpu_model: unknown }, template_id: DEMO_IDS.templateComingSoon }),
+    );
+    expect(soon.diags.map((d) => [d.severity, d.summary.split(":")[0], d.path])).toEqual([
+      ["error", "TEMPLATE_COMING_SOON", [{ attribute: "template_id" }]],
+    ]);
   });
 });
 
