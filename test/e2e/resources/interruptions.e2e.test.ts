@@ -184,9 +184,11 @@ test("Ctrl-C twice, 20 ms apart, while 10 instances are creating: the next apply
   expect(r.code).not.toBe(0);
   await until(() => providerPids(run.pid!).length === 0, "the provider to exit", 10_000);
   expect(liveInstances(s)).toHaveLength(10);
-  // Terraform exited at once: whatever it did not save is billed outside the state.
+  // Terraform exits at the second interrupt: what it had not saved by then is billed outside the
+  // state (how many depends on how far the provider's answers to the stop got in 20 ms); what it
+  // saved is tainted and replaced. Either way the next apply must end with exactly 10.
   const untracked = await untrackedIds();
-  expect(untracked).toHaveLength(10);
+  expect((await counts()).backend).toBe(10);
   const text = await convergeAndDestroy(10, untracked);
   expect(text).not.toContain("journal-secret-7d1e");
 });
