@@ -3,6 +3,13 @@
 // (README.md beside this file).
 export { fingerprintOf, secretDigest } from "./fingerprint";
 export { JOURNAL_DIR_ENV, type JournalLocation, locateJournal, stableJson } from "./location";
+export {
+  CLOCK_SKEW_MS,
+  createdInWindow,
+  LATE_COMMIT_HORIZON_MS,
+  type ListingLoop,
+  listUntilFound,
+} from "./lost-requests";
 export { currentRun, type ParentCommand, parentCommand, type RunIdentity, runAlive } from "./run";
 export {
   CLOSED_KEPT_MS,

@@ -3,7 +3,7 @@ import { ApiError, NetworkError, RequestAbortedError, TimeoutError } from "../ap
 import { realSleep, type Sleep } from "../api/retry";
 import type { ApiKey, ApiKeyKind, CreatedApiKey } from "../api/schemas";
 import { isTransient } from "../api/waiter";
-import { fingerprintOf, type JournalEntry } from "../journal";
+import { createdInWindow, fingerprintOf, type JournalEntry, listUntilFound } from "../journal";
 import { logger } from "../plugin/log";
 import { formatMs } from "./instance-deploy";
 import { bestEffort } from "./journal-notes";
@@ -16,11 +16,6 @@ import { type DeploySettings, deploySettingsOf } from "./provider-data";
 // what the journal proves was created by a lost or interrupted request and no state claimed.
 
 const log = logger.child("api_key");
-
-/** How far the server's clock may be behind the provider's. */
-const CLOCK_SKEW_MS = 2 * 60_000;
-/** The latest a creation is believed to commit after it was sent. */
-const LATE_COMMIT_HORIZON_MS = 24 * 3600_000;
 
 /** What creating a key needs. */
 export interface KeyEnv {
@@ -58,12 +53,14 @@ function lostKeyCandidates(
   referenced: ReadonlySet<string>,
 ): ApiKey[] {
   const before = new Set(sent.before);
-  return keys.filter((k) => {
-    if (k.name !== req.name || k.kind !== req.kind || before.has(k.id) || referenced.has(k.id)) return false;
-    const created = Date.parse(k.created_at);
-    if (Number.isNaN(created)) return true;
-    return created >= sent.sentAt - CLOCK_SKEW_MS && created <= sent.sentAt + LATE_COMMIT_HORIZON_MS;
-  });
+  return keys.filter(
+    (k) =>
+      k.name === req.name &&
+      k.kind === req.kind &&
+      !before.has(k.id) &&
+      !referenced.has(k.id) &&
+      createdInWindow(k.created_at, sent.sentAt),
+  );
 }
 
 // Key creations of one provider process are serialized from the listing before them to the end of
@@ -146,23 +143,17 @@ async function findLostKey(
   const windowMs = interrupted
     ? Math.min(env.settings.reconcileTimeoutMs, 3000)
     : env.settings.reconcileTimeoutMs;
-  const end = now() + windowMs;
   const signal = interrupted ? AbortSignal.timeout(windowMs + 2000) : env.signal;
   const referenced = env.settings.journal?.referencedIds() ?? new Set<string>();
-  let delay = 250;
-  for (;;) {
-    try {
-      const found = lostKeyCandidates(await env.client.listApiKeys({ signal }), body, sent, referenced);
-      if (found.length > 0) return found;
-    } catch (err) {
-      if (signal.aborted) return [];
-      if (!isTransient(err)) throw err;
-    }
-    if (now() + delay > end) return [];
-    await sleep(delay, signal).catch(() => undefined);
-    if (signal.aborted) return [];
-    delay = Math.min(delay * 2, 2000);
-  }
+  return listUntilFound({
+    find: async (sig) =>
+      lostKeyCandidates(await env.client.listApiKeys({ signal: sig }), body, sent, referenced),
+    isTransient,
+    windowMs,
+    signal,
+    sleep,
+    now,
+  });
 }
 
 // One sweep per journal (so per provider process), by the first operation of an apply or destroy.

@@ -10,7 +10,13 @@ import {
 import type { Sleep } from "../api/retry";
 import type { Instance } from "../api/schemas";
 import { isTransient } from "../api/waiter";
-import { type DeployJournal, fingerprintOf, type JournalEntry } from "../journal";
+import {
+  createdInWindow,
+  type DeployJournal,
+  fingerprintOf,
+  type JournalEntry,
+  listUntilFound,
+} from "../journal";
 import type { InstanceArgs } from "./instance-model";
 import type { InstanceApi } from "./instance-ops";
 import { bestEffort } from "./journal-notes";
@@ -23,11 +29,6 @@ import type { ResourceDiagnostic } from "./refusals";
 // reached the server; after any other failure the instance is looked for, for a bounded window, and
 // never deployed a second time. A later create of the same configuration adopts what an
 // interrupted or late deploy created, from the journal, instead of deploying another.
-
-/** How far the server's clock may be behind the provider's when comparing created_at with sent_at. */
-const CLOCK_SKEW_MS = 2 * 60_000;
-/** The latest a deploy is believed to commit after it was sent, for finding it by listing. */
-const LATE_COMMIT_HORIZON_MS = 24 * 3600_000;
 
 /** What sending, reconciling and adopting deploys needs. */
 export interface DeployEnv {
@@ -100,12 +101,13 @@ export function landedCandidates(
   referenced: ReadonlySet<string>,
 ): Instance[] {
   const before = new Set(sent.before);
-  return instances.filter((i) => {
-    if (!matchesRequest(i, req) || before.has(i.id) || referenced.has(i.id)) return false;
-    const created = i.created_at === null ? Number.NaN : Date.parse(i.created_at);
-    if (Number.isNaN(created)) return true;
-    return created >= sent.sentAt - CLOCK_SKEW_MS && created <= sent.sentAt + LATE_COMMIT_HORIZON_MS;
-  });
+  return instances.filter(
+    (i) =>
+      matchesRequest(i, req) &&
+      !before.has(i.id) &&
+      !referenced.has(i.id) &&
+      createdInWindow(i.created_at, sent.sentAt),
+  );
 }
 
 /** Several new instances match a deploy whose answer was lost: which one is ours cannot be told. */
@@ -234,24 +236,23 @@ async function findLanded(
   const windowMs = interrupted
     ? Math.min(env.settings.reconcileTimeoutMs, 3000)
     : Math.min(env.settings.reconcileTimeoutMs, Math.max(0, env.deadline - env.now()));
-  const end = env.now() + windowMs;
   const signal = interrupted ? AbortSignal.timeout(windowMs + 2000) : env.signal;
   const referenced = env.settings.journal?.referencedIds() ?? new Set<string>();
-  let delay = 250;
-  for (;;) {
-    try {
-      const items = await env.client.listInstances({}, { signal });
-      const fresh = landedCandidates(items, body as unknown as Record<string, unknown>, sent, referenced);
-      if (fresh.length > 0) return { found: fresh, windowMs };
-    } catch (err) {
-      if (signal?.aborted) return { found: [], windowMs };
-      if (!isTransient(err)) throw err;
-    }
-    if (env.now() + delay > end) return { found: [], windowMs };
-    await env.sleep(delay, signal).catch(() => undefined);
-    if (signal?.aborted) return { found: [], windowMs };
-    delay = Math.min(delay * 2, 2000);
-  }
+  const found = await listUntilFound({
+    find: async (sig) =>
+      landedCandidates(
+        await env.client.listInstances({}, { signal: sig }),
+        body as unknown as Record<string, unknown>,
+        sent,
+        referenced,
+      ),
+    isTransient,
+    windowMs,
+    signal,
+    sleep: env.sleep,
+    now: env.now,
+  });
+  return { found, windowMs };
 }
 
 /** What a create found in the journal: an instance to adopt, nothing (with notes), or an error. */
