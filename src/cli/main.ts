@@ -11,6 +11,7 @@ const modules: Record<string, () => Promise<CommandModule>> = {
   "fake-backend": () => import("./fake-backend"),
   provider: () => import("./provider"),
   demo: () => import("./demo"),
+  strays: () => import("./strays"),
 };
 
 /** Builds the `gpurental` program with every subcommand registered. */
