@@ -12,6 +12,7 @@ const modules: Record<string, () => Promise<CommandModule>> = {
   provider: () => import("./provider"),
   demo: () => import("./demo"),
   strays: () => import("./strays"),
+  "plan-report": () => import("./plan-report"),
 };
 
 /** Builds the `gpurental` program with every subcommand registered. */

@@ -20,6 +20,11 @@ function grouped(n: bigint): string {
   return n.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
+/** The larger of two amounts (Math.max takes no bigint). */
+export function maxMicro(a: Micro, b: Micro): Micro {
+  return a > b ? a : b;
+}
+
 /** An amount in ¥ with at least two decimals and no trailing zeros beyond: 2500000 -> "¥2.50", 1234 -> "¥0.001234". */
 export function formatMicro(m: Micro): string {
   const sign = m < 0n ? "-" : "";
