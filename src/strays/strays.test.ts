@@ -41,23 +41,23 @@ function key(id: string, overrides: Partial<ApiKey> = {}): ApiKey {
 }
 
 test("held: every managed object of every state, at any address, and what a plan imports", () => {
-  const held = heldObjects([state("raw-v4.tfstate"), state("plan.json")]);
+  const held = heldObjects([state("raw-state-v4.json"), state("plan.json")]);
   expect([...held.instances.keys()].sort()).toEqual([1, 2, 3, 4, 5, 9, 10, 12, 13, 11].map(I).sort());
   expect(held.instances.get(I(5))).toEqual([
-    'module.gpu["west"].gpurental_instance.node[1] (deposed 0f1e2d3c) in raw-v4.tfstate',
+    'module.gpu["west"].gpurental_instance.node[1] (deposed 0f1e2d3c) in raw-state-v4.json',
   ]);
   expect(held.instances.get(I(11))).toEqual([
     "gpurental_instance.adopted (imported by the plan) in plan.json (prior state)",
   ]);
   expect(held.apiKeys.get(K(2))).toEqual([
-    'module.gpu["west"].module.keys.gpurental_api_key.ci["y"] in raw-v4.tfstate',
+    'module.gpu["west"].module.keys.gpurental_api_key.ci["y"] in raw-state-v4.json',
   ]);
   // A data source reading an instance does not hold it.
   expect(held.instances.has(I(99))).toBe(false);
 });
 
 describe("findStrays", () => {
-  const states = [state("raw-v4.tfstate")];
+  const states = [state("raw-state-v4.json")];
   const listing = {
     instances: [
       makeInstance({ id: I(1), label: "a" }),

@@ -35,7 +35,7 @@ const addressesOf = (s: StateSnapshot, type: string) =>
   );
 
 describe("raw state (version 4)", () => {
-  const s = read("raw-v4.tfstate");
+  const s = read("raw-state-v4.json");
 
   test("every managed object of every module, with count and for_each keys, deposed and tainted ones", () => {
     expect(s.format).toBe("state-v4");
@@ -199,7 +199,7 @@ describe("sources", () => {
     const project = join(root, "app");
     mkdirSync(project);
     writeFileSync(join(project, "cdktf.json"), JSON.stringify({ app: "node main.js", output: "out" }));
-    writeFileSync(join(project, "terraform.gpu.tfstate"), fixture("raw-v4.tfstate"));
+    writeFileSync(join(project, "terraform.gpu.tfstate"), fixture("raw-state-v4.json"));
     stack(project, "gpu", { local: { path: join(project, "terraform.gpu.tfstate") } });
     stack(project, "keys", { local: { path: "../../../terraform.keys.tfstate" } });
 
@@ -259,7 +259,7 @@ describe("sources", () => {
   });
 
   test("files, stdin once, and paths that are nothing Terraform wrote", async () => {
-    writeFileSync(join(root, "a.tfstate"), fixture("raw-v4.tfstate"));
+    writeFileSync(join(root, "a.tfstate"), fixture("raw-state-v4.json"));
     const states = await readStateSources(["a.tfstate", "-"], ctx);
     expect(states.map((s) => [s.source, s.format])).toEqual([
       ["a.tfstate", "state-v4"],
