@@ -23,6 +23,17 @@ export interface GpurentalProviderProps {
    */
   readonly orgId?: string;
   /**
+   * Where the deploy journal is kept (relative paths from the stack's working directory,
+   * `cdktf.out/stacks/<stack>`): keep it outside `cdktf.out` if you clean that folder.
+   * @default GPURENTAL_JOURNAL_DIR, or else `.terraform/gpurental-journal` in the stack's directory
+   */
+  readonly journalDir?: string;
+  /**
+   * How long a deploy or key creation whose answer was lost is looked for, e.g. "2m".
+   * @default GPURENTAL_RECONCILE_TIMEOUT, or else "2m"
+   */
+  readonly reconcileTimeout?: string;
+  /**
    * Alias, to configure several gpurental providers in one stack.
    * @default no alias
    */
@@ -66,6 +77,26 @@ const schema = z.object({
       });
     }),
   ).optional(),
+  journalDir: unlessToken(
+    z.unknown().check((ctx) => {
+      if (typeof ctx.value === "string" && ctx.value.length > 0) return;
+      ctx.issues.push({
+        code: "custom",
+        message: `journalDir must be a non-empty path, got ${show(ctx.value)}`,
+        input: ctx.value,
+      });
+    }),
+  ).optional(),
+  reconcileTimeout: unlessToken(
+    z.unknown().check((ctx) => {
+      if (typeof ctx.value === "string" && /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(ctx.value)) return;
+      ctx.issues.push({
+        code: "custom",
+        message: `reconcileTimeout must be a duration such as "2m" or "30s", got ${show(ctx.value)}`,
+        input: ctx.value,
+      });
+    }),
+  ).optional(),
 });
 
 /**
@@ -83,6 +114,8 @@ export class GpurentalProvider extends provider.GpurentalProvider {
       baseUrl: props.baseUrl,
       token: props.token,
       orgId: props.orgId,
+      journalDir: props.journalDir,
+      reconcileTimeout: props.reconcileTimeout,
       alias: props.alias,
     });
     this.props = props;
