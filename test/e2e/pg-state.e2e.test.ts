@@ -1,5 +1,13 @@
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
@@ -216,6 +224,28 @@ function sharedByRunners(): void {
     );
     expect(live()).toEqual([]);
   });
+
+  test("a runner killed while it holds the lock leaves no lock behind", async () => {
+    const killed = tf.workingDir("runner-d");
+    killed.write({ "main.tf": configuration(1) });
+    await killed.ok(["init", "-input=false"]);
+    fake.setTransitions("manual");
+    const run = killed.spawn(
+      ["apply", "-no-color", "-auto-approve", "-input=false"],
+      {},
+      { processGroup: true },
+    );
+    await until(() => live().some((i) => i.status === "creating"));
+    // A cancelled CI job: terraform and its provider end at once, with no chance to unlock.
+    process.kill(-run.pid!, "SIGKILL");
+    await run.result;
+    // The pg backend's lock is a PostgreSQL advisory lock held by terraform's session: it ended
+    // with the process, so the next runner gets the lock at once (no force-unlock).
+    const next = await b.run(["plan", "-input=false", "-detailed-exitcode"]);
+    expect(next.stderr).not.toContain("Error acquiring the state lock");
+    expect(next.code).not.toBe(1);
+    fake.setTransitions("immediate");
+  });
 }
 
 function cdktfApp(): void {
@@ -282,6 +312,7 @@ function cdktfApp(): void {
       CHECKPOINT_DISABLE: "1",
       CDKTF_HOME: join(tf.root, "cdktf-home"),
       CDKTF_DISABLE_PLUGIN_CACHE_ENV: "1",
+      DISABLE_VERSION_CHECK: "true",
       CI: "1",
       NO_COLOR: "1",
       FORCE_COLOR: "0",
@@ -324,5 +355,8 @@ function cdktfApp(): void {
 
     await ok(second, ["destroy", "gpu-workstation", "--auto-approve", "--skip-synth"]);
     expect(live()).toEqual([]);
+    // CHECKPOINT_DISABLE, DISABLE_VERSION_CHECK, CDKTF_DISABLE_PLUGIN_CACHE_ENV and CDKTF_HOME
+    // kept terraform and cdktf out of HOME.
+    expect(readdirSync(env.HOME!)).toEqual([]);
   });
 }
