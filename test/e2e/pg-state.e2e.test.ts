@@ -230,9 +230,12 @@ function sharedByRunners(): void {
     killed.write({ "main.tf": configuration(1) });
     await killed.ok(["init", "-input=false"]);
     fake.setTransitions("manual");
+    // Killed processes leave their files behind (the provider's plugin socket): keep them in the suite's root.
+    const tmp = join(tf.root, "killed-tmp");
+    mkdirSync(tmp);
     const run = killed.spawn(
       ["apply", "-no-color", "-auto-approve", "-input=false"],
-      {},
+      { TMPDIR: tmp },
       { processGroup: true },
     );
     await until(() => live().some((i) => i.status === "creating"));
