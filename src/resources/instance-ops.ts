@@ -347,7 +347,11 @@ async function deployOnFirstAvailable(
   return { error: new Error("no offer to deploy on"), lost };
 }
 
-/** The diagnostics of a create that tried offers taken by other deploys. */
+/** What the refusals that move a create on to the next candidate (RACE_LOSS_CODES) have in common. */
+const MARKET_MOVED =
+  "for reasons that arise when the market moves (another deploy took the offer or its machine's disk, or the machine goes into maintenance too soon)";
+
+/** The diagnostics of a create whose first candidates were refused for a market reason. */
 function lostOffersDiagnostic(
   lost: readonly LostOffer[],
   filter: OfferFilter,
@@ -362,7 +366,7 @@ function lostOffersDiagnostic(
     return {
       severity: "warning",
       summary: `Deployed on ${describeTarget(landed)} instead of ${describeTarget(lost[0]!.target)}`,
-      detail: `Another deploy was first on the cheaper candidate${lost.length === 1 ? "" : "s"} of offer_filter (${describeFilter(filter)}):\n${lines.join("\n")}\nThe instance rents ${describeTarget(landed)}; its offer_id and price are in the state.`,
+      detail: `The deploy was refused on the cheaper candidate${lost.length === 1 ? "" : "s"} of offer_filter (${describeFilter(filter)}), ${MARKET_MOVED}:\n${lines.join("\n")}\nThe instance rents ${describeTarget(landed)}; its offer_id and price are in the state.`,
       path: [{ attribute: "offer_filter" }],
     };
   }
@@ -373,7 +377,7 @@ function lostOffersDiagnostic(
   return {
     severity: "error",
     summary: `No offer matching offer_filter could be deployed on (${lost.length} tried)`,
-    detail: `Each offer tried was taken by another deploy first (offer_filter: ${describeFilter(filter)}):\n${lines.join("\n")}${rest}\nNothing was deployed and nothing is charged. Apply again to choose from the market as it is then.`,
+    detail: `The deploy was refused on each offer tried (offer_filter: ${describeFilter(filter)}), ${MARKET_MOVED}:\n${lines.join("\n")}${rest}\nNothing was deployed and nothing is charged. Apply again to choose from the market as it is then.`,
     path: [{ attribute: "offer_filter" }],
   };
 }
@@ -410,11 +414,8 @@ export async function createInstance(
         diagnostics: [{ severity: "error", summary: "Deploy answer lost", detail: err.message }],
       };
     }
-    const d = errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS);
-    // With a filter, offer_id is not configured: a refusal about the offer belongs to the filter.
-    const step = d.path?.[0];
-    if (filter && step && "attribute" in step && step.attribute === "offer_id")
-      d.path = [{ attribute: "offer_filter" }];
+    // With a filter, a refusal about the offer is placed on offer_filter and advises on the filter.
+    const d = errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS, filter ? "filter" : "pinned");
     if (deployed.lost.length > 0) {
       d.detail = `${d.detail}\nOffers tried before, taken by other deploys: ${deployed.lost.map((l) => `${describeTarget(l.target)} (${l.error.code})`).join(", ")}.`;
     }

@@ -107,6 +107,14 @@ const schema = defineSchema({
       computed: true,
       description:
         "ID of the offer to pin (see the `gpurental_offers` data source); set either this or `offer_filter`. With `offer_filter`, the ID of the offer the provider chose when the instance was created, kept as long as the instance lives. Changing a configured `offer_id` replaces the instance.",
+      validators: [
+        check<string>(
+          "Not empty.",
+          (v) => v.trim() !== "",
+          () =>
+            "offer_id must not be empty: give the ID of an offer (see the gpurental_offers data source), or set offer_filter instead to let the provider choose one.",
+        ),
+      ],
       planModifiers: replace(),
     }),
     offer_filter: attr.single(offerFilterAttributes, {
@@ -354,15 +362,16 @@ async function planTimeChecks(plan: Plan, ctx: HandlerContext<GpurentalClient>):
   if (!cred.configured) return;
   const { offer_id, template_id, disk_gb, ssh_key_id } = plan;
   const filter = toOfferFilter(plan.offer_filter as CtyValue);
-  // A filter (or pinned offer) or disk known only after apply: the deploy will tell.
-  if (filter === undefined || !known(disk_gb) || disk_gb === null) return;
-  if (!filter && (!known(offer_id) || offer_id === null)) return;
-  // A template or SSH key known only after apply skips just the checks that need them.
+  // A disk known only after apply: the deploy will tell.
+  if (!known(disk_gb) || disk_gb === null) return;
+  // A filter, pinned offer, template or SSH key known only after apply skips just the checks
+  // that need it.
+  const pinned = !filter && known(offer_id) && typeof offer_id === "string" ? offer_id : null;
   const { diagnostics, template } = await planCreateChecks(
     ctx.providerData,
     {
-      offer_id: filter ? null : (offer_id as string),
-      offer_filter: filter,
+      offer_id: pinned,
+      offer_filter: filter ?? null,
       template_id: known(template_id) ? template_id : null,
       disk_gb: toNumber(disk_gb),
       ssh_key_id: known(ssh_key_id) ? ssh_key_id : null,

@@ -1,6 +1,6 @@
 import type { ApiErrorCode } from "../api/errors";
 import type { Instance, Offer, SshKey, Template } from "../api/schemas";
-import { type RefusalFacts, type ResourceDiagnostic, refusalDiagnostic } from "./refusals";
+import { type OfferChoice, type RefusalFacts, type ResourceDiagnostic, refusalDiagnostic } from "./refusals";
 
 // The deploy refusals of contract 7.2 that can be foreseen from what the API lets us read, checked
 // when a plan creates an instance. The function is pure: the caller fetches what the credential may
@@ -300,10 +300,11 @@ const CHECK_ORDER: readonly ApiErrorCode[] = [
 ];
 
 /** The diagnostic of a finding, worded and placed like the apply-time refusal. */
-export function findingDiagnostic(f: DeployFinding): ResourceDiagnostic {
+export function findingDiagnostic(f: DeployFinding, offerChoice: OfferChoice = "pinned"): ResourceDiagnostic {
   const d = refusalDiagnostic(f.code, f.facts, "plan_check", {
     severity: f.severity,
     prefix: f.prefix ?? (f.severity === "error" ? CERTAIN : UNLESS_DESTROYED),
+    offerChoice,
   });
   if (f.note) d.detail = `${d.detail} ${f.note}`;
   return d;
@@ -314,5 +315,5 @@ export function findingDiagnostic(f: DeployFinding): ResourceDiagnostic {
  * deploy would return and each finding points at the attribute concerned.
  */
 export function checkDeploy(input: DeployCheckInput, data: DeployCheckData): ResourceDiagnostic[] {
-  return deployFindings(input, data).map(findingDiagnostic);
+  return deployFindings(input, data).map((f) => findingDiagnostic(f));
 }

@@ -362,6 +362,11 @@ describe("validation at synth time", () => {
       ["gpuModel must have 1 to 128 characters, got 0"],
     ],
     [
+      "offer filter of spaces, which the provider refuses",
+      (s) => new Instance(s, "i", { templateId: TEMPLATE, offer: { gpuModel: "  ", region: " " } }),
+      ['offer.gpuModel must not be blank, got "  "', 'offer.region must not be blank, got " "'],
+    ],
+    [
       "offer lookup price negative and deploy disk too small",
       (s) =>
         new OfferLookup(s, "o", {
