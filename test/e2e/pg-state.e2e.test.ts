@@ -243,8 +243,9 @@ function sharedByRunners(): void {
     process.kill(-run.pid!, "SIGKILL");
     await run.result;
     // The pg backend's lock is a PostgreSQL advisory lock held by terraform's session: it ended
-    // with the process, so the next runner gets the lock at once (no force-unlock).
-    const next = await b.run(["plan", "-input=false", "-detailed-exitcode"]);
+    // with the process, so the next runner gets the lock (no force-unlock). The timeout only
+    // covers the server noticing the closed connection; a lock left behind would outlast it.
+    const next = await b.run(["plan", "-input=false", "-detailed-exitcode", "-lock-timeout=10s"]);
     expect(next.stderr).not.toContain("Error acquiring the state lock");
     expect(next.code).not.toBe(1);
     fake.setTransitions("immediate");
