@@ -63,8 +63,10 @@ export function compareVersions(a: string, b: string): number {
 /** Statuses whose instances are billed GPU and disk by the balance rule; stopped ones disk only. */
 const GPU_BURNING = new Set(["running", "starting", "creating", "stopping"]);
 
-/** The hourly burn of an instance under the balance rule of contract 4.2. */
-export function instanceHourlyBurn(inst: Instance): number {
+/** The hourly burn of an instance under the balance rule of contract 4.2 (also of one still to be deployed). */
+export function instanceHourlyBurn(
+  inst: Pick<Instance, "status" | "disk_gb" | "storage_price_per_gb_hour_micro" | "price_per_hour_micro">,
+): number {
   const disk = inst.disk_gb * inst.storage_price_per_gb_hour_micro;
   if (GPU_BURNING.has(inst.status)) return disk + inst.price_per_hour_micro;
   return inst.status === "stopped" ? disk : 0;
