@@ -12,8 +12,9 @@ export interface GpurentalProviderProps {
    */
   readonly baseUrl?: string;
   /**
-   * A session token or an API key secret. Pass a sensitive `TerraformVariable`, never a literal:
-   * literals are written into the synthesized configuration.
+   * A session token or an API key secret. Best left out, for GPURENTAL_TOKEN: a literal is written
+   * into the synthesized configuration, and a `TerraformVariable`'s value, sensitive or not, into
+   * every saved plan (`cdktf diff` and `deploy` save one in cdktf.out) in clear text.
    * @default the provider reads GPURENTAL_TOKEN when Terraform runs it
    */
   readonly token?: string;
@@ -122,7 +123,7 @@ export class GpurentalProvider extends provider.GpurentalProvider {
     // A literal token would sit in cdk.tf.json in plain text; tokens (variables) are fine.
     if (typeof props.token === "string" && props.token.length > 0 && !Token.isUnresolved(props.token)) {
       Annotations.of(this).addWarning(
-        "token is a literal string and will be written into the synthesized configuration; pass a sensitive TerraformVariable or set GPURENTAL_TOKEN instead",
+        "token is a literal string and will be written into the synthesized configuration; leave it out and set GPURENTAL_TOKEN where Terraform runs (not a TerraformVariable: saved plans keep variable values in clear text)",
       );
     }
     this.node.addValidation({ validate: () => problems(schema, this.props) });
