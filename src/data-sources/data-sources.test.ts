@@ -219,8 +219,9 @@ describe("reads against the fake backend", () => {
       deployable_with: { template_id: "00000000-0000-4000-8000-0000000000fe", disk_gb: 50 },
     });
     expect(r.diags.map((d) => [d.summary.split(":")[0], d.path])).toEqual([
-      ["TEMPLATE_NOT_FOUND", [{ attribute: "deployable_with" }, { attribute: "template_id" }]],
+      ["TEMPLATE_NOT_FOUND", [{ attribute: "deployable_with" }]],
     ]);
+    expect(r.diags[0]?.detail).toMatch(/^deployable_with\.template_id: No template /);
   });
 
   it("gpurental_offers lists unavailable offers only when asked", async () => {

@@ -5,6 +5,8 @@ import { type CtyValue, encodeMsgpack } from "../plugin/cty";
 import { createProvider } from "../provider";
 import { ACCESS_TOKEN_REFERENCE } from "./env";
 import { instanceResource } from "./instance";
+import { instanceFingerprint } from "./instance-deploy";
+import type { InstanceArgs } from "./instance-model";
 
 // secret_env_wo and secret_env_wo_version of gpurental_instance, driven in memory the way Terraform
 // drives them against the in-process fake backend: the values reach the deployed instance and never
@@ -191,5 +193,29 @@ describe("secret_env_wo", () => {
       { severity: "warning", path: [{ attribute: "secret_env_wo" }, { key: "APP_PASSWORD" }] },
     ]);
     expectNoSecret(p.diags);
+  });
+
+  test("the deploy journal tells configurations apart by the version, never by the values", () => {
+    const account = { base_url: "http://x", org_id: null };
+    const args: InstanceArgs = {
+      offer_id: "o",
+      offer_filter: null,
+      template_id: "t",
+      disk_gb: 50,
+      label: null,
+      ssh_key_id: null,
+      env: null,
+      secret_env: null,
+      unset_env: null,
+      desired_status: "running",
+    };
+    const fp = (over: Partial<InstanceArgs>) => instanceFingerprint({ ...args, ...over }, account);
+    // Entries written before secret_env_wo existed keep matching.
+    expect(fp({ secret_env_wo_version: null })).toBe(fp({}));
+    expect(fp({ secret_env_wo_version: 1 })).not.toBe(fp({}));
+    expect(fp({ secret_env_wo_version: 1 })).not.toBe(fp({ secret_env_wo_version: 2 }));
+    expect(fp({ secret_env_wo_version: 1, secret_env_wo: { A: SECRET } })).toBe(
+      fp({ secret_env_wo_version: 1 }),
+    );
   });
 });
