@@ -199,8 +199,10 @@ describe("write-only attributes", () => {
     );
     expect(oldDiags.map((d) => [d.summary, d.attribute?.steps.map((s) => Object.values(s)[1])])).toEqual([
       ["Write-only attribute not supported", ["password_wo"]],
-      ["Write-only attribute not supported", ["login", "pin"]],
+      // Terraform places a diagnostic at the nested attribute's expression; the detail names the rest.
+      ["Write-only attribute not supported", ["login"]],
     ]);
+    expect(oldDiags[1]!.detail).toContain("login.pin is a write-only argument");
     expect(oldDiags[0]!.detail).toContain("needs Terraform 1.11 or later");
     for (const d of oldDiags) expect(`${d.summary} ${d.detail}`).not.toContain(SECRET);
     // Unset write-only attributes are fine with any client; so are values with a capable one.

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setup, teardown } from "./temp-dir";
@@ -24,6 +24,7 @@ describe("the test run's temp directory", () => {
     setup(parent);
     const dir = process.env.TMPDIR!;
     expect(dir.startsWith(join(parent, "gpurental-jest-"))).toBe(true);
+    expect(statSync(dir).mode & 0o7777).toBe(statSync(parent).mode & 0o7777);
     mkdirSync(join(dir, "cdktf.outdir.abc123"));
     teardown();
     expect(readdirSync(parent)).toEqual([]);

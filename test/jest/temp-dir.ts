@@ -2,7 +2,7 @@
 // by the workers and every program the tests start), and the teardown names whatever the tests
 // left in it, fails the run if anything is there, and removes it. The one exception is cdktf's
 // Testing helpers, which create cdktf.outdir.* folders they never remove: those are cleared.
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -15,6 +15,9 @@ const THIRD_PARTY = /^cdktf\.outdir\./;
 /** Global setup: a fresh temp directory for this run, in `parent` (the temp directory by default). */
 export function setup(parent: string = tmpdir()): void {
   const dir = mkdtempSync(join(parent, "gpurental-jest-"));
+  // As open as the temp directory it stands for (/tmp: everyone, sticky): servers that tests start
+  // under another user (PostgreSQL refuses to run as root) must reach their folders in it.
+  chmodSync(dir, statSync(parent).mode & 0o7777);
   process.env[RUN_TMPDIR] = dir;
   process.env.TMPDIR = dir;
 }
