@@ -147,7 +147,7 @@ beforeAll(async () => {
   env = {
     PATH: process.env.PATH,
     HOME: join(work, "home"),
-    TMPDIR: process.env.TMPDIR,
+    TMPDIR: join(work, "tmp"),
     TERRAFORM_BINARY_NAME: process.env.TERRAFORM_BINARY_NAME,
     GPURENTAL_BASE_URL: fake.url,
     GPURENTAL_TOKEN: creds.admin_session_token,
@@ -165,6 +165,7 @@ beforeAll(async () => {
   };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
   mkdirSync(env.HOME!, { recursive: true });
+  mkdirSync(env.TMPDIR!, { recursive: true });
 });
 
 afterAll(async () => {
