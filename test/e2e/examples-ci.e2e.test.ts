@@ -59,6 +59,7 @@ let creds: DemoCredentials;
 let github: FakeGitHub;
 let root: string;
 let apiKeySecret: string;
+let terraform: string;
 /** What every step printed, to look for secrets at the end. */
 const printed: string[] = [];
 
@@ -162,7 +163,8 @@ function runnerEnv(): NodeJS.ProcessEnv {
     HOME: join(root, "home"),
     TMPDIR: join(root, "tmp"),
     RUNNER_TEMP: join(root, "runner-temp"),
-    TERRAFORM_BINARY_NAME: process.env.TERRAFORM_BINARY_NAME,
+    // The engine the harness finds (terraform, else tofu), for the script too.
+    TERRAFORM_BINARY_NAME: terraform,
     CI: "true",
     GITHUB_ACTIONS: "true",
     GITHUB_API_URL: github.url,
@@ -252,7 +254,7 @@ describeWithPostgres("examples/ci: the pipeline script, run by the workflow's co
         "dist/ is missing: run `npm run build` first (the pipeline installs the provider from it)",
       );
     }
-    findTerraform();
+    terraform = findTerraform();
     workflow = readWorkflow();
     plan = stageStep(workflow, "plan", "plan").run!;
     comment = stageStep(workflow, "plan", "comment").run!;
@@ -343,6 +345,8 @@ describeWithPostgres("examples/ci: the pipeline script, run by the workflow's co
         .sort(),
     ).toEqual(["eval 50", "train 100"]);
     expect(await pg!.query("select name from gpu_fleet.states")).toBe("default");
+    // The provider kept its deploy journal where the workflow keeps it between runs.
+    expect(readdirSync(join(root, "journal")).some((f) => f.endsWith(".jsonl"))).toBe(true);
   });
 
   test("a second run plans no changes, says so, exits 0, updates its comment and applies nothing", async () => {
