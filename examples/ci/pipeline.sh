@@ -110,10 +110,13 @@ synth() {
     echo "$wanted"
     return
   fi
-  local found=("$stacks"/*/cdk.tf.json)
-  [ "${#found[@]}" = 1 ] && [ -f "${found[0]}" ] ||
-    die "the app has ${#found[@]} stacks: name one with PIPELINE_STACK"
-  basename "$(dirname "${found[0]}")"
+  local found=()
+  for f in "$stacks"/*/cdk.tf.json; do [ -f "$f" ] && found+=("$(basename "$(dirname "$f")")"); done
+  case "${#found[@]}" in
+    1) echo "${found[0]}" ;;
+    0) die "cdktf synth wrote no stack into $stacks" ;;
+    *) die "the app has ${#found[@]} stacks (${found[*]}): name one with PIPELINE_STACK" ;;
+  esac
 }
 
 # The directory terraform runs in: the configuration, or a CDKTF stack as cdktf synthesized it.
