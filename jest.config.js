@@ -9,4 +9,9 @@ module.exports = {
   modulePathIgnorePatterns: ["<rootDir>/dist/"],
   testTimeout: 30000,
   setupFilesAfterEnv: ["<rootDir>/test/cdktf/setup.ts"],
+  // Each run works in a temp directory of its own and fails when tests leave anything there.
+  globalSetup: "<rootDir>/test/jest/global-setup.ts",
+  globalTeardown: "<rootDir>/test/jest/global-teardown.ts",
+  // Jest's transform cache would otherwise sit in the temp directory (jest_<uid>) for good.
+  cacheDirectory: "<rootDir>/node_modules/.cache/jest",
 };

@@ -19,10 +19,13 @@ import { version } from "../version";
 // seed, the provider installed into a private filesystem mirror, the CDKTF example app deployed with
 // cdktf and the real terraform CLI, its outputs and the spend so far, then everything destroyed.
 // Everything it writes goes into one work folder (a temp folder by default) with its own Terraform
-// CLI config, CDKTF home and state file, so the user's ~/.terraformrc, plugin cache and $HOME are
-// neither read nor changed. The fake backend runs in this process; terraform, the provider and
-// cdktf run as children in their own process group, which is killed on any failure or Ctrl-C so
-// that nothing is left running.
+// CLI config, CDKTF home, state file, temp folder and provider code cache, so the user's
+// ~/.terraformrc, plugin cache, $HOME and temp directory are neither read nor changed; a temp work
+// folder is removed on every way out (end, failure, Ctrl-C, SIGTERM, --keep ended), a --work-dir
+// never. The fake backend runs in this process; terraform, the provider and cdktf run as children
+// in their own process group, which is killed on any failure or interruption so that nothing is
+// left running. What was deployed is destroyed at the end (after Ctrl-C too with --keep), and when
+// an interruption cuts that short the demo says what the fake backend still held when it stopped.
 
 /** The stack name of the example app (examples/cdktf-app/main.ts). */
 export const DEMO_STACK = "gpu-workstation";
@@ -31,18 +34,29 @@ export const DEMO_STACK = "gpu-workstation";
 export interface DemoOptions {
   /** Port of the fake backend; 0 picks a free one. */
   port?: number;
-  /** Leave the instance and the fake backend running until `signal` aborts (Ctrl-C in the CLI). */
+  /**
+   * Leave the instance and the fake backend running until `signal` aborts (Ctrl-C in the CLI), then
+   * destroy them as a normal run does, unless `hurry` aborts too.
+   */
   keep?: boolean;
   /** Stream cdktf's and terraform's own output. */
   verbose?: boolean;
-  /** Folder for the mirror, synth output, state and logs; a fresh temp folder (removed on success) by default. */
+  /**
+   * Folder for the mirror, synth output, state and logs, kept afterwards; by default a fresh temp
+   * folder, removed however the demo ends.
+   */
   workDir?: string;
   /** How the fake backend's instance transitions land; "realistic" (a few seconds each) by default. */
   transitions?: TransitionMode;
   /** Where progress goes; process.stdout by default. */
   out?: NodeJS.WritableStream;
-  /** Aborting stops the demo (or, with `keep`, ends the wait) and cleans up. */
+  /** Aborting stops the demo (or, with `keep`, ends the wait and destroys) and cleans up. */
   signal?: AbortSignal;
+  /**
+   * Aborting skips or cuts short the destroy that ends a `keep` run (a second Ctrl-C, SIGTERM): the
+   * fake backend stops with what it holds, which lived only in this process.
+   */
+  hurry?: AbortSignal;
   /** Longest a cdktf deploy or destroy may take; 10 minutes by default. */
   stepTimeoutMs?: number;
   /** The provider bundle to install; this package's dist/provider.js by default. */
@@ -71,11 +85,11 @@ export interface DemoResult {
   statusAfterDeploy: string;
   /** The organization's GPU and storage spend at the end of the deploy, in micro-yuan. */
   spendMicro: number;
-  /** Instances of the demo organization not destroyed when the demo ended (0 unless `keep`). */
+  /** Instances of the demo organization not destroyed when the demo ended (0 unless hurried). */
   liveInstancesAtEnd: number;
-  /** API keys of the demo organization not revoked when the demo ended (0 unless `keep`). */
+  /** API keys of the demo organization not revoked when the demo ended (0 unless hurried). */
   liveApiKeysAtEnd: number;
-  /** The work folder (removed at the end unless `keep` or a failure). */
+  /** The work folder (already removed unless it was given as `workDir`). */
   workDir: string;
 }
 
@@ -277,6 +291,12 @@ function liveCounts(backend: FakeBackend, orgId: string): { instances: number; a
   return { instances, apiKeys };
 }
 
+/** The last `n` lines of a text file. */
+function lastLines(file: string, n: number): string[] {
+  const lines = readFileSync(file, "utf8").trimEnd().split("\n");
+  return lines.slice(-n);
+}
+
 /** Runs the demo; resolves when it is over, rejects with a {@link DemoError} on the first failed step. */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const out = options.out ?? process.stdout;
@@ -284,21 +304,37 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const verbose = options.verbose ?? false;
   const timeoutMs = options.stepTimeoutMs ?? 10 * 60_000;
   const root = packageRoot();
-  const workDir = options.workDir ? resolve(options.workDir) : mkdtempSync(join(tmpdir(), "gpurental-demo-"));
+  const keepFolder = options.workDir !== undefined;
+  const workDir = keepFolder ? resolve(options.workDir!) : mkdtempSync(join(tmpdir(), "gpurental-demo-"));
   mkdirSync(workDir, { recursive: true });
+  // The last resort for a temp folder: an exit that skips the finally below (process.exit elsewhere).
+  const removeOnExit = () => rmSync(workDir, { recursive: true, force: true });
+  if (!keepFolder) process.once("exit", removeOnExit);
   const log = join(workDir, "cdktf.log");
+  const statePath = join(workDir, `terraform.${DEMO_STACK}.tfstate`);
+  // Where to read cdktf's whole output once the demo is over: only a kept folder still has it.
+  const seeLog = () => (keepFolder ? `see ${log}` : "see the end of cdktf's output above");
   const runner = new ChildRunner();
   let backend: FakeBackend | undefined;
+  let orgId: string | undefined;
   let succeeded = false;
 
   report.line(`gpurental ${version} demo: the CDKTF example app against the embedded fake backend`);
+  report.line(
+    `Work folder: ${workDir} (Terraform state: ${statePath}); ${keepFolder ? "kept afterwards (--work-dir)" : "removed when the demo ends"}.`,
+  );
   report.line();
+  // Between steps, an interruption ends the demo at once (cdktf's children are killed on it anyway).
+  const checkpoint = () => {
+    if (options.signal?.aborted) throw new DemoError("interrupted");
+  };
   try {
     // terraform first: without it nothing else is worth starting.
     let step = report.step("looking for the terraform CLI");
     const tfVersion = await terraformVersion();
     step.done(`terraform ${tfVersion}`);
 
+    checkpoint();
     step = report.step("starting the fake backend");
     const { startFakeBackend } = await import("../fake-backend");
     try {
@@ -318,6 +354,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     }
     const creds = backend.credentials;
     if (!creds) throw new DemoError("the fake backend started without its demo seed");
+    orgId = creds.org_id;
     const credentialsFile = join(workDir, "credentials.json");
     writeFileSync(credentialsFile, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 });
     // The mode above only applies to a new file; a reused --work-dir may hold a wider one.
@@ -326,6 +363,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       `fake backend up at ${backend.url} (demo organization, balance ${formatYuan(backend.balance(creds.org_id))})`,
     );
 
+    checkpoint();
     step = report.step("installing the provider into a local mirror");
     const { installProvider } = await import("./provider");
     let installed: ReturnType<typeof installProvider>;
@@ -340,6 +378,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     writeFileSync(cliConfigFile, installed.cliConfig);
     step.done(`provider ${version} installed (${installed.hash.slice(0, 15)}…)`);
 
+    checkpoint();
     step = report.step("bundling the example app (examples/cdktf-app)");
     const appDir = join(workDir, "app");
     mkdirSync(appDir, { recursive: true });
@@ -378,13 +417,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     );
     step.done("example app ready");
 
-    const statePath = join(workDir, `terraform.${DEMO_STACK}.tfstate`);
     const cdktfBin = join(
       dirname(require.resolve("cdktf-cli/package.json", { paths: [root] })),
       "bundle",
       "bin",
       "cdktf",
     );
+    const tmpForChildren = join(workDir, "tmp");
+    mkdirSync(tmpForChildren, { recursive: true });
     const env = quietEnv({
       GPURENTAL_BASE_URL: backend.url,
       GPURENTAL_TOKEN: creds.admin_session_token,
@@ -395,6 +435,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       TF_IN_AUTOMATION: "1",
       CDKTF_HOME: join(workDir, "cdktf-home"),
       CDKTF_DISABLE_PLUGIN_CACHE_ENV: "1",
+      // The children's temp files (the provider's socket among them, left behind if it is killed)
+      // and the provider's code cache stay in the work folder, and go with it.
+      TMPDIR: tmpForChildren,
+      GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(workDir, "provider-code-cache"),
       DISABLE_VERSION_CHECK: "true",
       CI: "1",
       FORCE_COLOR: "0",
@@ -402,10 +446,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       // The bundled app leaves cdktf, constructs and zod to be required from this package.
       NODE_PATH: join(root, "node_modules"),
     });
-    const cdktf = (argv: string[], onLine: (line: string) => void) =>
+    const cdktf = (argv: string[], onLine: (line: string) => void, signal = options.signal) =>
       runner.run(
         { command: process.execPath, argv: [cdktfBin, ...argv], cwd: appDir, env, log },
-        { verbose, out, timeoutMs, signal: options.signal },
+        { verbose, out, timeoutMs, signal },
         onLine,
       );
     // Progress lines as they come, and an error with the lines that explain it (a refusal's code,
@@ -423,13 +467,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       }
     };
 
+    checkpoint();
     step = report.step("deploying with cdktf and terraform (synth, init, plan, apply)");
     const outputsFile = join(workDir, "outputs.json");
     const deployCode = await cdktf(
       ["deploy", DEMO_STACK, "--auto-approve", "--skip-provider-lock", "--outputs-file", outputsFile],
       relay,
     );
-    if (deployCode !== 0) throw new DemoError(`cdktf deploy failed (exit code ${deployCode}); see ${log}`);
+    if (deployCode !== 0) throw new DemoError(`cdktf deploy failed (exit code ${deployCode}); ${seeLog()}`);
     step.done("deployed");
 
     const outputs = ((JSON.parse(readFileSync(outputsFile, "utf8")) as Record<string, unknown>)[DEMO_STACK] ??
@@ -441,7 +486,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       throw new DemoError(`the fake backend has no instance ${instanceId || "(no id in outputs)"}`);
     }
     if (statusAfterDeploy !== "running") {
-      throw new DemoError(`instance ${instanceId} is ${statusAfterDeploy}, not running; see ${log}`);
+      throw new DemoError(`instance ${instanceId} is ${statusAfterDeploy}, not running; ${seeLog()}`);
     }
     report.line(`  ✓ instance ${instanceId} is running`);
     const spendOf = (fake: FakeBackend) =>
@@ -495,21 +540,16 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       );
       report.line(`  export GPURENTAL_ORG_ID=${creds.org_id}`);
       report.line(`The stack's state is ${statePath}; the full credentials are in ${credentialsFile}.`);
-      report.line("Press Ctrl-C to stop the fake backend (its data lives in memory and goes with it).");
+      report.line(
+        `Press Ctrl-C to destroy the instance and the API key with cdktf and stop the fake backend${keepFolder ? "" : `, which removes ${workDir}`} (a second Ctrl-C stops at once; the backend's data lives in memory and goes with it).`,
+      );
       await new Promise<void>((done) => {
         if (!options.signal || options.signal.aborted) return done();
         options.signal.addEventListener("abort", () => done(), { once: true });
       });
-      const live = liveCounts(backend, creds.org_id);
-      succeeded = true;
-      return {
-        outputs,
-        statusAfterDeploy,
-        spendMicro,
-        liveInstancesAtEnd: live.instances,
-        liveApiKeysAtEnd: live.apiKeys,
-        workDir,
-      };
+      report.line();
+    } else {
+      checkpoint();
     }
 
     step = report.step("destroying with cdktf and terraform");
@@ -517,12 +557,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       // The configuration synthesized for the deploy is the one to destroy: no second synth.
       ["destroy", DEMO_STACK, "--auto-approve", "--skip-synth", "--skip-provider-lock"],
       relay,
+      // The signal that ended the --keep wait has done its job; only a hurry cuts the destroy short.
+      options.keep ? options.hurry : options.signal,
     );
-    if (destroyCode !== 0) throw new DemoError(`cdktf destroy failed (exit code ${destroyCode}); see ${log}`);
+    if (destroyCode !== 0)
+      throw new DemoError(`cdktf destroy failed (exit code ${destroyCode}); ${seeLog()}`);
     const live = liveCounts(backend, creds.org_id);
     if (live.instances > 0 || live.apiKeys > 0) {
       throw new DemoError(
-        `after destroy the fake backend still has ${live.instances} instance(s) and ${live.apiKeys} API key(s); see ${log}`,
+        `after destroy the fake backend still has ${live.instances} instance(s) and ${live.apiKeys} API key(s); ${seeLog()}`,
       );
     }
     step.done(
@@ -538,17 +581,33 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       workDir,
     };
   } catch (err) {
-    if (existsSync(log)) report.line(`  cdktf's full output: ${log}`);
+    if (existsSync(log)) {
+      if (keepFolder) report.line(`  cdktf's full output: ${log}`);
+      else {
+        // The folder goes with the log: show its end now (--work-dir keeps the whole of it).
+        report.line("  The end of cdktf's output (run with --work-dir <dir> to keep all of it):");
+        for (const line of lastLines(log, 30)) report.line(`    ${line}`);
+      }
+    }
     throw err;
   } finally {
     runner.dispose();
     if (backend) {
+      const left = orgId ? liveCounts(backend, orgId) : { instances: 0, apiKeys: 0 };
       await backend.close();
-      report.line("  ✓ fake backend stopped");
+      report.line(
+        left.instances + left.apiKeys === 0
+          ? "  ✓ fake backend stopped"
+          : `  ✓ fake backend stopped with ${left.instances} instance(s) and ${left.apiKeys} API key(s) not destroyed; they existed only in this process, so nothing is left running or billing`,
+      );
     }
-    // A temp folder goes unless it holds what the user needs: the state (--keep) or a failure's log.
-    const keepFolder = options.workDir !== undefined || (succeeded ? options.keep : existsSync(log));
-    if (!keepFolder) rmSync(workDir, { recursive: true, force: true });
+    if (!keepFolder) {
+      rmSync(workDir, { recursive: true, force: true });
+      process.removeListener("exit", removeOnExit);
+      report.line(`  ✓ work folder ${workDir} removed`);
+    } else {
+      report.line(`  Work folder kept: ${workDir}`);
+    }
     if (succeeded) report.line(`Done in ${report.total()}.`);
   }
 }
@@ -561,9 +620,12 @@ export function register(program: Command): void {
       "Deploy the CDKTF example app against the embedded fake backend with the real terraform CLI, show its outputs, then destroy it",
     )
     .option("--port <port>", "port of the fake backend (0 picks a free one)", "0")
-    .option("--keep", "leave the instance and the fake backend running until Ctrl-C")
+    .option("--keep", "leave the instance and the fake backend running until Ctrl-C, then destroy them")
     .option("--verbose", "show cdktf's and terraform's full output")
-    .option("--work-dir <dir>", "keep the mirror, synth output, state and logs in this folder")
+    .option(
+      "--work-dir <dir>",
+      "keep the mirror, synth output, state and logs in this folder (by default a temp folder, removed at the end)",
+    )
     .action(async (opts: { port: string; keep?: boolean; verbose?: boolean; workDir?: string }) => {
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -571,10 +633,26 @@ export function register(program: Command): void {
         process.exitCode = 2;
         return;
       }
+      // The first Ctrl-C stops the demo (after --keep: destroys, then stops); a later one, or
+      // SIGTERM, stops at once. A Ctrl-C delivered twice within a moment (to the process and
+      // through a wrapper such as npm) counts once.
       const controller = new AbortController();
-      const onSignal = () => controller.abort();
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const hurry = new AbortController();
+      let firstAt = 0;
+      const onInterrupt = () => {
+        if (!controller.signal.aborted) {
+          firstAt = Date.now();
+          controller.abort();
+        } else if (Date.now() - firstAt > 500) {
+          hurry.abort();
+        }
+      };
+      const onTerminate = () => {
+        controller.abort();
+        hurry.abort();
+      };
+      process.on("SIGINT", onInterrupt);
+      process.on("SIGTERM", onTerminate);
       try {
         await runDemo({
           port,
@@ -582,6 +660,7 @@ export function register(program: Command): void {
           verbose: opts.verbose ?? false,
           workDir: opts.workDir,
           signal: controller.signal,
+          hurry: hurry.signal,
         });
         process.exitCode = 0;
       } catch (err) {
@@ -589,8 +668,8 @@ export function register(program: Command): void {
         process.stderr.write(`gpurental demo: ${controller.signal.aborted ? "interrupted" : message}\n`);
         process.exitCode = controller.signal.aborted ? 130 : 1;
       } finally {
-        process.removeListener("SIGINT", onSignal);
-        process.removeListener("SIGTERM", onSignal);
+        process.removeListener("SIGINT", onInterrupt);
+        process.removeListener("SIGTERM", onTerminate);
       }
     });
 }

@@ -106,10 +106,28 @@ export interface InstanceProps {
    */
   readonly env?: Readonly<Record<string, string>>;
   /**
-   * Environment variables whose values are secret (sensitive in Terraform's plan and state).
+   * Environment variables whose values are secret: hidden in Terraform's output, but kept in the
+   * state in clear text. Prefer secretEnvWo with Terraform 1.11 or later. Pass values from a
+   * sensitive TerraformVariable: literals are written into cdk.tf.json (the construct warns).
    * @default none
    */
   readonly secretEnv?: Readonly<Record<string, string>>;
+  /**
+   * Secret environment variables that are never stored (write-only, Terraform 1.11 or later):
+   * sent when the instance is deployed, null in the plan and the state. Pass the values from an
+   * ephemeral, sensitive TerraformVariable (`variable.addOverride("ephemeral", true)`): a plain
+   * variable's value is kept in the plan file cdktf deploy saves, and a literal is written into
+   * cdk.tf.json (the construct warns). Needs secretEnvWoVersion.
+   * @default none
+   */
+  readonly secretEnvWo?: Readonly<Record<string, string>>;
+  /**
+   * Required with secretEnvWo: a whole number, kept in the state. Terraform cannot see write-only
+   * values change, so changing secretEnvWo alone does nothing; change this number to replace the
+   * instance (destroying its disk) with the current secretEnvWo values.
+   * @default none
+   */
+  readonly secretEnvWoVersion?: number;
   /**
    * Template variables to drop.
    * @default none
@@ -151,6 +169,7 @@ const schema = z
     diskGb: boundedInteger("diskGb", 10, 20000, "GB").optional(),
     label: boundedString("label", 0, 64).optional(),
     sshKeyId: nonEmpty("sshKeyId").optional(),
+    secretEnvWoVersion: boundedInteger("secretEnvWoVersion", 0, Number.MAX_SAFE_INTEGER, "").optional(),
     desiredStatus: oneOf("desiredStatus", ["running", "stopped"]).optional(),
     timeouts: z
       .object({
@@ -172,6 +191,14 @@ const schema = z
         input: undefined,
       });
     }
+    if (props.secretEnvWo !== undefined && props.secretEnvWoVersion === undefined) {
+      ctx.issues.push({
+        code: "custom",
+        message:
+          "secretEnvWo needs secretEnvWoVersion (e.g. 1): its values are never stored, so only a change of that number redeploys the instance with new ones",
+        input: undefined,
+      });
+    }
     for (const message of envProblems(props)) {
       ctx.issues.push({ code: "custom", message, input: undefined });
     }
@@ -180,7 +207,7 @@ const schema = z
 function envProblems(props: InstanceProps): string[] {
   const out: string[] = [];
   const groups: Array<[string, string[], Array<[string, string]>]> = [];
-  for (const prop of ["env", "secretEnv"] as const) {
+  for (const prop of ["env", "secretEnv", "secretEnvWo"] as const) {
     const map = props[prop];
     if (map === undefined || Token.isUnresolved(map)) continue;
     const entries = Object.entries(map);
@@ -192,7 +219,7 @@ function envProblems(props: InstanceProps): string[] {
   const total = groups.reduce((n, [, keys]) => n + keys.length, 0);
   if (total > ENV_LIMITS.entries) {
     out.push(
-      `env, secretEnv and unsetEnv must have at most ${ENV_LIMITS.entries} entries together, got ${total}`,
+      `env, secretEnv, secretEnvWo and unsetEnv must have at most ${ENV_LIMITS.entries} entries together, got ${total}`,
     );
   }
   const seen = new Map<string, string>();
@@ -217,6 +244,29 @@ function envProblems(props: InstanceProps): string[] {
         );
       }
     }
+  }
+  return out;
+}
+
+/**
+ * Warnings for secret props whose values are literals, which cdktf writes into cdk.tf.json in
+ * clear text. Names the keys, never the values.
+ */
+function literalSecrets(props: InstanceProps): string[] {
+  const out: string[] = [];
+  for (const [prop, advice] of [
+    ["secretEnv", "a sensitive TerraformVariable"],
+    ["secretEnvWo", 'an ephemeral, sensitive TerraformVariable (variable.addOverride("ephemeral", true))'],
+  ] as const) {
+    const map = props[prop];
+    if (map === undefined || Token.isUnresolved(map)) continue;
+    const keys = Object.entries(map)
+      .filter(([, v]) => typeof v === "string" && v.length > 0 && !isUnresolved(v))
+      .map(([k]) => k);
+    if (keys.length === 0) continue;
+    out.push(
+      `${prop} holds literal values (${keys.join(", ")}), which will be written into the synthesized configuration (cdk.tf.json) in clear text; pass them from ${advice} instead`,
+    );
   }
   return out;
 }
@@ -289,13 +339,15 @@ export class Instance extends Construct implements IInstance {
       // Passed as given: a map may be a token (a variable's value) that copying would break.
       env: props.env,
       secretEnv: props.secretEnv,
+      secretEnvWo: props.secretEnvWo,
+      secretEnvWoVersion: props.secretEnvWoVersion,
       unsetEnv: props.unsetEnv as string[] | undefined,
       desiredStatus: props.desiredStatus,
       timeouts: props.timeouts,
       provider: props.provider,
       dependsOn: props.dependsOn,
     });
-    for (const prop of ["env", "secretEnv", "unsetEnv"] as const) {
+    for (const prop of ["env", "secretEnv", "secretEnvWo", "unsetEnv"] as const) {
       const value = props[prop];
       if (value === undefined || Token.isUnresolved(value)) continue;
       const keys = Array.isArray(value) ? value : Object.keys(value);
@@ -307,6 +359,7 @@ export class Instance extends Construct implements IInstance {
         }
       }
     }
+    for (const warning of literalSecrets(props)) Annotations.of(this).addWarning(warning);
     this.node.addValidation({ validate: () => problems(schema, this.props) });
   }
 

@@ -81,7 +81,7 @@ export function boundedInteger(prop: string, min: number, max: number, unit: str
       if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
         ctx.issues.push({
           code: "custom",
-          message: `${prop} must be a whole number from ${min} to ${max} ${unit}, got ${show(v)}`,
+          message: `${prop} must be a whole number from ${min} to ${max}${unit ? ` ${unit}` : ""}, got ${show(v)}`,
           input: v,
         });
       }

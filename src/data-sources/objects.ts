@@ -357,9 +357,15 @@ export const instanceObjectAttributes = {
  */
 export function instanceToObject(i: Instance): ObjectValue<typeof instanceObjectAttributes> {
   // The arguments only the resource has (the API does not return them) are left out.
-  const { ssh_key_id, env, secret_env, unset_env, desired_status, offer_filter, ...fields } = instanceToModel(
-    i,
-    {},
-  );
+  const {
+    ssh_key_id,
+    env,
+    secret_env,
+    secret_env_wo_version,
+    unset_env,
+    desired_status,
+    offer_filter,
+    ...fields
+  } = instanceToModel(i, {});
   return { ...fields, offer: offerToObject(i.offer), template: templateToObject(i.template) };
 }

@@ -80,3 +80,4 @@ export {
   SERVER_CAPABILITIES,
 } from "./server";
 export { durationValidator, parseDuration, timeoutsAttribute } from "./timeouts";
+export { hasWriteOnly, nullWriteOnly, writeOnlyValuePaths } from "./write-only";

@@ -292,7 +292,7 @@ export type PlanOf<S extends Schema> = Exclude<Planned<S["type"]>, Unknown | nul
 /** The model of a schema's known values, e.g. `type Thing = InferModel<typeof thingSchema>`. */
 export type InferModel<S extends Schema> = StateOf<S>;
 
-function checkAttributes(attributes: Attributes, where: string, inSet: boolean): void {
+function checkAttributes(attributes: Attributes, where: string, inSet: boolean, inWriteOnly: boolean): void {
   for (const [name, a] of Object.entries(attributes)) {
     const at = where ? `${where}.${name}` : name;
     if (!NAME.test(name)) throw new SchemaError(`attribute name "${at}" must match ${NAME}`);
@@ -305,19 +305,52 @@ function checkAttributes(attributes: Attributes, where: string, inSet: boolean):
     if (a.default !== undefined && !(a.optional && a.computed)) {
       throw new SchemaError(`attribute "${at}" has a default, so it must be optional and computed`);
     }
-    if (a.writeOnly && a.computed) {
-      throw new SchemaError(`write-only attribute "${at}" cannot be computed`);
-    }
+    if (a.writeOnly || inWriteOnly) checkWriteOnly(a, at);
     if (inSet && (a.writeOnly || a.type.kind === "dynamic")) {
       throw new SchemaError(`attribute "${at}" is inside a set and cannot be write-only or dynamic`);
     }
-    if (a.nested) checkAttributes(a.nested.attributes, at, inSet || a.nested.nesting === "set");
+    if (a.nested) {
+      checkAttributes(a.nested.attributes, at, inSet || a.nested.nesting === "set", a.writeOnly);
+    }
   }
+}
+
+/**
+ * The rules Terraform and the large providers keep for write-only attributes: their planned and
+ * stored value is always null, so nothing may compute, default or plan them; a change that must
+ * replace the object goes on a stored companion (e.g. `password_wo_version`).
+ */
+function checkWriteOnly(a: Attribute, at: string): void {
+  if (!a.writeOnly) {
+    throw new SchemaError(`attribute "${at}" is inside a write-only attribute, so it must be write-only too`);
+  }
+  if (a.computed) throw new SchemaError(`write-only attribute "${at}" cannot be computed`);
+  if (a.planModifiers.length > 0) {
+    throw new SchemaError(
+      `write-only attribute "${at}" cannot have plan modifiers: it is always planned as null; put requiresReplace() on a stored companion such as a version number`,
+    );
+  }
+}
+
+/** Throws when a data source or provider schema declares write-only attributes (resources only). */
+export function checkNoWriteOnly(schema: Schema, what: string): void {
+  const walk = (attributes: Attributes, where: string): void => {
+    for (const [name, a] of Object.entries(attributes)) {
+      const at = where ? `${where}.${name}` : name;
+      if (a.writeOnly) {
+        throw new SchemaError(
+          `${what} has a write-only attribute "${at}"; only managed resources can have write-only attributes`,
+        );
+      }
+      if (a.nested) walk(a.nested.attributes, at);
+    }
+  };
+  walk(schema.attributes, "");
 }
 
 /** Builds a schema; throws SchemaError when Terraform would reject it (names, flags). */
 export function defineSchema<const A extends Attributes>(spec: SchemaSpec<A>): Schema<A> {
-  checkAttributes(spec.attributes, "", false);
+  checkAttributes(spec.attributes, "", false, false);
   const version = spec.version ?? 0;
   if (!Number.isSafeInteger(version) || version < 0)
     throw new SchemaError("schema version must be a whole number");

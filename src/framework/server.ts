@@ -32,8 +32,15 @@ import {
   toProtoPath,
 } from "./diagnostics";
 import { checkPlan, nullUnknowns, planChange } from "./plan";
-import { type Attributes, type Schema, type TimeoutOperation, toProtoSchema } from "./schema";
+import {
+  type Attributes,
+  checkNoWriteOnly,
+  type Schema,
+  type TimeoutOperation,
+  toProtoSchema,
+} from "./schema";
 import { parseDuration } from "./timeouts";
+import { nullWriteOnly, writeOnlyValuePaths } from "./write-only";
 
 type Rec = Record<string, CtyValue>;
 
@@ -113,12 +120,6 @@ function compose(schema: Schema, base: Rec | null, values: unknown, diags?: Diag
       );
     }
   }
-  return out;
-}
-
-function withoutWriteOnly(attributes: Attributes, value: Rec): Rec {
-  const out = newRecord<CtyValue>();
-  for (const [name, a] of Object.entries(attributes)) out[name] = a.writeOnly ? null : (value[name] ?? null);
   return out;
 }
 
@@ -229,6 +230,9 @@ export function createProviderService<P>(
   };
   for (const r of def.resources) register(resources, r as unknown as LooseResource<P>);
   for (const d of def.dataSources) register(dataSources, d as unknown as LooseDataSource<P>);
+  // Terraform stores neither provider configuration nor data source results as write-only.
+  checkNoWriteOnly(def.schema, "the provider schema");
+  for (const d of dataSources.values()) checkNoWriteOnly(d.schema, `data source ${d.typeName}`);
 
   const stopper = new AbortController();
   let providerData: { value: P } | undefined;
@@ -301,7 +305,7 @@ export function createProviderService<P>(
     diags: Diagnostics,
     what: string,
   ): Rec => {
-    const composed = withoutWriteOnly(schema.attributes, compose(schema, base, result, diags));
+    const composed = nullWriteOnly(schema.attributes, compose(schema, base, result, diags));
     const { value, paths } = nullUnknowns(composed, schema.type);
     if (paths.length > 0 && !diags.hasErrors()) {
       diags.addError(
@@ -384,17 +388,16 @@ export function createProviderService<P>(
       try {
         const r = resourceFor(req.type_name, diags);
         await validate(r, req.config, diags);
-        // Write-only values need a client that knows not to store them (Terraform >= 1.11).
+        // Write-only values need a client that knows not to store them (Terraform >= 1.11); an
+        // older one does not even send the capability, and would keep the value in plan and state.
         if (r && !req.client_capabilities?.write_only_attributes_allowed) {
           const config = asRec(fromDynamicValue(req.config, r.schema.type));
-          for (const [name, a] of Object.entries(r.schema.attributes)) {
-            if (a.writeOnly && config && config[name] !== null && config[name] !== undefined) {
-              diags.addAttributeError(
-                [{ attribute: name }],
-                "Write-only attribute not supported",
-                `${name} is write-only, which needs Terraform 1.11 or later.`,
-              );
-            }
+          for (const at of config ? writeOnlyValuePaths(r.schema.attributes, config) : []) {
+            diags.addAttributeError(
+              at,
+              "Write-only attribute not supported",
+              `${formatPath(at)} is a write-only argument, which needs Terraform 1.11 or later: this Terraform cannot send a value without storing it in the plan and state. Upgrade Terraform to 1.11 or later, or leave ${formatPath(at)} unset (see the resource's documentation for an argument that works with older versions).`,
+            );
           }
         }
       } catch (err) {
@@ -545,10 +548,13 @@ export function createProviderService<P>(
             },
           };
           await r.modifyPlan(request, context(diags, undefined));
-          change.planned = withoutWriteOnly(r.schema.attributes, compose(r.schema, plan, request.plan));
+          change.planned = compose(r.schema, plan, request.plan);
           plannedPrivate = request.private;
         }
-        if (change.planned) checkPlan(r.schema, change.planned, config, diags);
+        if (change.planned) {
+          change.planned = nullWriteOnly(r.schema.attributes, change.planned);
+          checkPlan(r.schema, change.planned, config, diags);
+        }
         if (diags.hasErrors()) return { diagnostics: out(diags) };
         return {
           planned_state: encode(r.schema, change.planned, diags, "Planning"),
@@ -633,7 +639,7 @@ export function createProviderService<P>(
           return { diagnostics: out(diags) };
         }
         if (diags.hasErrors()) return { diagnostics: out(diags) };
-        const state = compose(r.schema, null, partial);
+        const state = nullWriteOnly(r.schema.attributes, compose(r.schema, null, partial));
         if (!isWhollyKnown(state)) throw new Error("an imported state cannot hold unknown values");
         return {
           imported_resources: [

@@ -99,6 +99,10 @@ describe("the production build", () => {
       const res = (await provider.call("GetProviderSchema")) as { resource_schemas: Record<string, unknown> };
       expect(Object.keys(res.resource_schemas).sort()).toEqual(["gpurental_api_key", "gpurental_instance"]);
       await expect(provider.call("ValidateProviderConfig")).rejects.toThrow(/INTERNAL/);
+      // The log line travels on another pipe than the answer and may come a moment later.
+      for (let i = 0; i < 100 && !/provider-impl\.js/.test(stderr()); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
       expect(stderr()).toMatch(/provider-impl\.js/);
     } finally {
       provider.close();

@@ -266,6 +266,22 @@ describe("serveProvider RPCs (plaintext)", () => {
   });
 });
 
+describe("serveProvider listener", () => {
+  it("serves on loopback TCP when a unix socket path would be too long to bind whole", async () => {
+    const deep = `/tmp/${"d".repeat(100)}`; // never created: only its length matters
+    const { hs } = await serve(createStubProviderService(), {
+      env: { ...plainEnv, PLUGIN_UNIX_SOCKET_DIR: deep },
+    });
+    expect(hs.network).toBe("tcp");
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      await expect(client.call("ValidateProviderConfig")).resolves.toEqual({ diagnostics: [] });
+    } finally {
+      client.close();
+    }
+  });
+});
+
 describe("serveProvider start-up order", () => {
   // The handshake is printed once the listener is bound; grpc-js loads after it. A host that
   // connects at once must wait, then be served, over TLS and in plaintext alike.

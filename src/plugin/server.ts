@@ -16,6 +16,8 @@ import {
 import { type Logger, logger as rootLogger } from "./log";
 import type { ProviderService } from "./tfplugin6";
 
+/** The longest unix socket path every supported system binds whole (macOS: 104 bytes with the NUL). */
+const MAX_SOCKET_PATH_BYTES = 103;
 /** The provider service, or a function that loads it (called once, right after the handshake). */
 export type ServiceSource = ProviderService | (() => ProviderService | Promise<ProviderService>);
 
@@ -146,12 +148,19 @@ export async function serveProvider(
     if (!debug) watchParent(() => shutdown("parent process exited"));
   }
 
-  // A unix socket where there are unix sockets, as go-plugin's own servers do.
-  const network = opts.network ?? (process.platform === "win32" ? "tcp" : "unix");
+  // A unix socket where there are unix sockets, as go-plugin's own servers do; but a socket path
+  // longer than the system takes (a deep temp directory) would be bound cut short where the host
+  // cannot find it, so loopback TCP serves then.
+  const unixPath = join(
+    env.PLUGIN_UNIX_SOCKET_DIR || tmpdir(),
+    `plugin${randomBytes(6).toString("hex")}.sock`,
+  );
+  const network =
+    opts.network ??
+    (process.platform === "win32" || Buffer.byteLength(unixPath) > MAX_SOCKET_PATH_BYTES ? "tcp" : "unix");
   let address: string;
   if (network === "unix") {
-    const dir = env.PLUGIN_UNIX_SOCKET_DIR || tmpdir();
-    socketPath = join(dir, `plugin${randomBytes(6).toString("hex")}.sock`);
+    socketPath = unixPath;
     await listen(listener, socketPath);
     address = socketPath;
   } else {

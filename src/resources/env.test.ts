@@ -12,6 +12,16 @@ describe("toEnvOverrides", () => {
     ]);
   });
 
+  it("sends the write-only secrets as secrets, like secret_env", () => {
+    expect(
+      toEnvOverrides({ secret_env: { A: "1" }, secret_env_wo: { B: "wo-secret" }, unset_env: ["C"] }),
+    ).toEqual([
+      { key: "A", value: "1", secret: true },
+      { key: "B", value: "wo-secret", secret: true },
+      { key: "C", value: null, secret: false },
+    ]);
+  });
+
   it("accepts nulls", () => {
     expect(toEnvOverrides({ env: null, secret_env: undefined, unset_env: null })).toEqual([]);
   });
@@ -52,6 +62,22 @@ describe("validateEnv", () => {
     expect(d[0]).toMatchObject({ path: [{ attribute: "secret_env" }, { key: "A" }] });
     expect(d[1]).toMatchObject({ path: [{ attribute: "unset_env" }] });
     expect(d[0]?.detail).toMatch(/both env and secret_env/);
+  });
+
+  it("checks secret_env_wo like the others: limits, shared count, one map per key, no value shown", () => {
+    const d = validateEnv({
+      secret_env: { A: "1" },
+      secret_env_wo: { A: "2", LONG: "w".repeat(4097) },
+    });
+    expect(d.map((x) => [x.summary, x.path])).toEqual([
+      ["Environment variable set twice", [{ attribute: "secret_env_wo" }, { key: "A" }]],
+      ["Environment variable value too long", [{ attribute: "secret_env_wo" }, { key: "LONG" }]],
+    ]);
+    expect(JSON.stringify(d)).not.toContain("w".repeat(100));
+    const many: Record<string, string> = {};
+    for (let i = 0; i < 100; i++) many[`W${i}`] = "x";
+    expect(validateEnv({ secret_env_wo: many })).toEqual([]);
+    expect(validateEnv({ secret_env_wo: many, env: { ONE: "1" } })[0]?.detail).toContain("101");
   });
 
   it("warns about variables the platform overlay wins over", () => {

@@ -1,8 +1,9 @@
 import type { TemplateEnvVar } from "../api/schemas";
 import type { ResourceDiagnostic } from "./refusals";
 
-// env, secret_env and unset_env are three views of the one env_overrides array of the deploy
-// request (contract 4.2). Splitting them lets Terraform mark the secret values sensitive and lets a
+// env, secret_env, secret_env_wo and unset_env are views of the one env_overrides array of the
+// deploy request (contract 4.2). Splitting them lets Terraform mark the secret values sensitive
+// (secret_env) or keep them out of plan and state altogether (secret_env_wo, write-only), and lets a
 // user drop a template variable without inventing a sentinel value.
 
 /** One entry of the deploy request's env_overrides (contract 4.2). */
@@ -17,6 +18,8 @@ export interface EnvOverride {
 export interface EnvArguments {
   env?: Readonly<Record<string, string>> | null | undefined;
   secret_env?: Readonly<Record<string, string>> | null | undefined;
+  /** Write-only secrets: taken from the configuration when deploying, never from plan or state. */
+  secret_env_wo?: Readonly<Record<string, string>> | null | undefined;
   unset_env?: readonly string[] | null | undefined;
 }
 
@@ -50,11 +53,15 @@ export function toEnvOverrides(args: EnvArguments): EnvOverride[] {
   const out: EnvOverride[] = [];
   for (const [key, value] of Object.entries(args.env ?? {})) out.push({ key, value, secret: false });
   for (const [key, value] of Object.entries(args.secret_env ?? {})) out.push({ key, value, secret: true });
+  for (const [key, value] of Object.entries(args.secret_env_wo ?? {})) out.push({ key, value, secret: true });
   for (const key of args.unset_env ?? []) out.push({ key, value: null, secret: false });
   return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
-function keyPath(attribute: "env" | "secret_env" | "unset_env", key: string): ResourceDiagnostic["path"] {
+/** The attributes env_overrides is made of. */
+type EnvAttribute = "env" | "secret_env" | "secret_env_wo" | "unset_env";
+
+function keyPath(attribute: EnvAttribute, key: string): ResourceDiagnostic["path"] {
   // A set element cannot be addressed in a Terraform attribute path; stop at the set.
   return attribute === "unset_env" ? [{ attribute }] : [{ attribute }, { key }];
 }
@@ -69,9 +76,10 @@ export function validateEnv(
   templateEnv?: readonly TemplateEnvVar[],
 ): ResourceDiagnostic[] {
   const diags: ResourceDiagnostic[] = [];
-  const sources: Array<["env" | "secret_env" | "unset_env", string[]]> = [
+  const sources: Array<[EnvAttribute, string[]]> = [
     ["env", Object.keys(args.env ?? {})],
     ["secret_env", Object.keys(args.secret_env ?? {})],
+    ["secret_env_wo", Object.keys(args.secret_env_wo ?? {})],
     ["unset_env", [...(args.unset_env ?? [])]],
   ];
   const total = sources.reduce((n, [, keys]) => n + keys.length, 0);
@@ -79,7 +87,7 @@ export function validateEnv(
     diags.push({
       severity: "error",
       summary: "Too many environment entries",
-      detail: `env, secret_env and unset_env together have ${total} entries; the API accepts at most ${ENV_LIMITS.entries} environment overrides per instance.`,
+      detail: `env, secret_env, secret_env_wo and unset_env together have ${total} entries; the API accepts at most ${ENV_LIMITS.entries} environment overrides per instance.`,
       path: [{ attribute: "env" }],
     });
   }
@@ -108,7 +116,7 @@ export function validateEnv(
         diags.push({
           severity: "error",
           summary: "Environment variable set twice",
-          detail: `"${key}" appears in both ${first} and ${attribute}. Each variable may appear in only one of env, secret_env and unset_env.`,
+          detail: `"${key}" appears in both ${first} and ${attribute}. Each variable may appear in only one of env, secret_env, secret_env_wo and unset_env.`,
           path: keyPath(attribute, key),
         });
       } else {
@@ -118,13 +126,13 @@ export function validateEnv(
         diags.push({
           severity: "warning",
           summary: `${key} is set by the platform`,
-          detail: `The platform's own overlay always sets ${key} and wins over env, secret_env and unset_env, so this entry has no effect.`,
+          detail: `The platform's own overlay always sets ${key} and wins over env, secret_env, secret_env_wo and unset_env, so this entry has no effect.`,
           path: keyPath(attribute, key),
         });
       }
     }
   }
-  for (const attribute of ["env", "secret_env"] as const) {
+  for (const attribute of ["env", "secret_env", "secret_env_wo"] as const) {
     for (const [key, value] of Object.entries(args[attribute] ?? {})) {
       if (characters(value) > ENV_LIMITS.valueLength) {
         diags.push({

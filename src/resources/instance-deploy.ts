@@ -57,6 +57,9 @@ export function instanceFingerprint(args: InstanceArgs, account: DeploySettings[
       ssh_key_id: args.ssh_key_id,
       env: args.env,
       unset_env: args.unset_env ? [...args.unset_env].sort() : null,
+      // The write-only secrets count through their version only, as in plans (the plan cannot see
+      // their values); left out when unset, so fingerprints written before it existed still match.
+      ...(args.secret_env_wo_version == null ? {} : { secret_env_wo_version: args.secret_env_wo_version }),
     },
     args.secret_env,
   );

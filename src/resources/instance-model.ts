@@ -16,6 +16,13 @@ export interface InstanceArgs {
   ssh_key_id: string | null;
   env: Record<string, string> | null;
   secret_env: Record<string, string> | null;
+  /**
+   * The write-only secrets, present only in the arguments of a deploy (taken from the
+   * configuration); never part of a state.
+   */
+  secret_env_wo?: Record<string, string> | null;
+  /** The number whose change redeploys with new secret_env_wo values; stored like any argument. */
+  secret_env_wo_version?: number | null;
   unset_env: string[] | null;
   desired_status: DesiredStatus;
 }
@@ -151,6 +158,7 @@ export interface PriorArgs {
   ssh_key_id?: string | null | undefined;
   env?: Record<string, string> | null | undefined;
   secret_env?: Record<string, string> | null | undefined;
+  secret_env_wo_version?: number | null | undefined;
   unset_env?: string[] | null | undefined;
   desired_status?: DesiredStatus | undefined;
   offer_filter?: OfferFilter | null | undefined;
@@ -183,8 +191,9 @@ export function offerSnapshotOf(api: Instance, prior: PriorArgs): OfferSnapshot 
 
 /**
  * Maps an API instance onto the resource state. The API does not return ssh_key_id, the env
- * overrides nor the offer filter, so those keep the prior (planned or stored) values; everything
- * else comes from the API.
+ * overrides (nor the version of the write-only ones) nor the offer filter, so those keep the prior
+ * (planned or stored) values; everything else comes from the API. The write-only secrets are never
+ * part of it.
  */
 export function instanceToModel(api: Instance, prior: PriorArgs, desired?: DesiredStatus): InstanceModel {
   const via = api.deployed_via_api_key;
@@ -197,6 +206,7 @@ export function instanceToModel(api: Instance, prior: PriorArgs, desired?: Desir
     ssh_key_id: prior.ssh_key_id ?? null,
     env: prior.env ?? null,
     secret_env: prior.secret_env ?? null,
+    secret_env_wo_version: prior.secret_env_wo_version ?? null,
     unset_env: prior.unset_env ?? null,
     desired_status: desired ?? desiredStatusOf(api.status, prior.desired_status ?? "running"),
     id: api.id,

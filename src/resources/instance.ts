@@ -66,7 +66,7 @@ const replace = () => [requiresReplace()];
  * state); the import leaves a marker in the resource's private data, and the first apply after it
  * adopts the configured values in place instead of replacing the instance.
  */
-const CREATE_ONLY = ["ssh_key_id", "env", "secret_env", "unset_env"] as const;
+const CREATE_ONLY = ["ssh_key_id", "env", "secret_env", "secret_env_wo_version", "unset_env"] as const;
 const UNREAD_AFTER_IMPORT = "create_only_arguments_unread";
 
 function unreadAfterImport(priv: Buffer): boolean {
@@ -102,7 +102,7 @@ const schema = defineSchema({
     `Offers are a live market: they sell out, get cheaper, are withdrawn and go into maintenance. Give the instance an \`offer_filter\` (GPU model, GPU count, and optionally a maximum price and a region) and the provider chooses the offer when the instance is created or replaced: the cheapest matching offer that the deploy checks do not already refuse for this template and \`disk_gb\` (sold out, machine disk, VM capability, CUDA), with offers whose machine goes into maintenance within 24 hours tried last. If another deploy takes that offer first (\`OFFER_UNAVAILABLE\`, \`OFFER_NOT_PINNABLE\`, \`MACHINE_DISK_EXHAUSTED\`, \`MACHINE_IN_MAINTENANCE\`), the next candidate is tried, at most ${MAX_OFFER_ATTEMPTS} offers, with a warning naming both; an answer that was lost is reconciled instead and never followed by a deploy elsewhere. The chosen \`offer_id\`, the \`offer\` it rents and the price snapshot are known after apply and kept in state: later market moves plan no change at all. Changing \`offer_filter\` replaces the instance only when it no longer satisfies the new filter (judged from \`offer\` and \`price_per_hour_micro\`); otherwise the change is recorded in place. With no matching offer that a deploy would accept, the plan fails on \`offer_filter\` and says which criterion left out which offers.`,
     "Pin an `offer_id` instead only when the instance must run on that very offer (a machine you reserved, a region or host the filter cannot express). A pinned offer is never moved away from: when it sells out or is withdrawn the running instance is unaffected, but creating or replacing the instance is refused until it can be rented again, and changing `offer_id` (for example to follow a cheaper offer from the `gpurental_offers` data source) replaces the instance and destroys its disk. Exactly one of `offer_id` and `offer_filter` is set.",
     "Refusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. A maintenance window is only a warning at plan time: the contract leaves it to the service to judge how close is too close, so the deploy's own answer decides. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. Every deploy is recorded in the deploy journal (see the provider's `journal_dir`) before it is sent. A deploy is sent again only when it provably never reached the server; after a lost answer the organization's instances are listed for `reconcile_timeout` and a new instance matching offer, template, disk and label is taken, and if none appears the create fails saying the outcome is unknown, without a second deploy. The next create of the same configuration adopts, with a warning naming its id and when it was deployed, an instance that an interrupted apply (Ctrl-C, a killed terraform or provider) or a late server commit left outside the state, instead of deploying another; a plan that will do so says it.",
-    "The API does not return `ssh_key_id`, `env`, `secret_env`, `unset_env` or `offer_filter`, so an import cannot read them. The first plan after an import records the configured values in state with an in-place update that sends nothing to the API, and warns that they were taken from the configuration; from then on, changing them replaces the instance (`offer_filter`: when the instance does not satisfy the new filter). If the imported instance runs with other values, replace it (`terraform apply -replace=ADDRESS`).",
+    "The API does not return `ssh_key_id`, `env`, `secret_env`, `secret_env_wo_version`, `unset_env` or `offer_filter`, so an import cannot read them (and `secret_env_wo` is never read or stored). The first plan after an import records the configured values in state with an in-place update that sends nothing to the API, and warns that they were taken from the configuration; from then on, changing them replaces the instance (`offer_filter`: when the instance does not satisfy the new filter). If the imported instance runs with other values, replace it (`terraform apply -replace=ADDRESS`).",
   ].join("\n\n"),
   attributes: {
     id: attr.string({ computed: true, description: "ID of the instance.", planModifiers: stable() }),
@@ -180,7 +180,21 @@ const schema = defineSchema({
       optional: true,
       sensitive: true,
       description:
-        "Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output. They are kept in state: protect the state. Changing them replaces the instance.",
+        "Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output. They are kept in state (and in saved plans) in clear text: protect the state, or use `secret_env_wo` with Terraform 1.11 or later. Changing them replaces the instance.",
+      planModifiers: replaceUnlessUnreadImport(),
+    }),
+    secret_env_wo: attr.map(t.string, {
+      optional: true,
+      sensitive: true,
+      writeOnly: true,
+      description:
+        "Secret environment variables like `secret_env`, but write-only (Terraform 1.11 or later): the values are sent to the API when the instance is deployed and are never stored in the plan or the state. Feed them from an `ephemeral` variable (a non-ephemeral variable's value is kept in saved plan files). Terraform cannot see them change: a change of the values alone plans nothing; change `secret_env_wo_version` to redeploy the instance (a replacement, which destroys its disk) with the current values. Use this rather than `secret_env` wherever Terraform 1.11 or later runs the configuration.",
+    }),
+    secret_env_wo_version: attr.number({
+      optional: true,
+      description:
+        "Required with `secret_env_wo`: any whole number, stored in state. Changing it replaces the instance, deploying it with the current `secret_env_wo` values; that is the only way to rotate them, since env is only sent when an instance is deployed.",
+      validators: [wholeNumber(0, Number.MAX_SAFE_INTEGER, "secret_env_wo_version")],
       planModifiers: replaceUnlessUnreadImport(),
     }),
     unset_env: attr.set(t.string, {
@@ -291,8 +305,11 @@ function known<T>(v: T | Unknown): v is T {
   return !isUnknown(v);
 }
 
-/** The plain arguments of a wholly known plan or state (a plan's offer_id is unknown with a filter). */
-function toArgs(p: Plan | State): InstanceArgs {
+/**
+ * The plain arguments of a wholly known plan or state (a plan's offer_id is unknown with a filter);
+ * the write-only secrets come from the configuration, when the arguments are for a deploy.
+ */
+function toArgs(p: Plan | State, config?: Plan): InstanceArgs {
   const strMap = (m: unknown): Record<string, string> | null =>
     m === null || m === undefined ? null : { ...(m as Record<string, string>) };
   const filter = toOfferFilter(p.offer_filter as CtyValue) ?? null;
@@ -305,6 +322,9 @@ function toArgs(p: Plan | State): InstanceArgs {
     ssh_key_id: (p.ssh_key_id as string | null) ?? null,
     env: strMap(p.env),
     secret_env: strMap(p.secret_env),
+    ...(config ? { secret_env_wo: strMap(config.secret_env_wo) } : {}),
+    secret_env_wo_version:
+      p.secret_env_wo_version === null ? null : toNumber(p.secret_env_wo_version as NumberValue),
     unset_env:
       p.unset_env === null || p.unset_env === undefined ? null : [...(p.unset_env as string[])].sort(),
     desired_status: ((p.desired_status as string | null) ?? "running") as DesiredStatus,
@@ -317,6 +337,7 @@ function priorArgs(s: State): PriorArgs {
     ssh_key_id: s.ssh_key_id,
     env: s.env ? { ...s.env } : null,
     secret_env: s.secret_env ? { ...s.secret_env } : null,
+    secret_env_wo_version: s.secret_env_wo_version === null ? null : toNumber(s.secret_env_wo_version),
     unset_env: s.unset_env ? [...s.unset_env].sort() : null,
     desired_status: s.desired_status === "stopped" ? "stopped" : "running",
     offer_filter: toOfferFilter(s.offer_filter) ?? null,
@@ -337,6 +358,9 @@ function priorArgs(s: State): PriorArgs {
 function toState(m: InstanceModel): Omit<State, "timeouts"> {
   return {
     ...m,
+    // Write-only: never part of a state, whatever the model carries.
+    secret_env_wo: null,
+    secret_env_wo_version: m.secret_env_wo_version ?? null,
     offer_filter: m.offer_filter
       ? {
           gpu_model: m.offer_filter.gpu_model,
@@ -361,7 +385,7 @@ function parseMinutes(d: string): number {
 }
 
 /** The deploy checks of a plan that creates the instance, on whatever of the plan is known. */
-async function planTimeChecks(plan: Plan, ctx: HandlerContext<GpurentalClient>): Promise<void> {
+async function planTimeChecks(plan: Plan, config: Plan, ctx: HandlerContext<GpurentalClient>): Promise<void> {
   const cred = credentialOf(ctx.providerData);
   if (!cred.configured) return;
   const { offer_id, template_id, disk_gb, ssh_key_id } = plan;
@@ -387,10 +411,16 @@ async function planTimeChecks(plan: Plan, ctx: HandlerContext<GpurentalClient>):
   if (template) {
     const env = known(plan.env) && plan.env !== null ? plan.env : null;
     const secret = known(plan.secret_env) && plan.secret_env !== null ? plan.secret_env : null;
+    // Write-only: only the configuration has them.
+    const secretWo =
+      known(config.secret_env_wo) && config.secret_env_wo !== null ? config.secret_env_wo : null;
     const unset = known(plan.unset_env) && plan.unset_env !== null ? plan.unset_env : null;
+    const knownMap = (m: Record<string, CtyValue> | null) =>
+      m && Object.values(m).every(known) ? (m as Record<string, string>) : null;
     const args = {
-      env: env && Object.values(env).every(known) ? (env as Record<string, string>) : null,
-      secret_env: secret && Object.values(secret).every(known) ? (secret as Record<string, string>) : null,
+      env: knownMap(env),
+      secret_env: knownMap(secret),
+      secret_env_wo: knownMap(secretWo),
       unset_env: unset?.every(known) ? (unset as string[]) : null,
     };
     const extra = validateEnv(args, template.env).filter(
@@ -427,6 +457,23 @@ function checkOfferChoice(config: Plan): ResourceDiagnostic[] {
     ];
   }
   return [];
+}
+
+/**
+ * secret_env_wo needs its version number: without it a change of the values could never reach the
+ * instance, since Terraform does not see write-only values change. An unknown value counts as set.
+ */
+function checkSecretEnvWoVersion(config: Plan): ResourceDiagnostic[] {
+  if (config.secret_env_wo === null || config.secret_env_wo_version !== null) return [];
+  return [
+    {
+      severity: "error",
+      summary: "Missing secret_env_wo_version",
+      detail:
+        "secret_env_wo is write-only: Terraform never stores it, so it cannot see its values change. Set secret_env_wo_version = 1 next to it, and change that number whenever the values change; that redeploys the instance (a replacement) with the new values.",
+      path: [{ attribute: "secret_env_wo_version" }],
+    },
+  ];
 }
 
 /**
@@ -518,6 +565,8 @@ export const instanceResource = {
     // Only what is known is checked; unknown maps and sets are left to the plan after them.
     const env = known(config.env) && config.env !== null ? config.env : null;
     const secret = known(config.secret_env) && config.secret_env !== null ? config.secret_env : null;
+    const secretWo =
+      known(config.secret_env_wo) && config.secret_env_wo !== null ? config.secret_env_wo : null;
     const unset = known(config.unset_env) && config.unset_env !== null ? config.unset_env : null;
     const onlyKnown = (m: Record<string, CtyValue> | null): Record<string, string> | null =>
       m === null
@@ -526,11 +575,13 @@ export const instanceResource = {
             Object.entries(m).map(([k, v]) => [k, known(v) && typeof v === "string" ? v : ""]),
           );
     report(ctx.diags, checkOfferChoice(config));
+    report(ctx.diags, checkSecretEnvWoVersion(config));
     report(
       ctx.diags,
       validateEnv({
         env: onlyKnown(env as Record<string, CtyValue> | null),
         secret_env: onlyKnown(secret as Record<string, CtyValue> | null),
+        secret_env_wo: onlyKnown(secretWo as Record<string, CtyValue> | null),
         unset_env: unset ? (unset.filter((v) => known(v) && typeof v === "string") as string[]) : null,
       }),
     );
@@ -539,7 +590,7 @@ export const instanceResource = {
   async modifyPlan(req, ctx) {
     const { plan, state } = req;
     if (state === null) {
-      await planTimeChecks(plan, ctx);
+      await planTimeChecks(plan, req.config, ctx);
       planAdoption(plan, ctx);
       return;
     }
@@ -574,8 +625,8 @@ export const instanceResource = {
     }
   },
 
-  async create({ plan }, ctx) {
-    const args = toArgs(plan);
+  async create({ plan, config }, ctx) {
+    const args = toArgs(plan, config);
     const settings = deploySettingsOf(ctx.providerData);
     await sweepLostKeysOf(ctx.providerData, ctx.signal);
     const r = await createInstance(

@@ -199,6 +199,69 @@ describe("Instance", () => {
   });
 });
 
+describe("Instance secrets", () => {
+  const base: InstanceProps = { offerId: OFFER, templateId: TEMPLATE };
+  const warningsOf = (c: Construct) =>
+    c.node.metadata.filter((m) => m.type === "@cdktf/warn").map((m) => String(m.data));
+
+  it("takes secretEnvWo from an ephemeral variable: cdk.tf.json holds the reference and no warning", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    new GpurentalProvider(stack, "gpurental");
+    const token = new TerraformVariable(stack, "api_token", { type: "string", sensitive: true });
+    token.addOverride("ephemeral", true);
+    const gpu = new Instance(stack, "gpu", {
+      ...base,
+      secretEnvWo: { API_TOKEN: token.stringValue },
+      secretEnvWoVersion: 3,
+    });
+    const synthesized = Testing.synth(stack, true);
+    expect(synthesized).toHaveResourceWithProperties(instance.Instance, {
+      secret_env_wo: { API_TOKEN: "${var.api_token}" },
+      secret_env_wo_version: 3,
+    });
+    expect(JSON.parse(synthesized).variable.api_token).toMatchObject({ ephemeral: true, sensitive: true });
+    expect(warningsOf(gpu)).toEqual([]);
+  });
+
+  it("warns when a secret prop holds literals, naming the keys and never the values", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const token = new TerraformVariable(stack, "t", { type: "string", sensitive: true });
+    const gpu = new Instance(stack, "gpu", {
+      ...base,
+      secretEnv: { HF_TOKEN: "hf_literal_value", FROM_VAR: token.stringValue },
+      secretEnvWo: { DB_PASSWORD: "db_literal_value" },
+      secretEnvWoVersion: 1,
+    });
+    const warnings = warningsOf(gpu);
+    expect(warnings).toEqual([
+      expect.stringContaining("secretEnv holds literal values (HF_TOKEN), which will be written into"),
+      expect.stringContaining("secretEnvWo holds literal values (DB_PASSWORD)"),
+    ]);
+    expect(warnings.join("\n")).not.toMatch(/hf_literal_value|db_literal_value|FROM_VAR/);
+    expect(warnings[1]).toContain("ephemeral");
+  });
+
+  it("validates secretEnvWo with the other env props and requires its version", () => {
+    const message = synthErrors((s) => {
+      new Instance(s, "nover", { ...base, secretEnvWo: { A: "1" } });
+      new Instance(s, "clash", {
+        ...base,
+        secretEnv: { A: "1" },
+        secretEnvWo: { A: "2" },
+        secretEnvWoVersion: 1,
+      });
+      new Instance(s, "half", { ...base, secretEnvWo: { B: "2" }, secretEnvWoVersion: 1.5 });
+    });
+    expect(message).toContain("[test/nover] secretEnvWo needs secretEnvWoVersion");
+    expect(message).toContain('[test/clash] "A" is in both secretEnv and secretEnvWo');
+    expect(message).toContain(
+      "[test/half] secretEnvWoVersion must be a whole number from 0 to 9007199254740991, got 1.5",
+    );
+  });
+});
+
 describe("lookups", () => {
   it("picks the cheapest matching offer, those going into maintenance within a day last", () => {
     const app = Testing.app();
@@ -339,7 +402,7 @@ describe("validation at synth time", () => {
           env: envOf(90),
           unsetEnv: Array.from({ length: 11 }, (_, i) => `U${i}`),
         }),
-      ["env, secretEnv and unsetEnv must have at most 100 entries together, got 101"],
+      ["env, secretEnv, secretEnvWo and unsetEnv must have at most 100 entries together, got 101"],
     ],
     [
       "env key too long",

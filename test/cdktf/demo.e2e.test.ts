@@ -160,43 +160,58 @@ describe("example CDKTF app against the in-process fake backend", () => {
 });
 
 describe("demo --keep", () => {
-  it("leaves the instance running and says how to reach the fake backend until stopped", async () => {
+  it("waits, and when stopped in a hurry says what the fake backend still held; a --work-dir stays", async () => {
     const work = mkdtempSync(join(tmpdir(), "gpurental-demo-keep-"));
     const out = collector();
     const stop = new AbortController();
+    const hurry = new AbortController();
     try {
-      const result = await runDemo({
+      const run = runDemo({
         workDir: work,
         keep: true,
         transitions: "immediate",
         out: out.stream,
         signal: stop.signal,
-        // Stands for the user's Ctrl-C, once the demo waits.
+        hurry: hurry.signal,
+        // Stands for a second Ctrl-C (or SIGTERM), once the demo waits.
         onDeployed: () => {
-          setTimeout(() => stop.abort(), 200);
+          setTimeout(() => {
+            stop.abort();
+            hurry.abort();
+          }, 200);
         },
       });
+      await expect(run).rejects.toThrow("interrupted");
       const printed = out.text();
       expect(printed).toContain("Kept running (--keep)");
       expect(printed).toMatch(/export GPURENTAL_BASE_URL=http:\/\/127\.0\.0\.1:\d+/);
       expect(printed).toContain(`${work}/credentials.json`);
-      expect(printed).not.toContain("destroying");
-      expect(result.liveInstancesAtEnd).toBe(1);
-      expect(result.liveApiKeysAtEnd).toBe(1);
+      expect(printed).toContain(
+        "fake backend stopped with 1 instance(s) and 1 API key(s) not destroyed; they existed only in this process, so nothing is left running or billing",
+      );
+      expect(printed).toContain(`Work folder kept: ${work}`);
       expect(existsSync(join(work, `terraform.${DEMO_STACK}.tfstate`))).toBe(true);
+      expect(processesMentioning(work)).toEqual([]);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
   });
 });
 
+/** A fresh temp directory for one CLI run (its TMPDIR), so what the run leaves there can be listed. */
+function freshTmp(): string {
+  return mkdtempSync(join(tmpdir(), "gpurental-demo-tmp-"));
+}
+
 describe("gpurental demo", () => {
-  it("runs end to end and exits 0", async () => {
-    const work = mkdtempSync(join(tmpdir(), "gpurental-demo-cli-"));
+  it("runs end to end, exits 0, and leaves the temp directory as it found it", async () => {
+    const tmp = freshTmp();
     try {
-      const run = await runCli(["demo", "--work-dir", work]);
+      const run = await runCli(["demo"], { TMPDIR: tmp });
       expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
       for (const part of [
+        `Work folder: ${tmp}/gpurental-demo-`,
+        "removed when the demo ends",
         "fake backend up at http://127.0.0.1:",
         "provider 0.1.0 installed",
         "deployed",
@@ -205,49 +220,99 @@ describe("gpurental demo", () => {
         "Jupyter",
         "Spend so far",
         "destroyed: no instance and no API key left",
-        "fake backend stopped",
+        "fake backend stopped\n",
+        `work folder ${tmp}/gpurental-demo-`,
       ]) {
         expect(run.stdout).toContain(part);
       }
-      expect(processesMentioning(work)).toEqual([]);
+      expect(readdirSync(tmp)).toEqual([]);
+      expect(processesMentioning(tmp)).toEqual([]);
     } finally {
-      rmSync(work, { recursive: true, force: true });
+      rmSync(tmp, { recursive: true, force: true });
     }
   });
 
-  it("ends a failed step with its reason and leaves nothing running", async () => {
-    const work = mkdtempSync(join(tmpdir(), "gpurental-demo-fail-"));
+  it("ends a failed step with its reason and the end of cdktf's output, leaving nothing behind", async () => {
+    const tmp = freshTmp();
     try {
       // No offer of this model exists: the instance's offer filter fails the plan, saying why.
-      const run = await runCli(["demo", "--work-dir", work], { GPURENTAL_GPU_MODEL: "H100" });
+      const run = await runCli(["demo"], { TMPDIR: tmp, GPURENTAL_GPU_MODEL: "H100" });
       expect(run.code).toBe(1);
       expect(run.stdout).toContain("No offer matches offer_filter");
       expect(run.stdout).toContain("No offer of H100 is listed on the market now.");
+      expect(run.stdout).toContain(
+        "The end of cdktf's output (run with --work-dir <dir> to keep all of it):",
+      );
       expect(run.stdout).toContain("fake backend stopped");
-      expect(run.stderr).toContain("gpurental demo: cdktf deploy failed (exit code 1); see ");
+      expect(run.stderr).toContain(
+        "gpurental demo: cdktf deploy failed (exit code 1); see the end of cdktf's output above",
+      );
+      expect(readdirSync(tmp)).toEqual([]);
+      expect(processesMentioning(tmp)).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it("keeps a --work-dir after a failure, with cdktf's whole output", async () => {
+    const work = mkdtempSync(join(tmpdir(), "gpurental-demo-fail-"));
+    try {
+      const failed = await runCli(["demo", "--work-dir", work], { GPURENTAL_GPU_MODEL: "H100" });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toContain(`cdktf deploy failed (exit code 1); see ${work}/cdktf.log`);
+      expect(readFileSync(join(work, "cdktf.log"), "utf8")).toContain("No offer matches offer_filter");
+      expect(failed.stdout).toContain(`Work folder kept: ${work}`);
       expect(processesMentioning(work)).toEqual([]);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
   });
 
-  it("stops cleanly on Ctrl-C during the deploy", async () => {
-    const work = mkdtempSync(join(tmpdir(), "gpurental-demo-int-"));
+  it.each([
+    ["Ctrl-C", "SIGINT"],
+    ["SIGTERM", "SIGTERM"],
+  ] as const)("stops cleanly on %s during the deploy, leaving nothing behind", async (_name, signal) => {
+    const tmp = freshTmp();
     try {
       let sent = false;
-      const run = await runCli(["demo", "--work-dir", work], {}, (soFar, child) => {
+      const run = await runCli(["demo"], { TMPDIR: tmp }, (soFar, child) => {
         if (!sent && soFar.includes("deploying with cdktf")) {
           sent = true;
-          setTimeout(() => child.kill("SIGINT"), 1500);
+          setTimeout(() => child.kill(signal), 1500);
         }
       });
       expect(sent).toBe(true);
       expect(run.code).toBe(130);
       expect(run.stderr).toContain("gpurental demo: interrupted");
       expect(run.stdout).toContain("fake backend stopped");
-      expect(processesMentioning(work)).toEqual([]);
+      expect(readdirSync(tmp)).toEqual([]);
+      expect(processesMentioning(tmp)).toEqual([]);
     } finally {
-      rmSync(work, { recursive: true, force: true });
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it("with --keep, Ctrl-C destroys what it deployed, stops and removes its folder", async () => {
+    const tmp = freshTmp();
+    try {
+      let sent = false;
+      const run = await runCli(["demo", "--keep"], { TMPDIR: tmp }, (soFar, child) => {
+        if (!sent && soFar.includes("Press Ctrl-C")) {
+          sent = true;
+          // The state lives in the work folder while the demo waits.
+          expect(readdirSync(tmp)).toHaveLength(1);
+          child.kill("SIGINT");
+        }
+      });
+      expect(sent).toBe(true);
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(run.stdout).toContain("Kept running (--keep)");
+      expect(run.stdout).toContain("destroyed: no instance and no API key left");
+      expect(run.stdout).toContain("fake backend stopped\n");
+      expect(readdirSync(tmp)).toEqual([]);
+      expect(processesMentioning(tmp)).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
     }
   });
 

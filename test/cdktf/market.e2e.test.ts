@@ -129,10 +129,11 @@ beforeAll(async () => {
   env = {
     PATH: process.env.PATH,
     HOME: join(work, "home"),
-    TMPDIR: process.env.TMPDIR,
+    TMPDIR: join(work, "tmp"),
     TERRAFORM_BINARY_NAME: process.env.TERRAFORM_BINARY_NAME,
     GPURENTAL_BASE_URL: fake.url,
     GPURENTAL_TOKEN: creds.admin_session_token,
+    GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(work, "code-cache"),
     TF_CLI_CONFIG_FILE: join(work, "terraform.rc"),
     TF_IN_AUTOMATION: "1",
     CHECKPOINT_DISABLE: "1",
@@ -147,6 +148,7 @@ beforeAll(async () => {
   };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
   mkdirSync(env.HOME!, { recursive: true });
+  mkdirSync(env.TMPDIR!, { recursive: true });
 });
 
 afterAll(async () => {

@@ -23,7 +23,12 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), "gpurental-validate-"));
   const installed = installProvider({ dir: join(work, "mirror"), version });
   writeFileSync(join(work, "terraform.rc"), installed.cliConfig);
-  env = { ...process.env, TF_CLI_CONFIG_FILE: join(work, "terraform.rc"), CHECKPOINT_DISABLE: "1" };
+  env = {
+    ...process.env,
+    TF_CLI_CONFIG_FILE: join(work, "terraform.rc"),
+    CHECKPOINT_DISABLE: "1",
+    GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(work, "code-cache"),
+  };
   delete env.TF_PLUGIN_CACHE_DIR;
 });
 

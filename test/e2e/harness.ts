@@ -89,12 +89,15 @@ export class TerraformHarness {
     writeFileSync(cliConfig, install.cliConfig);
     const workDir = join(root, "work");
     const home = join(root, "home");
+    // terraform's and the provider's temp files (a killed provider leaves its socket) go with the root.
+    const tmp = join(root, "tmp");
     mkdirSync(workDir, { recursive: true });
     mkdirSync(home, { recursive: true });
+    mkdirSync(tmp, { recursive: true });
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: home,
-      TMPDIR: process.env.TMPDIR,
+      TMPDIR: tmp,
       TF_CLI_CONFIG_FILE: cliConfig,
       CHECKPOINT_DISABLE: "1",
       TF_IN_AUTOMATION: "1",

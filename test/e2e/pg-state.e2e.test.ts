@@ -309,7 +309,7 @@ function cdktfApp(): void {
     env = {
       PATH: process.env.PATH,
       HOME: tf.env.HOME,
-      TMPDIR: process.env.TMPDIR,
+      TMPDIR: tf.env.TMPDIR,
       TERRAFORM_BINARY_NAME: process.env.TERRAFORM_BINARY_NAME,
       TF_CLI_CONFIG_FILE: tf.env.TF_CLI_CONFIG_FILE,
       TF_IN_AUTOMATION: "1",

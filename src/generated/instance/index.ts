@@ -44,11 +44,23 @@ export interface InstanceConfig extends cdktf.TerraformMetaArguments {
   */
   readonly offerId?: string;
   /**
-  * Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output. They are kept in state: protect the state. Changing them replaces the instance.
+  * Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output. They are kept in state (and in saved plans) in clear text: protect the state, or use `secret_env_wo` with Terraform 1.11 or later. Changing them replaces the instance.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#secret_env Instance#secret_env}
   */
   readonly secretEnv?: { [key: string]: string };
+  /**
+  * Secret environment variables like `secret_env`, but write-only (Terraform 1.11 or later): the values are sent to the API when the instance is deployed and are never stored in the plan or the state. Feed them from an `ephemeral` variable (a non-ephemeral variable's value is kept in saved plan files). Terraform cannot see them change: a change of the values alone plans nothing; change `secret_env_wo_version` to redeploy the instance (a replacement, which destroys its disk) with the current values. Use this rather than `secret_env` wherever Terraform 1.11 or later runs the configuration.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#secret_env_wo Instance#secret_env_wo}
+  */
+  readonly secretEnvWo?: { [key: string]: string };
+  /**
+  * Required with `secret_env_wo`: any whole number, stored in state. Changing it replaces the instance, deploying it with the current `secret_env_wo` values; that is the only way to rotate them, since env is only sent when an instance is deployed.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#secret_env_wo_version Instance#secret_env_wo_version}
+  */
+  readonly secretEnvWoVersion?: number;
   /**
   * ID of the SSH key to authorize. With a session or a personal API key: one of the caller's own keys; with a team key: a key of any current member. Without it SSH is impossible. Changing it replaces the instance.
   *
@@ -632,6 +644,8 @@ export class Instance extends cdktf.TerraformResource {
     this._offerFilter.internalValue = config.offerFilter;
     this._offerId = config.offerId;
     this._secretEnv = config.secretEnv;
+    this._secretEnvWo = config.secretEnvWo;
+    this._secretEnvWoVersion = config.secretEnvWoVersion;
     this._sshKeyId = config.sshKeyId;
     this._templateId = config.templateId;
     this._timeouts.internalValue = config.timeouts;
@@ -838,6 +852,38 @@ export class Instance extends cdktf.TerraformResource {
     return this._secretEnv;
   }
 
+  // secret_env_wo - computed: false, optional: true, required: false
+  private _secretEnvWo?: { [key: string]: string }; 
+  public get secretEnvWo() {
+    return this.getStringMapAttribute('secret_env_wo');
+  }
+  public set secretEnvWo(value: { [key: string]: string }) {
+    this._secretEnvWo = value;
+  }
+  public resetSecretEnvWo() {
+    this._secretEnvWo = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get secretEnvWoInput() {
+    return this._secretEnvWo;
+  }
+
+  // secret_env_wo_version - computed: false, optional: true, required: false
+  private _secretEnvWoVersion?: number; 
+  public get secretEnvWoVersion() {
+    return this.getNumberAttribute('secret_env_wo_version');
+  }
+  public set secretEnvWoVersion(value: number) {
+    this._secretEnvWoVersion = value;
+  }
+  public resetSecretEnvWoVersion() {
+    this._secretEnvWoVersion = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get secretEnvWoVersionInput() {
+    return this._secretEnvWoVersion;
+  }
+
   // spend_micro - computed: true, optional: false, required: false
   public get spendMicro() {
     return this.getNumberAttribute('spend_micro');
@@ -967,6 +1013,8 @@ export class Instance extends cdktf.TerraformResource {
       offer_filter: instanceOfferFilterToTerraform(this._offerFilter.internalValue),
       offer_id: cdktf.stringToTerraform(this._offerId),
       secret_env: cdktf.hashMapper(cdktf.stringToTerraform)(this._secretEnv),
+      secret_env_wo: cdktf.hashMapper(cdktf.stringToTerraform)(this._secretEnvWo),
+      secret_env_wo_version: cdktf.numberToTerraform(this._secretEnvWoVersion),
       ssh_key_id: cdktf.stringToTerraform(this._sshKeyId),
       template_id: cdktf.stringToTerraform(this._templateId),
       timeouts: instanceTimeoutsToTerraform(this._timeouts.internalValue),
@@ -1017,6 +1065,18 @@ export class Instance extends cdktf.TerraformResource {
         isBlock: false,
         type: "map",
         storageClassType: "stringMap",
+      },
+      secret_env_wo: {
+        value: cdktf.hashMapperHcl(cdktf.stringToHclTerraform)(this._secretEnvWo),
+        isBlock: false,
+        type: "map",
+        storageClassType: "stringMap",
+      },
+      secret_env_wo_version: {
+        value: cdktf.numberToHclTerraform(this._secretEnvWoVersion),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "number",
       },
       ssh_key_id: {
         value: cdktf.stringToHclTerraform(this._sshKeyId),

@@ -22,9 +22,13 @@ resource "gpurental_instance" "trainer" {
   env = {
     WANDB_PROJECT = "resnet"
   }
-  secret_env = {
+  # Write-only (Terraform 1.11 or later): sent when the instance is deployed, never stored in the
+  # plan or the state. New values alone change nothing; bump secret_env_wo_version to redeploy the
+  # instance with them. (secret_env takes the same map on older Terraform, but stores it.)
+  secret_env_wo = {
     WANDB_API_KEY = var.wandb_api_key
   }
+  secret_env_wo_version = 1
 
   # Set to "stopped" to stop the instance and keep its disk.
   desired_status = "running"
@@ -37,6 +41,7 @@ resource "gpurental_instance" "trainer" {
 variable "wandb_api_key" {
   type      = string
   sensitive = true
+  ephemeral = true # given to each command, kept in no plan file
 }
 
 output "rented" {

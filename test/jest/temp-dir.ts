@@ -1,0 +1,40 @@
+// Jest's global setup and teardown: every run gets a temp directory of its own (TMPDIR, inherited
+// by the workers and every program the tests start), and the teardown names whatever the tests
+// left in it, fails the run if anything is there, and removes it. The one exception is cdktf's
+// Testing helpers, which create cdktf.outdir.* folders they never remove: those are cleared.
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** The variable that carries the run's temp directory from the setup to the teardown. */
+const RUN_TMPDIR = "GPURENTAL_TEST_RUN_TMPDIR";
+
+/** Left by cdktf's Testing.app()/Testing.synth(); nothing of ours. */
+const THIRD_PARTY = /^cdktf\.outdir\./;
+
+/** Global setup: a fresh temp directory for this run, in `parent` (the temp directory by default). */
+export function setup(parent: string = tmpdir()): void {
+  const dir = mkdtempSync(join(parent, "gpurental-jest-"));
+  // As open as the temp directory it stands for (/tmp: everyone, sticky): servers that tests start
+  // under another user (PostgreSQL refuses to run as root) must reach their folders in it.
+  chmodSync(dir, statSync(parent).mode & 0o7777);
+  process.env[RUN_TMPDIR] = dir;
+  process.env.TMPDIR = dir;
+}
+
+/** Global teardown: fails, naming them, when the tests left anything but cdktf's folders. */
+export function teardown(): void {
+  const dir = process.env[RUN_TMPDIR];
+  if (!dir) return;
+  let left: string[] = [];
+  try {
+    left = readdirSync(dir).filter((name) => !THIRD_PARTY.test(name));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (left.length > 0) {
+    throw new Error(
+      `the tests left ${left.length} entr${left.length === 1 ? "y" : "ies"} in their temp directory: ${left.sort().join(", ")}. Tests must remove every temp file and folder they create (run one suite alone to find which).`,
+    );
+  }
+}
