@@ -187,6 +187,11 @@ export async function configureClient(
       token: token.value,
       orgId: orgId.kind === "value" ? orgId.value : undefined,
       userAgent: `Terraform/${req.terraformVersion || "unknown"} terraform-provider-gpurental${appended ? ` ${appended}` : ""}`,
+      // Connection errors name the address and where it came from, so the reader knows what to fix.
+      baseUrlSource:
+        baseUrl.from === "config"
+          ? "base_url in the provider block"
+          : `the ${PROVIDER_ENV.base_url} environment variable`,
       logger: logToProvider,
       signal: ctx.signal,
       ...opts.clientOptions,

@@ -12,7 +12,9 @@ export {
   type ResolvedRetryOptions,
   type RetryOptions,
   realSleep,
+  retryDelay,
   type Sleep,
 } from "./retry";
+export * from "./retry-policy";
 export * from "./schemas";
 export * from "./waiter";
