@@ -422,12 +422,30 @@ describe("reads against the fake backend", () => {
       client_capabilities: { deferral_allowed: false, write_only_attributes_allowed: true },
     });
     const diags = diagnostics(res.diagnostics);
-    expect(diags[0]).toMatchObject({
-      severity: "error",
-      summary: "Reading data source gpurental_offers failed",
-    });
-    expect(diags[0]!.detail).toContain("GET /v1/offers");
+    expect(diags[0]).toMatchObject({ severity: "error", summary: "Cannot reach the gpurental API" });
+    expect(diags[0]!.detail).toMatch(
+      /^Reading data source gpurental_offers failed\. GET \/v1\/offers: cannot connect to http:\/\/127\.0\.0\.1:9 \(base_url in the provider block\): connect ECONNREFUSED 127\.0\.0\.1:9\. /,
+    );
     expect(JSON.stringify(diags)).not.toContain(creds.admin_session_token);
+  });
+
+  it("names GPURENTAL_BASE_URL when the address came from the environment", async () => {
+    const h = createHarness(
+      createProvider({
+        env: { GPURENTAL_BASE_URL: "http://127.0.0.1:9" },
+        clientOptions: { retry: { maxAttempts: 1 } },
+      }),
+    );
+    expect(await h.configure({ token: creds.admin_session_token })).toEqual([]);
+    const res = await h.service.ReadDataSource({
+      type_name: "gpurental_instances",
+      config: dynamic("gpurental_instances", {}),
+      provider_meta: null,
+      client_capabilities: { deferral_allowed: false, write_only_attributes_allowed: true },
+    });
+    expect(diagnostics(res.diagnostics)[0]!.detail).toContain(
+      "cannot connect to http://127.0.0.1:9 (the GPURENTAL_BASE_URL environment variable): connect ECONNREFUSED 127.0.0.1:9",
+    );
   });
 
   it("a credential of another organization gets ORG_MISMATCH", async () => {

@@ -1,5 +1,5 @@
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, notBlank, reportReadError } from "./common";
+import { type DataSourceApi, notBlank, readOptions, reportReadError } from "./common";
 import { INSTANCE_DESCRIPTIONS, instanceAttributes, instanceToObject } from "./objects";
 
 const schema = defineSchema({
@@ -21,7 +21,7 @@ export const instanceDataSource = {
   schema,
   async read({ config }, ctx) {
     try {
-      const instance = await ctx.providerData.getInstance(config.id!, { signal: ctx.signal });
+      const instance = await ctx.providerData.getInstance(config.id!, readOptions(ctx));
       return instanceToObject(instance);
     } catch (err) {
       reportReadError(ctx.diags, "gpurental_instance", err);

@@ -1,6 +1,6 @@
 import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, notBlank, reportReadError } from "./common";
+import { type DataSourceApi, notBlank, readOptions, reportReadError } from "./common";
 import { offerAttributes, offerToObject } from "./objects";
 
 const schema = defineSchema({
@@ -22,7 +22,7 @@ export const offerDataSource = {
   schema,
   async read({ config }, ctx) {
     try {
-      const offer = await ctx.providerData.getOffer(config.id!, { signal: ctx.signal });
+      const offer = await ctx.providerData.getOffer(config.id!, readOptions(ctx));
       return offerToObject(offer);
     } catch (err) {
       reportReadError(

@@ -4,7 +4,7 @@ import type { Offer, Template } from "../api/schemas";
 import { attr, type DataSourceDefinition, defineSchema, oneOf, toNumber } from "../framework";
 import { MAX_PRICE_LIMIT_MICRO } from "../resources/offer-filter";
 import { matchesFilter, type OfferFilter, selectOffers } from "../resources/offer-selection";
-import { type DataSourceApi, integerBetween, notBlank, reportReadError } from "./common";
+import { type DataSourceApi, integerBetween, notBlank, readOptions, reportReadError } from "./common";
 import { offerObjectAttributes, offerToObject } from "./objects";
 
 const SORTS = ["price_asc", "price_desc"] as const;
@@ -103,14 +103,12 @@ export const offersDataSource = {
     let template: Template | null | undefined;
     try {
       [offers, template] = await Promise.all([
-        ctx.providerData.listOffers(query, { signal: ctx.signal }),
+        ctx.providerData.listOffers(query, readOptions(ctx)),
         deployable?.template_id
-          ? ctx.providerData
-              .getTemplate(deployable.template_id, { signal: ctx.signal })
-              .catch((err: unknown) => {
-                if (err instanceof ApiError && err.code === "TEMPLATE_NOT_FOUND") return null;
-                throw err;
-              })
+          ? ctx.providerData.getTemplate(deployable.template_id, readOptions(ctx)).catch((err: unknown) => {
+              if (err instanceof ApiError && err.code === "TEMPLATE_NOT_FOUND") return null;
+              throw err;
+            })
           : undefined,
       ]);
     } catch (err) {

@@ -1,6 +1,6 @@
 import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, notBlank, reportReadError } from "./common";
+import { type DataSourceApi, notBlank, readOptions, reportReadError } from "./common";
 import { templateAttributes, templateToObject } from "./objects";
 
 const schema = defineSchema({
@@ -22,7 +22,7 @@ export const templateDataSource = {
   schema,
   async read({ config }, ctx) {
     try {
-      const template = await ctx.providerData.getTemplate(config.id!, { signal: ctx.signal });
+      const template = await ctx.providerData.getTemplate(config.id!, readOptions(ctx));
       return templateToObject(template);
     } catch (err) {
       reportReadError(

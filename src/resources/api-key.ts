@@ -13,6 +13,7 @@ import {
   requiresReplace,
   useStateForUnknown,
 } from "../framework";
+import { type Budget, budgetOf, CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS, within } from "./deadline";
 import { credentialOf } from "./provider-data";
 import { errorToDiagnostic } from "./refusals";
 
@@ -141,19 +142,19 @@ let createQueue: Promise<unknown> = Promise.resolve();
 async function createReconciled(
   client: GpurentalClient,
   body: { name: string; kind: ApiKeyKind },
-  signal: AbortSignal,
+  budget: Budget,
 ): Promise<CreatedApiKey> {
   const run = createQueue.then(async () => {
     for (let attempt = 1; ; attempt++) {
-      const before = new Set((await client.listApiKeys({ signal })).map((k) => k.id));
+      const before = new Set((await client.listApiKeys(within(budget))).map((k) => k.id));
       try {
-        return await client.createApiKey(body, { signal });
+        return await client.createApiKey(body, within(budget));
       } catch (err) {
         if (!(err instanceof AmbiguousRequestError) || attempt >= 2) throw err;
-        const after = await client.listApiKeys({ signal });
+        const after = await client.listApiKeys(within(budget));
         for (const k of after) {
           if (!before.has(k.id) && k.name === body.name && k.kind === body.kind) {
-            await client.revokeApiKey(k.id, { signal });
+            await client.revokeApiKey(k.id, within(budget));
           }
         }
       }
@@ -163,12 +164,13 @@ async function createReconciled(
   return run;
 }
 
-async function findKey(
-  client: GpurentalClient,
-  id: string,
-  signal: AbortSignal,
-): Promise<ApiKey | undefined> {
-  return (await client.listApiKeys({ signal })).find((k) => k.id === id);
+async function findKey(client: GpurentalClient, id: string, budget: Budget): Promise<ApiKey | undefined> {
+  return (await client.listApiKeys(within(budget))).find((k) => k.id === id);
+}
+
+/** The budget of an operation of this resource: it has no `timeouts`, so the defaults apply. */
+function budgetFor(ctx: HandlerContext<GpurentalClient>, op: "read" | "change"): Budget {
+  return budgetOf(ctx.timeoutMs ?? (op === "read" ? READ_TIMEOUT_MS : CHANGE_TIMEOUT_MS), ctx.signal);
 }
 
 function reportKeyError(
@@ -211,9 +213,7 @@ export const apiKeyResource = {
       // A member's session cannot create team keys; the role is readable, so say it now.
       let role: string | undefined;
       try {
-        role = (
-          await ctx.providerData.getMe({ signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(20_000)]) })
-        ).role;
+        role = (await ctx.providerData.getMe(within(budgetOf(20_000, ctx.signal)))).role;
       } catch {
         return; // Cannot ask: the apply-time answer still says it.
       }
@@ -231,7 +231,7 @@ export const apiKeyResource = {
     const kind = (plan.kind ?? "personal") as ApiKeyKind;
     const name = plan.name as string;
     try {
-      const created = await createReconciled(ctx.providerData, { name, kind }, ctx.signal);
+      const created = await createReconciled(ctx.providerData, { name, kind }, budgetFor(ctx, "change"));
       return apiKeyToState(created.key, created.secret);
     } catch (err) {
       reportKeyError(ctx, err, "create_key", kind);
@@ -243,7 +243,7 @@ export const apiKeyResource = {
     // With a provider configuration known only after apply, the state stays as it was.
     if (!credentialOf(ctx.providerData).configured) return state;
     try {
-      const key = await findKey(ctx.providerData, state.id!, ctx.signal);
+      const key = await findKey(ctx.providerData, state.id!, budgetFor(ctx, "read"));
       // A key no longer listed was revoked (or its personal creator left): it is gone.
       if (!key) return null;
       return apiKeyToState(key, state.secret);
@@ -260,8 +260,9 @@ export const apiKeyResource = {
 
   async delete({ state }, ctx) {
     try {
-      await ctx.providerData.revokeApiKey(state.id!, { signal: ctx.signal });
+      await ctx.providerData.revokeApiKey(state.id!, within(budgetFor(ctx, "change")));
     } catch (err) {
+      // Revoked already: by an earlier attempt whose answer was lost, or outside Terraform.
       if (err instanceof ApiError && err.code === "API_KEY_NOT_FOUND") return;
       reportKeyError(ctx, err, "delete_key", (state.kind ?? "personal") as ApiKeyKind);
     }
@@ -269,7 +270,7 @@ export const apiKeyResource = {
 
   async importState({ id }, ctx) {
     try {
-      const key = await findKey(ctx.providerData, id, ctx.signal);
+      const key = await findKey(ctx.providerData, id, budgetFor(ctx, "read"));
       if (!key) {
         ctx.diags.addError(
           "API_KEY_NOT_FOUND: no such API key",

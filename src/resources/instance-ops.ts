@@ -1,4 +1,4 @@
-import type { DeployInstanceRequest, GpurentalClient } from "../api/client";
+import type { DeployInstanceRequest, GpurentalClient, RequestOptions } from "../api/client";
 import {
   AmbiguousRequestError,
   ApiError,
@@ -9,6 +9,7 @@ import {
 import { realSleep, type Sleep } from "../api/retry";
 import type { Instance, InstanceStatus, Offer, Template } from "../api/schemas";
 import { isTransient, waitForInstance } from "../api/waiter";
+import { type Budget, budgetOf, within } from "./deadline";
 import { toEnvOverrides } from "./env";
 import {
   type DesiredStatus,
@@ -147,9 +148,9 @@ export async function deployReconciled(
   return serialized(async () => {
     const maxDeploys = 3;
     for (let attempt = 1; ; attempt++) {
-      const before = new Set((await client.listInstances({}, { signal: ctx.signal })).map((i) => i.id));
+      const before = new Set((await client.listInstances({}, within(ctx))).map((i) => i.id));
       try {
-        return await client.deployInstance(body, { signal: ctx.signal });
+        return await client.deployInstance(body, within(ctx));
       } catch (err) {
         // An interrupted deploy (Ctrl-C) may have landed as well; it is looked for but never resent.
         const interrupted = err instanceof RequestAbortedError;
@@ -191,7 +192,7 @@ async function findNewInstance(
   let delay = 250;
   for (;;) {
     try {
-      const items = await client.listInstances({}, { signal: ctx.signal });
+      const items = await client.listInstances({}, within(ctx));
       const fresh = items.filter((i) => !before.has(i.id) && matchesDeploy(i, body));
       if (fresh.length > 0) return fresh;
       emptyReads++;
@@ -246,10 +247,10 @@ export interface DeployTarget {
 export function listMarketOffers(
   client: Pick<InstanceApi, "listOffers">,
   filter: Pick<OfferFilter, "gpu_model">,
-  signal?: AbortSignal,
+  opts?: RequestOptions,
 ): Promise<Offer[]> {
   // Unavailable ones too, so that an empty choice can say which offers are sold out.
-  return client.listOffers({ gpu_model: filter.gpu_model, include_unavailable: true }, { signal });
+  return client.listOffers({ gpu_model: filter.gpu_model, include_unavailable: true }, opts);
 }
 
 /**
@@ -259,6 +260,7 @@ export function listMarketOffers(
 async function deployTargets(
   args: InstanceArgs,
   ctx: OpContext,
+  budget: Budget,
 ): Promise<{ targets: DeployTarget[]; diagnostics: ResourceDiagnostic[] }> {
   const filter = args.offer_filter;
   if (!filter) return { targets: [{ offer_id: args.offer_id ?? "" }], diagnostics: [] };
@@ -266,8 +268,8 @@ async function deployTargets(
   let template: Template | null | undefined;
   try {
     [offers, template] = await Promise.all([
-      listMarketOffers(ctx.client, filter, ctx.signal),
-      ctx.client.getTemplate(args.template_id, { signal: ctx.signal }).catch((err: unknown) => {
+      listMarketOffers(ctx.client, filter, within(budget)),
+      ctx.client.getTemplate(args.template_id, within(budget)).catch((err: unknown) => {
         if (err instanceof ApiError && err.code === "TEMPLATE_NOT_FOUND") return null;
         // Without the template the checks that need it are left to the deploy.
         return undefined;
@@ -389,7 +391,7 @@ export async function createInstance(
 ): Promise<OpResult> {
   const now = ctx.now ?? Date.now;
   const deadline = now() + ctx.timeoutMs;
-  const chosen = await deployTargets(args, ctx);
+  const chosen = await deployTargets(args, ctx, { signal: ctx.signal, deadline, now });
   if (chosen.targets.length === 0) return { state: null, diagnostics: chosen.diagnostics };
   const deployed = await deployOnFirstAvailable(
     args,
@@ -473,10 +475,10 @@ function waitDiagnostic(
 export async function readInstance(
   id: string,
   prior: PriorArgs,
-  ctx: Pick<OpContext, "client" | "signal">,
+  ctx: Pick<OpContext, "client" | "signal" | "timeoutMs" | "now">,
 ): Promise<OpResult> {
   try {
-    const inst = await ctx.client.getInstance(id, { signal: ctx.signal });
+    const inst = await ctx.client.getInstance(id, within(budgetOf(ctx.timeoutMs, ctx.signal, ctx.now)));
     if (inst.status === "destroyed") return { state: null, diagnostics: [] };
     return { state: instanceToModel(inst, prior), diagnostics: [] };
   } catch (err) {
@@ -513,7 +515,7 @@ export async function changePower(
   let backoff = 1000;
   // Which request this call sent, so that a wait ending in the other power state is its failure.
   let sent: "start" | "stop" | null = null;
-  let lost = 0;
+  const budget: Budget = { signal: ctx.signal, deadline, now };
   for (let round = 0; round < 100; round++) {
     if (inst.status === target) return { instance: inst, diagnostics: [] };
     try {
@@ -541,35 +543,31 @@ export async function changePower(
         case "running":
           sent = "stop";
           try {
-            inst = await ctx.client.stopInstance(inst.id, {
-              signal: ctx.signal,
-              deadlineMs: deadline - now(),
-            });
+            inst = await ctx.client.stopInstance(inst.id, within(budget));
           } catch (err) {
-            // A lost answer: read where the instance is and carry on from there (a stop sent again
-            // to a running instance is harmless; one that landed shows as stopping or stopped).
-            if (!(err instanceof AmbiguousRequestError) || ++lost > 3) throw err;
-            inst = await ctx.client.getInstance(inst.id, { signal: ctx.signal });
+            // A lost answer (the client never resends a stop, see retry-policy.ts): read where the
+            // instance is and carry on from there, until the deadline. One that landed shows as
+            // stopping or stopped; a stop sent again to a running instance stops it once.
+            if (!(err instanceof AmbiguousRequestError)) throw err;
+            inst = await ctx.client.getInstance(inst.id, within(budget));
           }
           continue;
         case "stopped":
           sent = "start";
           try {
-            inst = await ctx.client.startInstance(inst.id, {
-              signal: ctx.signal,
-              deadlineMs: deadline - now(),
-            });
+            inst = await ctx.client.startInstance(inst.id, within(budget));
           } catch (err) {
             if (err instanceof ApiError && RETRIED_START_CODES.has(err.code)) {
               const wait = Math.max(backoff, err.retryAfterMs ?? 0);
               if (now() + wait >= deadline) throw err;
               await sleep(wait, ctx.signal);
               backoff = Math.min(backoff * 2, 30_000);
-              inst = await ctx.client.getInstance(inst.id, { signal: ctx.signal });
+              inst = await ctx.client.getInstance(inst.id, within(budget));
               continue;
             }
-            if (err instanceof AmbiguousRequestError && ++lost <= 3) {
-              inst = await ctx.client.getInstance(inst.id, { signal: ctx.signal });
+            // A lost answer: as for a stop, read where the instance is and carry on from there.
+            if (err instanceof AmbiguousRequestError) {
+              inst = await ctx.client.getInstance(inst.id, within(budget));
               continue;
             }
             throw err;
@@ -597,7 +595,7 @@ export async function changePower(
       // The operation's signal may be what ended it; the last read gets a short budget of its own
       // so the state still records the real status.
       const refreshed = await ctx.client
-        .getInstance(inst.id, { signal: AbortSignal.timeout(10_000) })
+        .getInstance(inst.id, within(budgetOf(10_000, AbortSignal.timeout(10_000))))
         .catch(() => inst);
       return { instance: refreshed, diagnostics: [waitDiagnostic(err, op, refreshed)] };
     }
@@ -621,13 +619,18 @@ export async function updateInstance(
   ctx: OpContext,
   prior: PriorArgs = {},
 ): Promise<OpResult> {
+  const now = ctx.now ?? Date.now;
+  const budget = budgetOf(ctx.timeoutMs, ctx.signal, now);
   let inst: Instance;
   try {
-    inst = await ctx.client.getInstance(id, { signal: ctx.signal });
+    inst = await ctx.client.getInstance(id, within(budget));
   } catch (err) {
     return { state: null, diagnostics: [errorToDiagnostic(err, "read", INSTANCE_ARGUMENTS)] };
   }
-  const r = await changePower(inst, planned.desired_status, ctx);
+  const r = await changePower(inst, planned.desired_status, {
+    ...ctx,
+    timeoutMs: Math.max(0, budget.deadline - now()),
+  });
   const ok = r.diagnostics.every((d) => d.severity !== "error");
   // On failure desired_status follows the real status, so the next plan tries again.
   return {
@@ -642,9 +645,11 @@ export async function updateInstance(
 
 /** Delete: destroy and wait for destroyed; an instance already gone or destroying is fine. */
 export async function deleteInstance(id: string, ctx: OpContext): Promise<OpResult> {
+  const now = ctx.now ?? Date.now;
+  const budget = budgetOf(ctx.timeoutMs, ctx.signal, now);
   const statusNow = async (): Promise<InstanceStatus | "gone"> => {
     try {
-      return (await ctx.client.getInstance(id, { signal: ctx.signal })).status;
+      return (await ctx.client.getInstance(id, within(budget))).status;
     } catch (err) {
       if (err instanceof ApiError && err.code === "INSTANCE_NOT_FOUND") return "gone";
       throw err;
@@ -652,7 +657,9 @@ export async function deleteInstance(id: string, ctx: OpContext): Promise<OpResu
   };
   try {
     try {
-      await ctx.client.destroyInstance(id, { signal: ctx.signal });
+      // A DELETE is resent after a lost answer (retry-policy.ts); one that finds the instance
+      // already destroyed comes back as 409 INVALID_STATE or 404, which is done.
+      await ctx.client.destroyInstance(id, within(budget));
     } catch (err) {
       if (err instanceof ApiError && err.code === "INSTANCE_NOT_FOUND")
         return { state: null, diagnostics: [] };
@@ -664,9 +671,8 @@ export async function deleteInstance(id: string, ctx: OpContext): Promise<OpResu
         throw err;
       }
     }
-    const now = ctx.now ?? Date.now;
     await waitForInstance(ctx.client, id, {
-      ...waitOptions(ctx, now() + ctx.timeoutMs),
+      ...waitOptions(ctx, budget.deadline),
       target: "destroyed",
       failOn: [],
       notFound: "done",

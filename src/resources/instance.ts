@@ -22,6 +22,7 @@ import {
 } from "../framework";
 import { check, oneOf } from "../framework/modifiers";
 import { logger } from "../plugin/log";
+import { budgetOf, READ_TIMEOUT_MS, within } from "./deadline";
 import { OVERLAY_KEYS, validateEnv } from "./env";
 import {
   type DesiredStatus,
@@ -530,6 +531,7 @@ export const instanceResource = {
     const r = await readInstance(state.id!, priorArgs(state), {
       client: ctx.providerData,
       signal: ctx.signal,
+      timeoutMs: ctx.timeoutMs ?? READ_TIMEOUT_MS,
     });
     report(ctx.diags, r.diagnostics);
     if (r.diagnostics.some((d) => d.severity === "error")) return state;
@@ -565,7 +567,10 @@ export const instanceResource = {
   async importState(req, ctx) {
     const { id } = req;
     try {
-      const inst = await ctx.providerData.getInstance(id, { signal: ctx.signal });
+      const inst = await ctx.providerData.getInstance(
+        id,
+        within(budgetOf(ctx.timeoutMs ?? READ_TIMEOUT_MS, ctx.signal)),
+      );
       if (inst.status === "destroyed") {
         ctx.diags.addError(
           `Instance ${id} is destroyed`,

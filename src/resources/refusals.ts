@@ -4,7 +4,9 @@ import {
   type ApiErrorCode,
   GpurentalError,
   InstanceErrorStateError,
+  NetworkError,
   RequestAbortedError,
+  TimeoutError,
   WaitTimeoutError,
 } from "../api/errors";
 import type { Instance } from "../api/schemas";
@@ -257,11 +259,12 @@ const CATALOGUE: Readonly<Record<string, CatalogueEntry>> = {
   RATE_LIMITED: {
     title: "the API is rate limiting requests",
     explain: () =>
-      "The request was retried and the API kept answering 429. Wait a little and run terraform again, or lower terraform's -parallelism.",
+      "The request was retried, waiting as long as the API asked (Retry-After), until the operation's time limit; it ends at once when the API asks to wait longer than the time left. Run terraform again later, raise the resource's timeouts, or lower terraform's -parallelism.",
   },
   SERVICE_UNAVAILABLE: {
     title: "the API is unavailable",
-    explain: () => "The request was retried and the API kept answering 503. Run terraform again shortly.",
+    explain: () =>
+      "The request was retried, waiting as long as the API asked (Retry-After), until the operation's time limit. Run terraform again shortly, or raise the resource's timeouts.",
   },
 };
 
@@ -366,6 +369,15 @@ export function errorToDiagnostic(
       severity: "error",
       summary: `Timed out waiting for the instance to become ${err.target.join(" or ")}`,
       detail: `${err.message}. The instance is kept in the state with its last known status${last ? ` (${last.status})` : ""}; run terraform apply again to continue waiting, or raise the matching entry of timeouts.`,
+    };
+  }
+  if (err instanceof NetworkError || (err instanceof TimeoutError && err.limit === "request")) {
+    // The message names the address and whether it came from base_url or GPURENTAL_BASE_URL.
+    return {
+      severity: "error",
+      summary:
+        err instanceof NetworkError ? "Cannot reach the gpurental API" : "The gpurental API did not answer",
+      detail: `${OPERATION_WORDS[op] ? `${OPERATION_WORDS[op]} ` : ""}${err.message}. The request was retried until the operation's time limit. Check the provider's base_url (or GPURENTAL_BASE_URL) and that the API is reachable from this machine.`,
     };
   }
   if (err instanceof AmbiguousRequestError) {
