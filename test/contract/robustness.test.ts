@@ -390,6 +390,22 @@ describe("fault injection", () => {
     fb().clearFaults();
   });
 
+  test("a route ending in /* matches every path under it, and only those", async () => {
+    const id = await runningInstance(fb(), creds());
+    fb().addFault({ route: "GET /v1/*", kind: "status", status: 502 });
+    for (const path of ["/v1/offers", `/v1/instances/${id}`, `/v1/instances/${id}/logs`, "/v1/nothing"]) {
+      const a = await call(fb(), "GET", path, { token: admin() });
+      expect([path, a.status, errorOf(a).code]).toEqual([path, 502, "BAD_GATEWAY"]);
+    }
+    // Another method, and the control API, are untouched.
+    expect((await call(fb(), "DELETE", `/v1/instances/${id}`, { token: admin() })).status).toBe(200);
+    const ctl = await call(fb(), "GET", "/_control/faults", {
+      headers: { "x-control-token": fb().controlToken },
+    });
+    expect(ctl.status).toBe(200);
+    fb().clearFaults();
+  });
+
   test("added latency delays the answer", async () => {
     fb().addFault({ route: "GET /v1/offers", kind: "latency", latencyMs: 150 });
     const t0 = Date.now();

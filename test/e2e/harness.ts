@@ -106,6 +106,17 @@ export class TerraformHarness {
     return new TerraformHarness(root, workDir, install, terraform, env);
   }
 
+  /**
+   * Another working directory beside this one, sharing the mirror, the CLI configuration and the
+   * code cache, with its own copy of the environment: for suites that run several configurations
+   * side by side. `cleanup()` of either removes both.
+   */
+  workspace(name: string): TerraformHarness {
+    const workDir = join(this.root, `work-${name}`);
+    mkdirSync(workDir, { recursive: true });
+    return new TerraformHarness(this.root, workDir, this.install, this.terraform, { ...this.env });
+  }
+
   /** Writes files (e.g. main.tf) into the working directory. */
   write(files: Record<string, string>): void {
     for (const [name, text] of Object.entries(files)) writeFileSync(join(this.workDir, name), text);
