@@ -1,5 +1,6 @@
 import { type Logger as ClientLogger, GpurentalClient } from "./api/client";
 import { ClientConfigError } from "./api/errors";
+import { isUuid } from "./api/ids";
 import { dataSources } from "./data-sources";
 import {
   type AnyResourceDefinition,
@@ -19,8 +20,6 @@ import { credentialKindOf, registerCredential, unconfiguredClient } from "./reso
 // The gpurental provider: its configuration (where the API is, which credential, which
 // organization), how that becomes the /v1 client every resource and data source uses, and the list
 // of resource and data source types.
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const schema = defineSchema({
   description:
@@ -163,7 +162,7 @@ export async function configureClient(
       `${where("token", token)} must be a single word of printable ASCII characters (an API key secret or a session token); check for spaces, line breaks or quotes copied along with it.`,
     );
   }
-  if (orgId.kind === "value" && !UUID.test(orgId.value)) {
+  if (orgId.kind === "value" && !isUuid(orgId.value)) {
     ctx.diags.addAttributeError(
       path("org_id"),
       "Invalid organization ID",

@@ -1,6 +1,7 @@
 import type { Dispatcher } from "undici";
 import { userAgentProduct } from "../version";
 import { ApiError, ClientConfigError } from "./errors";
+import { isUuid } from "./ids";
 import { redactText } from "./redact";
 import type {
   CreateApiKeyRequest,
@@ -117,11 +118,7 @@ export class GpurentalClient {
       // The value is deliberately not echoed: it is a credential.
       throw new ClientConfigError("token", "token must be a non-empty string of printable ASCII characters");
     }
-    if (
-      options.orgId !== undefined &&
-      (typeof options.orgId !== "string" ||
-        !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(options.orgId))
-    ) {
+    if (options.orgId !== undefined && !isUuid(options.orgId)) {
       // Identifiers are UUIDs (contract, preamble); anything else would only ever earn 403 ORG_MISMATCH.
       throw new ClientConfigError(
         "orgId",

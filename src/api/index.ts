@@ -3,6 +3,7 @@
 
 export * from "./client";
 export * from "./errors";
+export * from "./ids";
 export * from "./reconcile";
 export { REDACTED, redactText, redactValue } from "./redact";
 export {

@@ -2,6 +2,7 @@ import type { ListOffersQuery } from "../api/client";
 import { ApiError } from "../api/errors";
 import type { Offer, Template } from "../api/schemas";
 import { attr, type DataSourceDefinition, defineSchema, oneOf, toNumber } from "../framework";
+import { apiId } from "../resources/ids";
 import { MAX_PRICE_LIMIT_MICRO } from "../resources/offer-filter";
 import { matchesFilter, type OfferFilter, selectOffers } from "../resources/offer-selection";
 import { type DataSourceApi, integerBetween, notBlank, readOptions, reportReadError } from "./common";
@@ -42,7 +43,7 @@ const schema = defineSchema({
         template_id: attr.string({
           required: true,
           description: "ID of the template the deploy would run.",
-          validators: [notBlank("deployable_with.template_id")],
+          validators: [apiId("deployable_with.template_id", "a template")],
         }),
         disk_gb: attr.number({
           required: true,

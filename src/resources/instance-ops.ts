@@ -26,7 +26,12 @@ import {
   RACE_LOSS_CODES,
   selectOffers,
 } from "./offer-selection";
-import { errorToDiagnostic, instanceErrorDiagnostic, type ResourceDiagnostic } from "./refusals";
+import {
+  errorToDiagnostic,
+  instanceErrorDiagnostic,
+  type RefusalFacts,
+  type ResourceDiagnostic,
+} from "./refusals";
 
 // The lifecycle of gpurental_instance against the API, independent of the Terraform framework.
 // Each step returns the state to record (or null when there is nothing to record) together with
@@ -412,7 +417,7 @@ export async function createInstance(
         diagnostics: [{ severity: "error", summary: "Deploy answer lost", detail: err.message }],
       };
     }
-    const d = errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS);
+    const d = errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS, await refusalCounts(err, ctx, deadline));
     // With a filter, offer_id is not configured: a refusal about the offer belongs to the filter.
     const step = d.path?.[0];
     if (filter && step && "attribute" in step && step.attribute === "offer_id")
@@ -456,6 +461,21 @@ export async function createInstance(
     return { state, diagnostics: [...notes, ...r.diagnostics] };
   }
   return { state: instanceToModel(latest, prior, args.desired_status), diagnostics: notes };
+}
+
+/**
+ * What a refusal's message should count that its body does not carry: the instances that hold the
+ * places under INSTANCE_LIMIT_REACHED (the refusal only carries the limit). Nothing when they
+ * cannot be read.
+ */
+async function refusalCounts(err: unknown, ctx: OpContext, deadline: number): Promise<RefusalFacts> {
+  if (!(err instanceof ApiError) || err.code !== "INSTANCE_LIMIT_REACHED") return {};
+  try {
+    const listed = await ctx.client.listInstances({}, within({ signal: ctx.signal, deadline, now: ctx.now }));
+    return { count: listed.filter((i) => i.status !== "destroyed").length };
+  } catch {
+    return {};
+  }
 }
 
 function waitDiagnostic(

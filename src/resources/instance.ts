@@ -24,6 +24,7 @@ import { check, oneOf } from "../framework/modifiers";
 import { logger } from "../plugin/log";
 import { budgetOf, READ_TIMEOUT_MS, within } from "./deadline";
 import { OVERLAY_KEYS, validateEnv } from "./env";
+import { apiId } from "./ids";
 import {
   type DesiredStatus,
   INSTANCE_COMPUTED_ATTRIBUTES,
@@ -108,6 +109,7 @@ const schema = defineSchema({
       computed: true,
       description:
         "ID of the offer to pin (see the `gpurental_offers` data source); set either this or `offer_filter`. With `offer_filter`, the ID of the offer the provider chose when the instance was created, kept as long as the instance lives. Changing a configured `offer_id` replaces the instance.",
+      validators: [apiId("offer_id", "an offer")],
       planModifiers: replace(),
     }),
     offer_filter: attr.single(offerFilterAttributes, {
@@ -132,6 +134,7 @@ const schema = defineSchema({
       required: true,
       description:
         "ID of the template to run: a system or public template, or one of the organization's own (see `gpurental_templates`). Changing it replaces the instance.",
+      validators: [apiId("template_id", "a template")],
       planModifiers: replace(),
     }),
     disk_gb: attr.number({
@@ -157,6 +160,7 @@ const schema = defineSchema({
       optional: true,
       description:
         "ID of the SSH key to authorize. With a session or a personal API key: one of the caller's own keys; with a team key: a key of any current member. Without it SSH is impossible. Changing it replaces the instance.",
+      validators: [apiId("ssh_key_id", "an SSH key")],
       planModifiers: replaceUnlessUnreadImport(),
     }),
     env: attr.map(t.string, {

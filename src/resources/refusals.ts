@@ -76,6 +76,8 @@ export interface RefusalFacts {
   requested_disk_gb?: number | undefined;
   next_maintenance?: string | null | undefined;
   limit?: number | undefined;
+  /** INSTANCE_LIMIT_REACHED: how many instances not destroyed the organization has, when counted. */
+  count?: number | undefined;
   field?: string | undefined;
 }
 
@@ -223,7 +225,11 @@ const CATALOGUE: Readonly<Record<string, CatalogueEntry>> = {
   INSTANCE_LIMIT_REACHED: {
     title: "the organization has reached its instance limit",
     explain: (f) =>
-      `The organization already has ${f.limit ?? 25} instances that are not destroyed; stopped instances and instances in error count too. Destroy instances you no longer need, then apply again.`,
+      `${
+        f.count !== undefined
+          ? `The organization has ${f.count} instances that are not destroyed, and the limit is ${f.limit ?? 25}`
+          : `The organization has reached its limit of ${f.limit ?? 25} instances that are not destroyed`
+      }; stopped instances and instances in error count too. Destroy instances you no longer need (the gpurental_instances data source lists them), then apply again.`,
   },
   // 7.3 start failures: the instance stays stopped with its disk.
   HOST_UNREACHABLE: {
@@ -339,9 +345,11 @@ export function errorToDiagnostic(
   err: unknown,
   op: Operation,
   attributes?: readonly string[],
+  more: RefusalFacts = {},
 ): ResourceDiagnostic {
   if (err instanceof ApiError) {
     const facts: RefusalFacts = {
+      ...more,
       message: err.apiMessage,
       balance_micro: err.balance_micro,
       required_micro: err.required_micro,
