@@ -108,7 +108,7 @@ async function gatherCheckData(
  * Time limit of the plan-time reads: a slow or unreachable API must not hold up a plan for long.
  * Their failures are retried within it; what is still failing then is skipped with a warning.
  */
-const PLAN_CHECK_TIMEOUT_MS = 20_000;
+const PLAN_CHECK_TIMEOUT_MS = 10_000;
 
 /** With a filter, findings about the chosen offer belong to offer_filter, not to the unset offer_id. */
 function onFilter(d: ResourceDiagnostic): ResourceDiagnostic {
