@@ -6,7 +6,6 @@ import { dataGpurentalOffers, dataGpurentalTemplates } from "../generated";
 import {
   apiId,
   boundedInteger,
-  boundedString,
   type OfferFilterProps,
   offerFilterShape,
   oneOf,
