@@ -11,6 +11,8 @@ const modules: Record<string, () => Promise<CommandModule>> = {
   "fake-backend": () => import("./fake-backend"),
   provider: () => import("./provider"),
   demo: () => import("./demo"),
+  strays: () => import("./strays"),
+  "plan-report": () => import("./plan-report"),
 };
 
 /** Builds the `gpurental` program with every subcommand registered. */

@@ -72,6 +72,23 @@ export function apiId(prop: string): z.ZodType<unknown> {
   );
 }
 
+/** A string prop of 1..`max` characters that is not only spaces, as the provider's offer_filter requires. */
+export function notBlank(prop: string, max: number): z.ZodType<unknown> {
+  const bounded = boundedString(prop, 1, max);
+  return unlessToken(
+    z.unknown().check((ctx) => {
+      const v = ctx.value;
+      if (typeof v === "string" && v.length > 0 && v.trim() === "") {
+        ctx.issues.push({ code: "custom", message: `${prop} must not be blank, got ${show(v)}`, input: v });
+        return;
+      }
+      const r = bounded.safeParse(v);
+      if (!r.success)
+        for (const i of r.error.issues) ctx.issues.push({ code: "custom", message: i.message, input: v });
+    }),
+  );
+}
+
 /** An integer prop between `min` and `max`, with the unit named in the message. */
 export function boundedInteger(prop: string, min: number, max: number, unit: string): z.ZodType<unknown> {
   return unlessToken(
@@ -115,7 +132,7 @@ const MAX_PRICE_MICRO = 1_000_000_000_000;
 /** The checks of {@link OfferFilterProps}; `prefix` names where they sit ("offer." in an instance). */
 export function offerFilterShape(prefix: string) {
   return {
-    gpuModel: boundedString(`${prefix}gpuModel`, 1, 128),
+    gpuModel: notBlank(`${prefix}gpuModel`, 128),
     numGpus: boundedInteger(`${prefix}numGpus`, 1, 1024, "GPUs").optional(),
     maxPricePerHourMicro: boundedInteger(
       `${prefix}maxPricePerHourMicro`,
@@ -123,7 +140,7 @@ export function offerFilterShape(prefix: string) {
       MAX_PRICE_MICRO,
       "micro-yuan",
     ).optional(),
-    region: boundedString(`${prefix}region`, 1, 64).optional(),
+    region: notBlank(`${prefix}region`, 64).optional(),
   };
 }
 

@@ -219,8 +219,9 @@ describe("reads against the fake backend", () => {
       deployable_with: { template_id: "00000000-0000-4000-8000-0000000000fe", disk_gb: 50 },
     });
     expect(r.diags.map((d) => [d.summary.split(":")[0], d.path])).toEqual([
-      ["TEMPLATE_NOT_FOUND", [{ attribute: "deployable_with" }, { attribute: "template_id" }]],
+      ["TEMPLATE_NOT_FOUND", [{ attribute: "deployable_with" }]],
     ]);
+    expect(r.diags[0]?.detail).toMatch(/^deployable_with\.template_id: No template /);
   });
 
   it("gpurental_offers lists unavailable offers only when asked", async () => {
@@ -524,10 +525,11 @@ describe("validation", () => {
     expect(diags[0]!.detail).toContain(text);
   });
 
-  it("gpurental_offers rejects a deployable_with.template_id that is not an ID, on the nested attribute", async () => {
+  it("gpurental_offers rejects a deployable_with.template_id that is not an ID, on deployable_with", async () => {
     const diags = await validate("gpurental_offers", { deployable_with: { template_id: "", disk_gb: 50 } });
     expect(diags).toHaveLength(1);
-    expect(diags[0]!.path).toEqual([{ attribute: "deployable_with" }, { attribute: "template_id" }]);
+    // Shown on the nested attribute (Terraform places deeper paths at the block's first line).
+    expect(diags[0]!.path).toEqual([{ attribute: "deployable_with" }]);
     expect(diags[0]!.detail).toContain("deployable_with.template_id must be the ID of a template, a UUID");
   });
 });

@@ -92,14 +92,38 @@ export function toProtoPath(p: Path): AttributePathOut {
   };
 }
 
-/** Converts a diagnostic to its protocol form (severity is always ERROR or WARNING, never INVALID). */
+/**
+ * The part of a path Terraform can place in the configuration. Terraform before 1.15 finds the
+ * source of a top-level attribute, or of one element of it (`env["K"]`, `list[0]`), but a path
+ * reaching inside a nested attribute's value (`offer_filter.num_gpus`, `timeouts.create`) falls back
+ * to the resource block's first line, away from the value. Cut there, the diagnostic is shown at
+ * the attribute's expression in every version; newer ones would have shown the inner line.
+ */
+export function placeablePath(p: Path): Path {
+  const [first, second] = p;
+  if (!first || !("attribute" in first)) return [];
+  return second && !("attribute" in second) ? [first, second] : [first];
+}
+
+/**
+ * Converts a diagnostic to its protocol form (severity is always ERROR or WARNING, never INVALID).
+ * A path deeper than Terraform places is cut to what it does (placeablePath); the detail then names
+ * the whole path unless it already does.
+ */
 export function toProtoDiagnostic(d: Diagnostic): DiagnosticOut {
   const out: DiagnosticOut = {
     severity: d.severity === "warning" ? Severity.WARNING : Severity.ERROR,
     summary: d.summary,
     detail: d.detail,
   };
-  if (d.path && d.path.length > 0) out.attribute = toProtoPath(d.path);
+  if (d.path && d.path.length > 0) {
+    const placed = placeablePath(d.path);
+    if (placed.length < d.path.length) {
+      const whole = formatPath(d.path);
+      if (!d.detail.includes(whole)) out.detail = d.detail ? `${whole}: ${d.detail}` : whole;
+    }
+    if (placed.length > 0) out.attribute = toProtoPath(placed);
+  }
   return out;
 }
 

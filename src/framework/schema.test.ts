@@ -109,12 +109,7 @@ describe("diagnostics", () => {
 
   it("converts to protocol diagnostics with severity 1 or 2 and oneof steps", () => {
     expect(
-      toProtoDiagnostic({
-        severity: "error",
-        summary: "S",
-        detail: "D",
-        path: path("tags", { key: "a" }, "x", 3),
-      }),
+      toProtoDiagnostic({ severity: "error", summary: "S", detail: "D", path: path("tags", { key: "a" }) }),
     ).toEqual({
       severity: 1,
       summary: "S",
@@ -123,8 +118,19 @@ describe("diagnostics", () => {
         steps: [
           { selector: "attribute_name", attribute_name: "tags" },
           { selector: "element_key_string", element_key_string: "a" },
-          { selector: "attribute_name", attribute_name: "x" },
-          { selector: "element_key_int", element_key_int: 3 },
+        ],
+      },
+    });
+    expect(
+      toProtoDiagnostic({ severity: "error", summary: "S", detail: "D", path: path("ports", 2) }),
+    ).toEqual({
+      severity: 1,
+      summary: "S",
+      detail: "D",
+      attribute: {
+        steps: [
+          { selector: "attribute_name", attribute_name: "ports" },
+          { selector: "element_key_int", element_key_int: 2 },
         ],
       },
     });
@@ -132,6 +138,35 @@ describe("diagnostics", () => {
       severity: 2,
       summary: "W",
       detail: "",
+    });
+  });
+
+  // Terraform up to 1.14 shows a path inside a nested attribute's value at the resource block's
+  // first line; the attribute itself is where the user looks.
+  it("places a path inside a nested attribute on that attribute, naming the whole path in the detail", () => {
+    const proto = (p: ReturnType<typeof path>, detail: string) =>
+      toProtoDiagnostic({ severity: "error", summary: "Invalid attribute value", detail, path: p });
+    const offerFilter = { steps: [{ selector: "attribute_name", attribute_name: "offer_filter" }] };
+    expect(
+      proto(path("offer_filter", "num_gpus"), "offer_filter.num_gpus must be at least 1; got 0."),
+    ).toEqual({
+      severity: 1,
+      summary: "Invalid attribute value",
+      detail: "offer_filter.num_gpus must be at least 1; got 0.",
+      attribute: offerFilter,
+    });
+    expect(proto(path("offer_filter", "region"), "Must not be empty.")).toMatchObject({
+      detail: "offer_filter.region: Must not be empty.",
+      attribute: offerFilter,
+    });
+    expect(proto(path("rules", 1, "port"), "Too high.")).toMatchObject({
+      detail: "rules[1].port: Too high.",
+      attribute: {
+        steps: [
+          { selector: "attribute_name", attribute_name: "rules" },
+          { selector: "element_key_int", element_key_int: 1 },
+        ],
+      },
     });
   });
 });

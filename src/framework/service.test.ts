@@ -290,7 +290,7 @@ describe("provider service in memory", () => {
     expect(diags).toEqual([
       expect.objectContaining({
         summary: "Invalid duration",
-        path: [{ attribute: "timeouts" }, { attribute: "create" }],
+        path: [{ attribute: "timeouts" }],
         detail: expect.stringContaining('timeouts.create = "20 minutes"'),
       }),
       expect.objectContaining({ summary: "Name not allowed", path: [{ attribute: "name" }] }),

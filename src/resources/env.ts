@@ -40,6 +40,11 @@ export function characters(s: string): number {
   return n;
 }
 
+/** A key for a message, quoted, its first 40 characters only when longer. */
+function shortKey(key: string): string {
+  return characters(key) > 40 ? `"${[...key].slice(0, 40).join("")}…"` : `"${key}"`;
+}
+
 /** Builds env_overrides, sorted by key so the request does not depend on map iteration order. */
 export function toEnvOverrides(args: EnvArguments): EnvOverride[] {
   const out: EnvOverride[] = [];
@@ -102,7 +107,7 @@ export function validateEnv(
         diags.push({
           severity: "error",
           summary: "Environment variable name too long",
-          detail: `The key "${[...key].slice(0, 40).join("")}…" of ${attribute} has ${characters(key)} characters; the API accepts at most ${ENV_LIMITS.keyLength}.`,
+          detail: `The key ${shortKey(key)} of ${attribute} has ${characters(key)} characters; the API accepts at most ${ENV_LIMITS.keyLength}.`,
           path: keyPath(attribute, key),
         });
       }
@@ -142,7 +147,7 @@ export function validateEnv(
         diags.push({
           severity: "error",
           summary: "Environment variable value too long",
-          detail: `The value of ${key} in ${attribute} has ${characters(value)} characters; the API accepts at most ${ENV_LIMITS.valueLength}.`,
+          detail: `The value of ${shortKey(key)} in ${attribute} has ${characters(value)} characters; the API accepts at most ${ENV_LIMITS.valueLength}.`,
           path: keyPath(attribute, key),
         });
       }

@@ -11,11 +11,15 @@ function shown(v: string): string {
   return v === "" ? '"" (an empty string)' : JSON.stringify(cut);
 }
 
-/** A string validator requiring an API id; `name` is the attribute, `what` the object it names. */
-export function apiId(name: string, what: string): Validator<string> {
+/**
+ * A string validator requiring an API id; `name` is the attribute, `what` the object it names,
+ * `hint` where to find one.
+ */
+export function apiId(name: string, what: string, hint?: string): Validator<string> {
   return check<string>(
     `The ID of ${what}: a UUID such as "${EXAMPLE_ID}".`,
     (v) => isUuid(v),
-    (v) => `${name} must be the ID of ${what}, a UUID such as "${EXAMPLE_ID}"; got ${shown(v)}.`,
+    (v) =>
+      `${name} must be the ID of ${what}, a UUID such as "${EXAMPLE_ID}"; got ${shown(v)}.${hint ? ` ${hint}` : ""}`,
   );
 }

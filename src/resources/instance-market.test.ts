@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Agent } from "undici";
 import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { isUnknown, unknown } from "../framework";
@@ -16,11 +19,15 @@ let backend: FakeBackend;
 let creds: DemoCredentials;
 let agent: Agent;
 
+// Terraform's working directory of the provider: where its deploy journal goes.
+const workDir = mkdtempSync(join(tmpdir(), "gpurental-journal-test-"));
+
 beforeAll(async () => {
   backend = await startFakeBackend({ port: 0, seed: "demo" });
   agent = new Agent({ keepAliveTimeout: 10 });
 });
 afterAll(async () => {
+  rmSync(workDir, { recursive: true, force: true });
   await agent.close();
   await backend.close();
 });
@@ -32,6 +39,7 @@ beforeEach(() => {
 async function configured() {
   const h = createHarness(
     createProvider({
+      cwd: workDir,
       env: {},
       clientOptions: { dispatcher: agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
     }),
@@ -95,6 +103,15 @@ describe("validation", () => {
     );
   });
 
+  test("an empty offer_id is refused on offer_id, not left for the deploy to reject", async () => {
+    const h = await configured();
+    const diags = await h.validate("gpurental_instance", config({ offer_filter: null, offer_id: "" }));
+    expect(diags.map((d) => [d.severity, d.path])).toEqual([["error", [{ attribute: "offer_id" }]]]);
+    expect(diags[0]?.detail).toContain(
+      'offer_id must be the ID of an offer, a UUID such as "00000000-0000-4000-8000-000000000041"; got "" (an empty string). See the gpurental_offers data source, or set offer_filter instead',
+    );
+  });
+
   test.each<[string, Rec, string]>([
     ["an empty model", { gpu_model: " " }, "offer_filter.gpu_model must not be empty."],
     ["no GPU", { num_gpus: 0 }, "offer_filter.num_gpus must be a whole number from 1 to 1024; got 0."],
@@ -104,13 +121,11 @@ describe("validation", () => {
       "offer_filter.max_price_per_hour_micro must be a whole number from 0 to 1000000000000; got -1.",
     ],
     ["an empty region", { region: "" }, "offer_filter.region must not be empty."],
-  ])("refuses %s, naming the field and the value", async (_name, over, message) => {
+  ])("refuses %s, naming the field and the value, on offer_filter", async (_name, over, message) => {
     const h = await configured();
-    const [attr] = Object.keys(over);
     const diags = await h.validate("gpurental_instance", config({ offer_filter: { ...RTX, ...over } }));
-    expect(diags.map((d) => [d.detail, d.path])).toEqual([
-      [message, [{ attribute: "offer_filter" }, { attribute: attr! }]],
-    ]);
+    // On offer_filter itself: Terraform before 1.15 shows a path inside it at the resource's first line.
+    expect(diags.map((d) => [d.detail, d.path])).toEqual([[message, [{ attribute: "offer_filter" }]]]);
   });
 });
 
@@ -167,6 +182,9 @@ describe("create with a filter", () => {
     expect(detail).toContain(`offer ${cheap.id} (¥2.00/h): OFFER_UNAVAILABLE`);
     expect(detail).toContain(`offer ${DEMO_IDS.offer} (¥2.50/h): OFFER_UNAVAILABLE`);
     expect(detail).toContain(`offer ${DEMO_IDS.offerMaintenance} (¥2.30/h): MACHINE_IN_MAINTENANCE`);
+    // A maintenance is no other deploy's doing: the words cover every reason a candidate is passed over.
+    expect(detail).toContain("The deploy was refused on each offer tried");
+    expect(detail).toContain("or the machine goes into maintenance too soon");
     expect(backend.listInstances(creds.org_id)).toEqual([]);
   });
 
@@ -242,16 +260,29 @@ describe("create with a filter", () => {
     expect(p.diags.map((d) => [d.severity, d.summary.split(":")[0], d.path])).toEqual([
       ["warning", "MACHINE_IN_MAINTENANCE", [{ attribute: "offer_filter" }]],
     ]);
+    // The advice is about the filter the user wrote, not about an offer_id they did not set.
+    const detail = p.diags[0]!.detail;
+    expect(detail).toContain("let offers on other machines match");
+    expect(detail).toContain("loosen it (another region, a higher max_price_per_hour_micro)");
+    expect(detail).not.toMatch(/offer_filter instead of offer_id|Choose an offer/);
   });
 
-  test("a filter known only after apply skips the market checks", async () => {
+  test("a filter known only after apply skips the market checks, not the template's", async () => {
     const h = await configured();
     const p = await h.plan(
       "gpurental_instance",
       null,
-      config({ offer_filter: { ...RTX, gpu_model: unknown } }),
+      config({ offer_filter: { ...RTX, gpu_model: unknown, max_price_per_hour_micro: 1 } }),
     );
     expect(p.diags).toEqual([]);
+    const soon = await h.plan(
+      "gpurental_instance",
+      null,
+      config({ offer_filter: { ...RTX, gpu_model: unknown }, template_id: DEMO_IDS.templateComingSoon }),
+    );
+    expect(soon.diags.map((d) => [d.severity, d.summary.split(":")[0], d.path])).toEqual([
+      ["error", "TEMPLATE_COMING_SOON", [{ attribute: "template_id" }]],
+    ]);
   });
 });
 
@@ -407,7 +438,13 @@ describe("plan-time false refusals", () => {
     expect(await h.validate("gpurental_instance", ok)).toEqual([]);
     const long = config({ env: { K: emoji.repeat(4097) } });
     expect((await h.validate("gpurental_instance", long)).map((d) => d.detail)).toEqual([
-      "The value of K in env has 4097 characters; the API accepts at most 4096.",
+      'The value of "K" in env has 4097 characters; the API accepts at most 4096.',
+    ]);
+    // A long key is shortened in the message, as the key-too-long one is.
+    const both = config({ env: { [`K${emoji.repeat(256)}`]: emoji.repeat(4097) } });
+    expect((await h.validate("gpurental_instance", both)).map((d) => d.detail)).toEqual([
+      `The key "K${emoji.repeat(39)}…" of env has 257 characters; the API accepts at most 256.`,
+      `The value of "K${emoji.repeat(39)}…" in env has 4097 characters; the API accepts at most 4096.`,
     ]);
   });
 

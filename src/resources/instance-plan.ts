@@ -110,13 +110,6 @@ async function gatherCheckData(
  */
 const PLAN_CHECK_TIMEOUT_MS = 10_000;
 
-/** With a filter, findings about the chosen offer belong to offer_filter, not to the unset offer_id. */
-function onFilter(d: ResourceDiagnostic): ResourceDiagnostic {
-  return d.path?.[0] && "attribute" in d.path[0] && d.path[0].attribute === "offer_id"
-    ? { ...d, path: [{ attribute: "offer_filter" }] }
-    : d;
-}
-
 /**
  * The findings of a plan that creates an instance (or the create half of a replacement): the deploy
  * checks for the pinned offer, or for a filter the choice among the market's offers.
@@ -153,7 +146,7 @@ export async function planCreateChecks(
   const filter = input.offer_filter;
   if (!filter) {
     const checkInput = { ...input, offer_id: input.offer_id ?? "", template_id: input.template_id ?? "" };
-    out.push(...deployFindings(checkInput, data).map(findingDiagnostic));
+    out.push(...deployFindings(checkInput, data).map((f) => findingDiagnostic(f)));
     return done();
   }
   // Without the market's offers, only the checks that do not depend on the offer are made.
@@ -165,7 +158,7 @@ export async function planCreateChecks(
     ssh_key_id: input.ssh_key_id,
   };
   if (offers === undefined) {
-    out.push(...deployFindings(base, templateChecks).map(findingDiagnostic));
+    out.push(...deployFindings(base, templateChecks).map((f) => findingDiagnostic(f)));
     return done();
   }
   const selection = selectOffers({
@@ -187,7 +180,7 @@ export async function planCreateChecks(
       path: [{ attribute: "offer_filter" }],
     });
     // What does not depend on the offer is still worth saying.
-    out.push(...deployFindings(base, templateChecks).map(findingDiagnostic));
+    out.push(...deployFindings(base, templateChecks).map((f) => findingDiagnostic(f)));
     return done();
   }
   // The refusals that depend on the offer were judged per candidate; the rest are checked against
@@ -197,9 +190,10 @@ export async function planCreateChecks(
     if (f.subject !== "offer") {
       out.push(findingDiagnostic(f));
     } else if (f.severity === "warning") {
-      // Only when every candidate has the same doubt (the rest rank before doubtful ones).
-      const d = onFilter(findingDiagnostic(f));
-      d.detail = `${d.detail} Every offer matching offer_filter (${describeFilter(filter)}) has this doubt; the cheapest is tried first and the next on a refusal.`;
+      // Only when every candidate has the same doubt (the rest rank before doubtful ones). With a
+      // filter, what is said about the offer is placed on offer_filter and advises on the filter.
+      const d = findingDiagnostic(f, "filter");
+      d.detail = `${d.detail} Every offer matching offer_filter (${describeFilter(filter)}) has this doubt.`;
       out.push(d);
     }
   }

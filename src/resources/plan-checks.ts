@@ -1,6 +1,6 @@
 import type { ApiErrorCode } from "../api/errors";
 import type { Instance, Offer, SshKey, Template } from "../api/schemas";
-import { type RefusalFacts, type ResourceDiagnostic, refusalDiagnostic } from "./refusals";
+import { type OfferChoice, type RefusalFacts, type ResourceDiagnostic, refusalDiagnostic } from "./refusals";
 
 // The deploy refusals of contract 7.2 that can be foreseen from what the API lets us read, checked
 // when a plan creates an instance. The function is pure: the caller fetches what the credential may
@@ -63,8 +63,10 @@ export function compareVersions(a: string, b: string): number {
 /** Statuses whose instances are billed GPU and disk by the balance rule; stopped ones disk only. */
 const GPU_BURNING = new Set(["running", "starting", "creating", "stopping"]);
 
-/** The hourly burn of an instance under the balance rule of contract 4.2. */
-export function instanceHourlyBurn(inst: Instance): number {
+/** The hourly burn of an instance under the balance rule of contract 4.2 (also of one still to be deployed). */
+export function instanceHourlyBurn(
+  inst: Pick<Instance, "status" | "disk_gb" | "storage_price_per_gb_hour_micro" | "price_per_hour_micro">,
+): number {
   const disk = inst.disk_gb * inst.storage_price_per_gb_hour_micro;
   if (GPU_BURNING.has(inst.status)) return disk + inst.price_per_hour_micro;
   return inst.status === "stopped" ? disk : 0;
@@ -300,10 +302,11 @@ const CHECK_ORDER: readonly ApiErrorCode[] = [
 ];
 
 /** The diagnostic of a finding, worded and placed like the apply-time refusal. */
-export function findingDiagnostic(f: DeployFinding): ResourceDiagnostic {
+export function findingDiagnostic(f: DeployFinding, offerChoice: OfferChoice = "pinned"): ResourceDiagnostic {
   const d = refusalDiagnostic(f.code, f.facts, "plan_check", {
     severity: f.severity,
     prefix: f.prefix ?? (f.severity === "error" ? CERTAIN : UNLESS_DESTROYED),
+    offerChoice,
   });
   if (f.note) d.detail = `${d.detail} ${f.note}`;
   return d;
@@ -314,5 +317,5 @@ export function findingDiagnostic(f: DeployFinding): ResourceDiagnostic {
  * deploy would return and each finding points at the attribute concerned.
  */
 export function checkDeploy(input: DeployCheckInput, data: DeployCheckData): ResourceDiagnostic[] {
-  return deployFindings(input, data).map(findingDiagnostic);
+  return deployFindings(input, data).map((f) => findingDiagnostic(f));
 }

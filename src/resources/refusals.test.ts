@@ -107,6 +107,26 @@ describe("refusal catalogue", () => {
     },
   );
 
+  it.each(["OFFER_UNAVAILABLE", "MACHINE_IN_MAINTENANCE", "OFFER_NOT_VM_CAPABLE", "OFFER_NOT_PINNABLE"])(
+    "%s of an offer chosen by offer_filter is placed on offer_filter and advises on the filter",
+    (code) => {
+      const attrs = [...INSTANCE_ATTRS, "offer_filter"];
+      const d = errorToDiagnostic(apiError({ code, status: 409 }), "deploy", attrs, "filter");
+      expect(d.path).toEqual([{ attribute: "offer_filter" }]);
+      expect(d.detail).toContain("offer_filter moves on to the next matching offer");
+      expect(d.detail).not.toMatch(/offer_id|Choose a(n| current| VM-capable)? offer/);
+    },
+  );
+
+  it.each(["DISK_TOO_LARGE", "MACHINE_DISK_EXHAUSTED"])(
+    "%s of an offer chosen by offer_filter stays on disk_gb and advises loosening the filter",
+    (code) => {
+      const d = errorToDiagnostic(apiError({ code, status: 409 }), "deploy", INSTANCE_ATTRS, "filter");
+      expect(d.path).toEqual([{ attribute: "disk_gb" }]);
+      expect(d.detail).toContain("loosen offer_filter so that offers on");
+    },
+  );
+
   it("does not place a code on an attribute the resource lacks", () => {
     const d = errorToDiagnostic(apiError({ code: "DISK_TOO_LARGE", status: 422 }), "deploy", [
       "name",
@@ -164,6 +184,7 @@ describe("refusal catalogue", () => {
       apiError({ code: "INSTANCE_LIMIT_REACHED", status: 409, limit: 25 }),
       "deploy",
       undefined,
+      "pinned",
       { count: 27 },
     );
     expect(counted.detail).toContain(

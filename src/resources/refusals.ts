@@ -87,11 +87,20 @@ interface CatalogueEntry {
   /** The words after the code in the summary. */
   title: string;
   /** What happened and what to do, from the carried fields. */
-  explain: (f: RefusalFacts, op: Operation) => string;
+  explain: (f: RefusalFacts, op: Operation, choice: OfferChoice) => string;
 }
+
+/** How the instance's offer is given: pinned by offer_id, or chosen by offer_filter. */
+export type OfferChoice = "pinned" | "filter";
 
 const OFFERS_HINT =
   "The gpurental_offers data source lists the offers that can be rented now; an offer_filter instead of offer_id lets the provider choose one when the instance is created, and move on to the next when one is taken.";
+const FILTER_HINT =
+  "offer_filter moves on to the next matching offer when one is refused at deploy time; to widen the choice, loosen it (another region, a higher max_price_per_hour_micro). The gpurental_offers data source shows the market.";
+
+/** What to do about a refusal of the offer, in the words of how it was given. */
+const chooseOther = (choice: OfferChoice, pinned: string, filter: string) =>
+  choice === "filter" ? [filter, FILTER_HINT].filter(Boolean).join(" ") : `${pinned} ${OFFERS_HINT}`;
 const TEMPLATES_HINT = "The gpurental_templates data source lists the templates this organization can use.";
 
 /** Every code of contract sections 7.1-7.3, with its explanation. */
@@ -154,26 +163,26 @@ const CATALOGUE: Readonly<Record<string, CatalogueEntry>> = {
   OFFER_UNAVAILABLE: {
     attribute: "offer_id",
     title: "the offer cannot be rented",
-    explain: () =>
-      `The offer is missing, withdrawn or sold out on its machine, or another deploy took its last free unit. Choose another offer_id. ${OFFERS_HINT}`,
+    explain: (_f, _op, choice) =>
+      `The offer is missing, withdrawn or sold out on its machine, or another deploy took its last free unit. ${chooseOther(choice, "Choose another offer_id.", "")}`,
   },
   MACHINE_IN_MAINTENANCE: {
     attribute: "offer_id",
     title: "the offer's machine goes into maintenance too soon",
-    explain: (f, op) =>
-      `The machine is booked offline at ${formatTime(f.next_maintenance)}${op === "plan_check" ? "" : ", too soon to start an instance on it"}. Choose an offer on another machine, or deploy after the maintenance. ${OFFERS_HINT}`,
+    explain: (f, op, choice) =>
+      `The machine is booked offline at ${formatTime(f.next_maintenance)}${op === "plan_check" ? "" : ", too soon to start an instance on it"}. ${chooseOther(choice, "Choose an offer on another machine, or deploy after the maintenance.", "Deploy after the maintenance, or let offers on other machines match.")}`,
   },
   DISK_TOO_LARGE: {
     attribute: "disk_gb",
     title: "disk_gb is larger than the machine's disk",
-    explain: (f) =>
-      `${f.max_disk_gb !== undefined ? `The offer's machine has ${f.max_disk_gb} GB of disk in total` : "The offer's machine has less disk in total than requested"}${f.requested_disk_gb !== undefined ? ` and ${f.requested_disk_gb} GB were requested` : ""}. Lower disk_gb${f.max_disk_gb !== undefined ? ` to at most ${f.max_disk_gb}` : ""}, or choose an offer on a machine with more disk.`,
+    explain: (f, _op, choice) =>
+      `${f.max_disk_gb !== undefined ? `The offer's machine has ${f.max_disk_gb} GB of disk in total` : "The offer's machine has less disk in total than requested"}${f.requested_disk_gb !== undefined ? ` and ${f.requested_disk_gb} GB were requested` : ""}. Lower disk_gb${f.max_disk_gb !== undefined ? ` to at most ${f.max_disk_gb}` : ""}, or ${choice === "filter" ? "loosen offer_filter so that offers" : "choose an offer"} on a machine with more disk${choice === "filter" ? " match" : ""}.`,
   },
   MACHINE_DISK_EXHAUSTED: {
     attribute: "disk_gb",
     title: "the machine has not enough disk left",
-    explain: (f) =>
-      `${f.requested_disk_gb !== undefined ? `${f.requested_disk_gb} GB were requested but ` : ""}${f.available_disk_gb !== undefined ? `the offer's machine has only ${f.available_disk_gb} GB left to commit` : "the offer's machine has not enough disk left to commit"}. Lower disk_gb${f.available_disk_gb !== undefined ? ` to at most ${f.available_disk_gb}` : ""}, or choose an offer on another machine.`,
+    explain: (f, _op, choice) =>
+      `${f.requested_disk_gb !== undefined ? `${f.requested_disk_gb} GB were requested but ` : ""}${f.available_disk_gb !== undefined ? `the offer's machine has only ${f.available_disk_gb} GB left to commit` : "the offer's machine has not enough disk left to commit"}. Lower disk_gb${f.available_disk_gb !== undefined ? ` to at most ${f.available_disk_gb}` : ""}, or ${choice === "filter" ? "loosen offer_filter so that offers on other machines match" : "choose an offer on another machine"}.`,
   },
   TEMPLATE_NOT_FOUND: {
     attribute: "template_id",
@@ -189,8 +198,8 @@ const CATALOGUE: Readonly<Record<string, CatalogueEntry>> = {
   OFFER_NOT_VM_CAPABLE: {
     attribute: "offer_id",
     title: "the offer's machine cannot run the vm template",
-    explain: () =>
-      `The template runs a virtual machine (mode vm) and the offer's machine cannot run VMs. Choose a VM-capable offer, or a container template (mode ssh or jupyter). ${OFFERS_HINT}`,
+    explain: (_f, _op, choice) =>
+      `The template runs a virtual machine (mode vm) and the offer's machine cannot run VMs. ${chooseOther(choice, "Choose a VM-capable offer, or a container template (mode ssh or jupyter).", "Choose a container template (mode ssh or jupyter), or let VM-capable offers match.")}`,
   },
   TEMPLATE_CUDA_TOO_NEW: {
     attribute: "template_id",
@@ -213,8 +222,10 @@ const CATALOGUE: Readonly<Record<string, CatalogueEntry>> = {
   OFFER_NOT_PINNABLE: {
     attribute: "offer_id",
     title: "the offer's machine is not registered with the fleet",
-    explain: () =>
-      `The offer_id is stale: its machine is no longer registered. Choose a current offer. ${OFFERS_HINT}`,
+    explain: (_f, _op, choice) =>
+      choice === "filter"
+        ? `The offer's machine is no longer registered with the fleet. ${FILTER_HINT}`
+        : `The offer_id is stale: its machine is no longer registered. Choose a current offer. ${OFFERS_HINT}`,
   },
   SSH_KEY_NOT_FOUND: {
     attribute: "ssh_key_id",
@@ -300,19 +311,33 @@ export function attributeOfCode(code: string): string | undefined {
   return CATALOGUE[code]?.attribute;
 }
 
+/** How a refusal is worded and placed. */
+export interface RefusalOptions {
+  severity?: "error" | "warning";
+  /** The attributes of the resource at hand; a code is only placed on one of them. */
+  attributes?: readonly string[];
+  /** Words before the explanation. */
+  prefix?: string;
+  /** How the instance's offer is given (default pinned): what to advise, and where to place it. */
+  offerChoice?: OfferChoice;
+}
+
 /** Builds the diagnostic of a refusal code from its facts; used for API errors and plan-time checks. */
 export function refusalDiagnostic(
   code: ApiErrorCode,
   facts: RefusalFacts,
   op: Operation,
-  opts: { severity?: "error" | "warning"; attributes?: readonly string[]; prefix?: string } = {},
+  opts: RefusalOptions = {},
 ): ResourceDiagnostic {
   const entry = CATALOGUE[code];
+  const choice = opts.offerChoice ?? "pinned";
   const title = entry?.title ?? facts.message ?? "the API refused the request";
   const explanation = entry
-    ? entry.explain(facts, op)
+    ? entry.explain(facts, op, choice)
     : `${facts.message ?? "The API refused the request"}.`.replace(/\.\.$/, ".");
-  const attribute = code === "VALIDATION_ERROR" ? attributeForField(facts.field) : entry?.attribute;
+  const named = code === "VALIDATION_ERROR" ? attributeForField(facts.field) : entry?.attribute;
+  // With a filter, offer_id is not configured: a refusal about the offer belongs to the filter.
+  const attribute = choice === "filter" && named === "offer_id" ? "offer_filter" : named;
   const placed =
     attribute && (!opts.attributes || opts.attributes.includes(attribute)) ? attribute : undefined;
   const diag: ResourceDiagnostic = {
@@ -345,6 +370,7 @@ export function errorToDiagnostic(
   err: unknown,
   op: Operation,
   attributes?: readonly string[],
+  offerChoice: OfferChoice = "pinned",
   more: RefusalFacts = {},
 ): ResourceDiagnostic {
   if (err instanceof ApiError) {
@@ -360,12 +386,11 @@ export function errorToDiagnostic(
       limit: err.limit,
       field: err.field,
     };
-    const diag = refusalDiagnostic(
-      err.code,
-      facts,
-      op,
-      attributes ? { attributes, prefix: OPERATION_WORDS[op] } : { prefix: OPERATION_WORDS[op] },
-    );
+    const diag = refusalDiagnostic(err.code, facts, op, {
+      prefix: OPERATION_WORDS[op],
+      offerChoice,
+      ...(attributes ? { attributes } : {}),
+    });
     const rid = err.requestId ? ` (HTTP ${err.status}, request ${err.requestId})` : ` (HTTP ${err.status})`;
     diag.detail = `${diag.detail}${rid}`;
     return diag;

@@ -107,14 +107,17 @@ export class TerraformHarness {
   }
 
   /**
-   * Another working directory beside this one, sharing the mirror, the CLI configuration and the
-   * code cache, with its own copy of the environment: for suites that run several configurations
-   * side by side. `cleanup()` of either removes both.
+   * Another working directory (`<root>/<name>`, created empty) that shares this harness's mirror,
+   * CLI configuration and environment: a second CI runner of the same pipeline. Its environment is
+   * a copy, so settings made on one afterwards stay on that one.
    */
-  workspace(name: string): TerraformHarness {
-    const workDir = join(this.root, `work-${name}`);
-    mkdirSync(workDir, { recursive: true });
-    return new TerraformHarness(this.root, workDir, this.install, this.terraform, { ...this.env });
+  workingDir(name: string): TerraformHarness {
+    if (!/^[a-z0-9][a-z0-9_-]*$/.test(name) || ["build", "mirror", "home", "work"].includes(name)) {
+      throw new Error(`workingDir: "${name}" is not a free directory name`);
+    }
+    const dir = join(this.root, name);
+    mkdirSync(dir);
+    return new TerraformHarness(this.root, dir, this.install, this.terraform, { ...this.env });
   }
 
   /** Writes files (e.g. main.tf) into the working directory. */

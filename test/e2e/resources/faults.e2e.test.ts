@@ -107,7 +107,7 @@ async function fired(backend: FakeBackend, installed: Map<string, number>): Prom
 /** Whether every error of a failed apply is about a deploy whose answer was lost. */
 function unknownDeploysOnly(r: RunResult): boolean {
   const errors = r.stderr.split("\n").filter((l) => /^Error: /.test(l.trim()));
-  return errors.length > 0 && errors.every((l) => /answer (was )?lost|outcome is unknown/i.test(l));
+  return errors.length > 0 && errors.every((l) => /answer (was )?lost|outcome (is )?unknown/i.test(l));
 }
 
 /** What a row found, for the assertions and for the message of a failing row. */
@@ -125,9 +125,12 @@ async function runRow(row: Row, index: number): Promise<RowResult> {
     const creds = backend.credentials!;
     const machine = backend.createMachine({ disk_gb: 20_000 });
     const offer = backend.createOffer({ machine_id: machine.id, free_units: INSTANCES + 5 });
-    const ws = tf.workspace(`row${index}`);
+    const ws = tf.workingDir(`row${index}`);
     ws.env.GPURENTAL_BASE_URL = backend.url;
     ws.env.GPURENTAL_TOKEN = creds.admin_session_token;
+    // The window in which a deploy whose answer was lost is looked for (default 2 minutes): the
+    // fake commits at once or never, so a few seconds tell.
+    ws.env.GPURENTAL_RECONCILE_TIMEOUT = "4s";
     ws.write({
       "main.tf": `${TERRAFORM_BLOCK}
 provider "gpurental" {}

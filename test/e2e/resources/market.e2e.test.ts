@@ -168,4 +168,51 @@ test("(f) a pinned offer_id whose offer was withdrawn after create plans nothing
   await control(s, "PATCH", `/offers/${s.creds.offer_id}`, { availability: "withdrawn" });
   const r = expectCode(await plan(s), 0);
   expect(output(r)).not.toContain("Warning");
+
+  // Only a re-creation needs the offer: a -replace is refused at plan time, saying why, and the
+  // running instance is left alone.
+  const id = await instanceId();
+  const replaced = expectCode(await plan(s, ["-replace=gpurental_instance.gpu"]), 1);
+  const text = output(replaced);
+  expect(text).toContain("Error: OFFER_UNAVAILABLE: the offer cannot be rented");
+  expect(text).toMatch(/with gpurental_instance\.gpu,[\s\S]*?offer_id\s+=/);
+  expect(text.replace(/\s+/g, " ")).toContain("The offer has been withdrawn.");
+  expect(liveInstances(s).map((i) => i.id)).toEqual([id]);
+});
+
+test("a new user's mistakes are reported on the argument they concern, before anything is deployed", async () => {
+  const at = (text: string, line: RegExp) =>
+    expect(text).toMatch(
+      new RegExp(
+        `with gpurental_instance\\.gpu,[^\\n]*\\n[^\\n]*on main\\.tf line \\d+[^\\n]*\\n[│\\s]*\\d+:\\s+${line.source}`,
+      ),
+    );
+  const instance = (args: string) => `resource "gpurental_instance" "gpu" {
+${args}
+  template_id = "${s.creds.template_id}"
+  disk_gb     = 50
+}`;
+
+  // A value inside offer_filter is shown at offer_filter, not at the resource's first line.
+  writeConfig(s, instance(`  offer_filter = {\n    gpu_model = "RTX 4090"\n    num_gpus  = 0\n  }`));
+  let text = output(expectCode(await plan(s), 1));
+  expect(text).toContain("offer_filter.num_gpus must be a whole number from 1 to 1024; got 0.");
+  at(text, /offer_filter = \{/);
+
+  writeConfig(
+    s,
+    instance(
+      `  offer_id     = "${s.creds.offer_id}"\n  offer_filter = { gpu_model = "RTX 4090", num_gpus = 1 }`,
+    ),
+  );
+  text = output(expectCode(await plan(s), 1));
+  expect(text).toContain("Error: Both offer_id and offer_filter are set");
+  at(text, /offer_filter = \{/);
+
+  writeConfig(s, instance(`  offer_id = ""`));
+  text = output(expectCode(await plan(s), 1));
+  expect(text).toContain("offer_id must be the ID of an offer, a UUID");
+  at(text, /offer_id = ""/);
+
+  expect(liveInstances(s)).toHaveLength(0);
 });

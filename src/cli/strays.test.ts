@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { apiAccess } from "./api-access";
+import type { CommandIO } from "./io";
+import { runStrays, STRAYS_EXIT, type StraysOptions } from "./strays";
+
+// `gpurental strays` refusing what it must refuse before it reads anything, and the API settings
+// it shares with plan-report. Finding strays against the fake backend and the real terraform is in
+// test/e2e/commands/strays.e2e.test.ts.
+
+const TOKEN = `gps_${"7e57".repeat(12)}`;
+
+function io(env: NodeJS.ProcessEnv, cwd: string): CommandIO & { out: string; err: string } {
+  const x = {
+    out: "",
+    err: "",
+    stdout: (t: string) => {
+      x.out += t;
+    },
+    stderr: (t: string) => {
+      x.err += t;
+    },
+    env,
+    cwd,
+    interactive: false,
+    readStdin: async () => "",
+    ask: async () => undefined,
+    now: () => Date.now(),
+  };
+  return x;
+}
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "gpurental-strays-cli-"));
+  writeFileSync(join(dir, "s.tfstate"), JSON.stringify({ version: 4, resources: [] }));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+test.each<[string, string[], StraysOptions, NodeJS.ProcessEnv, RegExp]>([
+  ["no source", [], {}, {}, /give at least one state to compare with/],
+  [
+    "destroy and import",
+    ["s.tfstate"],
+    { destroy: true, import: true },
+    {},
+    /--destroy and --import\/--output-import are opposites/,
+  ],
+  ["--yes alone", ["s.tfstate"], { yes: true }, {}, /--yes confirms --destroy, which was not given/],
+  [
+    "no API address",
+    ["s.tfstate"],
+    {},
+    { GPURENTAL_TOKEN: TOKEN },
+    /pass --base-url or set GPURENTAL_BASE_URL/,
+  ],
+  [
+    "no token",
+    ["s.tfstate"],
+    {},
+    { GPURENTAL_BASE_URL: "http://127.0.0.1:1" },
+    /no credential: set GPURENTAL_TOKEN/,
+  ],
+  [
+    "an unreadable state",
+    ["nope.tfstate"],
+    {},
+    { GPURENTAL_BASE_URL: "http://127.0.0.1:1", GPURENTAL_TOKEN: TOKEN },
+    /nope\.tfstate does not exist/,
+  ],
+])("%s: exit 1 with a message", async (_name, sources, opts, env, message) => {
+  const x = io(env, dir);
+  expect(await runStrays(sources, opts, x)).toBe(STRAYS_EXIT.failed);
+  expect(x.err).toMatch(message);
+  expect(x.out).toBe("");
+  expect(x.err).not.toContain(TOKEN);
+});
+
+test("an unreachable API names the address; the token never appears", async () => {
+  const x = io({ GPURENTAL_BASE_URL: "http://127.0.0.1:1", GPURENTAL_TOKEN: TOKEN }, dir);
+  expect(await runStrays(["s.tfstate"], {}, x)).toBe(STRAYS_EXIT.failed);
+  expect(x.err).toMatch(
+    /^error: .*127\.0\.0\.1:1.*\(the API address comes from --base-url or GPURENTAL_BASE_URL\)/,
+  );
+  expect(x.err).not.toContain(TOKEN);
+}, 60_000);
+
+describe("apiAccess", () => {
+  const env = { GPURENTAL_BASE_URL: "https://api.example.com", GPURENTAL_TOKEN: `gpr_${"ab".repeat(24)}` };
+
+  test("an API key's prefix is known, so its own key can be told among the organization's", () => {
+    expect(apiAccess({}, env, "t")).toMatchObject({ credential: "api_key", keyPrefix: "gpr_abababab" });
+    expect(apiAccess({}, { ...env, GPURENTAL_TOKEN: TOKEN }, "t")).toMatchObject({ credential: "session" });
+  });
+
+  test("flags win over the environment; the token comes from a file, never a flag", () => {
+    writeFileSync(join(dir, "token"), `${TOKEN}\n`);
+    const a = apiAccess({ baseUrl: "http://localhost:8787", tokenFile: join(dir, "token") }, env, "t");
+    expect(a.client.baseUrl).toBe("http://localhost:8787");
+    expect(a.credential).toBe("session");
+  });
+
+  test.each<[string, Parameters<typeof apiAccess>[0], NodeJS.ProcessEnv, RegExp]>([
+    [
+      "a URL with /v1",
+      { baseUrl: "https://api.example.com/v1" },
+      env,
+      /--base-url must be the address without the \/v1 path/,
+    ],
+    [
+      "not a URL",
+      {},
+      { ...env, GPURENTAL_BASE_URL: "api.example.com" },
+      /GPURENTAL_BASE_URL must be an http or https URL/,
+    ],
+    ["an empty flag", { baseUrl: "" }, env, /--base-url must not be empty/],
+    [
+      "a token with a space",
+      {},
+      { ...env, GPURENTAL_TOKEN: "gpr_ab cd" },
+      /GPURENTAL_TOKEN must hold a single word/,
+    ],
+    [
+      "an unreadable token file",
+      { tokenFile: "/nonexistent/token" },
+      env,
+      /--token-file \/nonexistent\/token cannot be read \(ENOENT\)/,
+    ],
+    [
+      "an org id that is no UUID",
+      { orgId: "acme" },
+      env,
+      /--org-id must be an organization ID \(a UUID\), got "acme"/,
+    ],
+  ])("%s is refused, naming the flag or variable", (_n, flags, e, message) => {
+    expect(() => apiAccess(flags, e, "t")).toThrow(message);
+  });
+});

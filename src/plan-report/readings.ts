@@ -1,0 +1,166 @@
+import type { GpurentalClient } from "../api/client";
+import { ApiError } from "../api/errors";
+import type { Instance, Offer, Template } from "../api/schemas";
+import { type Micro, toMicro } from "../report/money";
+import { listMarketOffers } from "../resources/instance-ops";
+import { planCreateChecks } from "../resources/instance-plan";
+import { describeFilter, type OfferFilter, selectOffers } from "../resources/offer-selection";
+import { type CredentialKind, registerCredential } from "../resources/provider-data";
+import type { ResourceDiagnostic } from "../resources/refusals";
+import type { PlanDocument } from "../tfstate/plan";
+import { deploys, type PlannedDeploy, plannedDeploy } from "./inputs";
+import type { Price } from "./model";
+
+// What a plan report reads from the API, all of it read-only and allowed with an API key except
+// the balance: the organization's instances (the burn now), the offer each new instance will rent
+// (its price: a pinned offer's own, or for an offer_filter the offer the selection would choose
+// now, an estimate), and the provider's own plan-time checks for each deploy. The balance is only
+// in GET /v1/me, which needs a signed-in session (contract 4.3, 5); with an API key it is reported
+// as not read, never guessed.
+
+/** The price and checks of one deploy the plan makes. */
+export interface DeployReading {
+  price?: Price;
+  gpu?: { model: string; count?: number };
+  offerId?: string;
+  /** Why there is no price. */
+  unpriced?: string;
+  /** What the provider's plan-time checks say about this deploy now. */
+  findings: ResourceDiagnostic[];
+}
+
+/** Everything the report read. */
+export interface PlanReadings {
+  /** When (ms). */
+  now: number;
+  /** GET /v1/instances: the organization's instances that are not destroyed. */
+  instances: readonly Instance[];
+  balance: { micro: Micro } | { unread: string };
+  /** By address, for each create and replacement. */
+  deploys: Map<string, DeployReading>;
+}
+
+function priceOf(offer: Offer, estimate: boolean, basis: string): Price | undefined {
+  const perHour = toMicro(offer.price_per_hour_micro);
+  const storage = toMicro(offer.storage_price_per_gb_hour_micro);
+  if (perHour === undefined || storage === undefined) return undefined;
+  return { perHour, storagePerGbHour: storage, estimate, basis };
+}
+
+/** Reads what the report needs for a plan; throws only when the organization's instances cannot be listed. */
+export async function readForPlan(
+  client: GpurentalClient,
+  credential: CredentialKind,
+  plan: PlanDocument,
+  now: () => number,
+): Promise<PlanReadings> {
+  // The provider's checks read the credential kind beside the client (session-only reads).
+  registerCredential(client, { kind: credential, orgId: client.orgId, configured: true });
+  const instances = await client.listInstances();
+
+  let balance: PlanReadings["balance"];
+  if (credential === "api_key") {
+    balance = {
+      unread: "the balance is only in GET /v1/me, which needs a signed-in session; an API key cannot read it",
+    };
+  } else {
+    try {
+      balance = { micro: toMicro((await client.getMe()).organization.balance_micro) ?? 0n };
+    } catch (err) {
+      if (!(err instanceof ApiError) || (err.status !== 401 && err.status !== 403)) throw err;
+      balance = { unread: `GET /v1/me was refused (${err.code}): the balance needs a signed-in session` };
+    }
+  }
+
+  // Each offer, market and template is read once however many deploys share it.
+  const memo = new Map<string, Promise<unknown>>();
+  const once = <T>(key: string, read: () => Promise<T>): Promise<T> => {
+    if (!memo.has(key)) memo.set(key, read());
+    return memo.get(key) as Promise<T>;
+  };
+  const orNull = async <T>(p: Promise<T>, code: string): Promise<T | null> => {
+    try {
+      return await p;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404 && err.code === code) return null;
+      throw err;
+    }
+  };
+  const offer = (id: string) => once(`offer:${id}`, () => orNull(client.getOffer(id), "OFFER_NOT_FOUND"));
+  const template = (id: string) =>
+    once(`template:${id}`, () => orNull<Template>(client.getTemplate(id), "TEMPLATE_NOT_FOUND"));
+  const market = (f: OfferFilter) =>
+    once(`market:${f.gpu_model.toLowerCase()}`, () => listMarketOffers(client, f));
+
+  const priced = async (d: PlannedDeploy): Promise<Omit<DeployReading, "findings">> => {
+    if (d.offer_id) {
+      const o = await offer(d.offer_id);
+      if (!o) return { offerId: d.offer_id, unpriced: `offer ${d.offer_id} does not exist` };
+      const price = priceOf(o, false, `offer ${o.id} as listed now`);
+      return {
+        offerId: o.id,
+        ...(o.gpu_model
+          ? { gpu: { model: o.gpu_model, ...(o.num_gpus !== undefined ? { count: o.num_gpus } : {}) } }
+          : {}),
+        ...(price ? { price } : { unpriced: `offer ${o.id} lists no price` }),
+      };
+    }
+    if (d.offer_filter) {
+      const f = d.offer_filter;
+      const [offers, tpl] = await Promise.all([
+        market(f),
+        d.template_id ? template(d.template_id) : undefined,
+      ]);
+      const selection = selectOffers({
+        offers,
+        filter: f,
+        template: tpl,
+        diskGb: d.disk_gb,
+        instances,
+        now: now(),
+      });
+      const best = selection.candidates[0];
+      if (!best) return { unpriced: `no offer matches ${describeFilter(f)} now` };
+      const price = priceOf(
+        best.offer,
+        true,
+        `offer ${best.offer.id}, which offer_filter (${describeFilter(f)}) would choose now`,
+      );
+      return {
+        offerId: best.offer.id,
+        gpu: { model: best.offer.gpu_model ?? f.gpu_model, count: best.offer.num_gpus ?? f.num_gpus },
+        ...(price ? { price } : { unpriced: `offer ${best.offer.id} lists no price` }),
+      };
+    }
+    return { unpriced: "the offer is not known until apply" };
+  };
+
+  const readings = new Map<string, DeployReading>();
+  await Promise.all(
+    plan.changes.filter(deploys).map(async (c) => {
+      const d = plannedDeploy(c);
+      const [p, checks] = await Promise.all([
+        priced(d),
+        d.disk_gb === undefined
+          ? Promise.resolve({ diagnostics: [] as ResourceDiagnostic[] })
+          : planCreateChecks(
+              client,
+              {
+                offer_id: d.offer_id,
+                offer_filter: d.offer_filter,
+                template_id: d.template_id,
+                disk_gb: d.disk_gb,
+                ssh_key_id: d.ssh_key_id,
+              },
+              new AbortController().signal,
+            ),
+      ]);
+      readings.set(c.address, {
+        ...p,
+        ...(d.disk_gb === undefined && !p.unpriced ? { unpriced: "disk_gb is not known until apply" } : {}),
+        findings: checks.diagnostics,
+      });
+    }),
+  );
+  return { now: now(), instances, balance, deploys: readings };
+}
