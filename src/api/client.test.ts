@@ -359,6 +359,18 @@ describe("errors", () => {
   });
 });
 
+/** Client options whose clock moves only by the retry waits, which are recorded in `sleeps`. */
+function onSimulatedClock(): { now: () => number; sleep: (ms: number) => Promise<void> } {
+  let t = 0;
+  return {
+    now: () => t,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      t += ms;
+    },
+  };
+}
+
 describe("retries", () => {
   test("429 with Retry-After seconds is retried after that delay, plus at most baseDelayMs of jitter", async () => {
     server.queue(fail(429, "RATE_LIMITED", {}, { "retry-after": "2" }), ok({ items: [] }));
@@ -385,14 +397,9 @@ describe("retries", () => {
   });
 
   test("a long Retry-After (90 s) is waited in full when the operation's deadline allows it", async () => {
-    let t = 0;
     server.queue(fail(429, "RATE_LIMITED", {}, { "retry-after": "90" }), ok({ items: [] }));
     const c = client({
-      now: () => t,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        t += ms;
-      },
+      ...onSimulatedClock(),
     });
     // A create's deadline (20 minutes) is far longer than the client's default budget.
     await expect(c.listInstances({}, { deadlineMs: 20 * 60_000 })).resolves.toEqual([]);
@@ -411,14 +418,9 @@ describe("retries", () => {
   });
 
   test("without maxAttempts, a call is retried until its deadline, not a fixed number of times", async () => {
-    let t = 0;
     server.always(fail(500, "INTERNAL"));
     const c = client({
-      now: () => t,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        t += ms;
-      },
+      ...onSimulatedClock(),
       random: () => 0.999,
       retry: { baseDelayMs: 100, maxDelayMs: 1000 },
     });
@@ -448,14 +450,9 @@ describe("retries", () => {
   });
 
   test("the deadline cuts retries short", async () => {
-    let t = 0;
     server.always(fail(503, "SERVICE_UNAVAILABLE", {}, { "retry-after": "5" }));
     const c = client({
-      now: () => t,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        t += ms;
-      },
+      ...onSimulatedClock(),
       retry: { maxAttempts: 10, deadlineMs: 12_000 },
     });
     await expect(c.listOffers()).rejects.toThrow(ApiError);
@@ -464,14 +461,9 @@ describe("retries", () => {
   });
 
   test("a per-call deadline longer than the client's default is the one kept", async () => {
-    let t = 0;
     server.always(fail(503, "SERVICE_UNAVAILABLE", {}, { "retry-after": "5" }));
     const c = client({
-      now: () => t,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        t += ms;
-      },
+      ...onSimulatedClock(),
       retry: { deadlineMs: 12_000 },
     });
     await expect(c.listOffers(undefined, { deadlineMs: 31_000 })).rejects.toThrow(ApiError);
