@@ -1,5 +1,6 @@
 import { type Logger as ClientLogger, GpurentalClient } from "./api/client";
 import { ClientConfigError } from "./api/errors";
+import { isUuid } from "./api/ids";
 import { dataSources } from "./data-sources";
 import {
   type AnyResourceDefinition,
@@ -29,8 +30,6 @@ import {
 // The gpurental provider: its configuration (where the API is, which credential, which
 // organization), how that becomes the /v1 client every resource and data source uses, and the list
 // of resource and data source types.
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const schema = defineSchema({
   description:
@@ -195,7 +194,7 @@ export async function configureClient(
       `${where("token", token)} must be a single word of printable ASCII characters (an API key secret or a session token); check for spaces, line breaks or quotes copied along with it.`,
     );
   }
-  if (orgId.kind === "value" && !UUID.test(orgId.value)) {
+  if (orgId.kind === "value" && !isUuid(orgId.value)) {
     ctx.diags.addAttributeError(
       path("org_id"),
       "Invalid organization ID",
@@ -243,6 +242,11 @@ export async function configureClient(
       token: token.value,
       orgId: orgId.kind === "value" ? orgId.value : undefined,
       userAgent: `Terraform/${req.terraformVersion || "unknown"} terraform-provider-gpurental${appended ? ` ${appended}` : ""}`,
+      // Connection errors name the address and where it came from, so the reader knows what to fix.
+      baseUrlSource:
+        baseUrl.from === "config"
+          ? "base_url in the provider block"
+          : `the ${PROVIDER_ENV.base_url} environment variable`,
       logger: logToProvider,
       signal: ctx.signal,
       ...(requestTimeout ? { timeoutMs: requestTimeout } : {}),

@@ -53,6 +53,8 @@ function client(extra: Partial<ClientOptions> = {}): GpurentalClient {
     sleep: async (ms) => {
       sleeps.push(ms);
     },
+    // No jitter on top of a Retry-After, so the waits asserted are exactly the server's.
+    random: () => 0,
     logger: (level, msg, fields) => logs.push({ level, msg, fields }),
     ...extra,
   });
@@ -309,6 +311,12 @@ describe("retries against injected faults", () => {
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 429, code: "RATE_LIMITED", retryAfterMs: 1000 });
     expect(attempts("GET /v1/instances")).toBe(4);
+  });
+
+  test("a 500 on a GET is retried: reads are idempotent", async () => {
+    backend.addFault({ route: "GET /v1/instances", kind: "status", status: 500, times: 2 });
+    await expect(client().listInstances()).resolves.toEqual([]);
+    expect(attempts("GET /v1/instances")).toBe(3);
   });
 
   test("a dropped connection on GET is retried", async () => {

@@ -113,6 +113,8 @@ function client(extra: Partial<ConstructorParameters<typeof GpurentalClient>[0]>
     sleep: async (ms) => {
       sleeps.push(ms);
     },
+    // Half of each jitter range: a Retry-After of 2 s waits 2005 ms, backoff n waits half its cap.
+    random: () => 0.5,
     logger: (level, msg, fields) => logs.push({ level, msg, fields }),
     ...extra,
   });
@@ -357,12 +359,32 @@ describe("errors", () => {
   });
 });
 
+/** Client options whose clock moves only by the retry waits, which are recorded in `sleeps`. */
+function onSimulatedClock(): { now: () => number; sleep: (ms: number) => Promise<void> } {
+  let t = 0;
+  return {
+    now: () => t,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      t += ms;
+    },
+  };
+}
+
 describe("retries", () => {
-  test("429 with Retry-After seconds is retried after that delay", async () => {
+  test("429 with Retry-After seconds is retried after that delay, plus at most baseDelayMs of jitter", async () => {
     server.queue(fail(429, "RATE_LIMITED", {}, { "retry-after": "2" }), ok({ items: [] }));
     await expect(client().listOffers()).resolves.toEqual([]);
     expect(server.seen).toHaveLength(2);
-    expect(sleeps).toEqual([2000]);
+    expect(sleeps).toEqual([2005]);
+  });
+
+  test("the jitter added to a Retry-After never makes the wait shorter than asked", async () => {
+    server.queue(fail(429, "RATE_LIMITED", {}, { "retry-after": "2" }), ok({ items: [] }));
+    await client({ random: () => 0 }).listOffers();
+    server.queue(fail(429, "RATE_LIMITED", {}, { "retry-after": "2" }), ok({ items: [] }));
+    await client({ random: () => 0.999 }).listOffers();
+    expect(sleeps).toEqual([2000, 2009]);
   });
 
   test("503 with an HTTP-date Retry-After is honoured", async () => {
@@ -371,20 +393,48 @@ describe("retries", () => {
     await client().listTemplates();
     expect(server.seen).toHaveLength(2);
     expect(sleeps[0]).toBeGreaterThan(1000);
-    expect(sleeps[0]).toBeLessThanOrEqual(3000);
+    expect(sleeps[0]).toBeLessThanOrEqual(3010);
   });
 
-  test("a Retry-After beyond the cap ends the retries with the 429", async () => {
-    server.queue(fail(429, "RATE_LIMITED", {}, { "retry-after": "3600" }));
+  test("a long Retry-After (90 s) is waited in full when the operation's deadline allows it", async () => {
+    server.queue(fail(429, "RATE_LIMITED", {}, { "retry-after": "90" }), ok({ items: [] }));
+    const c = client({
+      ...onSimulatedClock(),
+    });
+    // A create's deadline (20 minutes) is far longer than the client's default budget.
+    await expect(c.listInstances({}, { deadlineMs: 20 * 60_000 })).resolves.toEqual([]);
+    expect(sleeps).toEqual([90_005]);
+  });
+
+  test("a Retry-After longer than what is left of the deadline ends the retries at once with the 429", async () => {
+    server.queue(fail(429, "RATE_LIMITED", {}, { "retry-after": "90" }));
     const e = (await client()
-      .listOffers()
+      .listOffers(undefined, { deadlineMs: 60_000 })
       .catch((x: unknown) => x)) as ApiError;
     expect(e.code).toBe("RATE_LIMITED");
-    expect(e.retryAfterMs).toBe(3_600_000);
+    expect(e.retryAfterMs).toBe(90_000);
     expect(server.seen).toHaveLength(1);
+    expect(sleeps).toEqual([]);
   });
 
-  test("gives up after maxAttempts with the last error", async () => {
+  test("without maxAttempts, a call is retried until its deadline, not a fixed number of times", async () => {
+    server.always(fail(500, "INTERNAL"));
+    const c = client({
+      ...onSimulatedClock(),
+      random: () => 0.999,
+      retry: { baseDelayMs: 100, maxDelayMs: 1000 },
+    });
+    const e = (await c.getInstance("i1", { deadlineMs: 20_000 }).catch((x: unknown) => x)) as ApiError;
+    expect(e).toBeInstanceOf(ApiError);
+    expect(e.code).toBe("INTERNAL");
+    // 99 + 199 + 399 + 799, then 999 ms each, as long as the next wait fits in 20 s.
+    expect(server.seen.length).toBe(sleeps.length + 1);
+    expect(sleeps.slice(0, 5)).toEqual([99, 199, 399, 799, 999]);
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThan(20_000);
+    expect(sleeps.reduce((a, b) => a + b, 0) + 999).toBeGreaterThanOrEqual(20_000);
+  });
+
+  test("maxAttempts, when given, still caps the attempts", async () => {
     server.always(fail(503, "SERVICE_UNAVAILABLE"));
     const e = (await client()
       .listOffers()
@@ -400,19 +450,60 @@ describe("retries", () => {
   });
 
   test("the deadline cuts retries short", async () => {
-    let t = 0;
     server.always(fail(503, "SERVICE_UNAVAILABLE", {}, { "retry-after": "5" }));
     const c = client({
-      now: () => t,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        t += ms;
-      },
+      ...onSimulatedClock(),
       retry: { maxAttempts: 10, deadlineMs: 12_000 },
     });
     await expect(c.listOffers()).rejects.toThrow(ApiError);
     expect(server.seen).toHaveLength(3);
-    expect(sleeps).toEqual([5000, 5000]);
+    expect(sleeps).toEqual([5125, 5125]);
+  });
+
+  test("a per-call deadline longer than the client's default is the one kept", async () => {
+    server.always(fail(503, "SERVICE_UNAVAILABLE", {}, { "retry-after": "5" }));
+    const c = client({
+      ...onSimulatedClock(),
+      retry: { deadlineMs: 12_000 },
+    });
+    await expect(c.listOffers(undefined, { deadlineMs: 31_000 })).rejects.toThrow(ApiError);
+    expect(server.seen).toHaveLength(7);
+  });
+
+  test("each wait is logged at debug with its delay, the time left and the reason", async () => {
+    server.queue(
+      fail(500, "INTERNAL"),
+      fail(429, "RATE_LIMITED", {}, { "retry-after": "1" }),
+      ok(makeInstance()),
+    );
+    await client().getInstance("i1");
+    const waits = logs.filter((l) => l.msg === "retrying");
+    expect(waits.map((l) => l.level)).toEqual(["debug", "debug"]);
+    expect(waits[0]?.fields).toMatchObject({
+      endpoint: "GET /v1/instances/{id}",
+      attempt: 1,
+      delayMs: 5,
+      retryAfterMs: null,
+      reason: expect.stringContaining("500 INTERNAL"),
+    });
+    expect(waits[1]?.fields).toMatchObject({ attempt: 2, delayMs: 1005, retryAfterMs: 1000 });
+    expect(waits[1]?.fields.remainingMs).toEqual(expect.any(Number));
+  });
+
+  test.each([
+    [500, "INTERNAL"],
+    [502, "BAD_GATEWAY"],
+    [503, "SERVICE_UNAVAILABLE"],
+    [504, "GATEWAY_TIMEOUT"],
+  ])("%i is retried for GET and DELETE", async (status, code) => {
+    server.queue(fail(status, code), ok({ items: [] }));
+    await client().listApiKeys();
+    server.queue(fail(status, code), (_req, res) => {
+      res.writeHead(204);
+      res.end();
+    });
+    await client().revokeApiKey("k1");
+    expect(server.seen.map((x) => x.method)).toEqual(["GET", "GET", "DELETE", "DELETE"]);
   });
 
   test("a dropped connection is retried for GET", async () => {
@@ -430,12 +521,6 @@ describe("retries", () => {
     expect(server.seen).toHaveLength(2);
   });
 
-  test("502 is retried for GET", async () => {
-    server.queue(fail(502, "BAD_GATEWAY"), ok({ items: [] }));
-    await client().listApiKeys();
-    expect(server.seen).toHaveLength(2);
-  });
-
   test("refused connections are retried even for deploy: the request never left", async () => {
     const port = new URL(server.url).port;
     await server.stop();
@@ -445,6 +530,28 @@ describe("retries", () => {
     expect((e as NetworkError).errorCode).toBe("ECONNREFUSED");
     expect(sleeps).toHaveLength(2);
     await server.start();
+  });
+
+  test("a connection error names the API's address and where it was configured", async () => {
+    const port = new URL(server.url).port;
+    await server.stop();
+    const base = `http://127.0.0.1:${port}`;
+    const c = client({ baseUrl: base, baseUrlSource: "GPURENTAL_BASE_URL", retry: { maxAttempts: 1 } });
+    const e = (await c.listOffers().catch((x: unknown) => x)) as NetworkError;
+    expect(e.message).toBe(
+      `GET /v1/offers: cannot connect to ${base} (GPURENTAL_BASE_URL): connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
+    await server.start();
+    server.always(hang);
+    const t = (await client({ baseUrlSource: "base_url", timeoutMs: 50, retry: { maxAttempts: 1 } })
+      .getInstance("i1")
+      .catch((x: unknown) => x)) as TimeoutError;
+    expect(t.message).toBe(`GET /v1/instances/{id}: no response from ${server.url} (base_url) within 50 ms`);
+    server.always(drop);
+    const lost = (await client({ baseUrlSource: "base_url" })
+      .deployInstance(deployBody)
+      .catch((x: unknown) => x)) as AmbiguousRequestError;
+    expect(lost.message).toContain(`the connection to ${server.url} (base_url) failed`);
   });
 });
 
@@ -490,7 +597,7 @@ describe("non-idempotent requests are never resent once they may have landed", (
     );
     await expect(client().deployInstance(deployBody)).resolves.toMatchObject({ id: makeInstance().id });
     expect(server.seen).toHaveLength(3);
-    expect(sleeps[0]).toBe(1000);
+    expect(sleeps[0]).toBe(1005);
   });
 
   test.each([

@@ -215,15 +215,19 @@ export class NetworkError extends GpurentalError {
 export class TimeoutError extends GpurentalError {
   /** The limit that was exceeded, in milliseconds. */
   readonly timeoutMs: number;
+  /** Which limit: one attempt's (`request`: no answer in time) or the whole call's (`deadline`). */
+  readonly limit: "request" | "deadline";
 
-  constructor(endpoint: Endpoint, timeoutMs: number, what: "request" | "deadline") {
+  /** `from` names the API's address in the message of a request that got no answer. */
+  constructor(endpoint: Endpoint, timeoutMs: number, what: "request" | "deadline", from?: string) {
     super(
       what === "request"
-        ? `${endpoint}: no response within ${timeoutMs} ms`
+        ? `${endpoint}: no response${from ? ` from ${from}` : ""} within ${timeoutMs} ms`
         : `${endpoint}: gave up after the ${timeoutMs} ms deadline`,
       endpoint,
     );
     this.timeoutMs = timeoutMs;
+    this.limit = what;
   }
 }
 

@@ -3,6 +3,7 @@
 
 export * from "./client";
 export * from "./errors";
+export * from "./ids";
 export * from "./reconcile";
 export { REDACTED, redactText, redactValue } from "./redact";
 export {
@@ -12,7 +13,9 @@ export {
   type ResolvedRetryOptions,
   type RetryOptions,
   realSleep,
+  retryDelay,
   type Sleep,
 } from "./retry";
+export * from "./retry-policy";
 export * from "./schemas";
 export * from "./waiter";

@@ -1,4 +1,4 @@
-import type { DeployInstanceRequest, RequestOptions } from "./client";
+import type { DeployInstanceRequest, RequestOptions } from "./requests";
 import type { Instance } from "./schemas";
 
 /** What {@link findDeployCandidates} needs of a client. */
@@ -30,7 +30,10 @@ export async function findDeployCandidates(
   const earliest = opts.sentAt - skew;
   // Destroyed ones too: an instance whose provisioning failed and that was cleaned up is still the
   // answer to "did my deploy land?".
-  const all = await client.listInstances({ include_destroyed: true }, { signal: opts.signal });
+  const all = await client.listInstances(
+    { include_destroyed: true },
+    { signal: opts.signal, deadlineMs: opts.deadlineMs },
+  );
   return all.filter((i) => {
     if (i.offer.id !== request.offer_id || i.template.id !== request.template_id) return false;
     if (i.disk_gb !== request.disk_gb) return false;

@@ -1,5 +1,5 @@
 import { REDACTED, redactText, redactValue } from "./redact";
-import { backoffDelay, DEFAULT_RETRY, parseRetryAfter, resolveRetryOptions } from "./retry";
+import { backoffDelay, DEFAULT_RETRY, parseRetryAfter, resolveRetryOptions, retryDelay } from "./retry";
 
 describe("parseRetryAfter", () => {
   const now = Date.parse("2026-11-22T08:00:00Z");
@@ -37,7 +37,24 @@ describe("backoffDelay", () => {
   });
 });
 
+describe("retryDelay", () => {
+  const opts = { ...DEFAULT_RETRY, baseDelayMs: 100, maxDelayMs: 1000 };
+  test("a Retry-After is waited in full, with at most baseDelayMs of jitter on top", () => {
+    expect(retryDelay(1, 90_000, opts, () => 0)).toBe(90_000);
+    expect(retryDelay(1, 90_000, opts, () => 0.999)).toBe(90_099);
+    expect(retryDelay(7, 0, opts, () => 0.5)).toBe(50);
+  });
+  test("without one, the full-jitter backoff", () => {
+    expect(retryDelay(3, undefined, opts, () => 0.5)).toBe(backoffDelay(3, opts, () => 0.5));
+  });
+});
+
 describe("resolveRetryOptions", () => {
+  test("retries are bounded by the deadline, not a count, unless maxAttempts is given", () => {
+    expect(DEFAULT_RETRY.maxAttempts).toBe(Number.POSITIVE_INFINITY);
+    expect(resolveRetryOptions(undefined).maxAttempts).toBe(Number.POSITIVE_INFINITY);
+    expect(() => resolveRetryOptions({ deadlineMs: Number.POSITIVE_INFINITY })).toThrow(RangeError);
+  });
   test("fills defaults and ignores undefined", () => {
     expect(resolveRetryOptions({ maxAttempts: 2, baseDelayMs: undefined })).toEqual({
       ...DEFAULT_RETRY,

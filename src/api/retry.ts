@@ -1,15 +1,23 @@
+// The timing of retries: how long a call may keep trying, how long to wait between attempts
+// (jittered backoff, or the server's Retry-After), and the sleep that waits. Which failures are
+// retried at all is retry-policy.ts.
+
 /** Retry settings of the client; every field has a default. */
 export interface RetryOptions {
-  /** Attempts per call, the first included. Default 4; 1 disables retries. */
+  /**
+   * Attempts per call, the first included. Default unlimited: a call is retried until its deadline
+   * (the operation's time limit), not a fixed number of times. 1 disables retries.
+   */
   maxAttempts?: number;
-  /** Backoff base: attempt n waits a random time in [0, min(maxDelayMs, baseDelayMs * 2^(n-1))]. Default 250. */
+  /** Backoff base: retry n waits a random time in [0, min(maxDelayMs, baseDelayMs * 2^(n-1))]. Default 250. */
   baseDelayMs?: number;
   /** Cap of one backoff delay. Default 10 000. */
   maxDelayMs?: number;
-  /** Overall time budget of one call, attempts and waits included. Default 120 000. */
+  /**
+   * Time budget of one call, attempts and waits included, when the caller gives none
+   * (`RequestOptions.deadlineMs`, which the provider sets from the operation's timeouts). Default 120 000.
+   */
   deadlineMs?: number;
-  /** The longest Retry-After honoured; a longer one ends the retries with the 429/503 error. Default 60 000. */
-  maxRetryAfterMs?: number;
 }
 
 /** Retry settings with every default filled in. */
@@ -17,18 +25,19 @@ export type ResolvedRetryOptions = Required<RetryOptions>;
 
 /** The defaults of {@link RetryOptions}. */
 export const DEFAULT_RETRY: ResolvedRetryOptions = {
-  maxAttempts: 4,
+  maxAttempts: Number.POSITIVE_INFINITY,
   baseDelayMs: 250,
   maxDelayMs: 10_000,
   deadlineMs: 120_000,
-  maxRetryAfterMs: 60_000,
 };
 
 /** Fills in defaults and rejects nonsensical values. */
 export function resolveRetryOptions(opts: RetryOptions | undefined): ResolvedRetryOptions {
   const r = { ...DEFAULT_RETRY, ...stripUndefined(opts ?? {}) };
   for (const [k, v] of Object.entries(r)) {
-    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
+    const finite = typeof v === "number" && Number.isFinite(v);
+    const unlimited = k === "maxAttempts" && v === Number.POSITIVE_INFINITY;
+    if (!(finite || unlimited) || v < 0) {
       throw new RangeError(`retry.${k} must be a non-negative number, got ${String(v)}`);
     }
   }
@@ -48,6 +57,21 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 export function backoffDelay(retry: number, opts: ResolvedRetryOptions, random: () => number): number {
   const exp = Math.min(opts.maxDelayMs, opts.baseDelayMs * 2 ** Math.max(0, retry - 1));
   return Math.floor(random() * exp);
+}
+
+/**
+ * The wait before retry number `retry` (1 for the first): the server's Retry-After when it gave
+ * one, never less, plus up to `baseDelayMs` of jitter so that clients told the same time do not all
+ * come back at once; otherwise the full-jitter backoff.
+ */
+export function retryDelay(
+  retry: number,
+  retryAfterMs: number | undefined,
+  opts: ResolvedRetryOptions,
+  random: () => number,
+): number {
+  if (retryAfterMs === undefined) return backoffDelay(retry, opts, random);
+  return retryAfterMs + Math.floor(random() * opts.baseDelayMs);
 }
 
 /** Parses a Retry-After header (delta seconds or an HTTP date) into milliseconds from `nowMs`. */

@@ -12,7 +12,10 @@ import type { Instance, InstanceStatus } from "./schemas";
 /** What the waiter needs of a client: reading one instance. */
 export interface InstanceReader {
   /** Reads an instance; see GpurentalClient.getInstance. */
-  getInstance(id: string, opts?: { signal?: AbortSignal | undefined }): Promise<Instance>;
+  getInstance(
+    id: string,
+    opts?: { signal?: AbortSignal | undefined; deadlineMs?: number | undefined },
+  ): Promise<Instance>;
 }
 
 /** Options of {@link waitForInstance}. */
@@ -98,7 +101,8 @@ export async function waitForInstance(
   for (;;) {
     if (signal?.aborted) throw new RequestAbortedError("GET /v1/instances/{id}");
     try {
-      const instance = await client.getInstance(id, { signal });
+      // A poll retries its own failures within what is left of the wait.
+      const instance = await client.getInstance(id, { signal, deadlineMs: Math.max(0, deadline - now()) });
       failures = 0;
       lastError = undefined;
       last = instance;

@@ -52,6 +52,12 @@ function setting(flag: string | undefined, flagName: string, env: NodeJS.Process
   return undefined;
 }
 
+/**
+ * How long a command retries one failing request (the client's own default is two minutes): a
+ * transient failure is ridden out, and a wrong address fails a nightly job within seconds.
+ */
+export const COMMAND_REQUEST_BUDGET_MS = 20_000;
+
 /** Builds the client from flags and the environment; `userAgent` names the command. */
 export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: string): ApiAccess {
   const base = setting(flags.baseUrl, "--base-url", env, API_ENV.baseUrl);
@@ -115,6 +121,7 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
     token: token.value,
     orgId: org?.value,
     userAgent,
+    retry: { deadlineMs: COMMAND_REQUEST_BUDGET_MS },
   });
   return { client, credential, ...(credential === "api_key" ? { keyPrefix: token.value.slice(0, 12) } : {}) };
 }

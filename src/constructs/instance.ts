@@ -12,6 +12,7 @@ import { z } from "zod";
 import { dataGpurentalInstance, instance } from "../generated";
 import { characters, ENV_LIMITS, OVERLAY_KEYS } from "../resources/env";
 import {
+  apiId,
   boundedInteger,
   boundedString,
   duration,
@@ -158,17 +159,15 @@ export interface InstanceProps {
 /** Default disk size of {@link Instance}, in GB. */
 export const DEFAULT_DISK_GB = 50;
 
-const nonEmpty = (prop: string) => boundedString(prop, 1, 256);
-
 // Loose, so the env props (checked together below) stay in the value the object check sees.
 const schema = z
   .looseObject({
     offer: unlessToken(z.object(offerFilterShape("offer."))).optional(),
-    offerId: nonEmpty("offerId").optional(),
-    templateId: nonEmpty("templateId"),
+    offerId: apiId("offerId").optional(),
+    templateId: apiId("templateId"),
     diskGb: boundedInteger("diskGb", 10, 20000, "GB").optional(),
     label: boundedString("label", 0, 64).optional(),
-    sshKeyId: nonEmpty("sshKeyId").optional(),
+    sshKeyId: apiId("sshKeyId").optional(),
     secretEnvWoVersion: boundedInteger("secretEnvWoVersion", 0, Number.MAX_SAFE_INTEGER, "").optional(),
     desiredStatus: oneOf("desiredStatus", ["running", "stopped"]).optional(),
     timeouts: z
@@ -229,6 +228,11 @@ function envProblems(props: InstanceProps): string[] {
       if (key.length === 0 || characters(key) > ENV_LIMITS.keyLength) {
         out.push(
           `${prop} keys must have 1 to ${ENV_LIMITS.keyLength} characters, got ${characters(key)} (${show(key)})`,
+        );
+      }
+      if (key.includes("=") || key.includes("\0")) {
+        out.push(
+          `${prop} keys must not contain "=" (it separates a name from its value) or NUL (it ends the entry), got ${show(key)}`,
         );
       }
       const first = seen.get(key);

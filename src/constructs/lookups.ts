@@ -4,8 +4,8 @@ import { Construct } from "constructs";
 import { z } from "zod";
 import { dataGpurentalOffers, dataGpurentalTemplates } from "../generated";
 import {
+  apiId,
   boundedInteger,
-  boundedString,
   type OfferFilterProps,
   offerFilterShape,
   oneOf,
@@ -40,7 +40,7 @@ const offerSchema = z.object({
   ...offerFilterShape(""),
   deployableWith: unlessToken(
     z.object({
-      templateId: boundedString("deployableWith.templateId", 1, 256),
+      templateId: apiId("deployableWith.templateId"),
       diskGb: boundedInteger("deployableWith.diskGb", 10, 20000, "GB"),
     }),
   ).optional(),

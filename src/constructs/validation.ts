@@ -1,5 +1,6 @@
 import { Token } from "cdktf";
 import { z } from "zod";
+import { EXAMPLE_ID, isUuid } from "../api/ids";
 import { characters } from "../resources/env";
 
 // Props are checked with zod when the app synthesizes (through `node.addValidation`), not in the
@@ -50,6 +51,21 @@ export function boundedString(prop: string, min: number, max: number): z.ZodType
           code: "custom",
           message: `${prop} must have ${limit} characters, got ${characters(v)} (${show(v)})`,
           input: v,
+        });
+      }
+    }),
+  );
+}
+
+/** A prop naming an object of the API by id: a UUID, as the contract's identifiers are. */
+export function apiId(prop: string): z.ZodType<unknown> {
+  return unlessToken(
+    z.unknown().check((ctx) => {
+      if (!isUuid(ctx.value)) {
+        ctx.issues.push({
+          code: "custom",
+          message: `${prop} must be an ID, a UUID such as "${EXAMPLE_ID}", got ${show(ctx.value)}`,
+          input: ctx.value,
         });
       }
     }),

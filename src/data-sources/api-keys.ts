@@ -1,5 +1,5 @@
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, reportReadError } from "./common";
+import { type DataSourceApi, readOptions, reportReadError } from "./common";
 import { apiKeyObjectAttributes, apiKeyToObject } from "./objects";
 
 const schema = defineSchema({
@@ -19,7 +19,7 @@ export const apiKeysDataSource = {
   schema,
   async read(_req, ctx) {
     try {
-      const keys = await ctx.providerData.listApiKeys({ signal: ctx.signal });
+      const keys = await ctx.providerData.listApiKeys(readOptions(ctx));
       return { api_keys: keys.map(apiKeyToObject) };
     } catch (err) {
       reportReadError(ctx.diags, "gpurental_api_keys", err);

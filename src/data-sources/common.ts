@@ -1,6 +1,7 @@
-import type { GpurentalClient } from "../api/client";
-import { check, type Diagnostics, toNumber, type Validator } from "../framework";
+import type { GpurentalClient, RequestOptions } from "../api/client";
+import { check, type Diagnostics, type HandlerContext, toNumber, type Validator } from "../framework";
 import type { NumberValue } from "../plugin/cty";
+import { budgetOf, READ_TIMEOUT_MS, within } from "../resources/deadline";
 import { errorToDiagnostic } from "../resources/refusals";
 
 // What every data source shares: the client calls they make, how an API failure becomes a
@@ -19,6 +20,14 @@ export type DataSourceApi = Pick<
   | "listApiKeys"
   | "getInstanceLogs"
 >;
+
+/**
+ * The options of the API calls of one data source read: they retry transient failures within the
+ * read's time limit (data sources have no `timeouts`, so the default read limit).
+ */
+export function readOptions(ctx: Pick<HandlerContext<unknown>, "signal" | "timeoutMs">): RequestOptions {
+  return within(budgetOf(ctx.timeoutMs ?? READ_TIMEOUT_MS, ctx.signal));
+}
 
 /**
  * Reports a failed read. The refusal mapping of the resources is the one place API errors become

@@ -423,12 +423,30 @@ describe("reads against the fake backend", () => {
       client_capabilities: { deferral_allowed: false, write_only_attributes_allowed: true },
     });
     const diags = diagnostics(res.diagnostics);
-    expect(diags[0]).toMatchObject({
-      severity: "error",
-      summary: "Reading data source gpurental_offers failed",
-    });
-    expect(diags[0]!.detail).toContain("GET /v1/offers");
+    expect(diags[0]).toMatchObject({ severity: "error", summary: "Cannot reach the gpurental API" });
+    expect(diags[0]!.detail).toMatch(
+      /^Reading data source gpurental_offers failed\. GET \/v1\/offers: cannot connect to http:\/\/127\.0\.0\.1:9 \(base_url in the provider block\): connect ECONNREFUSED 127\.0\.0\.1:9\. /,
+    );
     expect(JSON.stringify(diags)).not.toContain(creds.admin_session_token);
+  });
+
+  it("names GPURENTAL_BASE_URL when the address came from the environment", async () => {
+    const h = createHarness(
+      createProvider({
+        env: { GPURENTAL_BASE_URL: "http://127.0.0.1:9" },
+        clientOptions: { retry: { maxAttempts: 1 } },
+      }),
+    );
+    expect(await h.configure({ token: creds.admin_session_token })).toEqual([]);
+    const res = await h.service.ReadDataSource({
+      type_name: "gpurental_instances",
+      config: dynamic("gpurental_instances", {}),
+      provider_meta: null,
+      client_capabilities: { deferral_allowed: false, write_only_attributes_allowed: true },
+    });
+    expect(diagnostics(res.diagnostics)[0]!.detail).toContain(
+      "cannot connect to http://127.0.0.1:9 (the GPURENTAL_BASE_URL environment variable): connect ECONNREFUSED 127.0.0.1:9",
+    );
   });
 
   it("a credential of another organization gets ORG_MISMATCH", async () => {
@@ -439,12 +457,13 @@ describe("reads against the fake backend", () => {
 });
 
 describe("validation", () => {
+  const SOME_ID = "00000000-0000-4000-8000-0000000000aa";
   it.each([
     [0, "got 0"],
     [1001, "got 1001"],
     [2.5, "got 2.5"],
   ])("gpurental_instance_logs rejects tail = %p naming the limit and the value", async (tail, got) => {
-    const diags = await validate("gpurental_instance_logs", { instance_id: "x", tail });
+    const diags = await validate("gpurental_instance_logs", { instance_id: SOME_ID, tail });
     expect(diags).toHaveLength(1);
     expect(diags[0]!.path).toEqual([{ attribute: "tail" }]);
     expect(diags[0]!.detail).toContain("from 1 to 1000");
@@ -452,9 +471,9 @@ describe("validation", () => {
   });
 
   it.each([
-    ["gpurental_instance_logs", { instance_id: "x", tail: 1000 }],
+    ["gpurental_instance_logs", { instance_id: SOME_ID, tail: 1000 }],
     ["gpurental_instance_logs", { instance_id: unknown, tail: unknown }],
-    ["gpurental_instance_logs", { instance_id: "x", tail: null }],
+    ["gpurental_instance_logs", { instance_id: SOME_ID, tail: null }],
     ["gpurental_offers", { gpu_model: unknown, num_gpus: unknown, sort: unknown }],
     ["gpurental_templates", { tab: unknown, mode: null }],
   ])("%s accepts %p (unknown and null values are skipped)", async (typeName, config) => {
@@ -467,12 +486,35 @@ describe("validation", () => {
     ["gpurental_offers", { gpu_model: " " }, "gpu_model", "must not be empty"],
     ["gpurental_templates", { tab: "favourites" }, "tab", '"favourites"'],
     ["gpurental_templates", { mode: "docker" }, "mode", '"docker"'],
-    ["gpurental_offer", { id: "" }, "id", "must not be empty"],
+    [
+      "gpurental_offer",
+      { id: "" },
+      "id",
+      'id must be the ID of an offer, a UUID such as "00000000-0000-4000-8000-000000000041"; got "" (an empty string).',
+    ],
+    [
+      "gpurental_instance",
+      { id: "i-123" },
+      "id",
+      'must be the ID of an instance, a UUID such as "00000000-0000-4000-8000-000000000041"; got "i-123".',
+    ],
+    [
+      "gpurental_template",
+      { id: " " },
+      "id",
+      'a UUID such as "00000000-0000-4000-8000-000000000041"; got " ".',
+    ],
+    [
+      "gpurental_instance_logs",
+      { instance_id: "x" },
+      "instance_id",
+      "instance_id must be the ID of an instance, a UUID",
+    ],
     ["gpurental_offers", { max_price_per_hour_micro: -5 }, "max_price_per_hour_micro", "got -5"],
     ["gpurental_offers", { region: "" }, "region", "must not be empty"],
     [
       "gpurental_offers",
-      { include_unavailable: true, deployable_with: { template_id: "t", disk_gb: 50 } },
+      { include_unavailable: true, deployable_with: { template_id: SOME_ID, disk_gb: 50 } },
       "include_unavailable",
       "set only one of them",
     ],
@@ -481,5 +523,13 @@ describe("validation", () => {
     expect(diags).toHaveLength(1);
     expect(diags[0]!.path).toEqual([{ attribute }]);
     expect(diags[0]!.detail).toContain(text);
+  });
+
+  it("gpurental_offers rejects a deployable_with.template_id that is not an ID, on deployable_with", async () => {
+    const diags = await validate("gpurental_offers", { deployable_with: { template_id: "", disk_gb: 50 } });
+    expect(diags).toHaveLength(1);
+    // Shown on the nested attribute (Terraform places deeper paths at the block's first line).
+    expect(diags[0]!.path).toEqual([{ attribute: "deployable_with" }]);
+    expect(diags[0]!.detail).toContain("deployable_with.template_id must be the ID of a template, a UUID");
   });
 });

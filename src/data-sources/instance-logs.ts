@@ -1,5 +1,6 @@
 import { attr, type DataSourceDefinition, defineSchema, t, toNumber } from "../framework";
-import { type DataSourceApi, integerBetween, notBlank, reportReadError } from "./common";
+import { apiId } from "../resources/ids";
+import { type DataSourceApi, integerBetween, readOptions, reportReadError } from "./common";
 
 /** The API's bounds and default of `tail` (contract 4.2). */
 export const LOGS_TAIL = { min: 1, max: 1000, default: 200 } as const;
@@ -11,7 +12,7 @@ const schema = defineSchema({
     instance_id: attr.string({
       required: true,
       description: "ID of the instance.",
-      validators: [notBlank("instance_id")],
+      validators: [apiId("instance_id", "an instance")],
     }),
     tail: attr.number({
       optional: true,
@@ -33,11 +34,7 @@ export const instanceLogsDataSource = {
   async read({ config }, ctx) {
     const tail = config.tail === null ? LOGS_TAIL.default : toNumber(config.tail);
     try {
-      const lines = await ctx.providerData.getInstanceLogs(
-        config.instance_id!,
-        { tail },
-        { signal: ctx.signal },
-      );
+      const lines = await ctx.providerData.getInstanceLogs(config.instance_id!, { tail }, readOptions(ctx));
       return { tail, lines };
     } catch (err) {
       reportReadError(ctx.diags, "gpurental_instance_logs", err);

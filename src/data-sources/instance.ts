@@ -1,5 +1,6 @@
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, notBlank, reportReadError } from "./common";
+import { apiId } from "../resources/ids";
+import { type DataSourceApi, readOptions, reportReadError } from "./common";
 import { INSTANCE_DESCRIPTIONS, instanceAttributes, instanceToObject } from "./objects";
 
 const schema = defineSchema({
@@ -9,7 +10,7 @@ const schema = defineSchema({
     id: attr.string({
       required: true,
       description: INSTANCE_DESCRIPTIONS.id,
-      validators: [notBlank("id")],
+      validators: [apiId("id", "an instance")],
     }),
     ...instanceAttributes,
   },
@@ -21,7 +22,7 @@ export const instanceDataSource = {
   schema,
   async read({ config }, ctx) {
     try {
-      const instance = await ctx.providerData.getInstance(config.id!, { signal: ctx.signal });
+      const instance = await ctx.providerData.getInstance(config.id!, readOptions(ctx));
       return instanceToObject(instance);
     } catch (err) {
       reportReadError(ctx.diags, "gpurental_instance", err);

@@ -1,5 +1,5 @@
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, reportReadError } from "./common";
+import { type DataSourceApi, readOptions, reportReadError } from "./common";
 import { instanceObjectAttributes, instanceToObject } from "./objects";
 
 const schema = defineSchema({
@@ -24,7 +24,7 @@ export const instancesDataSource = {
     try {
       const instances = await ctx.providerData.listInstances(
         { include_destroyed: config.include_destroyed ?? false },
-        { signal: ctx.signal },
+        readOptions(ctx),
       );
       return { instances: instances.map(instanceToObject) };
     } catch (err) {

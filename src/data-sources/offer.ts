@@ -1,6 +1,7 @@
 import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, notBlank, reportReadError } from "./common";
+import { apiId } from "../resources/ids";
+import { type DataSourceApi, readOptions, reportReadError } from "./common";
 import { offerAttributes, offerToObject } from "./objects";
 
 const schema = defineSchema({
@@ -10,7 +11,7 @@ const schema = defineSchema({
     id: attr.string({
       required: true,
       description: "ID of the offer.",
-      validators: [notBlank("id")],
+      validators: [apiId("id", "an offer")],
     }),
     ...offerAttributes,
   },
@@ -22,7 +23,7 @@ export const offerDataSource = {
   schema,
   async read({ config }, ctx) {
     try {
-      const offer = await ctx.providerData.getOffer(config.id!, { signal: ctx.signal });
+      const offer = await ctx.providerData.getOffer(config.id!, readOptions(ctx));
       return offerToObject(offer);
     } catch (err) {
       reportReadError(

@@ -2,9 +2,10 @@ import type { ListOffersQuery } from "../api/client";
 import { ApiError } from "../api/errors";
 import type { Offer, Template } from "../api/schemas";
 import { attr, type DataSourceDefinition, defineSchema, oneOf, toNumber } from "../framework";
+import { apiId } from "../resources/ids";
 import { MAX_PRICE_LIMIT_MICRO } from "../resources/offer-filter";
 import { matchesFilter, type OfferFilter, selectOffers } from "../resources/offer-selection";
-import { type DataSourceApi, integerBetween, notBlank, reportReadError } from "./common";
+import { type DataSourceApi, integerBetween, notBlank, readOptions, reportReadError } from "./common";
 import { offerObjectAttributes, offerToObject } from "./objects";
 
 const SORTS = ["price_asc", "price_desc"] as const;
@@ -42,7 +43,7 @@ const schema = defineSchema({
         template_id: attr.string({
           required: true,
           description: "ID of the template the deploy would run.",
-          validators: [notBlank("deployable_with.template_id")],
+          validators: [apiId("deployable_with.template_id", "a template")],
         }),
         disk_gb: attr.number({
           required: true,
@@ -103,14 +104,12 @@ export const offersDataSource = {
     let template: Template | null | undefined;
     try {
       [offers, template] = await Promise.all([
-        ctx.providerData.listOffers(query, { signal: ctx.signal }),
+        ctx.providerData.listOffers(query, readOptions(ctx)),
         deployable?.template_id
-          ? ctx.providerData
-              .getTemplate(deployable.template_id, { signal: ctx.signal })
-              .catch((err: unknown) => {
-                if (err instanceof ApiError && err.code === "TEMPLATE_NOT_FOUND") return null;
-                throw err;
-              })
+          ? ctx.providerData.getTemplate(deployable.template_id, readOptions(ctx)).catch((err: unknown) => {
+              if (err instanceof ApiError && err.code === "TEMPLATE_NOT_FOUND") return null;
+              throw err;
+            })
           : undefined,
       ]);
     } catch (err) {

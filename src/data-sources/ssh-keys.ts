@@ -1,6 +1,6 @@
 import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, reportReadError } from "./common";
+import { type DataSourceApi, readOptions, reportReadError } from "./common";
 import { sshKeyObjectAttributes, sshKeyToObject } from "./objects";
 
 const schema = defineSchema({
@@ -20,7 +20,7 @@ export const sshKeysDataSource = {
   schema,
   async read(_req, ctx) {
     try {
-      const keys = await ctx.providerData.listSshKeys({ signal: ctx.signal });
+      const keys = await ctx.providerData.listSshKeys(readOptions(ctx));
       return { ssh_keys: keys.map(sshKeyToObject) };
     } catch (err) {
       reportReadError(

@@ -1,6 +1,7 @@
 import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, notBlank, reportReadError } from "./common";
+import { apiId } from "../resources/ids";
+import { type DataSourceApi, readOptions, reportReadError } from "./common";
 import { templateAttributes, templateToObject } from "./objects";
 
 const schema = defineSchema({
@@ -10,7 +11,7 @@ const schema = defineSchema({
     id: attr.string({
       required: true,
       description: "ID of the template.",
-      validators: [notBlank("id")],
+      validators: [apiId("id", "a template")],
     }),
     ...templateAttributes,
   },
@@ -22,7 +23,7 @@ export const templateDataSource = {
   schema,
   async read({ config }, ctx) {
     try {
-      const template = await ctx.providerData.getTemplate(config.id!, { signal: ctx.signal });
+      const template = await ctx.providerData.getTemplate(config.id!, readOptions(ctx));
       return templateToObject(template);
     } catch (err) {
       reportReadError(

@@ -2,11 +2,13 @@
  * Answers to requests that never become requests: bytes Node's HTTP parser refuses (headers over
  * 16 KiB, broken chunked encoding, Content-Length with Transfer-Encoding, TLS sent to the plain
  * port) and requests that stall before they are complete. Node reports these as `clientError`
- * before Fastify sees anything, so the documented error body is written on the socket here.
- * Routes, faults and the error shape of real requests stay in `http.ts`.
+ * before Fastify sees anything, so the documented error body is written on the socket here. The
+ * same raw answer, with its lingering close, serves the requests Fastify refuses before reading
+ * their body (413) and unknown expectations (417). Routes, faults and the error shape of real
+ * requests stay in `http.ts`.
  */
 import { randomUUID } from "node:crypto";
-import { type ServerOptions, STATUS_CODES } from "node:http";
+import { type IncomingMessage, type Server, type ServerOptions, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 
 /** Time limits on receiving one request; docs/api-shapes.md states the defaults. */
@@ -23,7 +25,8 @@ export const DEFAULT_REQUEST_TIMEOUTS: RequestTimeouts = { headersMs: 10_000, re
 /** How long a refused connection keeps draining what the client still sends before it is cut. */
 const LINGER_MS = 5_000;
 
-interface Refusal {
+/** An error answer written on the socket itself. */
+export interface Refusal {
   status: number;
   code: string;
   message: string;
@@ -60,7 +63,14 @@ function refusalFor(err: ParserError, timeouts: RequestTimeouts): Refusal {
 }
 
 /** What Node keeps on a server socket about the response in progress, if any. */
-type ServerSocket = Socket & { _httpMessage?: { headersSent?: boolean } | null };
+type ServerSocket = Socket & {
+  _httpMessage?: {
+    writableFinished?: boolean;
+    /** The request answered; `complete` once its body was read whole. */
+    req?: { complete?: boolean };
+    once(event: "finish", fn: () => void): unknown;
+  } | null;
+};
 
 const answered = new WeakSet<Socket>();
 
@@ -69,6 +79,8 @@ export function serverOptions(timeouts: RequestTimeouts): ServerOptions {
   return {
     headersTimeout: timeouts.headersMs,
     requestTimeout: timeouts.requestMs,
+    // A missing Host is answered by the fake in the documented shape (http.ts), not by Node.
+    requireHostHeader: false,
     // Node looks for expired requests on this period (30 s by default), so it bounds how late a
     // timeout answer can come.
     connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(timeouts.headersMs / 2))),
@@ -88,34 +100,73 @@ export function clientErrorHandler(
     // The parser may report again on data that follows; the first answer is the only one.
     if (answered.has(socket)) return;
     answered.add(socket);
-    // Nothing can be said on a reset connection, nor in the middle of a response already begun.
-    if (err.code === "ECONNRESET" || !socket.writable || socket._httpMessage?.headersSent) {
+    // Nothing can be said on a reset connection.
+    if (err.code === "ECONNRESET" || !socket.writable) {
       socket.destroy();
       return;
     }
-    const refusal = refusalFor(err, timeouts);
-    const requestId = randomUUID();
-    const body = JSON.stringify({
-      error: { code: refusal.code, message: refusal.message, request_id: requestId },
-    });
-    socket.end(
-      [
-        `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? "Error"}`,
-        "Content-Type: application/json; charset=utf-8",
-        `Content-Length: ${Buffer.byteLength(body)}`,
-        `X-Request-Id: ${requestId}`,
-        "Connection: close",
-        "",
-        body,
-      ].join("\r\n"),
-    );
-    // Lingering close: closing while the client is still sending (the rest of a 70 KB header)
-    // would reset the connection, and a client that reads only once it has written everything
-    // would lose the answer. Drain and drop its bytes until it closes, for a few seconds at most.
-    socket.on("data", () => {});
-    socket.resume();
-    const cut = setTimeout(() => socket.destroy(), LINGER_MS);
-    cut.unref();
-    socket.once("close", () => clearTimeout(cut));
+    // The bytes the parser refused may follow requests it read before (pipelining): their answers
+    // come first, whole, and this one after them, so that none is cut short or lost.
+    afterAnswersInFlight(socket, () => answerOnSocket(socket, refusalFor(err, timeouts)));
   };
+}
+
+/**
+ * Runs `then` once the answers to the requests read whole before on the socket have been written
+ * out. The request the refused bytes belong to (its body broken or stalled) is not waited for.
+ */
+function afterAnswersInFlight(socket: ServerSocket, then: () => void): void {
+  const current = socket._httpMessage;
+  if (socket.destroyed) return;
+  if (!current || current.writableFinished || current.req?.complete !== true) {
+    then();
+    return;
+  }
+  // Node hands the socket to the next queued answer right after this one finishes.
+  current.once("finish", () => setImmediate(() => afterAnswersInFlight(socket, then)));
+}
+
+/**
+ * Writes the documented error answer on the socket and closes it with a lingering close: closing
+ * while the client is still sending (the rest of a 70 KB header, a body over the limit) would
+ * reset the connection, and a client that reads only once it has written everything would lose
+ * the answer. What the client still sends is read and dropped until it closes, for a few seconds
+ * at most. No other answer is written on the socket after this one.
+ */
+export function answerOnSocket(s: Socket, refusal: Refusal, requestId: string = randomUUID()): void {
+  answered.add(s);
+  const body = JSON.stringify({
+    error: { code: refusal.code, message: refusal.message, request_id: requestId },
+  });
+  s.end(
+    [
+      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? "Error"}`,
+      "Content-Type: application/json; charset=utf-8",
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${requestId}`,
+      "Connection: close",
+      "",
+      body,
+    ].join("\r\n"),
+  );
+  s.on("data", () => {});
+  s.resume();
+  const cut = setTimeout(() => s.destroy(), LINGER_MS);
+  cut.unref();
+  s.once("close", () => clearTimeout(cut));
+}
+
+/**
+ * Answers requests carrying an `Expect` other than `100-continue` (Node's own answer is a bare 417)
+ * with 417 EXPECTATION_FAILED in the documented shape.
+ */
+export function answerUnknownExpectations(server: Server): void {
+  server.on("checkExpectation", (req: IncomingMessage) => {
+    // The body the request announced is never read: the answer closes the connection.
+    answerOnSocket(req.socket, {
+      status: 417,
+      code: "EXPECTATION_FAILED",
+      message: "Only Expect: 100-continue is supported",
+    });
+  });
 }

@@ -94,7 +94,7 @@ export class FaultStore {
     for (const f of this.faults) {
       if (f.remaining <= 0) continue;
       if (f.method !== null && f.method !== method.toUpperCase()) continue;
-      if (f.route !== pattern && f.route !== path) continue;
+      if (!routeMatches(f.route, pattern, path)) continue;
       if (random() >= (f.spec.probability ?? 1)) continue;
       f.remaining -= 1;
       fired.push(f.spec);
@@ -102,6 +102,15 @@ export class FaultStore {
     this.faults = this.faults.filter((f) => f.remaining > 0);
     return fired;
   }
+}
+
+/**
+ * Whether a fault's route names this request: its route pattern (`/v1/instances/:id`), its concrete
+ * path, or a prefix ending in `/*` (`/v1/*`: every /v1 request).
+ */
+function routeMatches(route: string, pattern: string | undefined, path: string): boolean {
+  if (route === pattern || route === path) return true;
+  return route.endsWith("/*") && path.startsWith(route.slice(0, -1));
 }
 
 /** What becomes of a held request: processed and committed, or dropped by a reset. */

@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import { clientErrorHandler, type RequestTimeouts, serverOptions } from "./client-errors";
+import {
+  answerOnSocket,
+  answerUnknownExpectations,
+  clientErrorHandler,
+  type RequestTimeouts,
+  serverOptions,
+} from "./client-errors";
 import type { Caller, Engine } from "./engine";
 import { iso } from "./engine";
 import { ApiFailure, adminRequired, UnreadableBody } from "./errors";
@@ -120,6 +126,7 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
       return reply.code(400).send(errorBody(req, "BAD_REQUEST", message));
     },
   });
+  answerUnknownExpectations(app.server);
   let closing = false;
   app.addHook("preClose", async () => {
     closing = true;
@@ -158,6 +165,11 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     if (closing) {
       reply.header("connection", "close");
       return reply.code(503).send(errorBody(req, "SERVICE_UNAVAILABLE", "The fake backend is shutting down"));
+    }
+    // HTTP/1.1 requires Host (RFC 9112 3.2); Node's own refusal of it has no body at all.
+    if (req.raw.httpVersion === "1.1" && req.headers.host === undefined) {
+      reply.header("connection", "close");
+      return reply.code(400).send(errorBody(req, "BAD_REQUEST", "An HTTP/1.1 request needs a Host header"));
     }
     const path = req.url.split("?")[0] ?? req.url;
     if (path.startsWith("/_control")) return;
@@ -234,7 +246,16 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     if (err instanceof ApiFailure) return sendFailure(req, reply, err);
     const e = err as { code?: string; statusCode?: number; message?: string };
     if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-      return reply.code(413).send(errorBody(req, "PAYLOAD_TOO_LARGE", "The request body exceeds 1 MiB"));
+      // Refused before the body is read, while the client may still be sending it: the answer is
+      // written with a lingering close, and the rest of the body is read and dropped.
+      reply.hijack();
+      req.raw.resume();
+      answerOnSocket(
+        req.raw.socket,
+        { status: 413, code: "PAYLOAD_TOO_LARGE", message: "The request body exceeds 1 MiB" },
+        req.id,
+      );
+      return reply;
     }
     if (e.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") return sendFailure(req, reply, unsupportedMediaType());
     if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {

@@ -286,7 +286,10 @@ export type TransitionMode = "immediate" | "manual" | "realistic" | { afterMs: n
 export interface FaultSpec {
   /** Method to match; also accepted as the first word of `route`. Any method when absent. */
   method?: string;
-  /** Route pattern ("/v1/instances/:id") or concrete path, optionally prefixed by a method. */
+  /**
+   * Route pattern ("/v1/instances/:id"), concrete path, or a prefix ending in "/*" ("/v1/*" for every
+   * /v1 request), optionally prefixed by a method.
+   */
   route: string;
   /** status: answer with `status`; latency: delay then process; drop: destroy the socket before
    * processing; lost-response: process and commit, then destroy the socket without answering;

@@ -1,6 +1,7 @@
 // The framework side of every tfplugin6 RPC: decode values with the schema's type, validate, call
 // the definition's handlers, check and encode the result. Nothing here throws to the transport:
 // every failure becomes an error diagnostic.
+import { setMaxListeners } from "node:events";
 import {
   type CtyValue,
   decodeJson,
@@ -235,6 +236,9 @@ export function createProviderService<P>(
   for (const d of dataSources.values()) checkNoWriteOnly(d.schema, `data source ${d.typeName}`);
 
   const stopper = new AbortController();
+  // Every request in flight listens on it (the client links each call to it), so more than ten
+  // listeners at once is the normal case under Terraform's parallelism, not a leak.
+  setMaxListeners(0, stopper.signal);
   let providerData: { value: P } | undefined;
 
   const fail = (diags: Diagnostics, what: string, err: unknown) => {

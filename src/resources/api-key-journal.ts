@@ -5,6 +5,7 @@ import type { ApiKey, ApiKeyKind, CreatedApiKey } from "../api/schemas";
 import { isTransient } from "../api/waiter";
 import { createdInWindow, fingerprintOf, type JournalEntry, listUntilFound } from "../journal";
 import { logger } from "../plugin/log";
+import { budgetOf, within } from "./deadline";
 import { formatMs } from "./instance-deploy";
 import { bestEffort } from "./journal-notes";
 import { type DeploySettings, deploySettingsOf } from "./provider-data";
@@ -21,6 +22,8 @@ const log = logger.child("api_key");
 export interface KeyEnv {
   client: Pick<GpurentalClient, "createApiKey" | "listApiKeys" | "revokeApiKey">;
   signal: AbortSignal;
+  /** When the operation must be over (ms, on `now`); each call retries within it. */
+  deadline?: number;
   settings: DeploySettings;
   now?: () => number;
   sleep?: Sleep;
@@ -92,8 +95,10 @@ async function createKey(body: { name: string; kind: ApiKeyKind }, env: KeyEnv):
   const { client, signal, settings } = env;
   const journal = settings.journal;
   const now = env.now ?? Date.now;
+  const opts = () =>
+    env.deadline === undefined ? { signal } : within({ signal, deadline: env.deadline, now });
   for (let attempt = 1; ; attempt++) {
-    const before = (await client.listApiKeys({ signal }))
+    const before = (await client.listApiKeys(opts()))
       .filter((k) => k.name === body.name && k.kind === body.kind)
       .map((k) => k.id);
     const sentAt = now();
@@ -101,7 +106,7 @@ async function createKey(body: { name: string; kind: ApiKeyKind }, env: KeyEnv):
       ? journal.sent("api_key", fingerprint(body, settings.account), { ...body }, before)
       : null;
     try {
-      const created = await client.createApiKey(body, { signal });
+      const created = await client.createApiKey(body, opts());
       if (entry) bestEffort("a key's id", () => journal?.answered(entry, created.key.id));
       return { created, entry };
     } catch (err) {
@@ -123,8 +128,8 @@ async function createKey(body: { name: string; kind: ApiKeyKind }, env: KeyEnv):
       }
       const lost = found[0]!;
       if (entry) bestEffort("a lost key's id", () => journal?.answered(entry, lost.id));
-      // A signal of its own: after an interruption the key must still be revoked.
-      await client.revokeApiKey(lost.id, { signal: AbortSignal.timeout(20_000) });
+      // A budget of its own: after an interruption the key must still be revoked.
+      await client.revokeApiKey(lost.id, within(budgetOf(20_000)));
       if (entry) bestEffort("a revoked key", () => journal?.close(entry, "revoked"));
       log.info("revoked the key a lost creation made; its secret was lost with the answer", { id: lost.id });
       if (interrupted || attempt >= 2) throw err;
@@ -145,9 +150,16 @@ async function findLostKey(
     : env.settings.reconcileTimeoutMs;
   const signal = interrupted ? AbortSignal.timeout(windowMs + 2000) : env.signal;
   const referenced = env.settings.journal?.referencedIds() ?? new Set<string>();
+  // Each listing retries its own failures within the window, not past it.
+  const end = now() + windowMs;
   return listUntilFound({
     find: async (sig) =>
-      lostKeyCandidates(await env.client.listApiKeys({ signal: sig }), body, sent, referenced),
+      lostKeyCandidates(
+        await env.client.listApiKeys(within({ signal: sig, deadline: end, now })),
+        body,
+        sent,
+        referenced,
+      ),
     isTransient,
     windowMs,
     signal,
@@ -193,14 +205,15 @@ async function revokeAll(
 ): Promise<void> {
   const journal = env.settings.journal!;
   const now = env.now ?? Date.now;
-  const signal = AbortSignal.any([env.signal ?? new AbortController().signal, AbortSignal.timeout(60_000)]);
+  // A minute for the whole sweep; its calls retry within it.
+  const budget = budgetOf(60_000, env.signal, now);
   const referenced = journal.referencedIds();
   let listed: ApiKey[] | null = null;
   const assigned = new Set<string>();
   for (const e of entries) {
     let id = e.id;
     if (!id) {
-      listed ??= await env.client.listApiKeys({ signal });
+      listed ??= await env.client.listApiKeys(within(budget));
       const found = lostKeyCandidates(
         listed,
         e.request,
@@ -220,7 +233,7 @@ async function revokeAll(
       bestEffort("a lost key's id", () => journal.answered(e.entry, known));
     }
     try {
-      await env.client.revokeApiKey(id, { signal });
+      await env.client.revokeApiKey(id, within(budget));
     } catch (err) {
       if (!(err instanceof ApiError && err.code === "API_KEY_NOT_FOUND")) throw err;
     }

@@ -14,6 +14,7 @@ import {
   useStateForUnknown,
 } from "../framework";
 import { createKeyJournaled, KeyOutcomeUnknownError, sweepLostKeysOf } from "./api-key-journal";
+import { type Budget, budgetOf, CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS, within } from "./deadline";
 import { bestEffort } from "./journal-notes";
 import { credentialOf, deploySettingsOf } from "./provider-data";
 import { errorToDiagnostic } from "./refusals";
@@ -132,12 +133,13 @@ function credentialAdvice(client: object, kind: ApiKeyKind): string {
   return `Creating a ${kind} key needs ${needed}.`;
 }
 
-async function findKey(
-  client: GpurentalClient,
-  id: string,
-  signal: AbortSignal,
-): Promise<ApiKey | undefined> {
-  return (await client.listApiKeys({ signal })).find((k) => k.id === id);
+async function findKey(client: GpurentalClient, id: string, budget: Budget): Promise<ApiKey | undefined> {
+  return (await client.listApiKeys(within(budget))).find((k) => k.id === id);
+}
+
+/** The budget of an operation of this resource: it has no `timeouts`, so the defaults apply. */
+function budgetFor(ctx: HandlerContext<GpurentalClient>, op: "read" | "change"): Budget {
+  return budgetOf(ctx.timeoutMs ?? (op === "read" ? READ_TIMEOUT_MS : CHANGE_TIMEOUT_MS), ctx.signal);
 }
 
 function reportKeyError(
@@ -188,9 +190,7 @@ export const apiKeyResource = {
       // A member's session cannot create team keys; the role is readable, so say it now.
       let role: string | undefined;
       try {
-        role = (
-          await ctx.providerData.getMe({ signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(20_000)]) })
-        ).role;
+        role = (await ctx.providerData.getMe(within(budgetOf(20_000, ctx.signal)))).role;
       } catch {
         return; // Cannot ask: the apply-time answer still says it.
       }
@@ -211,7 +211,12 @@ export const apiKeyResource = {
     try {
       const { created, entry } = await createKeyJournaled(
         { name, kind },
-        { client: ctx.providerData, signal: ctx.signal, settings },
+        {
+          client: ctx.providerData,
+          signal: ctx.signal,
+          settings,
+          deadline: budgetFor(ctx, "change").deadline,
+        },
       );
       if (entry) bestEffort("a handed key", () => settings.journal?.handed(entry));
       return apiKeyToState(created.key, created.secret);
@@ -229,7 +234,7 @@ export const apiKeyResource = {
     // With a provider configuration known only after apply, the state stays as it was.
     if (!credentialOf(ctx.providerData).configured) return state;
     try {
-      const key = await findKey(ctx.providerData, state.id!, ctx.signal);
+      const key = await findKey(ctx.providerData, state.id!, budgetFor(ctx, "read"));
       // A key no longer listed was revoked (or its personal creator left): it is gone.
       claim(ctx, state.id, key ? "claimed" : "revoked");
       if (!key) return null;
@@ -248,8 +253,9 @@ export const apiKeyResource = {
   async delete({ state }, ctx) {
     await sweepLostKeysOf(ctx.providerData, ctx.signal);
     try {
-      await ctx.providerData.revokeApiKey(state.id!, { signal: ctx.signal });
+      await ctx.providerData.revokeApiKey(state.id!, within(budgetFor(ctx, "change")));
     } catch (err) {
+      // Revoked already (by an earlier attempt whose answer was lost, or outside Terraform): done.
       if (!(err instanceof ApiError && err.code === "API_KEY_NOT_FOUND")) {
         reportKeyError(ctx, err, "delete_key", (state.kind ?? "personal") as ApiKeyKind);
         return;
@@ -260,7 +266,7 @@ export const apiKeyResource = {
 
   async importState({ id }, ctx) {
     try {
-      const key = await findKey(ctx.providerData, id, ctx.signal);
+      const key = await findKey(ctx.providerData, id, budgetFor(ctx, "read"));
       if (!key) {
         ctx.diags.addError(
           "API_KEY_NOT_FOUND: no such API key",

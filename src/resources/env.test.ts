@@ -56,6 +56,40 @@ describe("validateEnv", () => {
     expect(validateEnv({ env: { ["K".repeat(256)]: "v".repeat(4096) } })).toEqual([]);
   });
 
+  it.each([
+    ["env", { env: { "A=B": "1" } }, '"="', [{ attribute: "env" }, { key: "A=B" }]],
+    ["secret_env", { secret_env: { "=X": "1" } }, '"="', [{ attribute: "secret_env" }, { key: "=X" }]],
+    ["env", { env: { "A\u0000B": "1" } }, "a NUL character", [{ attribute: "env" }, { key: "A\u0000B" }]],
+    ["unset_env", { unset_env: ["TZ=UTC"] }, '"="', [{ attribute: "unset_env" }]],
+  ])("refuses a name in %s containing = or NUL, stating the rule", (attribute, args, what, path) => {
+    const d = validateEnv(args);
+    expect(d).toHaveLength(1);
+    expect(d[0]).toMatchObject({
+      severity: "error",
+      summary: `Environment variable name contains ${what}`,
+      path,
+    });
+    expect(d[0]?.detail).toContain(`of ${attribute} contains`);
+    expect(d[0]?.detail).toContain(
+      'An environment variable name cannot contain "=" (it separates the name from the value) or NUL (it ends the entry)',
+    );
+  });
+
+  it("shows a NUL in a name escaped, and refuses a NUL in a value without showing the value", () => {
+    const [name] = validateEnv({ env: { "A\u0000B": "1" } });
+    expect(name?.detail).toContain('The name "A\\u0000B" of env');
+    expect(name?.detail).not.toContain("\u0000");
+    const d = validateEnv({ secret_env: { PIN: "12\u000034" } });
+    expect(d).toMatchObject([
+      {
+        severity: "error",
+        summary: "Environment variable value contains a NUL character",
+        path: [{ attribute: "secret_env" }, { key: "PIN" }],
+      },
+    ]);
+    expect(JSON.stringify(d)).not.toContain("12");
+  });
+
   it("rejects a key in two of the maps", () => {
     const d = validateEnv({ env: { A: "1" }, secret_env: { A: "2" }, unset_env: ["A"] });
     expect(d.filter((x) => x.severity === "error")).toHaveLength(2);

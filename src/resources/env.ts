@@ -96,12 +96,20 @@ export function validateEnv(
   for (const v of templateEnv ?? []) if (v.value === ACCESS_TOKEN_REFERENCE) overlay.add(v.key);
   for (const [attribute, keys] of sources) {
     for (const key of keys) {
+      const forbidden = [...key].find((c) => c === "=" || c === "\0");
       if (key.length === 0) {
         diags.push({
           severity: "error",
           summary: "Empty environment variable name",
           detail: `${attribute} has an entry with an empty key; every environment variable needs a name.`,
           path: [{ attribute }],
+        });
+      } else if (forbidden !== undefined) {
+        diags.push({
+          severity: "error",
+          summary: `Environment variable name contains ${forbidden === "=" ? '"="' : "a NUL character"}`,
+          detail: `The name ${JSON.stringify([...key].slice(0, 64).join(""))} of ${attribute} contains ${forbidden === "=" ? '"="' : "a NUL character (\\u0000)"}. An environment variable name cannot contain "=" (it separates the name from the value) or NUL (it ends the entry), so the instance could never see it.`,
+          path: keyPath(attribute, key),
         });
       } else if (characters(key) > ENV_LIMITS.keyLength) {
         diags.push({
@@ -134,6 +142,15 @@ export function validateEnv(
   }
   for (const attribute of ["env", "secret_env", "secret_env_wo"] as const) {
     for (const [key, value] of Object.entries(args[attribute] ?? {})) {
+      if (value.includes("\0")) {
+        // The value is never shown: it may be a secret.
+        diags.push({
+          severity: "error",
+          summary: "Environment variable value contains a NUL character",
+          detail: `The value of ${key} in ${attribute} contains a NUL character (\\u0000). An environment variable ends at the first NUL, so the instance would see only the part before it.`,
+          path: keyPath(attribute, key),
+        });
+      }
       if (characters(value) > ENV_LIMITS.valueLength) {
         diags.push({
           severity: "error",

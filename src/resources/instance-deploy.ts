@@ -17,6 +17,7 @@ import {
   type JournalEntry,
   listUntilFound,
 } from "../journal";
+import { within } from "./deadline";
 import type { InstanceArgs } from "./instance-model";
 import type { InstanceApi } from "./instance-ops";
 import { bestEffort } from "./journal-notes";
@@ -182,7 +183,7 @@ export interface Deployed {
 export function deployJournaled(body: DeployInstanceRequest, env: DeployEnv): Promise<Deployed> {
   const journal = env.settings.journal;
   return serialized(async () => {
-    const listed = await env.client.listInstances({}, { signal: env.signal });
+    const listed = await env.client.listInstances({}, within(env));
     const before = listed.filter((i) => matchesRequest(i, body)).map((i) => i.id);
     const sentAt = env.now();
     const entry =
@@ -190,7 +191,7 @@ export function deployJournaled(body: DeployInstanceRequest, env: DeployEnv): Pr
         ? journal.sent("instance", env.fingerprint, requestSummary(body), before)
         : null;
     try {
-      const instance = await env.client.deployInstance(body, { signal: env.signal });
+      const instance = await env.client.deployInstance(body, within(env));
       if (entry) bestEffort("a deploy's answer", () => journal?.answered(entry, instance.id));
       return { instance, entry };
     } catch (err) {
@@ -241,10 +242,12 @@ async function findLanded(
     : Math.min(env.settings.reconcileTimeoutMs, Math.max(0, env.deadline - env.now()));
   const signal = interrupted ? AbortSignal.timeout(windowMs + 2000) : env.signal;
   const referenced = env.settings.journal?.referencedIds() ?? new Set<string>();
+  // Each listing retries its own failures within the window, not past it.
+  const end = env.now() + windowMs;
   const found = await listUntilFound({
     find: async (sig) =>
       landedCandidates(
-        await env.client.listInstances({}, { signal: sig }),
+        await env.client.listInstances({}, within({ signal: sig, deadline: end, now: env.now })),
         body as unknown as Record<string, unknown>,
         sent,
         referenced,
@@ -301,7 +304,7 @@ async function byId(
   env: DeployEnv,
 ): Promise<{ instance: Instance } | "gone" | { error: ResourceDiagnostic }> {
   try {
-    const inst = await env.client.getInstance(id, { signal: env.signal });
+    const inst = await env.client.getInstance(id, within(env));
     if (inst.status === "destroyed" || inst.status === "destroying") return "gone";
     return { instance: inst };
   } catch (err) {
@@ -329,7 +332,7 @@ async function byListing(
   for (;;) {
     let items: Instance[];
     try {
-      items = await env.client.listInstances({}, { signal: env.signal });
+      items = await env.client.listInstances({}, within(env));
     } catch (err) {
       return {
         error: {

@@ -107,7 +107,9 @@ describe("validation", () => {
     const h = await configured();
     const diags = await h.validate("gpurental_instance", config({ offer_filter: null, offer_id: "" }));
     expect(diags.map((d) => [d.severity, d.path])).toEqual([["error", [{ attribute: "offer_id" }]]]);
-    expect(diags[0]?.detail).toContain("offer_id must not be empty");
+    expect(diags[0]?.detail).toContain(
+      'offer_id must be the ID of an offer, a UUID such as "00000000-0000-4000-8000-000000000041"; got "" (an empty string). See the gpurental_offers data source, or set offer_filter instead',
+    );
   });
 
   test.each<[string, Rec, string]>([

@@ -1,6 +1,7 @@
 import { Agent } from "undici";
 import { GpurentalClient } from "../api/client";
 import { RequestAbortedError } from "../api/errors";
+import type { RetryOptions } from "../api/retry";
 import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import type { InstanceArgs } from "./instance-model";
 import { createInstance, deleteInstance, type OpContext, readInstance, updateInstance } from "./instance-ops";
@@ -29,12 +30,12 @@ afterEach(async () => {
   await agent.close();
 });
 
-function ctx(timeoutMs = 5000, token?: string): OpContext {
+function ctx(timeoutMs = 5000, token?: string, retry: RetryOptions = { maxAttempts: 4 }): OpContext {
   const client = new GpurentalClient({
     baseUrl: backend.url,
     token: token ?? creds.admin_session_token,
     dispatcher: agent,
-    retry: { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20 },
+    retry: { baseDelayMs: 5, maxDelayMs: 20, ...retry },
     // Retry-After of 429/503 answers is honoured, but not slept for real in these tests.
     sleep: (ms, signal) => fastSleep(ms, signal),
   });
@@ -117,6 +118,26 @@ test("a refused deploy records nothing and names the code on the attribute", asy
   expect(r.diagnostics[0]!.summary).toMatch(/^DISK_TOO_LARGE: /);
   expect(r.diagnostics[0]!.detail).toContain("500 GB");
   expect(live()).toHaveLength(0);
+});
+
+test("a deploy refused at the instance limit counts the instances that hold the places", async () => {
+  const m = backend.createMachine({ disk_gb: 4000 });
+  const bulk = backend.createOffer({ machine_id: m.id, free_units: 30 });
+  const c = ctx();
+  for (let i = 0; i < 25; i++) {
+    await c.client.deployInstance({ offer_id: bulk.id, template_id: creds.template_id, disk_gb: 10 });
+  }
+  // Destroyed instances do not count.
+  await c.client.destroyInstance(live()[0]!.id);
+  await c.client.listInstances();
+  await c.client.deployInstance({ offer_id: bulk.id, template_id: creds.template_id, disk_gb: 10 });
+  const r = await createInstance(args({ offer_id: bulk.id }), c);
+  expect(r.state).toBeNull();
+  expect(r.diagnostics[0]!.summary).toMatch(/^INSTANCE_LIMIT_REACHED: /);
+  expect(r.diagnostics[0]!.detail).toContain(
+    "The organization has 25 instances that are not destroyed, and the limit is 25",
+  );
+  expect(live()).toHaveLength(25);
 });
 
 test("a failed provisioning returns the instance with the error", async () => {
@@ -309,4 +330,104 @@ test("lost answers to stop and start are followed by a read, not an error", asyn
   const started = await updateInstance(r0.state!.id, args(), ctx());
   expect(started.diagnostics).toEqual([]);
   expect(started.state?.status).toBe("running");
+});
+
+describe("retries within the operation's time limit", () => {
+  // The provider's client: no fixed number of attempts, only each operation's deadline.
+  const untilDeadline = (timeoutMs = 5000) => ctx(timeoutMs, undefined, {});
+
+  test("500s on reads and DELETEs are retried until they pass, more often than any fixed count", async () => {
+    backend.addFault({ route: "GET /v1/instances/:id", kind: "status", status: 500, times: 6 });
+    const created = await createInstance(args(), untilDeadline());
+    expect(created.diagnostics).toEqual([]);
+    backend.addFault({ route: "DELETE /v1/instances/:id", kind: "status", status: 502, times: 3 });
+    backend.addFault({ route: "DELETE /v1/instances/:id", kind: "status", status: 504, times: 3 });
+    expect(await deleteInstance(created.state!.id, untilDeadline())).toEqual({
+      state: null,
+      diagnostics: [],
+    });
+    expect(live()).toHaveLength(0);
+  });
+
+  test("a DELETE whose answers were lost, resent to an instance already destroyed, counts as done", async () => {
+    const created = await createInstance(args(), untilDeadline());
+    // The first DELETE lands; the resend finds the instance destroyed (409 INVALID_STATE).
+    backend.addFault({ route: "DELETE /v1/instances/:id", kind: "lost-response", times: 2 });
+    expect(await deleteInstance(created.state!.id, untilDeadline())).toEqual({
+      state: null,
+      diagnostics: [],
+    });
+    expect(backend.instance(created.state!.id)?.status).toBe("destroyed");
+  });
+
+  test("stop and start answers lost five times in a row still converge: a read decides each resend", async () => {
+    const r0 = await createInstance(args(), untilDeadline());
+    const id = r0.state!.id;
+    backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "drop", times: 4 });
+    backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "lost-response", times: 1 });
+    const stopped = await updateInstance(id, { ...args(), desired_status: "stopped" }, untilDeadline());
+    expect(stopped.diagnostics).toEqual([]);
+    expect(stopped.state?.status).toBe("stopped");
+    backend.addFault({ route: "POST /v1/instances/:id/start", kind: "status", status: 500, times: 5 });
+    const started = await updateInstance(id, args(), untilDeadline());
+    expect(started.diagnostics).toEqual([]);
+    expect(started.state?.status).toBe("running");
+  });
+
+  test("the operation's time limit ends the retries with the last answer", async () => {
+    const r0 = await createInstance(args(), untilDeadline());
+    backend.addFault({ route: "GET /v1/instances/:id", kind: "status", status: 500 });
+    let attempts = 0;
+    const c = untilDeadline(2000);
+    c.client = new GpurentalClient({
+      baseUrl: backend.url,
+      token: creds.admin_session_token,
+      dispatcher: agent,
+      retry: { baseDelayMs: 5, maxDelayMs: 20 },
+      logger: (_level, msg) => {
+        if (msg === "request") attempts++;
+      },
+    });
+    const r = await readInstance(r0.state!.id, r0.state!, c);
+    // The read's 2 s ended it, with the API's own answer; the client's default budget is two
+    // minutes, and no fixed count stopped it after a few attempts.
+    expect(r.diagnostics[0]?.summary).toMatch(/^INTERNAL: /);
+    expect(attempts).toBeGreaterThan(4);
+  });
+
+  test("a Retry-After longer than the time left fails at once with RATE_LIMITED, not after waiting", async () => {
+    const r0 = await createInstance(args(), untilDeadline());
+    backend.addFault({
+      route: "GET /v1/instances/:id",
+      kind: "status",
+      status: 429,
+      retryAfterSeconds: 90,
+    });
+    const c = untilDeadline(60_000);
+    const slept: number[] = [];
+    c.client = new GpurentalClient({
+      baseUrl: backend.url,
+      token: creds.admin_session_token,
+      dispatcher: agent,
+      sleep: async (ms) => {
+        slept.push(ms);
+      },
+    });
+    const r = await readInstance(r0.state!.id, r0.state!, c);
+    expect(r.diagnostics[0]?.summary).toMatch(/^RATE_LIMITED: /);
+    expect(slept).toEqual([]);
+    // With the time to wait (a create's 20 minutes), the same answers are waited out in full.
+    backend.clearFaults();
+    backend.addFault({
+      route: "GET /v1/instances/:id",
+      kind: "status",
+      status: 429,
+      retryAfterSeconds: 90,
+      times: 3,
+    });
+    const long = await readInstance(r0.state!.id, r0.state!, { ...c, timeoutMs: 20 * 60_000 });
+    expect(long.diagnostics).toEqual([]);
+    expect(slept).toHaveLength(3);
+    expect(slept.every((ms) => ms >= 90_000)).toBe(true);
+  });
 });

@@ -1,4 +1,4 @@
-import type { DeployInstanceRequest, GpurentalClient } from "../api/client";
+import type { DeployInstanceRequest, GpurentalClient, RequestOptions } from "../api/client";
 import {
   AmbiguousRequestError,
   ApiError,
@@ -9,6 +9,7 @@ import {
 import { realSleep, type Sleep } from "../api/retry";
 import type { Instance, InstanceStatus, Offer, Template } from "../api/schemas";
 import { waitForInstance } from "../api/waiter";
+import { type Budget, budgetOf, within } from "./deadline";
 import { toEnvOverrides } from "./env";
 import {
   type Adoption,
@@ -35,7 +36,12 @@ import {
   selectOffers,
 } from "./offer-selection";
 import { type DeploySettings, deploySettingsOf } from "./provider-data";
-import { errorToDiagnostic, instanceErrorDiagnostic, type ResourceDiagnostic } from "./refusals";
+import {
+  errorToDiagnostic,
+  instanceErrorDiagnostic,
+  type RefusalFacts,
+  type ResourceDiagnostic,
+} from "./refusals";
 
 // The lifecycle of gpurental_instance against the API, independent of the Terraform framework.
 // Each step returns the state to record (or null when there is nothing to record) together with
@@ -144,10 +150,10 @@ export interface DeployTarget {
 export function listMarketOffers(
   client: Pick<InstanceApi, "listOffers">,
   filter: Pick<OfferFilter, "gpu_model">,
-  signal?: AbortSignal,
+  opts?: RequestOptions,
 ): Promise<Offer[]> {
   // Unavailable ones too, so that an empty choice can say which offers are sold out.
-  return client.listOffers({ gpu_model: filter.gpu_model, include_unavailable: true }, { signal });
+  return client.listOffers({ gpu_model: filter.gpu_model, include_unavailable: true }, opts);
 }
 
 /**
@@ -157,6 +163,7 @@ export function listMarketOffers(
 async function deployTargets(
   args: InstanceArgs,
   ctx: OpContext,
+  budget: Budget,
 ): Promise<{ targets: DeployTarget[]; diagnostics: ResourceDiagnostic[] }> {
   const filter = args.offer_filter;
   if (!filter) return { targets: [{ offer_id: args.offer_id ?? "" }], diagnostics: [] };
@@ -164,8 +171,8 @@ async function deployTargets(
   let template: Template | null | undefined;
   try {
     [offers, template] = await Promise.all([
-      listMarketOffers(ctx.client, filter, ctx.signal),
-      ctx.client.getTemplate(args.template_id, { signal: ctx.signal }).catch((err: unknown) => {
+      listMarketOffers(ctx.client, filter, within(budget)),
+      ctx.client.getTemplate(args.template_id, within(budget)).catch((err: unknown) => {
         if (err instanceof ApiError && err.code === "TEMPLATE_NOT_FOUND") return null;
         // Without the template the checks that need it are left to the deploy.
         return undefined;
@@ -301,7 +308,7 @@ async function deployNew(
   ctx: OpContext,
   env: DeployEnv,
 ): Promise<Landed | { failed: true; diagnostics: ResourceDiagnostic[] }> {
-  const chosen = await deployTargets(args, ctx);
+  const chosen = await deployTargets(args, ctx, env);
   if (chosen.targets.length === 0) return { failed: true, diagnostics: chosen.diagnostics };
   const deployed = await deployOnFirstAvailable(args, chosen.targets, env);
   const filter = args.offer_filter;
@@ -324,7 +331,13 @@ async function deployNew(
       };
     }
     // With a filter, a refusal about the offer is placed on offer_filter and advises on the filter.
-    const d = errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS, filter ? "filter" : "pinned");
+    const d = errorToDiagnostic(
+      err,
+      "deploy",
+      INSTANCE_ARGUMENTS,
+      filter ? "filter" : "pinned",
+      await refusalCounts(err, ctx, env.deadline),
+    );
     if (deployed.lost.length > 0) {
       d.detail = `${d.detail}\nOffers tried before, taken by other deploys: ${deployed.lost.map((l) => `${describeTarget(l.target)} (${l.error.code})`).join(", ")}.`;
     }
@@ -406,6 +419,21 @@ export async function createInstance(
   return { state: instanceToModel(latest, prior, args.desired_status), diagnostics: notes, entry };
 }
 
+/**
+ * What a refusal's message should count that its body does not carry: the instances that hold the
+ * places under INSTANCE_LIMIT_REACHED (the refusal only carries the limit). Nothing when they
+ * cannot be read.
+ */
+async function refusalCounts(err: unknown, ctx: OpContext, deadline: number): Promise<RefusalFacts> {
+  if (!(err instanceof ApiError) || err.code !== "INSTANCE_LIMIT_REACHED") return {};
+  try {
+    const listed = await ctx.client.listInstances({}, within({ signal: ctx.signal, deadline, now: ctx.now }));
+    return { count: listed.filter((i) => i.status !== "destroyed").length };
+  } catch {
+    return {};
+  }
+}
+
 function waitDiagnostic(
   err: unknown,
   op: "deploy" | "start" | "stop" | "destroy",
@@ -423,10 +451,10 @@ function waitDiagnostic(
 export async function readInstance(
   id: string,
   prior: PriorArgs,
-  ctx: Pick<OpContext, "client" | "signal">,
+  ctx: Pick<OpContext, "client" | "signal" | "timeoutMs" | "now">,
 ): Promise<OpResult> {
   try {
-    const inst = await ctx.client.getInstance(id, { signal: ctx.signal });
+    const inst = await ctx.client.getInstance(id, within(budgetOf(ctx.timeoutMs, ctx.signal, ctx.now)));
     if (inst.status === "destroyed") return { state: null, diagnostics: [] };
     return { state: instanceToModel(inst, prior), diagnostics: [] };
   } catch (err) {
@@ -463,7 +491,7 @@ export async function changePower(
   let backoff = 1000;
   // Which request this call sent, so that a wait ending in the other power state is its failure.
   let sent: "start" | "stop" | null = null;
-  let lost = 0;
+  const budget: Budget = { signal: ctx.signal, deadline, now };
   for (let round = 0; round < 100; round++) {
     if (inst.status === target) return { instance: inst, diagnostics: [] };
     try {
@@ -491,35 +519,31 @@ export async function changePower(
         case "running":
           sent = "stop";
           try {
-            inst = await ctx.client.stopInstance(inst.id, {
-              signal: ctx.signal,
-              deadlineMs: deadline - now(),
-            });
+            inst = await ctx.client.stopInstance(inst.id, within(budget));
           } catch (err) {
-            // A lost answer: read where the instance is and carry on from there (a stop sent again
-            // to a running instance is harmless; one that landed shows as stopping or stopped).
-            if (!(err instanceof AmbiguousRequestError) || ++lost > 3) throw err;
-            inst = await ctx.client.getInstance(inst.id, { signal: ctx.signal });
+            // A lost answer (the client never resends a stop, see retry-policy.ts): read where the
+            // instance is and carry on from there, until the deadline. One that landed shows as
+            // stopping or stopped; a stop sent again to a running instance stops it once.
+            if (!(err instanceof AmbiguousRequestError)) throw err;
+            inst = await ctx.client.getInstance(inst.id, within(budget));
           }
           continue;
         case "stopped":
           sent = "start";
           try {
-            inst = await ctx.client.startInstance(inst.id, {
-              signal: ctx.signal,
-              deadlineMs: deadline - now(),
-            });
+            inst = await ctx.client.startInstance(inst.id, within(budget));
           } catch (err) {
             if (err instanceof ApiError && RETRIED_START_CODES.has(err.code)) {
               const wait = Math.max(backoff, err.retryAfterMs ?? 0);
               if (now() + wait >= deadline) throw err;
               await sleep(wait, ctx.signal);
               backoff = Math.min(backoff * 2, 30_000);
-              inst = await ctx.client.getInstance(inst.id, { signal: ctx.signal });
+              inst = await ctx.client.getInstance(inst.id, within(budget));
               continue;
             }
-            if (err instanceof AmbiguousRequestError && ++lost <= 3) {
-              inst = await ctx.client.getInstance(inst.id, { signal: ctx.signal });
+            // A lost answer: as for a stop, read where the instance is and carry on from there.
+            if (err instanceof AmbiguousRequestError) {
+              inst = await ctx.client.getInstance(inst.id, within(budget));
               continue;
             }
             throw err;
@@ -546,9 +570,7 @@ export async function changePower(
       }
       // The operation's signal may be what ended it; the last read gets a short budget of its own
       // so the state still records the real status.
-      const refreshed = await ctx.client
-        .getInstance(inst.id, { signal: AbortSignal.timeout(10_000) })
-        .catch(() => inst);
+      const refreshed = await ctx.client.getInstance(inst.id, within(budgetOf(10_000))).catch(() => inst);
       return { instance: refreshed, diagnostics: [waitDiagnostic(err, op, refreshed)] };
     }
   }
@@ -571,13 +593,18 @@ export async function updateInstance(
   ctx: OpContext,
   prior: PriorArgs = {},
 ): Promise<OpResult> {
+  const now = ctx.now ?? Date.now;
+  const budget = budgetOf(ctx.timeoutMs, ctx.signal, now);
   let inst: Instance;
   try {
-    inst = await ctx.client.getInstance(id, { signal: ctx.signal });
+    inst = await ctx.client.getInstance(id, within(budget));
   } catch (err) {
     return { state: null, diagnostics: [errorToDiagnostic(err, "read", INSTANCE_ARGUMENTS)] };
   }
-  const r = await changePower(inst, planned.desired_status, ctx);
+  const r = await changePower(inst, planned.desired_status, {
+    ...ctx,
+    timeoutMs: Math.max(0, budget.deadline - now()),
+  });
   const ok = r.diagnostics.every((d) => d.severity !== "error");
   // On failure desired_status follows the real status, so the next plan tries again.
   return {
@@ -592,9 +619,11 @@ export async function updateInstance(
 
 /** Delete: destroy and wait for destroyed; an instance already gone or destroying is fine. */
 export async function deleteInstance(id: string, ctx: OpContext): Promise<OpResult> {
+  const now = ctx.now ?? Date.now;
+  const budget = budgetOf(ctx.timeoutMs, ctx.signal, now);
   const statusNow = async (): Promise<InstanceStatus | "gone"> => {
     try {
-      return (await ctx.client.getInstance(id, { signal: ctx.signal })).status;
+      return (await ctx.client.getInstance(id, within(budget))).status;
     } catch (err) {
       if (err instanceof ApiError && err.code === "INSTANCE_NOT_FOUND") return "gone";
       throw err;
@@ -602,7 +631,9 @@ export async function deleteInstance(id: string, ctx: OpContext): Promise<OpResu
   };
   try {
     try {
-      await ctx.client.destroyInstance(id, { signal: ctx.signal });
+      // A DELETE is resent after a lost answer (retry-policy.ts); one that finds the instance
+      // already destroyed comes back as 409 INVALID_STATE or 404, which is done.
+      await ctx.client.destroyInstance(id, within(budget));
     } catch (err) {
       if (err instanceof ApiError && err.code === "INSTANCE_NOT_FOUND")
         return { state: null, diagnostics: [] };
@@ -614,9 +645,8 @@ export async function deleteInstance(id: string, ctx: OpContext): Promise<OpResu
         throw err;
       }
     }
-    const now = ctx.now ?? Date.now;
     await waitForInstance(ctx.client, id, {
-      ...waitOptions(ctx, now() + ctx.timeoutMs),
+      ...waitOptions(ctx, budget.deadline),
       target: "destroyed",
       failOn: [],
       notFound: "done",

@@ -2,6 +2,7 @@ import type { GpurentalClient } from "../api/client";
 import { ApiError } from "../api/errors";
 import type { Instance, Offer, SshKey, Template } from "../api/schemas";
 import type { Diagnostics } from "../framework";
+import { type Budget, budgetOf, within } from "./deadline";
 import type { OfferSnapshot } from "./instance-model";
 import { listMarketOffers } from "./instance-ops";
 import {
@@ -44,7 +45,7 @@ interface Gathered {
 async function gatherCheckData(
   client: GpurentalClient,
   input: PlanCheckInput,
-  signal: AbortSignal,
+  budget: Budget,
 ): Promise<Gathered> {
   const cred = credentialOf(client);
   const skipped: string[] = [];
@@ -72,17 +73,23 @@ async function gatherCheckData(
   const session = cred.kind === "session";
   const [offer, offers, template, sshKeys, instances, me] = await Promise.all([
     input.offer_id
-      ? settle<Offer>("offer", client.getOffer(input.offer_id, { signal }), "OFFER_NOT_FOUND")
+      ? settle<Offer>("offer", client.getOffer(input.offer_id, within(budget)), "OFFER_NOT_FOUND")
       : undefined,
     input.offer_filter
-      ? settle<Offer[]>("offers", listMarketOffers(client, input.offer_filter, signal))
+      ? settle<Offer[]>("offers", listMarketOffers(client, input.offer_filter, within(budget)))
       : undefined,
     input.template_id
-      ? settle<Template>("template", client.getTemplate(input.template_id, { signal }), "TEMPLATE_NOT_FOUND")
+      ? settle<Template>(
+          "template",
+          client.getTemplate(input.template_id, within(budget)),
+          "TEMPLATE_NOT_FOUND",
+        )
       : undefined,
-    session && input.ssh_key_id ? settle<SshKey[]>("SSH keys", client.listSshKeys({ signal })) : undefined,
-    settle<Instance[]>("instances", client.listInstances({}, { signal })),
-    session ? settle("balance", client.getMe({ signal })) : undefined,
+    session && input.ssh_key_id
+      ? settle<SshKey[]>("SSH keys", client.listSshKeys(within(budget)))
+      : undefined,
+    settle<Instance[]>("instances", client.listInstances({}, within(budget))),
+    session ? settle("balance", client.getMe(within(budget))) : undefined,
   ]);
   const data: DeployCheckData = {
     offer,
@@ -97,8 +104,11 @@ async function gatherCheckData(
   return { data, offers: offers ?? undefined, skipped, credentialError };
 }
 
-/** Time limit of the plan-time reads: a slow API must not hold up a plan for long. */
-const PLAN_CHECK_TIMEOUT_MS = 20_000;
+/**
+ * Time limit of the plan-time reads: a slow or unreachable API must not hold up a plan for long.
+ * Their failures are retried within it; what is still failing then is skipped with a warning.
+ */
+const PLAN_CHECK_TIMEOUT_MS = 10_000;
 
 /**
  * The findings of a plan that creates an instance (or the create half of a replacement): the deploy
@@ -109,10 +119,10 @@ export async function planCreateChecks(
   input: PlanCheckInput,
   parentSignal: AbortSignal,
 ): Promise<{ diagnostics: ResourceDiagnostic[]; template: Template | null | undefined }> {
-  const signal = AbortSignal.any([parentSignal, AbortSignal.timeout(PLAN_CHECK_TIMEOUT_MS)]);
+  const budget = budgetOf(PLAN_CHECK_TIMEOUT_MS, parentSignal);
   let gathered: Gathered;
   try {
-    gathered = await gatherCheckData(client, input, signal);
+    gathered = await gatherCheckData(client, input, budget);
   } catch (err) {
     const detail = `The API could not be asked: ${String(err)}`;
     return {
@@ -162,7 +172,7 @@ export async function planCreateChecks(
   const best = selection.candidates[0];
   if (!best) {
     let detail = explainSelection(selection, filter);
-    if (offers.length === 0) detail += await modelsOnOffer(client, signal);
+    if (offers.length === 0) detail += await modelsOnOffer(client, budget);
     out.push({
       severity: "error",
       summary: "No offer matches offer_filter",
@@ -191,9 +201,9 @@ export async function planCreateChecks(
 }
 
 /** ", GPU models on offer now: A, B" when the market can say; empty otherwise. */
-async function modelsOnOffer(client: GpurentalClient, signal: AbortSignal): Promise<string> {
+async function modelsOnOffer(client: GpurentalClient, budget: Budget): Promise<string> {
   try {
-    const all = await client.listOffers({}, { signal });
+    const all = await client.listOffers({}, within(budget));
     const models = [...new Set(all.map((o) => o.gpu_model).filter((m): m is string => !!m))].sort();
     return models.length > 0 ? ` GPU models on offer now: ${models.join(", ")}.` : "";
   } catch {

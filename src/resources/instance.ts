@@ -24,7 +24,9 @@ import {
 import { check, oneOf } from "../framework/modifiers";
 import { logger } from "../plugin/log";
 import { sweepLostKeysOf } from "./api-key-journal";
+import { budgetOf, READ_TIMEOUT_MS, within } from "./deadline";
 import { OVERLAY_KEYS, validateEnv } from "./env";
+import { apiId } from "./ids";
 import { instanceFingerprint, willAdoptNote } from "./instance-deploy";
 import {
   type DesiredStatus,
@@ -112,11 +114,10 @@ const schema = defineSchema({
       description:
         "ID of the offer to pin (see the `gpurental_offers` data source); set either this or `offer_filter`. With `offer_filter`, the ID of the offer the provider chose when the instance was created, kept as long as the instance lives. Changing a configured `offer_id` replaces the instance.",
       validators: [
-        check<string>(
-          "Not empty.",
-          (v) => v.trim() !== "",
-          () =>
-            "offer_id must not be empty: give the ID of an offer (see the gpurental_offers data source), or set offer_filter instead to let the provider choose one.",
+        apiId(
+          "offer_id",
+          "an offer",
+          "See the gpurental_offers data source, or set offer_filter instead to let the provider choose one.",
         ),
       ],
       planModifiers: replace(),
@@ -143,6 +144,7 @@ const schema = defineSchema({
       required: true,
       description:
         "ID of the template to run: a system or public template, or one of the organization's own (see `gpurental_templates`). Changing it replaces the instance.",
+      validators: [apiId("template_id", "a template")],
       planModifiers: replace(),
     }),
     disk_gb: attr.number({
@@ -168,6 +170,7 @@ const schema = defineSchema({
       optional: true,
       description:
         "ID of the SSH key to authorize. With a session or a personal API key: one of the caller's own keys; with a team key: a key of any current member. Without it SSH is impossible. Changing it replaces the instance.",
+      validators: [apiId("ssh_key_id", "an SSH key")],
       planModifiers: replaceUnlessUnreadImport(),
     }),
     env: attr.map(t.string, {
@@ -646,6 +649,7 @@ export const instanceResource = {
     const r = await readInstance(state.id!, priorArgs(state), {
       client: ctx.providerData,
       signal: ctx.signal,
+      timeoutMs: ctx.timeoutMs ?? READ_TIMEOUT_MS,
     });
     report(ctx.diags, r.diagnostics);
     if (r.diagnostics.some((d) => d.severity === "error")) return state;
@@ -685,7 +689,10 @@ export const instanceResource = {
   async importState(req, ctx) {
     const { id } = req;
     try {
-      const inst = await ctx.providerData.getInstance(id, { signal: ctx.signal });
+      const inst = await ctx.providerData.getInstance(
+        id,
+        within(budgetOf(ctx.timeoutMs ?? READ_TIMEOUT_MS, ctx.signal)),
+      );
       if (inst.status === "destroyed") {
         ctx.diags.addError(
           `Instance ${id} is destroyed`,

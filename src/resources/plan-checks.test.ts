@@ -214,6 +214,14 @@ describe("checkDeploy", () => {
     expect(run({ instances: instances.slice(1) })).toEqual([]);
   });
 
+  it("counts the instances that exist in the limit warning, not the limit", () => {
+    const instances = Array.from({ length: 27 }, () => instance({ status: "running" }));
+    const [d] = checkDeploy(input, { offer: offer(), template: template(), now: NOW, instances });
+    expect(d?.detail).toContain(
+      "The organization has 27 instances that are not destroyed, and the limit is 25",
+    );
+  });
+
   it("reports independent refusals together", () => {
     expect(
       run({ template: template({ coming_soon: true, architecture: "arm64" }) }, { disk_gb: 5000 }).map(

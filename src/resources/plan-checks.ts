@@ -275,7 +275,7 @@ export function deployFindings(input: DeployCheckInput, data: DeployCheckData): 
     out.push({
       code: "INSTANCE_LIMIT_REACHED",
       severity: "warning",
-      facts: { limit: INSTANCE_LIMIT },
+      facts: { limit: INSTANCE_LIMIT, count: data.instances.length },
       subject: "organization",
     });
   }

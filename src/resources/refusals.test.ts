@@ -178,7 +178,18 @@ describe("refusal catalogue", () => {
       apiError({ code: "INSTANCE_LIMIT_REACHED", status: 409, limit: 25 }),
       "deploy",
     );
-    expect(limit.detail).toContain("25 instances");
+    // The refusal carries the limit, not a count: the message claims none.
+    expect(limit.detail).toContain("has reached its limit of 25 instances that are not destroyed");
+    const counted = errorToDiagnostic(
+      apiError({ code: "INSTANCE_LIMIT_REACHED", status: 409, limit: 25 }),
+      "deploy",
+      undefined,
+      "pinned",
+      { count: 27 },
+    );
+    expect(counted.detail).toContain(
+      "The organization has 27 instances that are not destroyed, and the limit is 25",
+    );
   });
 
   it("names the credential needed for ADMIN_REQUIRED on API keys", () => {

@@ -4,7 +4,9 @@ import {
   type ApiErrorCode,
   GpurentalError,
   InstanceErrorStateError,
+  NetworkError,
   RequestAbortedError,
+  TimeoutError,
   WaitTimeoutError,
 } from "../api/errors";
 import type { Instance } from "../api/schemas";
@@ -74,6 +76,8 @@ export interface RefusalFacts {
   requested_disk_gb?: number | undefined;
   next_maintenance?: string | null | undefined;
   limit?: number | undefined;
+  /** INSTANCE_LIMIT_REACHED: how many instances not destroyed the organization has, when counted. */
+  count?: number | undefined;
   field?: string | undefined;
 }
 
@@ -232,7 +236,11 @@ const CATALOGUE: Readonly<Record<string, CatalogueEntry>> = {
   INSTANCE_LIMIT_REACHED: {
     title: "the organization has reached its instance limit",
     explain: (f) =>
-      `The organization already has ${f.limit ?? 25} instances that are not destroyed; stopped instances and instances in error count too. Destroy instances you no longer need, then apply again.`,
+      `${
+        f.count !== undefined
+          ? `The organization has ${f.count} instances that are not destroyed, and the limit is ${f.limit ?? 25}`
+          : `The organization has reached its limit of ${f.limit ?? 25} instances that are not destroyed`
+      }; stopped instances and instances in error count too. Destroy instances you no longer need (the gpurental_instances data source lists them), then apply again.`,
   },
   // 7.3 start failures: the instance stays stopped with its disk.
   HOST_UNREACHABLE: {
@@ -268,11 +276,12 @@ const CATALOGUE: Readonly<Record<string, CatalogueEntry>> = {
   RATE_LIMITED: {
     title: "the API is rate limiting requests",
     explain: () =>
-      "The request was retried and the API kept answering 429. Wait a little and run terraform again, or lower terraform's -parallelism.",
+      "The request was retried, waiting as long as the API asked (Retry-After), until the operation's time limit; it ends at once when the API asks to wait longer than the time left. Run terraform again later, raise the resource's timeouts, or lower terraform's -parallelism.",
   },
   SERVICE_UNAVAILABLE: {
     title: "the API is unavailable",
-    explain: () => "The request was retried and the API kept answering 503. Run terraform again shortly.",
+    explain: () =>
+      "The request was retried, waiting as long as the API asked (Retry-After), until the operation's time limit. Run terraform again shortly, or raise the resource's timeouts.",
   },
 };
 
@@ -362,9 +371,11 @@ export function errorToDiagnostic(
   op: Operation,
   attributes?: readonly string[],
   offerChoice: OfferChoice = "pinned",
+  more: RefusalFacts = {},
 ): ResourceDiagnostic {
   if (err instanceof ApiError) {
     const facts: RefusalFacts = {
+      ...more,
       message: err.apiMessage,
       balance_micro: err.balance_micro,
       required_micro: err.required_micro,
@@ -391,6 +402,15 @@ export function errorToDiagnostic(
       severity: "error",
       summary: `Timed out waiting for the instance to become ${err.target.join(" or ")}`,
       detail: `${err.message}. The instance is kept in the state with its last known status${last ? ` (${last.status})` : ""}; run terraform apply again to continue waiting, or raise the matching entry of timeouts.`,
+    };
+  }
+  if (err instanceof NetworkError || (err instanceof TimeoutError && err.limit === "request")) {
+    // The message names the address and whether it came from base_url or GPURENTAL_BASE_URL.
+    return {
+      severity: "error",
+      summary:
+        err instanceof NetworkError ? "Cannot reach the gpurental API" : "The gpurental API did not answer",
+      detail: `${OPERATION_WORDS[op] ? `${OPERATION_WORDS[op]} ` : ""}${err.message}. The request was retried until the operation's time limit. Check the provider's base_url (or GPURENTAL_BASE_URL) and that the API is reachable from this machine.`,
     };
   }
   if (err instanceof AmbiguousRequestError) {

@@ -239,6 +239,52 @@ describe("gpurental_instance planning", () => {
     expect(p.diags.filter((d) => d.severity === "error")).toEqual([]);
   });
 
+  test.each([
+    [
+      "offer_id",
+      "",
+      'offer_id must be the ID of an offer, a UUID such as "00000000-0000-4000-8000-000000000041"; got "" (an empty string). See the gpurental_offers data source, or set offer_filter instead to let the provider choose one.',
+    ],
+    [
+      "offer_id",
+      "offer-41",
+      'offer_id must be the ID of an offer, a UUID such as "00000000-0000-4000-8000-000000000041"; got "offer-41". See the gpurental_offers data source, or set offer_filter instead to let the provider choose one.',
+    ],
+    [
+      "template_id",
+      "pytorch",
+      'template_id must be the ID of a template, a UUID such as "00000000-0000-4000-8000-000000000041"; got "pytorch".',
+    ],
+    [
+      "ssh_key_id",
+      "ssh-ed25519 AAAA",
+      'ssh_key_id must be the ID of an SSH key, a UUID such as "00000000-0000-4000-8000-000000000041"; got "ssh-ed25519 AAAA".',
+    ],
+  ])(
+    "%s = %j is refused at validation, on the attribute, naming the rule and the value",
+    async (attribute, value, detail) => {
+      const h = await configured();
+      const diags = await h.validate("gpurental_instance", instanceConfig({ [attribute]: value }));
+      expect(diags).toEqual([expect.objectContaining({ severity: "error", path: [{ attribute }], detail })]);
+    },
+  );
+
+  test("env names with = or NUL are refused at validation, on the key", async () => {
+    const h = await configured();
+    const diags = await h.validate(
+      "gpurental_instance",
+      instanceConfig({ env: { "A=B": "1" }, secret_env: { "C\u0000": "x" } }),
+    );
+    expect(diags.map((d) => [d.severity, d.summary, d.path])).toEqual([
+      ["error", 'Environment variable name contains "="', [{ attribute: "env" }, { key: "A=B" }]],
+      [
+        "error",
+        "Environment variable name contains a NUL character",
+        [{ attribute: "secret_env" }, { key: "C\u0000" }],
+      ],
+    ]);
+  });
+
   test("env validation names the attribute and key", async () => {
     const h = await configured();
     const diags = await h.validate(

@@ -18,6 +18,7 @@ import { apiKey, dataGpurentalInstance, dataGpurentalOffers, instance, provider 
 
 const OFFER = "00000000-0000-4000-8000-000000000041";
 const TEMPLATE = "00000000-0000-4000-8000-000000000051";
+const SSH_KEY = "00000000-0000-4000-8000-000000000061";
 
 /** Synthesizes with validations on and returns the error (all messages) or "" when valid. */
 function synthErrors(build: (scope: Construct) => void): string {
@@ -106,7 +107,7 @@ describe("Instance", () => {
         ...base,
         diskGb: 200,
         label: "trainer",
-        sshKeyId: "key",
+        sshKeyId: SSH_KEY,
         env: { TZ: "UTC" },
         secretEnv: { HF_TOKEN: "hf_x" },
         unsetEnv: ["DEBUG"],
@@ -117,7 +118,7 @@ describe("Instance", () => {
     expect(synthesized).toHaveResourceWithProperties(instance.Instance, {
       disk_gb: 200,
       label: "trainer",
-      ssh_key_id: "key",
+      ssh_key_id: SSH_KEY,
       env: { TZ: "UTC" },
       secret_env: { HF_TOKEN: "hf_x" },
       unset_env: ["DEBUG"],
@@ -367,17 +368,30 @@ describe("validation at synth time", () => {
     [
       "offer id empty",
       (s) => new Instance(s, "i", { ...instanceBase, offerId: "" }),
-      ["offerId must have 1 to 256 characters, got 0"],
+      ['offerId must be an ID, a UUID such as "00000000-0000-4000-8000-000000000041", got ""'],
+    ],
+    [
+      "offer id not a UUID",
+      (s) => new Instance(s, "i", { ...instanceBase, offerId: "offer-41" }),
+      ['offerId must be an ID, a UUID such as "00000000-0000-4000-8000-000000000041", got "offer-41"'],
     ],
     [
       "template id empty",
       (s) => new Instance(s, "i", { ...instanceBase, templateId: "" }),
-      ["templateId must have 1 to 256 characters, got 0"],
+      ['templateId must be an ID, a UUID such as "00000000-0000-4000-8000-000000000041", got ""'],
     ],
     [
       "ssh key id empty",
       (s) => new Instance(s, "i", { ...instanceBase, sshKeyId: "" }),
-      ["sshKeyId must have 1 to 256 characters, got 0"],
+      ['sshKeyId must be an ID, a UUID such as "00000000-0000-4000-8000-000000000041", got ""'],
+    ],
+    [
+      "env names with = or NUL",
+      (s) => new Instance(s, "i", { ...instanceBase, env: { "A=B": "1" }, secretEnv: { "C\u0000": "x" } }),
+      [
+        'env keys must not contain "=" (it separates a name from its value) or NUL (it ends the entry), got "A=B"',
+        'secretEnv keys must not contain "=" (it separates a name from its value) or NUL (it ends the entry), got "C\\u0000"',
+      ],
     ],
     [
       "label too long",

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { buildSync } from "esbuild";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
-import { COMPACT_MIN_BYTES, COMPACT_RATIO } from "../../src/fake-backend/state-file";
+import { COMPACT_MIN_BYTES, COMPACT_RATIO, readStateFile } from "../../src/fake-backend/state-file";
 import { call, createKey, deploy } from "./helpers";
 
 describe("persistence: a restart with the same state file loses nothing", () => {
@@ -266,6 +266,33 @@ describe("state file: older files, torn and damaged records", () => {
       // Loading rewrote the file without the torn record.
       expect(readFileSync(file, "utf8").split("\n")).toHaveLength(2);
     }
+  });
+
+  test("killed at any byte of an append or a compaction, the file loads with every change acknowledged before", async () => {
+    const file = join(dir, "every-byte.json");
+    const fb = await startFakeBackend({ seed: "demo", stateFile: file });
+    const c = fb.credentials as DemoCredentials;
+    const initial = fb.balance(c.org_id);
+    // Each change is acknowledged once its record is in the file: note the size at that moment.
+    const acked: { size: number; balance: number }[] = [];
+    for (let i = 1; i <= 4; i++) {
+      fb.setBalance(c.org_id, i * 1_000_000);
+      acked.push({ size: statSync(file).size, balance: i * 1_000_000 });
+    }
+    const whole = readFileSync(file);
+    // A kill can only leave a prefix of what was appended (one file, appends only): try them all.
+    const cut = join(dir, "every-byte-cut.json");
+    for (let end = whole.indexOf(10) + 1; end <= whole.length; end++) {
+      writeFileSync(cut, whole.subarray(0, end));
+      const loaded = readStateFile(cut);
+      const expected = acked.filter((a) => a.size <= end).at(-1)?.balance ?? initial;
+      expect([end, loaded?.state.orgs[c.org_id]?.balance_micro]).toEqual([end, expected]);
+    }
+    // A compaction writes a new snapshot aside and renames it: killed before the rename, the file
+    // is untouched and a leftover temporary file changes nothing.
+    writeFileSync(`${file}.999999.tmp`, whole.subarray(0, 100));
+    expect(readStateFile(file)?.state.orgs[c.org_id]?.balance_micro).toBe(4_000_000);
+    await fb.close();
   });
 
   test("a damaged record with records after it is an error naming the file and the byte offset", async () => {

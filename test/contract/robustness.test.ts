@@ -322,6 +322,60 @@ describe("requests the HTTP parser refuses or that stall: the one error shape on
     );
   });
 
+  test("a body over 1 MiB is 413 in the one shape, whole even for a client that reads only after writing", async () => {
+    const head = `POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n`;
+    const chunk = "a".repeat(100_000);
+    const sized = await rawExchange(
+      fb.url,
+      [`${head}Content-Length: 3000000\r\n\r\n`, ...Array(30).fill(chunk)],
+      {
+        gapMs: 10,
+        readLast: true,
+      },
+    );
+    expect(expectShaped(sized, 413, "PAYLOAD_TOO_LARGE")).toBe("The request body exceeds 1 MiB");
+    const chunked = await rawExchange(
+      fb.url,
+      [
+        `${head}Transfer-Encoding: chunked\r\n\r\n`,
+        ...Array(15).fill(`${chunk.length.toString(16)}\r\n${chunk}\r\n`),
+        "0\r\n\r\n",
+      ],
+      { gapMs: 10, readLast: true },
+    );
+    expectShaped(chunked, 413, "PAYLOAD_TOO_LARGE");
+  });
+
+  test("an HTTP/1.1 request without Host is 400 BAD_REQUEST in the one shape", async () => {
+    const a = await rawExchange(fb.url, [
+      `GET /v1/offers HTTP/1.1\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+    ]);
+    expect(expectShaped(a, 400, "BAD_REQUEST")).toBe("An HTTP/1.1 request needs a Host header");
+  });
+
+  test("an Expect other than 100-continue is 417 EXPECTATION_FAILED in the one shape, and creates nothing", async () => {
+    const json = deployJson();
+    const a = await rawExchange(fb.url, [
+      `${deployHead(`Content-Length: ${json.length}\r\nExpect: fancy\r\n`)}`,
+      json,
+    ]);
+    expect(expectShaped(a, 417, "EXPECTATION_FAILED")).toBe("Only Expect: 100-continue is supported");
+    expect(fb.listInstances()).toEqual([]);
+  });
+
+  test("bytes the parser refuses after a request it read wait for that request's answer, whole, then get theirs", async () => {
+    fb.addFault({ route: "GET /v1/catalog/status", kind: "latency", latencyMs: 300, times: 1 });
+    const a = await rawExchange(fb.url, [
+      `GET /v1/catalog/status HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\nNOT HTTP AT ALL\r\n\r\n`,
+    ]);
+    expect(a.answers.map((x) => x.status)).toEqual([200, 400]);
+    const first = a.answers[0] as RawAnswer;
+    expect(first.body.length).toBe(Number(first.headers["content-length"]));
+    expect(JSON.parse(first.body.toString("utf8"))).toMatchObject({ status: "ok" });
+    expectAnswer(a.answers[1] as RawAnswer, 400, "BAD_REQUEST");
+    expect(a.ended).toBe(true);
+  });
+
   test("headers that never end get 408 REQUEST_TIMEOUT", async () => {
     const a = await rawExchange(fb.url, ["GET /v1/offers HTTP/1.1\r\nHost: x\r\n"]);
     expect(expectShaped(a, 408, "REQUEST_TIMEOUT")).toBe(
@@ -387,6 +441,22 @@ describe("fault injection", () => {
     const id = await runningInstance(fb(), creds());
     fb().addFault({ route: "GET /v1/instances/:id", kind: "status", status: 503, retryAfterSeconds: 1 });
     expect((await call(fb(), "GET", `/v1/instances/${id}`, { token: admin() })).status).toBe(503);
+    fb().clearFaults();
+  });
+
+  test("a route ending in /* matches every path under it, and only those", async () => {
+    const id = await runningInstance(fb(), creds());
+    fb().addFault({ route: "GET /v1/*", kind: "status", status: 502 });
+    for (const path of ["/v1/offers", `/v1/instances/${id}`, `/v1/instances/${id}/logs`, "/v1/nothing"]) {
+      const a = await call(fb(), "GET", path, { token: admin() });
+      expect([path, a.status, errorOf(a).code]).toEqual([path, 502, "BAD_GATEWAY"]);
+    }
+    // Another method, and the control API, are untouched.
+    expect((await call(fb(), "DELETE", `/v1/instances/${id}`, { token: admin() })).status).toBe(200);
+    const ctl = await call(fb(), "GET", "/_control/faults", {
+      headers: { "x-control-token": fb().controlToken },
+    });
+    expect(ctl.status).toBe(200);
     fb().clearFaults();
   });
 

@@ -211,7 +211,7 @@ ${args}
 
   writeConfig(s, instance(`  offer_id = ""`));
   text = output(expectCode(await plan(s), 1));
-  expect(text).toContain("offer_id must not be empty");
+  expect(text).toContain("offer_id must be the ID of an offer, a UUID");
   at(text, /offer_id = ""/);
 
   expect(liveInstances(s)).toHaveLength(0);
