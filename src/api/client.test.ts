@@ -460,6 +460,16 @@ describe("retries", () => {
     expect(sleeps).toEqual([5125, 5125]);
   });
 
+  test("an attempt the deadline cuts short reports the API's previous answer, not the time running out", async () => {
+    server.queue(fail(500, "INTERNAL"));
+    server.always(hang);
+    const c = client({ timeoutMs: 30_000, retry: { baseDelayMs: 10, maxDelayMs: 10 } });
+    const e = (await c.getInstance("i1", { deadlineMs: 300 }).catch((x: unknown) => x)) as ApiError;
+    expect(e).toBeInstanceOf(ApiError);
+    expect(e.code).toBe("INTERNAL");
+    expect(server.seen).toHaveLength(2);
+  });
+
   test("a per-call deadline longer than the client's default is the one kept", async () => {
     server.always(fail(503, "SERVICE_UNAVAILABLE", {}, { "retry-after": "5" }));
     const c = client({

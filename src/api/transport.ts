@@ -117,6 +117,9 @@ export class Transport {
     // Set once an attempt failed after the request may have been applied; a later error then
     // carries the flag so callers (revoke, destroy) can tell "already done" from "never existed".
     let possiblyApplied = false;
+    // The answer of the previous attempt: when the deadline cuts the next one short, the caller
+    // learns what the API said (e.g. 500 INTERNAL) rather than that time ran out.
+    let lastError: Error | undefined;
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
     const headers = {
       ...this.#s.headers,
@@ -126,7 +129,7 @@ export class Transport {
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw new RequestAbortedError(endpoint);
       const remaining = deadline - now();
-      if (remaining <= 0) throw new TimeoutError(endpoint, budgetMs, "deadline");
+      if (remaining <= 0) throw lastError ?? new TimeoutError(endpoint, budgetMs, "deadline");
       const attemptTimeout = Math.min(this.#s.timeoutMs, remaining);
       const t0 = now();
       this.#log("debug", "request", {
@@ -216,12 +219,15 @@ export class Transport {
           },
         );
       }
+      const cutByDeadline = failure.kind === "timeout" && attemptTimeout < this.#s.timeoutMs;
+      if (cutByDeadline && lastError) throw lastError;
       if (verdict === "fail" || attempt >= retry.maxAttempts) throw error;
       const delay = retryDelay(attempt, retryAfterMs, retry, this.#s.random);
       // A wait the deadline cannot hold (a long Retry-After included) ends the call now, with the
       // answer that asked for it, instead of sleeping into an abort.
       if (now() + delay >= deadline) throw error;
       if (mayHaveBeenApplied(failure)) possiblyApplied = true;
+      lastError = error;
       this.#log("debug", "retrying", {
         endpoint,
         attempt,
