@@ -39,7 +39,7 @@ interface Started {
 
 function start(env: NodeJS.ProcessEnv, args: string[] = []): Started {
   const child = spawn(process.execPath, [join(work, "run.js"), ...args], {
-    env: { PATH: process.env.PATH, GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir, ...env },
+    env: { PATH: process.env.PATH, TMPDIR: work, GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -144,7 +144,12 @@ describe("the provider executable", () => {
       "sh",
       ["-c", `"${process.execPath}" "${join(work, "run.js")}" >/dev/null 2>&1 & echo $!; sleep 1`],
       {
-        env: { PATH: process.env.PATH, GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir, ...hostEnv },
+        env: {
+          PATH: process.env.PATH,
+          TMPDIR: work,
+          GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir,
+          ...hostEnv,
+        },
         stdio: ["ignore", "pipe", "ignore"],
       },
     );
@@ -204,7 +209,7 @@ describe("a failure outside any RPC", () => {
 
   function run(kind: "throw" | "reject"): Started {
     const child = spawn(process.execPath, [crashBundle], {
-      env: { PATH: process.env.PATH, ...hostEnv, CRASH_KIND: kind },
+      env: { PATH: process.env.PATH, TMPDIR: work, ...hostEnv, CRASH_KIND: kind },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";

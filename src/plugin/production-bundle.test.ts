@@ -38,6 +38,8 @@ async function startProvider() {
   const child = spawn(process.execPath, [join(work, "run.js")], {
     env: {
       PATH: process.env.PATH,
+      // The provider's socket goes into this suite's folder, which is removed with it, even when the provider is killed.
+      TMPDIR: work,
       GPURENTAL_PROVIDER_CODE_CACHE: "off",
       [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
       PLUGIN_PROTOCOL_VERSIONS: "6",
