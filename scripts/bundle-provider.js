@@ -184,6 +184,27 @@ const lazyPackages = {
   },
 };
 
+// The protocol's message codecs generated at build time (scripts/proto-codecs.js) in place of
+// src/plugin/proto/codecs.ts, which builds them with protobufjs's reflection in every process.
+const protoCodecsFile = path.join(root, "src", "plugin", "proto", "codecs.ts");
+const staticProtoCodecs = {
+  name: "static-proto-codecs",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/codecs$/ }, (args) =>
+      path.resolve(args.resolveDir, "codecs.ts") === protoCodecsFile
+        ? { path: "proto-codecs", namespace: "static-proto-codecs" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "static-proto-codecs" }, async () => {
+      const { generateCodecs } = require("./proto-codecs");
+      const descriptor = JSON.parse(
+        await fs.promises.readFile(path.join(protoDir, "descriptor.json"), "utf8"),
+      );
+      return { contents: generateCodecs(descriptor), resolveDir: root, loader: "js" };
+    });
+  },
+};
+
 // The descriptor as a JSON.parse of a string literal: V8 parses JSON several times faster than the
 // same data written as a JavaScript object literal, which esbuild would otherwise emit.
 const jsonAsString = {
@@ -234,6 +255,7 @@ async function bundle(entry, outfile, opts = {}) {
       lazyPackages,
       unusedModules,
       jsonAsString,
+      staticProtoCodecs,
       ...(opts.split ? [splitParts] : []),
     ],
     entryPoints: [entry],

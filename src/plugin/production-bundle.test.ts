@@ -12,7 +12,8 @@ import { derToPem, generateServerCertificate } from "./cert";
 import { encodeMsgpack } from "./cty";
 import { encodeResponse } from "./grpc-server";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
-import { CONVERSION, messageType } from "./proto";
+import { CONVERSION } from "./proto";
+import { messageType } from "./proto/reflection";
 import { createService } from "./provider-impl";
 import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
 
