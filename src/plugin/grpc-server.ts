@@ -64,6 +64,9 @@ export function startGrpcServer(opts: GrpcServerOptions): GrpcServer {
   const server = new Server({
     "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
     "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+    // Channelz keeps call counters and traces of every call and session for an admin service the
+    // provider never registers.
+    "grpc.enable_channelz": 0,
   });
   const providerService = serviceDefinition("tfplugin6.Provider");
   server.addService(
