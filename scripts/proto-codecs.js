@@ -83,7 +83,7 @@ function generateCodecs(descriptor) {
     "",
     "function messageCodec(fullName) {",
     "  const i = index.get(fullName);",
-    "  if (i === undefined) throw new Error(`no message type ${fullName}`);",
+    '  if (i === undefined) throw new Error("no message type " + fullName);',
     "  return codecAt(i);",
     "}",
     "",
