@@ -249,6 +249,9 @@ function makeVariant(tmp, name, config, bundle) {
       bundle: path.join(bundle, "provider.js"),
     });
     fs.writeFileSync(cliConfig, install.cliConfig);
+    // The same executable, which also notes each provider process's CPU time at exit, so that the
+    // provider's own share is told from Terraform's (written before init, which hashes it).
+    fs.writeFileSync(install.executable, benchExecutable(fs.readFileSync(install.executable, "utf8")));
   } else {
     fs.writeFileSync(cliConfig, "");
   }
@@ -269,7 +272,36 @@ function makeVariant(tmp, name, config, bundle) {
     env,
     times: { apply: [], plan: [], destroy: [] },
     cpu: { apply: [], plan: [], destroy: [] },
+    providerCpu: { apply: [], plan: [], destroy: [] },
   };
+}
+
+const CPU_LOG = "GPURENTAL_BENCH_CPU_LOG";
+
+function benchExecutable(original) {
+  const [shebang, ...rest] = original.split("\n");
+  const hook = [
+    `const cpuLog = process.env.${CPU_LOG};`,
+    "if (cpuLog) {",
+    '  process.on("exit", () => {',
+    "    const u = process.cpuUsage();",
+    '    require("node:fs").appendFileSync(cpuLog, String((u.user + u.system) / 1000) + "\\n");',
+    "  });",
+    "}",
+  ];
+  return [shebang, ...hook, ...rest].join("\n");
+}
+
+/** The CPU time the provider processes of one command noted, in ms. */
+function providerCpuMs(file) {
+  if (!fs.existsSync(file)) return 0;
+  const total = fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .reduce((sum, line) => sum + Number(line), 0);
+  fs.rmSync(file);
+  return total;
 }
 
 const ARGS = {
@@ -283,7 +315,10 @@ async function tf(terraform, v, command, profile = false) {
   // Terraform passes its environment on to the provider processes, and the launcher profiles.
   if (profile && v.name !== "terraform_data")
     env.GPURENTAL_PROVIDER_CPU_PROF = path.join(path.resolve(cpuProf), v.name, command);
+  const cpuLog = path.join(v.work, "..", "provider-cpu.log");
+  env[CPU_LOG] = cpuLog;
   const r = await run(terraform, ARGS[command], { cwd: v.work, env });
+  r.providerCpuMs = providerCpuMs(cpuLog);
   const expected = 0; // plan -detailed-exitcode: 0 means no changes, which is what is measured
   if (r.code !== expected) {
     throw new Error(
@@ -348,6 +383,7 @@ async function main() {
           if (only.has(c)) {
             v.times[c].push(r.ms);
             v.cpu[c].push(r.cpuMs);
+            v.providerCpu[c].push(r.providerCpuMs);
           }
         }
       }
@@ -396,6 +432,18 @@ function report(variants, node, base) {
   // Steadier than wall time on a busy machine: it counts only the work done, not the waiting.
   if (TICK_MS !== undefined)
     section("CPU time of terraform and its providers (user + system)", "cpu", " (its CPU time)");
+  // The provider's own work alone: what each of its processes used, as it noted at exit.
+  lines.push("");
+  lines.push("CPU time of the provider processes alone (each notes its own at exit), summed per command:");
+  const pHead = ["command", ...providers.map((v) => v.name)];
+  if (base) pHead.push("gpurental/base");
+  const pRows = timed.map((c) => {
+    const m = providers.map((v) => median(v.providerCpu[c]));
+    const cells = m.map((x) => `${x.toFixed(0)} ms`);
+    if (base) cells.push((m[0] / m[1]).toFixed(2));
+    return [`terraform ${c}`, ...cells];
+  });
+  lines.push(...table([pHead, ...pRows]));
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 
