@@ -9,6 +9,19 @@
 //
 // What undici's index does for request(): api.request with the dispatcher as `this`, the origin
 // and path taken from the URL, and the global Agent when the caller gives no dispatcher.
+//
+// undici parses HTTP/1.1 with llhttp compiled to WebAssembly, compiled in every process on its
+// first connection. V8 compiles it with Liftoff, then recompiles the parser's large state machine
+// with TurboFan once it is called often enough, which a provider process making 25 requests
+// reaches: about 370 million instructions, a third of a plan's third provider process, for a few
+// milliseconds saved on parsing. `--liftoff-only` keeps the first compilation. It is set here,
+// just before undici is loaded, and not at launch: V8 flags are part of the check of every code
+// cache, and Node's own modules loaded after a change would no longer use theirs. For the same
+// reason the launcher writes no code cache after this (V8_FLAGS_CHANGED_KEY in
+// src/plugin/launcher.ts): a cache made now would be rejected by every process that never
+// changes the flag, so the next process writes it.
+globalThis[Symbol.for("gpurental.provider.v8FlagsChanged")] = true;
+require("node:v8").setFlagsFromString("--liftoff-only");
 
 const api = require("undici/lib/api");
 const Dispatcher = require("undici/lib/dispatcher/dispatcher");

@@ -104,6 +104,9 @@ export function loadBundle(file: string, env: NodeJS.ProcessEnv = process.env): 
     const write = () => {
       if (written) return;
       written = true;
+      // A cache made after a V8 flag changed carries the new flags, and every process started
+      // without them would reject it: the next process that loads the bundle writes it instead.
+      if ((globalThis as Record<symbol, unknown>)[V8_FLAGS_CHANGED_KEY]) return;
       try {
         const tmp = `${cacheFile}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
@@ -134,6 +137,12 @@ function pruneCaches(dir: string, prefix: string, keep: string): void {
     if (i >= MAX_CACHES - 1 || now - mtimeMs > STALE_CACHE_MS) rmSync(file, { force: true });
   });
 }
+
+/**
+ * Set on the global object by code that changes V8's flags at run time (scripts/undici-request.js
+ * in the production bundle); the launcher then writes no code cache.
+ */
+export const V8_FLAGS_CHANGED_KEY = Symbol.for("gpurental.provider.v8FlagsChanged");
 
 /**
  * The global under which the launcher offers loadBundle to the bundle itself, so that the
