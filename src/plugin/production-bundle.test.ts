@@ -141,6 +141,9 @@ describe("the production build", () => {
       const res = (await provider.call("GetProviderSchema")) as { resource_schemas: Record<string, unknown> };
       expect(Object.keys(res.resource_schemas).sort()).toEqual(["gpurental_api_key", "gpurental_instance"]);
       await expect(provider.call("ValidateProviderConfig")).rejects.toThrow(/INTERNAL/);
+      // The log line and the answer travel on different pipes: give the log a moment to arrive.
+      for (let i = 0; i < 100 && !/provider-impl\.js/.test(stderr()); i++)
+        await new Promise((r) => setTimeout(r, 20));
       expect(stderr()).toMatch(/provider-impl\.js/);
     } finally {
       provider.close();
