@@ -155,8 +155,11 @@ const grpcServerOnly = {
 // Packages of the provider itself that only some provider processes need, with the exports the
 // provider uses. undici (the API client's HTTP) took about 15 ms to load, and the first process of
 // every Terraform command only answers GetProviderSchema, which makes no request. The stand-in
-// loads the package on the first call; an import of another export fails the build.
-const LAZY_PACKAGES = { undici: ["request"] };
+// loads the package on the first call; an import of another export fails the build. `entry` is
+// what is loaded: for undici, its request() without the rest of its index (scripts/undici-request.js).
+const LAZY_PACKAGES = {
+  undici: { exports: ["request"], entry: path.join(__dirname, "undici-request.js") },
+};
 const lazyPackages = {
   name: "lazy-packages",
   setup(build) {
@@ -164,17 +167,41 @@ const lazyPackages = {
     build.onResolve({ filter }, (args) =>
       args.namespace === "lazy-package" ? undefined : { path: args.path, namespace: "lazy-package" },
     );
-    build.onLoad({ filter: /.*/, namespace: "lazy-package" }, (args) => ({
-      resolveDir: root,
-      contents: [
-        "let real;",
-        `const load = () => (real ??= require(${JSON.stringify(args.path)}));`,
-        ...LAZY_PACKAGES[args.path].map(
-          (name) => `export function ${name}(...args) { return load().${name}(...args); }`,
-        ),
-      ].join("\n"),
-      loader: "js",
-    }));
+    build.onLoad({ filter: /.*/, namespace: "lazy-package" }, (args) => {
+      const pkg = LAZY_PACKAGES[args.path];
+      return {
+        resolveDir: root,
+        contents: [
+          "let real;",
+          `const load = () => (real ??= require(${JSON.stringify(pkg.entry ?? args.path)}));`,
+          ...pkg.exports.map(
+            (name) => `export function ${name}(...args) { return load().${name}(...args); }`,
+          ),
+        ].join("\n"),
+        loader: "js",
+      };
+    });
+  },
+};
+
+// The protocol's message codecs generated at build time (scripts/proto-codecs.js) in place of
+// src/plugin/proto/codecs.ts, which builds them with protobufjs's reflection in every process.
+const protoCodecsFile = path.join(root, "src", "plugin", "proto", "codecs.ts");
+const staticProtoCodecs = {
+  name: "static-proto-codecs",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/codecs$/ }, (args) =>
+      path.resolve(args.resolveDir, "codecs.ts") === protoCodecsFile
+        ? { path: "proto-codecs", namespace: "static-proto-codecs" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "static-proto-codecs" }, async () => {
+      const { generateCodecs } = require("./proto-codecs");
+      const descriptor = JSON.parse(
+        await fs.promises.readFile(path.join(protoDir, "descriptor.json"), "utf8"),
+      );
+      return { contents: generateCodecs(descriptor), resolveDir: root, loader: "js" };
+    });
   },
 };
 
@@ -228,6 +255,7 @@ async function bundle(entry, outfile, opts = {}) {
       lazyPackages,
       unusedModules,
       jsonAsString,
+      staticProtoCodecs,
       ...(opts.split ? [splitParts] : []),
     ],
     entryPoints: [entry],

@@ -40,8 +40,9 @@ const net = () => new NetworkError("GET /v1/instances/{id}", "ECONNRESET", "ECON
 const api = (status: number, code: string) =>
   new ApiError({ status, code, message: code, endpoint: "GET /v1/instances/{id}" });
 
-test("polls at once, then 0.5 s doubling to the 10 s cap", async () => {
+test("polls at once, again 0.1 s later, then 0.5 s after the first doubling to the 10 s cap", async () => {
   const h = harness([
+    "creating",
     "creating",
     "creating",
     "creating",
@@ -53,8 +54,40 @@ test("polls at once, then 0.5 s doubling to the 10 s cap", async () => {
   ]);
   const inst = await waitForInstance(h.reader, "i1", { target: "running", ...h.timing });
   expect(inst.status).toBe("running");
-  expect(h.pollTimes[0]).toBe(0);
-  expect(h.sleeps).toEqual([500, 1000, 2000, 4000, 8000, 10000, 10000]);
+  expect(h.pollTimes).toEqual([0, 100, 500, 1500, 3500, 7500, 15500, 25500, 35500]);
+});
+
+test("a transition that ends at once is seen 0.1 s after the call, not 0.5 s", async () => {
+  const h = harness(["destroying", "destroyed"]);
+  await waitForInstance(h.reader, "i1", { target: "destroyed", ...h.timing });
+  expect(h.now()).toBe(100);
+});
+
+test("a slow transition is polled as before the quick poll: one GET more over 10 minutes, at the same times from 0.5 s on", async () => {
+  const tenMinutes = async (options: Pick<WaitForInstanceOptions, "quickPollMs">) => {
+    const h = harness(["creating"]);
+    const err = await waitForInstance(h.reader, "i1", {
+      target: "running",
+      timeoutMs: 10 * 60_000,
+      ...options,
+      ...h.timing,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WaitTimeoutError);
+    return h.pollTimes;
+  };
+  const before = await tenMinutes({ quickPollMs: 0 }); // the schedule before the quick poll
+  const after = await tenMinutes({});
+  expect(before).toHaveLength(65);
+  expect(after).toHaveLength(66);
+  expect(after.filter((t) => t !== 100)).toEqual(before);
+  // The same 10 s apart once the backoff reaches its cap.
+  expect(after.slice(-3)).toEqual([585_500, 595_500, 600_000]);
+});
+
+test("the quick poll is left out when the first interval is no longer than it", async () => {
+  const h = harness(["creating", "creating", "running"]);
+  await waitForInstance(h.reader, "i1", { target: "running", initialPollMs: 50, ...h.timing });
+  expect(h.sleeps).toEqual([50, 100]);
 });
 
 test("accepts several targets and reports every poll", async () => {
@@ -81,7 +114,7 @@ test("times out with the last status seen, polling once more at the deadline", a
   expect(e.lastStatus).toBe("starting");
   expect(e.lastInstance?.id).toBe("i1");
   expect(e.message).toContain("last status starting");
-  expect(h.sleeps).toEqual([500, 1000, 2000, 1500]);
+  expect(h.sleeps).toEqual([100, 400, 1000, 2000, 1500]);
   expect(h.pollTimes.at(-1)).toBe(5000);
 });
 

@@ -38,6 +38,12 @@ export interface WaitForInstanceOptions {
   signal?: AbortSignal | undefined;
   /** Delay after the first poll; doubled after each poll. Default 500. */
   initialPollMs?: number;
+  /**
+   * One extra poll this long after the first, for transitions that end within moments of the
+   * call that started them; the polls after it fall where they would without it. Default 100;
+   * 0, or anything not below initialPollMs, leaves it out.
+   */
+  quickPollMs?: number;
   /** Cap of the delay between polls. Default 10 000. */
   maxPollMs?: number;
   /** Consecutive failed polls (network, timeout, 5xx, 429) tolerated before giving up. Default 5. */
@@ -58,11 +64,16 @@ export interface WaitForInstanceOptions {
 /** Default overall time limit of a wait. */
 export const DEFAULT_WAIT_TIMEOUT_MS = 20 * 60_000;
 
+/** Default of {@link WaitForInstanceOptions.quickPollMs}. */
+export const DEFAULT_QUICK_POLL_MS = 100;
+
 /**
  * Polls GET /v1/instances/{id} until the instance reaches a target status. The first poll is
- * immediate; then 0.5 s doubling to 10 s. Rejects with {@link WaitTimeoutError} (with the last
- * status seen), {@link InstanceErrorStateError}, the ApiError of a non-transient failure, or
- * {@link RequestAbortedError} when `signal` aborts.
+ * immediate, the second 0.1 s later (a transition that ends at once is not rounded up to the next
+ * poll), then 0.5 s after the first, doubling to 10 s. A long transition is polled at the same
+ * times as without the quick poll, which costs one GET per wait. Rejects with
+ * {@link WaitTimeoutError} (with the last status seen), {@link InstanceErrorStateError}, the
+ * ApiError of a non-transient failure, or {@link RequestAbortedError} when `signal` aborts.
  */
 export function waitForInstance(
   client: InstanceReader,
@@ -93,7 +104,11 @@ export async function waitForInstance(
   const signal = options.signal;
   const deadline = now() + timeoutMs;
 
-  let interval = options.initialPollMs ?? 500;
+  const delays = pollDelays(
+    options.initialPollMs ?? 500,
+    options.quickPollMs ?? DEFAULT_QUICK_POLL_MS,
+    maxPoll,
+  );
   let last: Instance | undefined;
   let lastError: unknown;
   let failures = 0;
@@ -124,12 +139,26 @@ export async function waitForInstance(
     const remaining = deadline - now();
     if (remaining <= 0) throw new WaitTimeoutError(id, targets, timeoutMs, last, lastError);
     try {
-      await sleep(Math.min(interval, remaining), signal);
+      await sleep(Math.min(delays.next().value, remaining), signal);
     } catch (err) {
       throw new RequestAbortedError("GET /v1/instances/{id}", { cause: err });
     }
-    interval = Math.min(interval * 2, maxPoll);
   }
+}
+
+/**
+ * The delays between polls: `initial` doubling to `max`, with, when `quick` is below `initial`,
+ * the first split in two (`quick`, then the rest of `initial`) so that every later poll falls
+ * where it would without the quick one.
+ */
+export function* pollDelays(initial: number, quick: number, max: number): Generator<number, never> {
+  if (quick > 0 && quick < initial) {
+    yield quick;
+    yield initial - quick;
+  } else {
+    yield initial;
+  }
+  for (let interval = Math.min(initial * 2, max); ; interval = Math.min(interval * 2, max)) yield interval;
 }
 
 /** Whether a failed poll is worth repeating: transport trouble, timeouts, 429 and 5xx. */

@@ -1,7 +1,7 @@
 import { type CtyValue, isUnknown, newRecord, t, unknown } from "../plugin/cty";
 import { Diagnostics } from "./diagnostics";
 import { requiresReplace, requiresReplaceIf, unknownOnUpdate, useStateForUnknown } from "./modifiers";
-import { checkPlan, planChange } from "./plan";
+import { checkPlan, nullUnknowns, planChange } from "./plan";
 import { attr, defineSchema } from "./schema";
 
 const schema = defineSchema({
@@ -162,6 +162,45 @@ describe("checkPlan", () => {
       [{ attribute: "secret" }],
       [{ attribute: "net" }, { attribute: "cidr" }],
     ]);
+  });
+});
+
+describe("nullUnknowns", () => {
+  it("nulls every unknown left and names where, down to list indexes and map keys", () => {
+    const type = t.object({
+      a: t.string,
+      b: t.list(t.object({ c: t.string, d: t.number })),
+      m: t.map(t.string),
+      s: t.set(t.string),
+      tu: t.tuple([t.string, t.bool]),
+    });
+    const rec = (v: Rec): Rec => Object.assign(newRecord<CtyValue>(), v);
+    const value = rec({
+      a: unknown,
+      b: [rec({ c: "x", d: 1 }), rec({ c: unknown, d: 2 })],
+      m: rec({ k: "v", u: unknown }),
+      s: ["p", unknown],
+      tu: ["q", unknown],
+    });
+    const { value: known, paths } = nullUnknowns(value, type, [{ attribute: "top" }]);
+    expect(known).toEqual({
+      a: null,
+      b: [
+        { c: "x", d: 1 },
+        { c: null, d: 2 },
+      ],
+      m: { k: "v", u: null },
+      s: ["p", null],
+      tu: ["q", null],
+    });
+    expect(paths).toEqual([
+      [{ attribute: "top" }, { attribute: "a" }],
+      [{ attribute: "top" }, { attribute: "b" }, { index: 1 }, { attribute: "c" }],
+      [{ attribute: "top" }, { attribute: "m" }, { key: "u" }],
+      [{ attribute: "top" }, { attribute: "s" }],
+      [{ attribute: "top" }, { attribute: "tu" }, { index: 1 }],
+    ]);
+    expect(nullUnknowns(unknown, t.string).paths).toEqual([[]]);
   });
 });
 

@@ -6,6 +6,7 @@
 //  - write-only attributes are planned null;
 //  - destroy (proposed null) plans null.
 import {
+  attributeNames,
   type CtyType,
   type CtyValue,
   isRecord,
@@ -14,7 +15,8 @@ import {
   unknown,
   valuesEqual,
 } from "../plugin/cty";
-import { type Diagnostics, formatPath, type Path } from "./diagnostics";
+import { attributeEntries } from "./attribute-entries";
+import { type Diagnostics, formatPath, type Path, type PathStep } from "./diagnostics";
 import type { Attribute, Attributes, Schema } from "./schema";
 
 type Rec = Record<string, CtyValue>;
@@ -99,7 +101,7 @@ function planObject(
   addressable: boolean,
 ): Rec {
   const out = newRecord<CtyValue>();
-  for (const [name, a] of Object.entries(attributes)) {
+  for (const [name, a] of attributeEntries(attributes)) {
     out[name] = planAttribute(
       a,
       prior ? (prior[name] ?? null) : null,
@@ -254,26 +256,27 @@ function checkObject(
   at: Path,
   diags: Diagnostics,
 ): void {
-  for (const [name, a] of Object.entries(attributes)) {
-    const here = [...at, { attribute: name }];
+  for (const [name, a] of attributeEntries(attributes)) {
+    const here = (): Path => [...at, { attribute: name }];
     const p = planned[name] ?? null;
     const c = config ? (config[name] ?? null) : null;
     if (a.writeOnly) {
-      if (p !== null) invalid(diags, here, "a write-only attribute must be planned as null");
+      if (p !== null) invalid(diags, here(), "a write-only attribute must be planned as null");
       continue;
     }
     if (a.computed && c === null) continue;
     if (isUnknown(c)) {
-      if (!isUnknown(p)) invalid(diags, here, "the configuration value is unknown, so the plan must be too");
+      if (!isUnknown(p))
+        invalid(diags, here(), "the configuration value is unknown, so the plan must be too");
       continue;
     }
     if (a.nested && a.nested.nesting === "single" && asRec(p) && asRec(c)) {
-      checkObject(a.nested.attributes, asRec(p)!, asRec(c), here, diags);
+      checkObject(a.nested.attributes, asRec(p)!, asRec(c), here(), diags);
       continue;
     }
     if (a.nested && a.nested.nesting !== "single") continue; // elements may carry computed values
     if (!valuesEqual(p, c, a.type) && !(p === null && c === null)) {
-      invalid(diags, here, "a configured value must be planned exactly as configured");
+      invalid(diags, here(), "a configured value must be planned exactly as configured");
     }
   }
 }
@@ -289,30 +292,51 @@ export function nullUnknowns(
   at: Path = [],
 ): { value: CtyValue; paths: Path[] } {
   const paths: Path[] = [];
-  const walk = (v: CtyValue, ty: CtyType, p: Path): CtyValue => {
+  // The path of the value being walked, built into a Path only where an unknown is found.
+  const steps: PathStep[] = [...at];
+  const walk = (v: CtyValue, ty: CtyType): CtyValue => {
     if (isUnknown(v)) {
-      paths.push(p);
+      paths.push([...steps]);
       return null;
     }
     if (v === null) return v;
     if (ty.kind === "object" && isRecord(v)) {
       const out = newRecord<CtyValue>();
-      for (const [k, at2] of Object.entries(ty.attributes))
-        out[k] = walk(v[k] ?? null, at2, [...p, { attribute: k }]);
+      for (const k of attributeNames(ty).declared) {
+        steps.push({ attribute: k });
+        out[k] = walk(v[k] ?? null, ty.attributes[k]!);
+        steps.pop();
+      }
       return out;
     }
     if (ty.kind === "map" && isRecord(v)) {
       const out = newRecord<CtyValue>();
-      for (const [k, el] of Object.entries(v)) out[k] = walk(el, ty.element, [...p, { key: k }]);
+      for (const k of Object.keys(v)) {
+        steps.push({ key: k });
+        out[k] = walk(v[k]!, ty.element);
+        steps.pop();
+      }
       return out;
     }
     if ((ty.kind === "list" || ty.kind === "set") && Array.isArray(v)) {
-      return v.map((el, i) => walk(el, ty.element, ty.kind === "list" ? [...p, { index: i }] : p));
+      return v.map((el, i) => {
+        // Set elements have no address: the path stops at the set.
+        if (ty.kind === "set") return walk(el, ty.element);
+        steps.push({ index: i });
+        const r = walk(el, ty.element);
+        steps.pop();
+        return r;
+      });
     }
     if (ty.kind === "tuple" && Array.isArray(v)) {
-      return v.map((el, i) => walk(el, ty.elements[i]!, [...p, { index: i }]));
+      return v.map((el, i) => {
+        steps.push({ index: i });
+        const r = walk(el, ty.elements[i]!);
+        steps.pop();
+        return r;
+      });
     }
     return v;
   };
-  return { value: walk(value, type, at), paths };
+  return { value: walk(value, type), paths };
 }

@@ -15,6 +15,7 @@ import {
   valuesEqual,
 } from "../plugin/cty";
 import type * as proto from "../plugin/tfplugin6";
+import { attributeEntries } from "./attribute-entries";
 import type {
   AnyDataSourceDefinition,
   AnyProviderDefinition,
@@ -107,11 +108,11 @@ function asRec(value: CtyValue): Rec | null {
 function compose(schema: Schema, base: Rec | null, values: unknown, diags?: Diagnostics): Rec {
   const out = newRecord<CtyValue>();
   const over = isRecord(values) ? (values as Rec) : null;
-  for (const name of Object.keys(schema.attributes)) {
+  for (const [name] of attributeEntries(schema.attributes)) {
     const v = over && Object.hasOwn(over, name) && over[name] !== undefined ? over[name] : base?.[name];
     out[name] = v ?? null;
   }
-  for (const name of Object.keys(over ?? {})) {
+  for (const name of over ? Object.keys(over) : []) {
     // Reported rather than thrown: after a create, losing the whole state would orphan the object.
     if (!Object.hasOwn(schema.attributes, name)) {
       if (!diags) throw new Error(`the value has an unknown attribute "${name}"`);
@@ -131,9 +132,10 @@ function runValidators(
   diags: Diagnostics,
   addressable: boolean,
 ): void {
-  for (const [name, a] of Object.entries(attributes)) {
+  for (const [name, a] of attributeEntries(attributes)) {
     const v = value[name] ?? null;
     if (v === null || isUnknown(v)) continue;
+    if (a.validators.length === 0 && !a.nested) continue;
     const here = addressable ? [...at, { attribute: name }] : at;
     for (const validator of a.validators) validator.validate(v, { path: here, diags });
     if (!a.nested) continue;
@@ -166,7 +168,7 @@ function timeoutFor(
   op: TimeoutOperation,
   diags: Diagnostics,
 ): number | undefined {
-  for (const [name, a] of Object.entries(schema.attributes)) {
+  for (const [name, a] of attributeEntries(schema.attributes)) {
     if (!a.timeoutDefaults) continue;
     const given = asRec(value?.[name] ?? null)?.[op];
     const text = typeof given === "string" ? given : a.timeoutDefaults[op];
@@ -196,7 +198,7 @@ function checkApplied(
   diags: Diagnostics,
   typeName: string,
 ): void {
-  for (const [name, a] of Object.entries(schema.attributes)) {
+  for (const [name, a] of attributeEntries(schema.attributes)) {
     const p = planned[name] ?? null;
     if (a.writeOnly || !isWhollyKnown(p) || valuesEqual(p, applied[name] ?? null, a.type)) continue;
     diags.addAttributeError(

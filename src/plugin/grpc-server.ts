@@ -1,4 +1,6 @@
+import { X509Certificate } from "node:crypto";
 import type { Socket } from "node:net";
+import { createServer as createTlsServer, type TLSSocket } from "node:tls";
 import {
   Server,
   ServerCredentials,
@@ -59,18 +61,12 @@ export interface GrpcServer {
 /** Builds the grpc-js server with the provider's three services. */
 export function startGrpcServer(opts: GrpcServerOptions): GrpcServer {
   const { tls, log } = opts;
-  // checkClientCertificate=true: only the host holding the certificate it passed us may call.
-  const credentials = tls
-    ? ServerCredentials.createSsl(
-        Buffer.from(tls.clientCertPem),
-        [{ private_key: Buffer.from(tls.keyPem), cert_chain: Buffer.from(tls.certPem) }],
-        true,
-      )
-    : ServerCredentials.createInsecure();
-
   const server = new Server({
     "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
     "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+    // Channelz keeps call counters and traces of every call and session for an admin service the
+    // provider never registers.
+    "grpc.enable_channelz": 0,
   });
   const providerService = serviceDefinition("tfplugin6.Provider");
   server.addService(
@@ -91,21 +87,66 @@ export function startGrpcServer(opts: GrpcServerOptions): GrpcServer {
   });
 
   // grpc-js's public way to serve connections accepted by someone else: the listener is bound
-  // before this module is even loaded (see server.ts).
-  const injector = server.createConnectionInjector(credentials);
+  // before this module is even loaded (see server.ts). With AutoMTLS, the TLS layer is ours (see
+  // mutualTls) and grpc-js serves HTTP/2 on the connection once the host has proved who it is.
+  const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+  const secure = tls ? mutualTls(tls, (connection) => injector.injectConnection(connection)) : undefined;
   return {
     server,
     serve: (socket) => {
+      if (secure) {
+        secure(socket);
+        return;
+      }
       injector.injectConnection(socket);
-      // The listener accepts connections paused. TLS starts reading the socket itself; a plaintext
-      // HTTP/2 session takes over the socket's handle and needs the reading started.
-      if (!tls) socket.resume();
+      // The listener accepts connections paused; a plaintext HTTP/2 session takes over the
+      // socket's handle and needs the reading started.
+      socket.resume();
     },
     close: () => {
       injector.destroy();
       server.forceShutdown();
     },
   };
+}
+
+/**
+ * The AutoMTLS layer: TLS with our certificate, offering h2, that hands on a connection only when
+ * the host presented exactly the certificate it passed in PLUGIN_CLIENT_CERT (and, by the TLS
+ * handshake itself, proved it holds its key). go-plugin's own servers trust that certificate as
+ * their only CA; Terraform presents that very certificate, and nothing else is accepted here.
+ *
+ * Why not grpc-js's ServerCredentials.createSsl: any `ca` given to Node's TLS makes it copy its
+ * whole bundled root store into the context, and without `ca` it loads that store as the default
+ * trust. Parsing the ~140 root certificates took 15-30 ms of CPU in every provider process, and
+ * Terraform starts 2-5 of them per command. An empty CA list (`ca: []`) loads none; the peer is
+ * then checked here, against the one certificate, instead of by OpenSSL against a store.
+ */
+function mutualTls(material: TlsMaterial, serve: (connection: TLSSocket) => void): (socket: Socket) => void {
+  const expected = new X509Certificate(material.clientCertPem).raw;
+  // A TLS server that never listens: the provider's listener hands it each connection.
+  const tlsServer = createTlsServer({
+    ca: [],
+    cert: material.certPem,
+    key: material.keyPem,
+    requestCert: true,
+    // OpenSSL has no CA to check the host's certificate against; it is checked below instead.
+    rejectUnauthorized: false,
+    ALPNProtocols: ["h2"],
+  });
+  tlsServer.on("secureConnection", (connection: TLSSocket) => {
+    const peer = connection.getPeerX509Certificate();
+    if (!peer?.raw.equals(expected) || connection.alpnProtocol !== "h2") {
+      connection.destroy();
+      return;
+    }
+    // A host that goes away mid-call; grpc-js reports its sessions itself.
+    connection.on("error", () => {});
+    serve(connection);
+  });
+  // The documented way to hand a server a connection accepted elsewhere; TLS then reads the
+  // socket itself (the listener accepted it paused).
+  return (socket) => tlsServer.emit("connection", socket);
 }
 
 type Handler = (request: object) => Promise<object>;

@@ -27,6 +27,7 @@ import { Script } from "node:vm";
 // per-user directory that must be private to the user, as v8-compile-cache does. V8 itself rejects
 // a cache made for other source text, another V8 version or other flags.
 // GPURENTAL_PROVIDER_CODE_CACHE=off disables it; GPURENTAL_PROVIDER_CODE_CACHE_DIR moves it.
+// GPURENTAL_PROVIDER_CPU_PROF=<dir> writes a CPU profile of the process there (startCpuProfile).
 
 /** Exports of the provider bundle. */
 export interface ProviderBundle {
@@ -103,6 +104,9 @@ export function loadBundle(file: string, env: NodeJS.ProcessEnv = process.env): 
     const write = () => {
       if (written) return;
       written = true;
+      // A cache made after a V8 flag changed carries the new flags, and every process started
+      // without them would reject it: the next process that loads the bundle writes it instead.
+      if ((globalThis as Record<symbol, unknown>)[V8_FLAGS_CHANGED_KEY]) return;
       try {
         const tmp = `${cacheFile}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
@@ -135,14 +139,51 @@ function pruneCaches(dir: string, prefix: string, keep: string): void {
 }
 
 /**
+ * Set on the global object by code that changes V8's flags at run time (scripts/undici-request.js
+ * in the production bundle); the launcher then writes no code cache.
+ */
+export const V8_FLAGS_CHANGED_KEY = Symbol.for("gpurental.provider.v8FlagsChanged");
+
+/**
  * The global under which the launcher offers loadBundle to the bundle itself, so that the
  * production bundle loads provider-transport.js and provider-impl.js (after the handshake) through
  * the code cache too.
  */
 export const LOAD_BUNDLE_KEY = Symbol.for("gpurental.provider.loadBundle");
 
+/**
+ * Starts V8's CPU profiler when GPURENTAL_PROVIDER_CPU_PROF names a directory, and writes the
+ * profile there at exit (`<pid>.cpuprofile`, for Chrome's DevTools or `bench/profile-summary.js`).
+ * Terraform starts the provider itself and node refuses `--cpu-prof` in NODE_OPTIONS, so this is
+ * how a provider process under a real Terraform command is profiled.
+ */
+export function startCpuProfile(env: NodeJS.ProcessEnv = process.env): void {
+  const dir = env.GPURENTAL_PROVIDER_CPU_PROF;
+  if (!dir) return;
+  // Loaded only here: the inspector module is not part of a normal launch.
+  const { Session } = require("node:inspector") as typeof import("node:inspector");
+  const session = new Session();
+  session.connect();
+  // Sessions in the same thread answer synchronously, which is what lets the exit hook write.
+  session.post("Profiler.enable");
+  session.post("Profiler.setSamplingInterval", { interval: 200 });
+  session.post("Profiler.start");
+  process.once("exit", () => {
+    session.post("Profiler.stop", (err, result) => {
+      if (err) return;
+      try {
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, `${process.pid}.cpuprofile`), JSON.stringify(result.profile));
+      } catch {
+        // A profile is a diagnostic aid; failing to write it must not change the exit.
+      }
+    });
+  });
+}
+
 /** Loads the bundle next to the executable and runs it; the body of the provider executable. */
 export function launch(bundleFile: string, argv: readonly string[] = process.argv.slice(2)): void {
+  startCpuProfile();
   (globalThis as Record<symbol, unknown>)[LOAD_BUNDLE_KEY] = (file: string) => loadBundle(file);
   loadBundle(bundleFile)
     .main(argv)

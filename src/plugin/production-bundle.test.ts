@@ -3,10 +3,17 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildProvider } from "../../scripts/bundle-provider";
+import { startFakeBackend } from "../fake-backend";
+import type { CtyValue } from "../framework";
+import type { Schema } from "../framework/schema";
+import { fullObject } from "../framework/testing";
+import { provider } from "../provider";
 import { derToPem, generateServerCertificate } from "./cert";
+import { encodeMsgpack } from "./cty";
 import { encodeResponse } from "./grpc-server";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
-import { CONVERSION, messageType } from "./proto";
+import { CONVERSION } from "./proto";
+import { messageType } from "./proto/reflection";
 import { createService } from "./provider-impl";
 import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
 
@@ -90,6 +97,41 @@ describe("the production build", () => {
       });
     } finally {
       provider.close();
+    }
+  });
+
+  it("reaches the API with the bundle's own HTTP client (undici's request alone)", async () => {
+    // provider-impl.js carries the API client with the cut-down undici (scripts/undici-request.js).
+    const { createService: createBundled } = require(join(out, "provider-impl.js")) as {
+      createService: typeof createService;
+    };
+    const service = createBundled();
+    const dv = (values: Record<string, CtyValue>, schema: Schema) => ({
+      msgpack: encodeMsgpack(fullObject(schema, values), schema.type),
+      json: Buffer.alloc(0),
+    });
+    const backend = await startFakeBackend({ port: 0, seed: "demo" });
+    try {
+      const configure = await service.ConfigureProvider({
+        terraform_version: "1.11.4",
+        config: dv(
+          { base_url: backend.url, token: backend.credentials!.admin_session_token },
+          provider.schema,
+        ),
+        client_capabilities: null,
+      });
+      expect(configure.diagnostics).toEqual([]);
+      const templates = provider.dataSources.find((d) => d.typeName === "gpurental_templates")!.schema;
+      const read = await service.ReadDataSource({
+        type_name: "gpurental_templates",
+        config: dv({}, templates),
+        provider_meta: null,
+        client_capabilities: null,
+      });
+      expect(read.diagnostics).toEqual([]);
+      expect(read.state?.msgpack?.toString("latin1")).toMatch(/PyTorch 2\.5/);
+    } finally {
+      await backend.close();
     }
   });
 

@@ -1,4 +1,5 @@
-import { CONVERSION, messageType } from "./proto";
+import { CONVERSION } from "./proto";
+import { messageType } from "./proto/reflection";
 import type * as tf from "./tfplugin6";
 
 // The TypeScript shapes must match what the transport's decoder yields for each request. Each

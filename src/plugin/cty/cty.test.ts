@@ -129,6 +129,34 @@ describe("msgpack vectors from Terraform 1.11.4", () => {
       CtyCodecError,
     );
   });
+
+  it("names where a nested value does not fit its type, decoding and encoding", () => {
+    const type = t.object({ a: t.list(t.object({ b: t.number })), m: t.map(t.bool) });
+    // {a: [{b: 1}, {b: true}], m: {}}
+    const wire = bytes(`82 ${str("a")} 92 81 ${str("b")} 01 81 ${str("b")} c3 ${str("m")} 80`);
+    expect(() => decodeMsgpack(wire, type)).toThrow(
+      expect.objectContaining({ message: "number expected, got boolean at a[1].b", path: ["a", 1, "b"] }),
+    );
+    expect(() => encodeMsgpack({ a: [{ b: 1 }], m: { k: "yes" } } as never, type)).toThrow(
+      expect.objectContaining({ message: "bool expected for bool, got string at m.k", path: ["m", "k"] }),
+    );
+    expect(() => decodeMsgpack(bytes(`81 ${str("a")} 91 81 ${str("b")} ${str("1x")}`), type)).toThrow(
+      /at a\[0\]\.b$/,
+    );
+  });
+
+  it("decodes non-ASCII strings and keys", () => {
+    const text = "Grüße 🚀";
+    const utf8 = Buffer.from(text, "utf8");
+    const wire = Buffer.concat([
+      bytes(`81 a${utf8.length.toString(16)}`),
+      utf8,
+      bytes(`a${utf8.length.toString(16)}`),
+      utf8,
+    ]);
+    expect(decodeMsgpack(wire, t.map(t.string))).toEqual({ [text]: text });
+    expect(() => decodeMsgpack(bytes("a2 c3 28"), t.string)).toThrow();
+  });
 });
 
 describe("numbers", () => {
@@ -203,6 +231,23 @@ describe("JSON form (raw_state)", () => {
     expect(encodeJson(value as never, type)).toBe(
       '{"any":{"value":{"a":[1,2]},"type":["object",{"a":["list","number"]}]},"id":"x","price":0.1,"size":12345678901234567890,"tags":{"__proto__":"p"}}',
     );
+  });
+
+  it("reads states of small integers and of other numbers alike", () => {
+    const small = '{"id": "a\\"1.5", "size": 42, "price": -7, "any": null, "tags": {"n": "2.5e3"}}';
+    expect(decodeJson(small, type)).toEqual({
+      id: 'a"1.5',
+      size: 42,
+      price: -7,
+      any: null,
+      tags: { n: "2.5e3" },
+    });
+    const other = '{"id": "b", "size": 9007199254740993, "price": 2.50, "any": null, "tags": null}';
+    const value = decodeJson(other, type) as Record<string, unknown>;
+    expect(String(value.size)).toBe("9007199254740993");
+    expect(value.price).toBe(2.5);
+    expect(() => decodeJson('{"id": 1}', type)).toThrow(/string expected at id/);
+    expect(() => decodeJson('{"id": "x",', type)).toThrow(/invalid JSON/);
   });
 
   it("fills missing attributes with null", () => {

@@ -6,7 +6,7 @@ import type { CtyType } from "./types";
 import type { CtyValue } from "./values";
 
 export { decodeJson, decodeJsonUntyped, encodeJson, type JsonDecodeOptions } from "./json";
-export { CtyCodecError, decodeMsgpack, encodeMsgpack } from "./msgpack";
+export { attributeNames, CtyCodecError, decodeMsgpack, encodeMsgpack } from "./msgpack";
 export * from "./types";
 export * from "./values";
 

@@ -2,7 +2,7 @@
 // lossless-json so numbers keep every digit: JSON.parse would turn 12345678901234567890 into
 // 12345678901234567000 and make every plan after an upgrade show a spurious diff.
 import { isLosslessNumber, parse } from "lossless-json";
-import { CtyCodecError } from "./msgpack";
+import { atKey, attributeNames, CtyCodecError } from "./msgpack";
 import { type CtyType, typeFromJSON, typeToJSON } from "./types";
 import {
   type CtyValue,
@@ -34,22 +34,36 @@ export function decodeJson(
   if (source.trim() === "") return null;
   let parsed: unknown;
   try {
-    parsed = parse(source);
+    parsed = onlySmallIntegers(source) ? JSON.parse(source) : parse(source);
   } catch (err) {
     throw new CtyCodecError(`invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return fromJson(parsed, type, [], options);
+  return fromJson(parsed, type, options);
 }
 
-function fromJson(
-  json: unknown,
-  type: CtyType,
-  path: (string | number)[],
-  options: JsonDecodeOptions,
-): CtyValue {
+// Strings, and the numbers outside them.
+const TOKENS = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?/g;
+const SMALL_INTEGER = /^-?\d{1,15}$/;
+
+/**
+ * Whether every number in the JSON text is an integer of at most 15 digits, which JSON.parse
+ * reads exactly, as lossless-json would. Stored states are almost always like that, and the
+ * native parser is several times faster than lossless-json's; any other number takes the
+ * lossless route.
+ */
+function onlySmallIntegers(text: string): boolean {
+  TOKENS.lastIndex = 0;
+  for (let m = TOKENS.exec(text); m !== null; m = TOKENS.exec(text)) {
+    const token = m[0];
+    if (token.charCodeAt(0) !== 34 /* " */ && !SMALL_INTEGER.test(token)) return false;
+  }
+  return true;
+}
+
+function fromJson(json: unknown, type: CtyType, options: JsonDecodeOptions): CtyValue {
   if (json === null || json === undefined) return null;
   const fail = (what: string): never => {
-    throw new CtyCodecError(`${what} expected`, path);
+    throw new CtyCodecError(`${what} expected`);
   };
   switch (type.kind) {
     case "string":
@@ -58,24 +72,40 @@ function fromJson(
       return typeof json === "boolean" ? json : fail("bool");
     case "number":
       try {
+        // Only from JSON.parse, which is used only when every number is a small integer.
+        if (typeof json === "number") return json === 0 ? 0 : json;
         if (isLosslessNumber(json)) return numberFromDecimal(json.value);
         // cty's JSON decoder also takes numbers written as strings.
         if (typeof json === "string") return numberFromDecimal(json);
       } catch (err) {
-        throw new CtyCodecError(err instanceof Error ? err.message : String(err), path);
+        throw new CtyCodecError(err instanceof Error ? err.message : String(err));
       }
       return fail("number");
     case "list":
     case "set":
+    case "tuple": {
       if (!Array.isArray(json)) return fail(type.kind);
-      return json.map((item, i) => fromJson(item, type.element, [...path, i], options));
-    case "tuple":
-      if (!Array.isArray(json) || json.length !== type.elements.length) return fail("tuple");
-      return json.map((item, i) => fromJson(item, type.elements[i]!, [...path, i], options));
+      if (type.kind === "tuple" && json.length !== type.elements.length) return fail("tuple");
+      const out = new Array<CtyValue>(json.length);
+      for (let i = 0; i < json.length; i++) {
+        try {
+          out[i] = fromJson(json[i], type.kind === "tuple" ? type.elements[i]! : type.element, options);
+        } catch (err) {
+          throw atKey(err, i);
+        }
+      }
+      return out;
+    }
     case "map": {
       if (!isRecord(json)) return fail("map");
       const out = newRecord<CtyValue>();
-      for (const k of Object.keys(json)) out[k] = fromJson(json[k], type.element, [...path, k], options);
+      for (const k of Object.keys(json)) {
+        try {
+          out[k] = fromJson(json[k], type.element, options);
+        } catch (err) {
+          throw atKey(err, k);
+        }
+      }
       return out;
     }
     case "object": {
@@ -83,11 +113,16 @@ function fromJson(
       const out = newRecord<CtyValue>();
       for (const k of Object.keys(json)) {
         const at = Object.hasOwn(type.attributes, k) ? type.attributes[k] : undefined;
-        if (at) out[k] = fromJson(json[k], at, [...path, k], options);
-        else if (!options.ignoreUndefinedAttributes)
-          throw new CtyCodecError(`unsupported attribute "${k}"`, path);
+        if (at) {
+          try {
+            out[k] = fromJson(json[k], at, options);
+          } catch (err) {
+            throw atKey(err, k);
+          }
+        } else if (!options.ignoreUndefinedAttributes)
+          throw new CtyCodecError(`unsupported attribute "${k}"`);
       }
-      for (const k of Object.keys(type.attributes)) if (!Object.hasOwn(out, k)) out[k] = null;
+      for (const k of attributeNames(type).declared) if (!Object.hasOwn(out, k)) out[k] = null;
       return out;
     }
     case "dynamic": {
@@ -98,9 +133,9 @@ function fromJson(
       try {
         concrete = typeFromJSON(json.type);
       } catch (err) {
-        throw new CtyCodecError(err instanceof Error ? err.message : String(err), path);
+        throw new CtyCodecError(err instanceof Error ? err.message : String(err));
       }
-      const value = fromJson(json.value, concrete, path, options);
+      const value = fromJson(json.value, concrete, options);
       return value === null ? null : new Dynamic(concrete, value);
     }
   }

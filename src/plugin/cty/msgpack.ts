@@ -5,7 +5,7 @@
 // become 64-bit ints. Decoding uses the small reader below instead of the library's decoder: the library
 // refuses a `__proto__` map key outright, which would make any request with such a user map key
 // undecodable, and it turns every map into a plain object before we know the type.
-import { ExtData, encode as encodeRaw } from "@msgpack/msgpack";
+import { Encoder, ExtData } from "@msgpack/msgpack";
 import { type CtyType, typeFromBytes, typeName, typeToBytes } from "./types";
 import {
   type CtyValue,
@@ -23,11 +23,14 @@ import {
 /** Error for bytes or values that do not fit the expected type; `path` locates the value. */
 export class CtyCodecError extends Error {
   override name = "CtyCodecError";
+  /** The message without the path. */
+  readonly reason: string;
   constructor(
     message: string,
     readonly path: readonly (string | number)[] = [],
   ) {
     super(path.length > 0 ? `${message} at ${formatPath(path)}` : message);
+    this.reason = message;
   }
 }
 
@@ -35,11 +38,42 @@ function formatPath(path: readonly (string | number)[]): string {
   return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("");
 }
 
+// The codecs walk values without carrying a path (an array per value was most of the time spent
+// decoding a state): a failure deep inside is rethrown one level up at a time with that level's
+// key put in front, so the error still names where it happened.
+
+/** `err` with `key` put in front of its path; anything but a CtyCodecError passes unchanged. */
+export function atKey(err: unknown, key: string | number): unknown {
+  return err instanceof CtyCodecError ? new CtyCodecError(err.reason, [key, ...err.path]) : err;
+}
+
+/** The attribute names of an object type: as declared, and sorted (the order cty writes). */
+export interface AttributeNames {
+  readonly declared: readonly string[];
+  readonly sorted: readonly string[];
+}
+
+const attributeNameCache = new WeakMap<object, AttributeNames>();
+
+/** The attribute names of an object type, computed once per type object. */
+export function attributeNames(type: {
+  readonly attributes: Readonly<Record<string, unknown>>;
+}): AttributeNames {
+  let names = attributeNameCache.get(type);
+  if (!names) {
+    const declared = Object.keys(type.attributes);
+    names = { declared, sorted: [...declared].sort() };
+    attributeNameCache.set(type, names);
+  }
+  return names;
+}
+
 // ---------------------------------------------------------------------------------------------
 // A minimal msgpack reader producing an untyped tree.
 
 class RawMap {
-  constructor(readonly entries: [Raw, Raw][]) {}
+  /** Keys and values alternating: key 0, value 0, key 1, value 1, ... */
+  constructor(readonly flat: Raw[]) {}
 }
 class RawExt {
   constructor(
@@ -84,6 +118,23 @@ class Reader {
     return this.bytes.subarray(at, at + n);
   }
   private str(n: number): string {
+    // Short ASCII strings (attribute names, ids, most values) without TextDecoder's per-call cost.
+    if (n <= 64) {
+      const at = this.pos;
+      if (at + n <= this.bytes.length) {
+        let ascii = true;
+        for (let i = at; i < at + n; i++) {
+          if (this.bytes[i]! >= 0x80) {
+            ascii = false;
+            break;
+          }
+        }
+        if (ascii) {
+          this.pos += n;
+          return String.fromCharCode.apply(null, this.bytes.subarray(at, at + n) as unknown as number[]);
+        }
+      }
+    }
     return utf8.decode(this.slice(n));
   }
   private array(n: number, depth: number): Raw[] {
@@ -92,9 +143,9 @@ class Reader {
     return out;
   }
   private map(n: number, depth: number): RawMap {
-    const entries: [Raw, Raw][] = [];
-    for (let i = 0; i < n; i++) entries.push([this.read(depth + 1), this.read(depth + 1)]);
-    return new RawMap(entries);
+    const flat = new Array<Raw>(2 * n);
+    for (let i = 0; i < 2 * n; i++) flat[i] = this.read(depth + 1);
+    return new RawMap(flat);
   }
   private ext(n: number): RawExt {
     const type = this.view.getInt8(this.need(1));
@@ -183,7 +234,7 @@ class Reader {
 /** Decodes cty msgpack bytes as a value of the given type. Empty input is null. */
 export function decodeMsgpack(bytes: Uint8Array, type: CtyType): CtyValue {
   if (bytes.length === 0) return null;
-  return fromRaw(new Reader(bytes).readAll(), type, []);
+  return fromRaw(new Reader(bytes).readAll(), type);
 }
 
 function describe(raw: Raw): string {
@@ -212,7 +263,9 @@ function refinementsOf(ext: RawExt): Refinements | undefined {
       const decimal = typeof n === "number" ? exactDecimalOfDouble(n) : n.toString();
       return [numberFromDecimal(decimal), v[1]];
     };
-    for (const [k, v] of raw.entries) {
+    for (let i = 0; i < raw.flat.length; i += 2) {
+      const k = raw.flat[i]!;
+      const v = raw.flat[i + 1]!;
       const key = typeof k === "bigint" ? Number(k) : k;
       if (key === 1 && typeof v === "boolean") r.notNull = !v;
       else if (key === 2 && typeof v === "string") r.stringPrefix = v;
@@ -228,78 +281,110 @@ function refinementsOf(ext: RawExt): Refinements | undefined {
   }
 }
 
-function decodeNumber(raw: Raw, path: (string | number)[]): CtyValue {
+function decodeNumber(raw: Raw): CtyValue {
   try {
     if (typeof raw === "number") {
+      // A safe integer is its own canonical decimal (what numberFromDecimal would give back).
+      if (Number.isSafeInteger(raw)) return raw === 0 ? 0 : raw;
       // Infinity is how cty sends its infinite numbers; keep it as a JS number.
       return Number.isFinite(raw) ? numberFromDecimal(exactDecimalOfDouble(raw)) : raw;
     }
     if (typeof raw === "bigint") return numberFromDecimal(raw.toString());
     if (typeof raw === "string") return numberFromDecimal(raw);
   } catch (err) {
-    throw new CtyCodecError(err instanceof Error ? err.message : String(err), path);
+    throw new CtyCodecError(err instanceof Error ? err.message : String(err));
   }
-  throw new CtyCodecError(`number expected, got ${describe(raw)}`, path);
+  throw new CtyCodecError(`number expected, got ${describe(raw)}`);
 }
 
-function fromRaw(raw: Raw, type: CtyType, path: (string | number)[]): CtyValue {
+function fromRaw(raw: Raw, type: CtyType): CtyValue {
   if (raw instanceof RawExt) return new Unknown(type.kind === "dynamic" ? undefined : refinementsOf(raw));
   if (raw === null) return null;
   switch (type.kind) {
     case "string":
-      if (typeof raw !== "string") throw new CtyCodecError(`string expected, got ${describe(raw)}`, path);
+      if (typeof raw !== "string") throw new CtyCodecError(`string expected, got ${describe(raw)}`);
       return raw;
     case "bool":
-      if (typeof raw !== "boolean") throw new CtyCodecError(`bool expected, got ${describe(raw)}`, path);
+      if (typeof raw !== "boolean") throw new CtyCodecError(`bool expected, got ${describe(raw)}`);
       return raw;
     case "number":
-      return decodeNumber(raw, path);
+      return decodeNumber(raw);
     case "list":
-    case "set":
-      if (!Array.isArray(raw)) throw new CtyCodecError(`${type.kind} expected, got ${describe(raw)}`, path);
-      return raw.map((item, i) => fromRaw(item, type.element, [...path, i]));
-    case "tuple":
-      if (!Array.isArray(raw) || raw.length !== type.elements.length) {
-        throw new CtyCodecError(`tuple of ${type.elements.length} elements expected`, path);
+    case "set": {
+      if (!Array.isArray(raw)) throw new CtyCodecError(`${type.kind} expected, got ${describe(raw)}`);
+      const out = new Array<CtyValue>(raw.length);
+      for (let i = 0; i < raw.length; i++) {
+        try {
+          out[i] = fromRaw(raw[i]!, type.element);
+        } catch (err) {
+          throw atKey(err, i);
+        }
       }
-      return raw.map((item, i) => fromRaw(item, type.elements[i]!, [...path, i]));
+      return out;
+    }
+    case "tuple": {
+      if (!Array.isArray(raw) || raw.length !== type.elements.length) {
+        throw new CtyCodecError(`tuple of ${type.elements.length} elements expected`);
+      }
+      const out = new Array<CtyValue>(raw.length);
+      for (let i = 0; i < raw.length; i++) {
+        try {
+          out[i] = fromRaw(raw[i]!, type.elements[i]!);
+        } catch (err) {
+          throw atKey(err, i);
+        }
+      }
+      return out;
+    }
     case "map": {
-      if (!(raw instanceof RawMap)) throw new CtyCodecError(`map expected, got ${describe(raw)}`, path);
+      if (!(raw instanceof RawMap)) throw new CtyCodecError(`map expected, got ${describe(raw)}`);
       const out = newRecord<CtyValue>();
-      for (const [k, v] of raw.entries) {
-        if (typeof k !== "string") throw new CtyCodecError("map keys must be strings", path);
-        out[k] = fromRaw(v, type.element, [...path, k]);
+      for (let i = 0; i < raw.flat.length; i += 2) {
+        const k = raw.flat[i]!;
+        const v = raw.flat[i + 1]!;
+        if (typeof k !== "string") throw new CtyCodecError("map keys must be strings");
+        try {
+          out[k] = fromRaw(v, type.element);
+        } catch (err) {
+          throw atKey(err, k);
+        }
       }
       return out;
     }
     case "object": {
-      if (!(raw instanceof RawMap)) throw new CtyCodecError(`object expected, got ${describe(raw)}`, path);
+      if (!(raw instanceof RawMap)) throw new CtyCodecError(`object expected, got ${describe(raw)}`);
       const out = newRecord<CtyValue>();
-      for (const [k, v] of raw.entries) {
-        if (typeof k !== "string") throw new CtyCodecError("object keys must be strings", path);
+      for (let i = 0; i < raw.flat.length; i += 2) {
+        const k = raw.flat[i]!;
+        const v = raw.flat[i + 1]!;
+        if (typeof k !== "string") throw new CtyCodecError("object keys must be strings");
         const at = Object.hasOwn(type.attributes, k) ? type.attributes[k] : undefined;
-        if (!at) throw new CtyCodecError(`unsupported attribute "${k}"`, path);
-        out[k] = fromRaw(v, at, [...path, k]);
+        if (!at) throw new CtyCodecError(`unsupported attribute "${k}"`);
+        try {
+          out[k] = fromRaw(v, at);
+        } catch (err) {
+          throw atKey(err, k);
+        }
       }
       // Terraform always sends every attribute; filling gaps with null keeps hand-made values usable.
-      for (const k of Object.keys(type.attributes)) if (!Object.hasOwn(out, k)) out[k] = null;
+      for (const k of attributeNames(type).declared) if (!Object.hasOwn(out, k)) out[k] = null;
       return out;
     }
     case "dynamic": {
       if (!Array.isArray(raw) || raw.length !== 2) {
-        throw new CtyCodecError("dynamic value must be a [type, value] pair", path);
+        throw new CtyCodecError("dynamic value must be a [type, value] pair");
       }
       const [typeJson, inner] = raw as [Raw, Raw];
       if (!(typeJson instanceof Uint8Array) && typeof typeJson !== "string") {
-        throw new CtyCodecError("dynamic value type must be bin or str", path);
+        throw new CtyCodecError("dynamic value type must be bin or str");
       }
       let concrete: CtyType;
       try {
         concrete = typeFromBytes(typeJson);
       } catch (err) {
-        throw new CtyCodecError(err instanceof Error ? err.message : String(err), path);
+        throw new CtyCodecError(err instanceof Error ? err.message : String(err));
       }
-      const value = fromRaw(inner, concrete, path);
+      const value = fromRaw(inner, concrete);
       return value === null || value instanceof Unknown ? value : new Dynamic(concrete, value);
     }
   }
@@ -311,19 +396,26 @@ function fromRaw(raw: Raw, type: CtyType, path: (string | number)[]): CtyValue {
 const UNKNOWN_EXT = new ExtData(0, Uint8Array.of(0));
 const INT64_MIN = -(2n ** 63n);
 const UINT64_MAX = 2n ** 64n - 1n;
+// One encoder for the process: the library's encode() builds a new one, with a new buffer, per call.
+// It copies its result out and clones itself if ever entered twice, so sharing it is safe.
+const encoder = new Encoder({ useBigInt64: true });
 
 /** Encodes a value of the given type as cty msgpack. */
 export function encodeMsgpack(value: CtyValue | undefined, type: CtyType): Buffer {
-  const bytes = encodeRaw(toRaw(value, type, []), { useBigInt64: true });
+  const bytes = encoder.encode(toRaw(value, type));
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** The msgpack form cty picks: int when integral, float64 when exact, decimal string otherwise. */
-function encodeNumber(value: unknown, path: (string | number)[]): number | bigint | string {
-  if (!isNumberValue(value)) throw new CtyCodecError(`number expected, got ${typeof value}`, path);
-  if (typeof value === "number" && !Number.isFinite(value)) {
-    if (Number.isNaN(value)) throw new CtyCodecError("NaN is not a number in cty", path);
-    return value;
+function encodeNumber(value: unknown): number | bigint | string {
+  if (!isNumberValue(value)) throw new CtyCodecError(`number expected, got ${typeof value}`);
+  if (typeof value === "number") {
+    // What the decimal route below gives for a safe integer, without the text and the bigint.
+    if (Number.isSafeInteger(value)) return value === 0 ? 0 : value;
+    if (!Number.isFinite(value)) {
+      if (Number.isNaN(value)) throw new CtyCodecError("NaN is not a number in cty");
+      return value;
+    }
   }
   const decimal = numberDecimal(value);
   if (!decimal.includes(".")) {
@@ -336,11 +428,11 @@ function encodeNumber(value: unknown, path: (string | number)[]): number | bigin
   return Number.isFinite(double) && exactDecimalOfDouble(double) === decimal ? double : decimal;
 }
 
-function toRaw(value: unknown, type: CtyType, path: (string | number)[]): unknown {
+function toRaw(value: unknown, type: CtyType): unknown {
   if (value instanceof Unknown) return UNKNOWN_EXT;
   if (value === null || value === undefined) return null;
   const fail = (what: string): never => {
-    throw new CtyCodecError(`${what} expected for ${typeName(type)}, got ${describeValue(value)}`, path);
+    throw new CtyCodecError(`${what} expected for ${typeName(type)}, got ${describeValue(value)}`);
   };
   switch (type.kind) {
     case "string":
@@ -348,34 +440,53 @@ function toRaw(value: unknown, type: CtyType, path: (string | number)[]): unknow
     case "bool":
       return typeof value === "boolean" ? value : fail("bool");
     case "number":
-      return encodeNumber(value, path);
+      return encodeNumber(value);
     case "list":
     case "set":
+    case "tuple": {
       if (!Array.isArray(value)) return fail(type.kind);
-      return (value as unknown[]).map((item, i) => toRaw(item, type.element, [...path, i]));
-    case "tuple":
-      if (!Array.isArray(value) || value.length !== type.elements.length) return fail("tuple");
-      return (value as unknown[]).map((item, i) => toRaw(item, type.elements[i]!, [...path, i]));
+      if (type.kind === "tuple" && value.length !== type.elements.length) return fail("tuple");
+      const out = new Array<unknown>(value.length);
+      for (let i = 0; i < value.length; i++) {
+        try {
+          out[i] = toRaw(value[i], type.kind === "tuple" ? type.elements[i]! : type.element);
+        } catch (err) {
+          throw atKey(err, i);
+        }
+      }
+      return out;
+    }
     case "map": {
       if (!isRecord(value)) return fail("map");
       const out = newRecord<unknown>();
-      for (const k of Object.keys(value).sort()) out[k] = toRaw(value[k], type.element, [...path, k]);
+      for (const k of Object.keys(value).sort()) {
+        try {
+          out[k] = toRaw(value[k], type.element);
+        } catch (err) {
+          throw atKey(err, k);
+        }
+      }
       return out;
     }
     case "object": {
       if (!isRecord(value)) return fail("object");
-      for (const k of Object.keys(value)) {
-        if (!Object.hasOwn(type.attributes, k)) throw new CtyCodecError(`unsupported attribute "${k}"`, path);
+      for (const k in value) {
+        if (!Object.hasOwn(type.attributes, k)) throw new CtyCodecError(`unsupported attribute "${k}"`);
       }
       // Every declared attribute is written (nil when absent): cty requires complete objects.
       const out = newRecord<unknown>();
-      for (const k of Object.keys(type.attributes).sort())
-        out[k] = toRaw(value[k], type.attributes[k]!, [...path, k]);
+      for (const k of attributeNames(type).sorted) {
+        try {
+          out[k] = toRaw(value[k], type.attributes[k]!);
+        } catch (err) {
+          throw atKey(err, k);
+        }
+      }
       return out;
     }
     case "dynamic":
       if (!(value instanceof Dynamic)) return fail("Dynamic");
-      return [typeToBytes(value.type), toRaw(value.value, value.type, path)];
+      return [typeToBytes(value.type), toRaw(value.value, value.type)];
   }
 }
 

@@ -1,12 +1,14 @@
 import type { MethodDefinition, ServiceDefinition } from "@grpc/grpc-js";
-import { type IConversionOptions, type INamespace, Root, type Type } from "protobufjs/light";
+import type { IConversionOptions } from "protobufjs/light";
+import { type MessageCodec, messageCodec } from "./codecs";
 import descriptor from "./descriptor.json";
 
 // The descriptor is generated from the .proto files beside this module at build time
-// (scripts/bundle-provider.js; a test keeps it in step). Reading JSON with protobufjs/light skips
-// the .proto parser, and building the grpc-js service definitions here skips @grpc/proto-loader,
-// which eagerly builds reflection descriptors for every message: both cost start-up time that
-// Terraform pays 2-5 times per command.
+// (scripts/bundle-provider.js; a test keeps it in step). Building the grpc-js service definitions
+// here from the JSON skips @grpc/proto-loader, which eagerly builds reflection descriptors for
+// every message, and the messages are encoded by the codecs of codecs.ts (in the production
+// bundle, generated at build time): all of that is start-up time Terraform pays 2-5 times per
+// command.
 
 /** The shape proto-loader would give messages with these options: snake_case, Number, Buffer. */
 export const CONVERSION: IConversionOptions = {
@@ -16,18 +18,6 @@ export const CONVERSION: IConversionOptions = {
   defaults: true,
   oneofs: true,
 };
-
-let root: Root | undefined;
-
-function protoRoot(): Root {
-  root ??= Root.fromJSON(descriptor as INamespace);
-  return root;
-}
-
-/** The protobufjs type of a fully qualified message name, e.g. "tfplugin6.DynamicValue". */
-export function messageType(fullName: string): Type {
-  return protoRoot().lookupType(fullName);
-}
 
 interface MethodJson {
   requestType: string;
@@ -48,9 +38,8 @@ function serviceMethods(fullName: string): Record<string, MethodJson> {
 }
 
 /**
- * grpc-js definition of the methods of a service, e.g. "tfplugin6.Provider". Message types are
- * built on the first call of each method: grpc-js needs only the functions before the handshake,
- * and building protobufjs types for the whole protocol would delay the handshake line.
+ * grpc-js definition of the methods of a service, e.g. "tfplugin6.Provider". Message codecs are
+ * made on the first call of each method: grpc-js needs only the functions before the handshake.
  */
 export function serviceDefinition(fullName: string): ServiceDefinition {
   const pkg = fullName.slice(0, fullName.lastIndexOf("."));
@@ -77,20 +66,20 @@ export function methodNames(fullName: string): string[] {
   return Object.keys(serviceMethods(fullName));
 }
 
-function lazyType(fullName: string): () => Type {
-  let type: Type | undefined;
+function lazyType(fullName: string): () => MessageCodec {
+  let codec: MessageCodec | undefined;
   return () => {
-    type ??= messageType(fullName);
-    return type;
+    codec ??= messageCodec(fullName);
+    return codec;
   };
 }
 
 /** Encodes a message; a Buffer is a message encoded already (see encodeResponse) and passes as is. */
-function serialize(type: Type, value: object): Buffer {
+function serialize(codec: MessageCodec, value: object): Buffer {
   if (Buffer.isBuffer(value)) return value;
-  return Buffer.from(type.encode(type.fromObject(value)).finish());
+  return Buffer.from(codec.encode(codec.fromObject(value)).finish());
 }
 
-function deserialize(type: Type, bytes: Buffer): object {
-  return type.toObject(type.decode(bytes), CONVERSION);
+function deserialize(codec: MessageCodec, bytes: Buffer): object {
+  return codec.toObject(codec.decode(bytes), CONVERSION);
 }

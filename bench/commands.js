@@ -1,0 +1,460 @@
+#!/usr/bin/env node
+// Whole-command benchmark: real `terraform apply` (create N instances), `terraform plan` with no
+// changes, and `terraform destroy`, with N `gpurental_instance` against the standalone fake
+// backend (immediate transitions), interleaved round by round with the same commands on N
+// built-in `terraform_data` (Terraform's own floor for N resources) and, with --base, on a second
+// build of the provider, so that a change is judged side by side in one run. It prints the
+// medians and, last, the provider's overhead per command (gpurental minus terraform_data) as a
+// multiple of `node -e 0`, measured in the same run.
+//
+// Everything lives in one temp directory, removed at the end: the mirrors, the CLI configuration,
+// HOME, the working directories and the code caches. Nothing is written into $HOME.
+//
+// Usage: npm run bench:commands -- [--n 25] [--rounds 5] [--base <dir>] [--only plan,apply,destroy]
+//                                  [--cpu-prof <dir>] [--keep]
+//   --base <dir>      a second build: a checkout with dist/provider-bundle/ built (e.g. a worktree of
+//                     an older commit after `npm run build`), or such a provider-bundle directory
+//   --only <cmds>     time only these commands (apply and destroy still run, untimed, as needed;
+//                     with plan alone, the instances are created once and each round is a plan)
+//   --cpu-prof <dir>  write a V8 CPU profile of every provider process there (one round by default)
+//                     (GPURENTAL_PROVIDER_CPU_PROF, which the launcher honours); for looking at
+//                     where the time goes, not for timing (a build without it writes none)
+//   --keep            leave the temp directory in place and print where it is
+"use strict";
+
+const { spawn, spawnSync } = require("node:child_process");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+
+const root = path.resolve(__dirname, "..");
+const COMMANDS = ["apply", "plan", "destroy"];
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? fallback : process.argv[i + 1];
+}
+
+const N = Number(arg("--n", "25"));
+const cpuProf = arg("--cpu-prof", undefined);
+const rounds = Number(arg("--rounds", cpuProf ? "1" : "5"));
+const only = new Set(arg("--only", COMMANDS.join(",")).split(","));
+const keep = process.argv.includes("--keep");
+const baseArg = arg("--base", undefined);
+
+if (!Number.isInteger(rounds) || rounds < 1) fail("--rounds must be a positive integer");
+// The service allows 25 live instances per organization.
+if (!Number.isInteger(N) || N < 1 || N > 25) fail("--n must be an integer from 1 to 25");
+for (const c of only) if (!COMMANDS.includes(c)) fail(`--only: unknown command ${c}`);
+
+function fail(message) {
+  process.stderr.write(`bench/commands: ${message}\n`);
+  process.exit(2);
+}
+
+/** The directory holding provider.js and provider-launcher.js of a build (a checkout or the directory). */
+function bundleDir(dir) {
+  const abs = path.resolve(dir);
+  for (const candidate of [path.join(abs, "dist", "provider-bundle"), abs]) {
+    if (
+      fs.existsSync(path.join(candidate, "provider.js")) &&
+      fs.existsSync(path.join(candidate, "provider-launcher.js"))
+    ) {
+      return candidate;
+    }
+  }
+  fail(`${dir} holds no built provider (dist/provider-bundle/provider.js): run \`npm run build\` there`);
+}
+
+function findTerraform() {
+  const names = process.env.TERRAFORM_BINARY_NAME
+    ? [process.env.TERRAFORM_BINARY_NAME]
+    : ["terraform", "tofu"];
+  for (const name of names) {
+    if (path.isAbsolute(name) && fs.existsSync(name)) return name;
+    for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+      if (dir && fs.existsSync(path.join(dir, name))) return path.join(dir, name);
+    }
+  }
+  fail(`none of ${names.join(", ")} was found on PATH (set TERRAFORM_BINARY_NAME)`);
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+// CPU time of waited-for children and their own waited-for children (Terraform waits for its
+// provider processes): fields 16 and 17 of /proc/self/stat, in clock ticks. Linux only.
+const TICK_MS = (() => {
+  if (process.platform !== "linux") return undefined;
+  const r = spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" });
+  const hz = Number(r.stdout);
+  return r.status === 0 && hz > 0 ? 1000 / hz : undefined;
+})();
+function childCpuMs() {
+  if (TICK_MS === undefined) return Number.NaN;
+  const stat = fs.readFileSync("/proc/self/stat", "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
+}
+
+function run(file, args, opts) {
+  return new Promise((resolve, reject) => {
+    const cpu0 = childCpuMs();
+    const t0 = process.hrtime.bigint();
+    const child = spawn(file, args, { ...opts, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.on("error", reject);
+    child.on("close", (code) =>
+      resolve({
+        code,
+        ms: Number(process.hrtime.bigint() - t0) / 1e6,
+        cpuMs: childCpuMs() - cpu0,
+        stdout: out,
+        stderr: err,
+      }),
+    );
+  });
+}
+
+/** Starts the standalone fake backend (this checkout's) and returns its URL and demo credentials. */
+async function startBackend(tmp) {
+  const credentials = path.join(tmp, "credentials.json");
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(root, "bin", "gpurental"),
+      "fake-backend",
+      "--port",
+      "0",
+      "--seed",
+      "demo",
+      "--transitions",
+      "immediate",
+      "--quiet",
+      "--credentials",
+      credentials,
+    ],
+    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_OPTIONS: "" } },
+  );
+  const url = await new Promise((resolve, reject) => {
+    let out = "";
+    let err = "";
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = /listening on (\S+)/.exec(out);
+      if (m && out.includes("credentials written")) resolve(m[1]);
+    });
+    child.on("exit", (code) => reject(new Error(`the fake backend exited (${code}): ${err}`)));
+  });
+  const creds = JSON.parse(fs.readFileSync(credentials, "utf8"));
+  return { child, url, creds };
+}
+
+async function control(backend, method, route, body) {
+  const res = await fetch(`${backend.url}/_control${route}`, {
+    method,
+    headers: { "x-control-token": backend.creds.control_token, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} /_control${route}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** A machine and an offer with room for every instance of every build at once. */
+async function makeRoom(backend, builds) {
+  const units = N * builds + 4;
+  const machine = await control(backend, "POST", "/machines", {
+    disk_gb: 100 * units,
+    public_ip: "203.0.113.99",
+    cuda_version: "12.4",
+  });
+  const offer = await control(backend, "POST", "/offers", {
+    machine_id: machine.id,
+    gpu_model: "RTX 4090",
+    price_per_hour_micro: 1_000_000,
+    free_units: units,
+  });
+  return offer.id;
+}
+
+/**
+ * A session in an organization of its own: the service allows 25 live instances per organization,
+ * and the builds' instances exist at the same time.
+ */
+async function orgSession(backend, name) {
+  const org = await control(backend, "POST", "/orgs", { name, balance_micro: 100_000 * 1_000_000 });
+  const user = await control(backend, "POST", "/users", { email: `${name}@bench.example` });
+  await control(backend, "POST", "/memberships", { org_id: org.id, user_id: user.id, role: "admin" });
+  return (await control(backend, "POST", "/sessions", { user_id: user.id, org_id: org.id })).token;
+}
+
+function gpurentalConfig(backend, token, offerId, templateId) {
+  return `terraform {
+  required_providers {
+    gpurental = { source = "gpurental/gpurental" }
+  }
+}
+
+provider "gpurental" {
+  base_url = ${JSON.stringify(backend.url)}
+  token    = ${JSON.stringify(token)}
+}
+
+resource "gpurental_instance" "bench" {
+  count       = ${N}
+  offer_id    = ${JSON.stringify(offerId)}
+  template_id = ${JSON.stringify(templateId)}
+  disk_gb     = 20
+  label       = "bench-\${count.index}"
+}
+`;
+}
+
+function terraformDataConfig() {
+  return `resource "terraform_data" "bench" {
+  count = ${N}
+  input = "bench-\${count.index}"
+}
+`;
+}
+
+/** One variant: a working directory with its own CLI configuration and mirror. */
+function makeVariant(tmp, name, config, bundle) {
+  const dir = path.join(tmp, name);
+  const work = path.join(dir, "work");
+  const home = path.join(dir, "home");
+  fs.mkdirSync(work, { recursive: true });
+  fs.mkdirSync(home, { recursive: true });
+  const cliConfig = path.join(dir, "cli.tfrc");
+  if (bundle) {
+    // This checkout's installer lays out the mirror; the build's own files go into it.
+    const { installProvider } = require(path.join(root, "dist", "cli", "provider.js"));
+    const install = installProvider({
+      dir: path.join(dir, "mirror"),
+      sources: ["registry.terraform.io/gpurental/gpurental"],
+      bundle: path.join(bundle, "provider.js"),
+    });
+    fs.writeFileSync(cliConfig, install.cliConfig);
+    // The same executable, which also notes each provider process's CPU time at exit, so that the
+    // provider's own share is told from Terraform's (written before init, which hashes it).
+    fs.writeFileSync(install.executable, benchExecutable(fs.readFileSync(install.executable, "utf8")));
+  } else {
+    fs.writeFileSync(cliConfig, "");
+  }
+  fs.writeFileSync(path.join(work, "main.tf"), config);
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    TMPDIR: process.env.TMPDIR ?? os.tmpdir(),
+    TF_CLI_CONFIG_FILE: cliConfig,
+    CHECKPOINT_DISABLE: "1",
+    TF_IN_AUTOMATION: "1",
+    TF_INPUT: "0",
+    GPURENTAL_PROVIDER_CODE_CACHE_DIR: path.join(dir, "code-cache"),
+  };
+  return {
+    name,
+    work,
+    env,
+    times: { apply: [], plan: [], destroy: [] },
+    cpu: { apply: [], plan: [], destroy: [] },
+    providerCpu: { apply: [], plan: [], destroy: [] },
+  };
+}
+
+const CPU_LOG = "GPURENTAL_BENCH_CPU_LOG";
+
+function benchExecutable(original) {
+  const [shebang, ...rest] = original.split("\n");
+  const hook = [
+    `const cpuLog = process.env.${CPU_LOG};`,
+    "if (cpuLog) {",
+    '  process.on("exit", () => {',
+    "    const u = process.cpuUsage();",
+    '    require("node:fs").appendFileSync(cpuLog, String((u.user + u.system) / 1000) + "\\n");',
+    "  });",
+    "}",
+  ];
+  return [shebang, ...hook, ...rest].join("\n");
+}
+
+/** The CPU time the provider processes of one command noted, in ms. */
+function providerCpuMs(file) {
+  if (!fs.existsSync(file)) return 0;
+  const total = fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .reduce((sum, line) => sum + Number(line), 0);
+  fs.rmSync(file);
+  return total;
+}
+
+const ARGS = {
+  apply: ["apply", "-auto-approve", "-input=false", "-no-color"],
+  plan: ["plan", "-input=false", "-no-color", "-detailed-exitcode"],
+  destroy: ["destroy", "-auto-approve", "-input=false", "-no-color"],
+};
+
+async function tf(terraform, v, command, profile = false) {
+  const env = { ...v.env };
+  // Terraform passes its environment on to the provider processes, and the launcher profiles.
+  if (profile && v.name !== "terraform_data")
+    env.GPURENTAL_PROVIDER_CPU_PROF = path.join(path.resolve(cpuProf), v.name, command);
+  const cpuLog = path.join(v.work, "..", "provider-cpu.log");
+  env[CPU_LOG] = cpuLog;
+  const r = await run(terraform, ARGS[command], { cwd: v.work, env });
+  r.providerCpuMs = providerCpuMs(cpuLog);
+  const expected = 0; // plan -detailed-exitcode: 0 means no changes, which is what is measured
+  if (r.code !== expected) {
+    throw new Error(
+      `${v.name}: terraform ${command} exited ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`,
+    );
+  }
+  return r;
+}
+
+async function timeNode() {
+  return run(process.execPath, ["-e", "0"], { env: { PATH: process.env.PATH } });
+}
+
+function fmtS(ms) {
+  return `${(ms / 1000).toFixed(2)} s`;
+}
+
+async function main() {
+  const terraform = findTerraform();
+  const current = bundleDir(root);
+  const base = baseArg ? bundleDir(baseArg) : undefined;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "gpurental-bench-commands-"));
+  let backend;
+  try {
+    backend = await startBackend(tmp);
+    const templateId = "00000000-0000-4000-8000-000000000051"; // the demo seed's SSH template
+    const offerId = await makeRoom(backend, base ? 2 : 1);
+    const variants = [
+      makeVariant(tmp, "terraform_data", terraformDataConfig()),
+      makeVariant(
+        tmp,
+        "gpurental",
+        gpurentalConfig(backend, await orgSession(backend, "bench-current"), offerId, templateId),
+        current,
+      ),
+    ];
+    if (base) {
+      const token = await orgSession(backend, "bench-base");
+      variants.push(makeVariant(tmp, "base", gpurentalConfig(backend, token, offerId, templateId), base));
+    }
+    for (const v of variants) {
+      const r = await run(terraform, ["init", "-input=false", "-no-color"], { cwd: v.work, env: v.env });
+      if (r.code !== 0) throw new Error(`${v.name}: terraform init failed\n${r.stdout}\n${r.stderr}`);
+    }
+    // Untimed: one whole cycle per variant writes the code caches and warms the file system.
+    for (const v of variants) for (const c of COMMANDS) await tf(terraform, v, c);
+    // A round is apply, plan, destroy; when only plan is timed, the instances are created once and
+    // the rounds are plans alone.
+    const planOnly = !only.has("apply") && !only.has("destroy");
+    const cycle = planOnly ? ["plan"] : COMMANDS;
+    if (planOnly) for (const v of variants) await tf(terraform, v, "apply");
+    const node = { times: [], cpu: [] };
+    for (let round = 0; round < rounds; round++) {
+      // Rotated order, so no variant always runs right after another.
+      const order = variants.map((_, i) => variants[(i + round) % variants.length]);
+      for (const c of cycle) {
+        const n = await timeNode();
+        node.times.push(n.ms);
+        node.cpu.push(n.cpuMs);
+        for (const v of order) {
+          const r = await tf(terraform, v, c, cpuProf !== undefined && only.has(c));
+          if (only.has(c)) {
+            v.times[c].push(r.ms);
+            v.cpu[c].push(r.cpuMs);
+            v.providerCpu[c].push(r.providerCpuMs);
+          }
+        }
+      }
+      process.stderr.write(`round ${round + 1}/${rounds} done\n`);
+    }
+    if (planOnly) for (const v of variants) await tf(terraform, v, "destroy");
+    report(variants, node, base);
+    if (cpuProf) process.stdout.write(`CPU profiles of the provider processes: ${path.resolve(cpuProf)}\n`);
+  } finally {
+    if (backend) {
+      backend.child.kill("SIGTERM");
+      await new Promise((r) => backend.child.once("exit", r));
+    }
+    if (keep) process.stderr.write(`kept ${tmp}\n`);
+    else fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+function report(variants, node, base) {
+  const [floor, ...providers] = variants;
+  const timed = COMMANDS.filter((c) => only.has(c));
+  const lines = [];
+  lines.push(`${N} resources, ${rounds} interleaved round${rounds === 1 ? "" : "s"}, medians`);
+  lines.push(`gpurental = ${bundleDir(root)}`);
+  if (base) lines.push(`base      = ${base}`);
+  const section = (what, key, unit) => {
+    const n = median(node[key]);
+    lines.push("");
+    lines.push(`${what}; node -e 0: ${n.toFixed(1)} ms (${node[key].length} runs)`);
+    const head = ["command", ...variants.map((v) => v.name)];
+    const rows = timed.map((c) => [`terraform ${c}`, ...variants.map((v) => fmtS(median(v[key][c])))]);
+    lines.push(...table([head, ...rows]));
+    lines.push(`provider overhead (minus terraform_data), ms and multiple of node -e 0${unit}:`);
+    const oHead = ["command", ...providers.map((v) => v.name)];
+    if (base) oHead.push("gpurental/base");
+    const oRows = timed.map((c) => {
+      const f = median(floor[key][c]);
+      const o = providers.map((v) => median(v[key][c]) - f);
+      const cells = o.map((x) => `${x.toFixed(0)} ms ${(x / n).toFixed(1).padStart(5)}x`);
+      if (base) cells.push(`${(o[0] / o[1]).toFixed(2)}`);
+      return [`terraform ${c}`, ...cells];
+    });
+    lines.push(...table([oHead, ...oRows]));
+  };
+  section("wall time", "times", "");
+  // Steadier than wall time on a busy machine: it counts only the work done, not the waiting.
+  if (TICK_MS !== undefined)
+    section("CPU time of terraform and its providers (user + system)", "cpu", " (its CPU time)");
+  // The provider's own work alone: what each of its processes used, as it noted at exit.
+  lines.push("");
+  lines.push("CPU time of the provider processes alone (each notes its own at exit), summed per command:");
+  const pHead = ["command", ...providers.map((v) => v.name)];
+  if (base) pHead.push("gpurental/base");
+  const pRows = timed.map((c) => {
+    const m = providers.map((v) => median(v.providerCpu[c]));
+    const cells = m.map((x) => `${x.toFixed(0)} ms`);
+    if (base) cells.push((m[0] / m[1]).toFixed(2));
+    return [`terraform ${c}`, ...cells];
+  });
+  lines.push(...table([pHead, ...pRows]));
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+function table(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) =>
+    r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  "),
+  );
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench/commands: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exitCode = 1;
+});
