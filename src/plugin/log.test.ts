@@ -1,3 +1,4 @@
+import { CREDENTIAL_TEXTS, CREDENTIAL_VALUES } from "../api/testing/credentials";
 import { hclogTimestamp, Logger, levelFromEnv, REDACTED, redactText } from "./log";
 
 function capture(level: "trace" | "warn" = "trace") {
@@ -58,21 +59,29 @@ describe("redaction", () => {
     const { log, lines } = capture();
     log.info("configure", {
       token: "plain-token-value",
+      secret: "plain-secret-value",
       config: {
         base_url: "http://x",
         access_token: "abc",
         nested: { password: "pw", Authorization: "Bearer q" },
       },
     });
-    expect(lines[0]).not.toMatch(/plain-token-value|"abc"|"pw"|Bearer q/);
+    expect(lines[0]).not.toMatch(/plain-token-value|plain-secret-value|"abc"|"pw"|Bearer q/);
     expect(JSON.parse(lines[0]!)).toMatchObject({
       token: REDACTED,
+      secret: REDACTED,
       config: {
         base_url: "http://x",
         access_token: REDACTED,
         nested: { password: REDACTED, Authorization: REDACTED },
       },
     });
+  });
+
+  it("masks fields a child logger carries on every record", () => {
+    const { log, lines } = capture();
+    log.child("api", { secret: "carried-secret-value", endpoint: "GET /v1/me" }).warn("x");
+    expect(JSON.parse(lines[0]!)).toMatchObject({ secret: REDACTED, endpoint: "GET /v1/me" });
   });
 
   it("masks gpr_/gps_ secrets and bearer tokens inside text, messages included", () => {
@@ -85,5 +94,25 @@ describe("redaction", () => {
     expect(lines[0]).not.toContain("gps_abab");
     expect(lines[0]).not.toContain("zzz.yyy");
     expect(redactText(`token=${secret}&x=1`)).toBe(`token=${REDACTED}&x=1`);
+  });
+
+  it.each(CREDENTIAL_TEXTS)("masks %s in the message and in a field", (_shape, text, credential) => {
+    const { log, lines } = capture();
+    log.warn(text, { detail: text, list: [text] });
+    expect(lines[0]).not.toContain(credential);
+    expect(JSON.parse(lines[0]!)["@message"]).toContain(REDACTED);
+  });
+
+  it.each(CREDENTIAL_VALUES)("masks %s given as fields", (_shape, value, credential) => {
+    const { log, lines } = capture();
+    log.info("fields", value as Record<string, unknown>);
+    expect(lines[0]).not.toContain(credential);
+    expect(lines[0]).toContain(REDACTED);
+  });
+
+  it("keeps hclog's own keys out of the caller's hands", () => {
+    const { log, records } = capture();
+    log.info("m", { "@message": "spoofed", "@level": "error", n: 1 });
+    expect(records()[0]).toMatchObject({ "@message": "m", "@level": "info", n: 1 });
   });
 });
