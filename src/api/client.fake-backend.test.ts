@@ -429,13 +429,30 @@ describe("waiting and cancellation", () => {
     });
   });
 
-  test("an AbortSignal cancels a slow request", async () => {
-    backend.addFault({ route: "GET /v1/offers", kind: "latency", latencyMs: 600, times: 1 });
+  test("an AbortSignal cancels a request the server holds", async () => {
+    // The fake holds the request until the test lets it go, so the call can only end through the
+    // abort: no clock decides the outcome. The bounded wait turns a hang into a clear failure.
+    backend.addFault({ route: "GET /v1/offers", kind: "late-commit", delayMs: 600_000, times: 1 });
     const ac = new AbortController();
-    const started = Date.now();
-    setTimeout(() => ac.abort(), 50);
-    await expect(client().listOffers(undefined, { signal: ac.signal })).rejects.toThrow(RequestAbortedError);
-    expect(Date.now() - started).toBeLessThan(500);
+    const call = client().listOffers(undefined, { signal: ac.signal });
+    try {
+      for (let i = 0; i < 1000 && backend.lateCommitsPending() === 0; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(backend.lateCommitsPending()).toBe(1);
+      ac.abort();
+      const outcome = await Promise.race([
+        call.then(
+          () => "answered",
+          (e: unknown) => e,
+        ),
+        new Promise((r) => setTimeout(() => r("still waiting after 10 s"), 10_000).unref()),
+      ]);
+      expect(outcome).toBeInstanceOf(RequestAbortedError);
+      expect(backend.lateCommitsPending()).toBe(1);
+    } finally {
+      await backend.flushLateCommits();
+    }
   });
 
   test("an AbortSignal cancels a wait", async () => {

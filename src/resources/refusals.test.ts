@@ -89,6 +89,7 @@ describe("refusal catalogue", () => {
     ["TEMPLATE_REQUIRES_OWNER", "template_id"],
     ["OFFER_NOT_PINNABLE", "offer_id"],
     ["SSH_KEY_NOT_FOUND", "ssh_key_id"],
+    ["INVALID_STATE", "desired_status"],
     ["HOST_UNREACHABLE", "desired_status"],
     ["START_REFUSED", "desired_status"],
     ["START_UNAVAILABLE", "desired_status"],
