@@ -9,4 +9,6 @@ module.exports = {
   modulePathIgnorePatterns: ["<rootDir>/dist/"],
   testTimeout: 30000,
   setupFilesAfterEnv: ["<rootDir>/test/cdktf/setup.ts"],
+  // Suites that run dist/ never judge a stale build: rebuilt first when a source is newer.
+  globalSetup: "<rootDir>/test/build-if-stale.setup.js",
 };
