@@ -281,6 +281,8 @@ function indexPage(p: DocumentedProvider): string {
     "|---|---|",
     ...env,
     "",
+    "Give the token through `GPURENTAL_TOKEN`, not through a Terraform variable: a saved plan (`terraform plan -out`) keeps the value of every variable in clear text, `sensitive` or not, and `terraform show -json` prints it. See [CI pipelines](ci.md) for credentials, shared state and plans in CI.",
+    "",
     "Errors from the API are reported with the API's code first (for example `INSUFFICIENT_BALANCE: ...`), followed by what happened and what to do. Tokens, API key secrets and instance access tokens never appear in diagnostics or logs.",
     "",
     "## Schema",

@@ -7,14 +7,24 @@ import {
   type ConfigureContext,
   type ConfigureRequest,
   defineSchema,
+  durationValidator,
   isUnknown,
   type ProviderDefinition,
+  parseDuration,
   path,
 } from "./framework";
+import { DeployJournal, JOURNAL_DIR_ENV, locateJournal, parentCommand, type RunIdentity } from "./journal";
 import { logger } from "./plugin/log";
 import { apiKeyResource } from "./resources/api-key";
 import { instanceResource } from "./resources/instance";
-import { credentialKindOf, registerCredential, unconfiguredClient } from "./resources/provider-data";
+import { orphanedEntriesWarning } from "./resources/journal-notes";
+import {
+  credentialKindOf,
+  DEFAULT_RECONCILE_TIMEOUT_MS,
+  registerCredential,
+  registerDeploySettings,
+  unconfiguredClient,
+} from "./resources/provider-data";
 
 // The gpurental provider: its configuration (where the API is, which credential, which
 // organization), how that becomes the /v1 client every resource and data source uses, and the list
@@ -42,6 +52,17 @@ const schema = defineSchema({
       description:
         "ID of the organization to act in, sent as `X-Org-Id`. Falls back to `GPURENTAL_ORG_ID`. When unset, the credential's own organization is used; an organization the credential does not belong to is refused with `ORG_MISMATCH`.",
     }),
+    journal_dir: attr.string({
+      optional: true,
+      description:
+        "Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory; on CI runners that start afresh, point it at a directory that is kept between runs.",
+    }),
+    reconcile_timeout: attr.string({
+      optional: true,
+      description:
+        'How long a deploy or key creation whose answer was lost is looked for by listing before the apply fails with "outcome unknown" (it is never sent twice), e.g. `"2m"` or `"30s"`; bounded by the create timeout. Falls back to `GPURENTAL_RECONCILE_TIMEOUT`; default `"2m"`.',
+      validators: [durationValidator()],
+    }),
   },
 });
 
@@ -53,6 +74,8 @@ export const PROVIDER_ENV = {
   base_url: "GPURENTAL_BASE_URL",
   token: "GPURENTAL_TOKEN",
   org_id: "GPURENTAL_ORG_ID",
+  journal_dir: JOURNAL_DIR_ENV,
+  reconcile_timeout: "GPURENTAL_RECONCILE_TIMEOUT",
 } as const;
 
 type Setting = keyof typeof PROVIDER_ENV;
@@ -80,6 +103,7 @@ function where(name: Setting, r: { from: "config" | "env" }): string {
 }
 
 const clientLog = logger.child("api");
+const journalLog = logger.child("journal");
 const logToProvider: ClientLogger = (level, msg, fields) => clientLog.log(level, msg, fields);
 
 /** Options for building the provider, for tests. */
@@ -88,6 +112,10 @@ export interface CreateProviderOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra client options (a dispatcher, faster retries) used by in-memory tests. */
   clientOptions?: Partial<ConstructorParameters<typeof GpurentalClient>[0]>;
+  /** Terraform's working directory, where the deploy journal is kept; default the process's. */
+  cwd?: string;
+  /** The provider process as the journal records it; tests stand in for several processes. */
+  run?: RunIdentity;
 }
 
 /** Builds the /v1 client from the provider configuration, reporting problems on their attribute. */
@@ -100,17 +128,21 @@ export async function configureClient(
   const baseUrl = resolve(req.config.base_url, "base_url", env);
   const token = resolve(req.config.token, "token", env);
   const orgId = resolve(req.config.org_id, "org_id", env);
+  const journalDir = resolve(req.config.journal_dir, "journal_dir", env);
+  const reconcile = resolve(req.config.reconcile_timeout, "reconcile_timeout", env);
 
   for (const [name, r] of [
     ["base_url", baseUrl],
     ["token", token],
     ["org_id", orgId],
+    ["journal_dir", journalDir],
+    ["reconcile_timeout", reconcile],
   ] as const) {
     if (r.kind === "empty") {
       ctx.diags.addAttributeError(
         path(name),
         `Empty ${name}`,
-        `${name} is set to an empty string in the provider block. Remove the argument to use the ${PROVIDER_ENV[name]} environment variable${name === "org_id" ? " or the credential's own organization" : ""}, or give it a value.`,
+        `${name} is set to an empty string in the provider block. Remove the argument to use the ${PROVIDER_ENV[name]} environment variable${name === "org_id" ? " or the credential's own organization" : name === "base_url" || name === "token" ? "" : " or the default"}, or give it a value.`,
       );
     }
   }
@@ -170,16 +202,40 @@ export async function configureClient(
       `${where("org_id", orgId)} must be an organization ID (a UUID such as "00000000-0000-4000-8000-000000000001"); got ${JSON.stringify(orgId.value.slice(0, 100))}.`,
     );
   }
+  let reconcileTimeoutMs = DEFAULT_RECONCILE_TIMEOUT_MS;
+  if (reconcile.kind === "value") {
+    const ms = parseDuration(reconcile.value);
+    if (ms === undefined || ms === 0) {
+      ctx.diags.addAttributeError(
+        path("reconcile_timeout"),
+        "Invalid reconcile_timeout",
+        `${where("reconcile_timeout", reconcile)} must be a duration such as "2m" or "30s" (a number followed by ms, s, m or h); got ${JSON.stringify(reconcile.value.slice(0, 100))}.`,
+      );
+    } else reconcileTimeoutMs = ms;
+  }
   if (ctx.diags.hasErrors()) return unconfiguredClient([]);
 
-  const pending = (["base_url", "token", "org_id"] as const).filter(
-    (n) => ({ base_url: baseUrl, token, org_id: orgId })[n].kind === "unknown",
+  const pending = (["base_url", "token", "org_id", "journal_dir", "reconcile_timeout"] as const).filter(
+    (n) =>
+      ({ base_url: baseUrl, token, org_id: orgId, journal_dir: journalDir, reconcile_timeout: reconcile })[n]
+        .kind === "unknown",
   );
   if (pending.length > 0 || baseUrl.kind !== "value" || token.kind !== "value") {
     // Values from resources not created yet: plan without the API; apply configures again.
     return unconfiguredClient(pending);
   }
 
+  // The time limit of one request attempt, for tests and slow links; not a provider argument.
+  const requestTimeout = env.GPURENTAL_REQUEST_TIMEOUT
+    ? parseDuration(env.GPURENTAL_REQUEST_TIMEOUT)
+    : undefined;
+  if (env.GPURENTAL_REQUEST_TIMEOUT && !requestTimeout) {
+    ctx.diags.addError(
+      "Invalid GPURENTAL_REQUEST_TIMEOUT",
+      `The GPURENTAL_REQUEST_TIMEOUT environment variable must be a duration such as "30s"; got ${JSON.stringify(env.GPURENTAL_REQUEST_TIMEOUT.slice(0, 100))}.`,
+    );
+    return unconfiguredClient([]);
+  }
   const appended = env.TF_APPEND_USER_AGENT?.trim();
   try {
     const client = new GpurentalClient({
@@ -189,6 +245,7 @@ export async function configureClient(
       userAgent: `Terraform/${req.terraformVersion || "unknown"} terraform-provider-gpurental${appended ? ` ${appended}` : ""}`,
       logger: logToProvider,
       signal: ctx.signal,
+      ...(requestTimeout ? { timeoutMs: requestTimeout } : {}),
       ...opts.clientOptions,
     });
     logger.child("provider").debug("configured", {
@@ -202,6 +259,25 @@ export async function configureClient(
       orgId: orgId.kind === "value" ? orgId.value : undefined,
       configured: true,
     });
+    const journal = new DeployJournal(
+      locateJournal({
+        configured: journalDir.kind === "value" ? journalDir.value : undefined,
+        env,
+        cwd: opts.cwd,
+      }),
+      {
+        log: (level, msg, fields) => journalLog.log(level, msg, fields),
+        ...(opts.run ? { run: opts.run } : {}),
+      },
+    );
+    registerDeploySettings(client, {
+      journal,
+      reconcileTimeoutMs,
+      partial: parentCommand(env).partial,
+      account: { base_url: client.baseUrl, org_id: client.orgId ?? null },
+    });
+    const orphaned = orphanedEntriesWarning(journal);
+    if (orphaned) ctx.diags.addWarning(orphaned.summary, orphaned.detail);
     return client;
   } catch (err) {
     if (err instanceof ClientConfigError) {

@@ -1,4 +1,4 @@
-import { LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { LocalBackend, PgBackend, type PgBackendConfig, TerraformOutput, TerraformStack } from "cdktf";
 import type { Construct } from "constructs";
 // Outside this repository, import these from "gpurental".
 import { ApiKey, GpurentalProvider, Instance, TemplateLookup, type TemplateMode } from "../../src";
@@ -6,10 +6,16 @@ import { ApiKey, GpurentalProvider, Instance, TemplateLookup, type TemplateMode 
 /** Settings of {@link GpuWorkstationStack}. */
 export interface GpuWorkstationStackProps {
   /**
-   * Where Terraform keeps the stack's state. Relative paths are taken from the stack's synthesized
-   * folder (cdktf.out/stacks/<stack>), so pass an absolute path.
+   * Where Terraform keeps the stack's state, in a local file. Relative paths are taken from the
+   * stack's synthesized folder (cdktf.out/stacks/<stack>), so pass an absolute path. Give either
+   * this or `postgres`.
    */
-  readonly statePath: string;
+  readonly statePath?: string;
+  /**
+   * Keep the state in PostgreSQL instead (Terraform's `pg` backend), shared by every machine that
+   * deploys the stack and locked while one of them changes it. Give either this or `statePath`.
+   */
+  readonly postgres?: PostgresStateProps;
   /**
    * GPU model to rent.
    * @default "RTX 4090"
@@ -42,6 +48,15 @@ export interface GpuWorkstationStackProps {
   readonly sshKeyId?: string;
 }
 
+/** Where in PostgreSQL a stack's state lives; the server itself is named at run time. */
+export interface PostgresStateProps {
+  /**
+   * Schema of the state table; one per stack, so that stacks sharing a database never share a state.
+   * @default "gpu_workstation"
+   */
+  readonly schemaName?: string;
+}
+
 /**
  * A team API key for CI jobs and a GPU instance on the cheapest matching offer, with the outputs a
  * person needs to reach it. The instance gets a market filter rather than an offer id: the offer
@@ -59,9 +74,23 @@ export class GpuWorkstationStack extends TerraformStack {
   /** Declares the stack. */
   public constructor(scope: Construct, id: string, props: GpuWorkstationStackProps) {
     super(scope, id);
-    // The state sits outside cdktf.out, so cleaning the synthesized output never loses track of
-    // rented (and billed) instances.
-    new LocalBackend(this, { path: props.statePath });
+    if ((props.statePath === undefined) === (props.postgres === undefined)) {
+      throw new Error(`${id}: give either statePath or postgres, the place of the stack's state`);
+    }
+    if (props.postgres) {
+      // No connection string here: Terraform reads it from PG_CONN_STR (and libpq's PG* variables)
+      // when it runs, so the database password stays out of cdk.tf.json, of .terraform/ and of
+      // saved plans, which all keep a backend's configuration. (cdktf types connStr as required,
+      // hence the cast; Terraform itself takes it from the environment when it is absent.)
+      const pg: Omit<PgBackendConfig, "connStr"> = {
+        schemaName: props.postgres.schemaName ?? "gpu_workstation",
+      };
+      new PgBackend(this, pg as PgBackendConfig);
+    } else {
+      // The state sits outside cdktf.out, so cleaning the synthesized output never loses track of
+      // rented (and billed) instances.
+      new LocalBackend(this, { path: props.statePath });
+    }
     new GpurentalProvider(this, "gpurental");
 
     const template = new TemplateLookup(this, "template", { mode: props.templateMode ?? "jupyter" });

@@ -1,8 +1,9 @@
 # Rents a GPU instance on the cheapest offer matching a market filter, with a recommended SSH
 # template, creates a team API key for CI jobs, and prints the SSH command to reach the instance.
 #
-# Point it at a gpurental endpoint with GPURENTAL_BASE_URL and GPURENTAL_TOKEN, or with the
-# base_url and token variables. Creating a team API key needs an admin's signed-in session token.
+# Point it at a gpurental endpoint with GPURENTAL_BASE_URL (or the base_url variable) and give the
+# credential in GPURENTAL_TOKEN: a token variable would be kept in clear text in saved plans.
+# Creating a team API key needs an admin's signed-in session token.
 
 terraform {
   required_version = ">= 1.5"
@@ -15,9 +16,8 @@ terraform {
 }
 
 provider "gpurental" {
-  # null falls back to GPURENTAL_BASE_URL, GPURENTAL_TOKEN and GPURENTAL_ORG_ID.
+  # The token comes from GPURENTAL_TOKEN; null falls back to GPURENTAL_BASE_URL and GPURENTAL_ORG_ID.
   base_url = var.base_url
-  token    = var.token
   org_id   = var.org_id
 }
 

@@ -4,13 +4,6 @@ variable "base_url" {
   default     = null
 }
 
-variable "token" {
-  description = "Session token or API key secret. An admin's session token is needed to create the team API key. null uses GPURENTAL_TOKEN."
-  type        = string
-  default     = null
-  sensitive   = true
-}
-
 variable "org_id" {
   description = "Organization to act in (sent as X-Org-Id). null uses GPURENTAL_ORG_ID, or the credential's own organization."
   type        = string

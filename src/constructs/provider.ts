@@ -12,8 +12,9 @@ export interface GpurentalProviderProps {
    */
   readonly baseUrl?: string;
   /**
-   * A session token or an API key secret. Pass a sensitive `TerraformVariable`, never a literal:
-   * literals are written into the synthesized configuration.
+   * A session token or an API key secret. Best left out, for GPURENTAL_TOKEN: a literal is written
+   * into the synthesized configuration, and a `TerraformVariable`'s value, sensitive or not, into
+   * every saved plan (`cdktf diff` and `deploy` save one in cdktf.out) in clear text.
    * @default the provider reads GPURENTAL_TOKEN when Terraform runs it
    */
   readonly token?: string;
@@ -22,6 +23,17 @@ export interface GpurentalProviderProps {
    * @default GPURENTAL_ORG_ID, or else the credential's own organization
    */
   readonly orgId?: string;
+  /**
+   * Where the deploy journal is kept (relative paths from the stack's working directory,
+   * `cdktf.out/stacks/<stack>`): keep it outside `cdktf.out` if you clean that folder.
+   * @default GPURENTAL_JOURNAL_DIR, or else `.terraform/gpurental-journal` in the stack's directory
+   */
+  readonly journalDir?: string;
+  /**
+   * How long a deploy or key creation whose answer was lost is looked for, e.g. "2m".
+   * @default GPURENTAL_RECONCILE_TIMEOUT, or else "2m"
+   */
+  readonly reconcileTimeout?: string;
   /**
    * Alias, to configure several gpurental providers in one stack.
    * @default no alias
@@ -66,6 +78,26 @@ const schema = z.object({
       });
     }),
   ).optional(),
+  journalDir: unlessToken(
+    z.unknown().check((ctx) => {
+      if (typeof ctx.value === "string" && ctx.value.length > 0) return;
+      ctx.issues.push({
+        code: "custom",
+        message: `journalDir must be a non-empty path, got ${show(ctx.value)}`,
+        input: ctx.value,
+      });
+    }),
+  ).optional(),
+  reconcileTimeout: unlessToken(
+    z.unknown().check((ctx) => {
+      if (typeof ctx.value === "string" && /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(ctx.value)) return;
+      ctx.issues.push({
+        code: "custom",
+        message: `reconcileTimeout must be a duration such as "2m" or "30s", got ${show(ctx.value)}`,
+        input: ctx.value,
+      });
+    }),
+  ).optional(),
 });
 
 /**
@@ -83,13 +115,15 @@ export class GpurentalProvider extends provider.GpurentalProvider {
       baseUrl: props.baseUrl,
       token: props.token,
       orgId: props.orgId,
+      journalDir: props.journalDir,
+      reconcileTimeout: props.reconcileTimeout,
       alias: props.alias,
     });
     this.props = props;
     // A literal token would sit in cdk.tf.json in plain text; tokens (variables) are fine.
     if (typeof props.token === "string" && props.token.length > 0 && !Token.isUnresolved(props.token)) {
       Annotations.of(this).addWarning(
-        "token is a literal string and will be written into the synthesized configuration; pass a sensitive TerraformVariable or set GPURENTAL_TOKEN instead",
+        "token is a literal string and will be written into the synthesized configuration; leave it out and set GPURENTAL_TOKEN where Terraform runs (not a TerraformVariable: saved plans keep variable values in clear text)",
       );
     }
     this.node.addValidation({ validate: () => problems(schema, this.props) });

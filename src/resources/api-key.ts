@@ -1,6 +1,6 @@
 import type { GpurentalClient } from "../api/client";
-import { AmbiguousRequestError, ApiError } from "../api/errors";
-import type { ApiKey, ApiKeyKind, CreatedApiKey } from "../api/schemas";
+import { ApiError } from "../api/errors";
+import type { ApiKey, ApiKeyKind } from "../api/schemas";
 import {
   attr,
   defineSchema,
@@ -13,7 +13,9 @@ import {
   requiresReplace,
   useStateForUnknown,
 } from "../framework";
-import { credentialOf } from "./provider-data";
+import { createKeyJournaled, KeyOutcomeUnknownError, sweepLostKeysOf } from "./api-key-journal";
+import { bestEffort } from "./journal-notes";
+import { credentialOf, deploySettingsOf } from "./provider-data";
 import { errorToDiagnostic } from "./refusals";
 
 // gpurental_api_key: an API key of the organization. There is no update endpoint, so both
@@ -26,7 +28,7 @@ const stable = () => [useStateForUnknown()];
 
 const schema = defineSchema({
   description:
-    "An API key of the organization: a credential for scripts, CI jobs and tooling that acts as a member of the organization. Creating one needs a signed-in session (`gps_…` token); a `team` key needs an admin's session. The secret is returned once, when the key is created, and kept in the Terraform state as a sensitive value: protect the state accordingly. An imported key has no `secret` (null), because the API never returns it again.\n\nThere is no update: changing `name` or `kind` revokes the key and creates a new one with a new secret.",
+    "An API key of the organization: a credential for scripts, CI jobs and tooling that acts as a member of the organization. Creating one needs a signed-in session (`gps_…` token); a `team` key needs an admin's session. The secret is returned once, when the key is created, and kept in the Terraform state as a sensitive value: protect the state accordingly. An imported key has no `secret` (null), because the API never returns it again.\n\nThere is no update: changing `name` or `kind` revokes the key and creates a new one with a new secret.\n\nA key whose creation answer was lost, or whose apply was interrupted before Terraform saved it, is a live credential whose secret nobody holds: every creation is recorded in the deploy journal (see the provider's `journal_dir`) before it is sent, and such a key is revoked, by the creation itself when it finds the key within `reconcile_timeout`, otherwise by the next apply or destroy in the working directory.",
   attributes: {
     id: attr.string({ computed: true, description: "ID of the API key.", planModifiers: stable() }),
     name: attr.string({
@@ -130,39 +132,6 @@ function credentialAdvice(client: object, kind: ApiKeyKind): string {
   return `Creating a ${kind} key needs ${needed}.`;
 }
 
-// Key creations of one provider process are serialized so that a key appearing after a lost
-// answer can only be that creation's.
-let createQueue: Promise<unknown> = Promise.resolve();
-
-/**
- * Creates a key. When the answer is lost, the secret is lost with it: a key that did get created
- * is unusable, so it is revoked and the creation sent once more, rather than leaving an orphan.
- */
-async function createReconciled(
-  client: GpurentalClient,
-  body: { name: string; kind: ApiKeyKind },
-  signal: AbortSignal,
-): Promise<CreatedApiKey> {
-  const run = createQueue.then(async () => {
-    for (let attempt = 1; ; attempt++) {
-      const before = new Set((await client.listApiKeys({ signal })).map((k) => k.id));
-      try {
-        return await client.createApiKey(body, { signal });
-      } catch (err) {
-        if (!(err instanceof AmbiguousRequestError) || attempt >= 2) throw err;
-        const after = await client.listApiKeys({ signal });
-        for (const k of after) {
-          if (!before.has(k.id) && k.name === body.name && k.kind === body.kind) {
-            await client.revokeApiKey(k.id, { signal });
-          }
-        }
-      }
-    }
-  });
-  createQueue = run.catch(() => undefined);
-  return run;
-}
-
 async function findKey(
   client: GpurentalClient,
   id: string,
@@ -188,12 +157,20 @@ function reportKeyError(
   ctx.diags.add(d);
 }
 
+/** Closes the journal's entries of a key a state holds, or that is gone. */
+function claim(ctx: HandlerContext<GpurentalClient>, id: string | null, reason: "claimed" | "revoked"): void {
+  const journal = deploySettingsOf(ctx.providerData).journal;
+  if (journal && id) bestEffort("a key's claim", () => journal.closeId(id, reason));
+}
+
 /** The `gpurental_api_key` resource. */
 export const apiKeyResource = {
   typeName: "gpurental_api_key",
   schema,
 
   async modifyPlan(req, ctx) {
+    // Every plan shows the provider the keys its state holds: the journal's proof of a claim.
+    if (req.state !== null) claim(ctx, req.state.id, "claimed");
     // Only a creation can be checked, and only what is certain from the credential's kind.
     if (req.state !== null || !req.plan) return;
     const cred = credentialOf(ctx.providerData);
@@ -230,10 +207,19 @@ export const apiKeyResource = {
   async create({ plan }, ctx) {
     const kind = (plan.kind ?? "personal") as ApiKeyKind;
     const name = plan.name as string;
+    const settings = deploySettingsOf(ctx.providerData);
     try {
-      const created = await createReconciled(ctx.providerData, { name, kind }, ctx.signal);
+      const { created, entry } = await createKeyJournaled(
+        { name, kind },
+        { client: ctx.providerData, signal: ctx.signal, settings },
+      );
+      if (entry) bestEffort("a handed key", () => settings.journal?.handed(entry));
       return apiKeyToState(created.key, created.secret);
     } catch (err) {
+      if (err instanceof KeyOutcomeUnknownError) {
+        ctx.diags.addError("API key creation outcome unknown", err.message);
+        return null;
+      }
       reportKeyError(ctx, err, "create_key", kind);
       return null;
     }
@@ -245,6 +231,7 @@ export const apiKeyResource = {
     try {
       const key = await findKey(ctx.providerData, state.id!, ctx.signal);
       // A key no longer listed was revoked (or its personal creator left): it is gone.
+      claim(ctx, state.id, key ? "claimed" : "revoked");
       if (!key) return null;
       return apiKeyToState(key, state.secret);
     } catch (err) {
@@ -259,12 +246,16 @@ export const apiKeyResource = {
   },
 
   async delete({ state }, ctx) {
+    await sweepLostKeysOf(ctx.providerData, ctx.signal);
     try {
       await ctx.providerData.revokeApiKey(state.id!, { signal: ctx.signal });
     } catch (err) {
-      if (err instanceof ApiError && err.code === "API_KEY_NOT_FOUND") return;
-      reportKeyError(ctx, err, "delete_key", (state.kind ?? "personal") as ApiKeyKind);
+      if (!(err instanceof ApiError && err.code === "API_KEY_NOT_FOUND")) {
+        reportKeyError(ctx, err, "delete_key", (state.kind ?? "personal") as ApiKeyKind);
+        return;
+      }
     }
+    claim(ctx, state.id, "revoked");
   },
 
   async importState({ id }, ctx) {

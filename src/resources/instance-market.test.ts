@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Agent } from "undici";
 import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { isUnknown, unknown } from "../framework";
@@ -16,11 +19,15 @@ let backend: FakeBackend;
 let creds: DemoCredentials;
 let agent: Agent;
 
+// Terraform's working directory of the provider: where its deploy journal goes.
+const workDir = mkdtempSync(join(tmpdir(), "gpurental-journal-test-"));
+
 beforeAll(async () => {
   backend = await startFakeBackend({ port: 0, seed: "demo" });
   agent = new Agent({ keepAliveTimeout: 10 });
 });
 afterAll(async () => {
+  rmSync(workDir, { recursive: true, force: true });
   await agent.close();
   await backend.close();
 });
@@ -32,6 +39,7 @@ beforeEach(() => {
 async function configured() {
   const h = createHarness(
     createProvider({
+      cwd: workDir,
       env: {},
       clientOptions: { dispatcher: agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
     }),

@@ -4,6 +4,7 @@ import { RequestAbortedError } from "../api/errors";
 import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import type { InstanceArgs } from "./instance-model";
 import { createInstance, deleteInstance, type OpContext, readInstance, updateInstance } from "./instance-ops";
+import type { DeploySettings } from "./provider-data";
 
 // The instance lifecycle against the in-process fake backend, without Terraform: fast feedback on
 // the waits, the refusals, the lost-deploy reconciliation and the start failures.
@@ -62,6 +63,13 @@ function args(over: Partial<InstanceArgs> = {}): InstanceArgs {
     ...over,
   };
 }
+
+const noJournal: DeploySettings = {
+  journal: null,
+  reconcileTimeoutMs: 5000,
+  partial: false,
+  account: { base_url: "", org_id: null },
+};
 
 const live = () => backend.listInstances(creds.org_id).filter((i) => i.status !== "destroyed");
 
@@ -133,11 +141,14 @@ test("a lost deploy answer is reconciled to the instance it created", async () =
   expect(r.state!.id).toBe(live()[0]!.id);
 });
 
-test("a deploy dropped before it landed is sent again, once", async () => {
+test("a deploy whose connection dropped is never sent again: its outcome is unknown", async () => {
   backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
-  const r = await createInstance(args(), ctx());
-  expect(r.diagnostics).toEqual([]);
-  expect(live()).toHaveLength(1);
+  const r = await createInstance(args(), { ...ctx(), settings: { ...noJournal, reconcileTimeoutMs: 300 } });
+  expect(r.state).toBeNull();
+  expect(r.diagnostics.map((d) => d.summary)).toEqual(["Deploy outcome unknown"]);
+  expect(r.diagnostics[0]!.detail).toContain("It was not sent again");
+  expect(r.diagnostics[0]!.detail).toContain("(0.3 s)");
+  expect(live()).toHaveLength(0);
 });
 
 test("lost answers do not adopt instances that existed before", async () => {

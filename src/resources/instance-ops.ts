@@ -8,8 +8,17 @@ import {
 } from "../api/errors";
 import { realSleep, type Sleep } from "../api/retry";
 import type { Instance, InstanceStatus, Offer, Template } from "../api/schemas";
-import { isTransient, waitForInstance } from "../api/waiter";
+import { waitForInstance } from "../api/waiter";
 import { toEnvOverrides } from "./env";
+import {
+  type Adoption,
+  adoptFromJournal,
+  type DeployEnv,
+  DeployOutcomeUnknownError,
+  DeployReconcileError,
+  deployJournaled,
+  instanceFingerprint,
+} from "./instance-deploy";
 import {
   type DesiredStatus,
   type InstanceArgs,
@@ -25,6 +34,7 @@ import {
   RACE_LOSS_CODES,
   selectOffers,
 } from "./offer-selection";
+import { type DeploySettings, deploySettingsOf } from "./provider-data";
 import { errorToDiagnostic, instanceErrorDiagnostic, type ResourceDiagnostic } from "./refusals";
 
 // The lifecycle of gpurental_instance against the API, independent of the Terraform framework.
@@ -73,6 +83,8 @@ export interface OpContext {
   maxPollMs?: number;
   /** First poll interval of the waits. */
   initialPollMs?: number;
+  /** Journal and reconcile window of creates; default those registered with the client. */
+  settings?: DeploySettings;
 }
 
 /** The outcome of a lifecycle step. */
@@ -80,19 +92,12 @@ export interface OpResult {
   /** The state to record; null when the object does not exist (or nothing may be recorded). */
   state: InstanceModel | null;
   diagnostics: ResourceDiagnostic[];
+  /** A create's deploy journal entry, to be marked handed once Terraform has the state. */
+  entry?: string | null;
 }
 
 /** Default timeouts; the update one must cover a stop the host takes up to 30 minutes to confirm. */
 export const INSTANCE_DEFAULT_TIMEOUTS = { create: "20m", update: "40m", delete: "20m" } as const;
-
-// Deploys of one provider process are serialized: with the listing taken inside the same critical
-// section, an instance that appears after a lost deploy response can only be that deploy's.
-let deployQueue: Promise<unknown> = Promise.resolve();
-function serialized<T>(fn: () => Promise<T>): Promise<T> {
-  const run = deployQueue.then(fn, fn);
-  deployQueue = run.catch(() => undefined);
-  return run;
-}
 
 /** The request body of a deploy for the planned arguments, on the pinned offer or the one chosen. */
 export function deployRequest(args: InstanceArgs, offerId: string): DeployInstanceRequest {
@@ -107,113 +112,6 @@ export function deployRequest(args: InstanceArgs, offerId: string): DeployInstan
   if (env.length > 0) body.env_overrides = env;
   return body;
 }
-
-/** Whether a listed instance is what `body` would have created. */
-function matchesDeploy(inst: Instance, body: DeployInstanceRequest): boolean {
-  return (
-    inst.offer.id === body.offer_id &&
-    inst.template.id === body.template_id &&
-    inst.disk_gb === body.disk_gb &&
-    // "" and null both mean no label; a server may store one as the other.
-    (inst.label ?? "") === (body.label ?? "") &&
-    inst.status !== "destroyed"
-  );
-}
-
-/** A lost deploy answer that could not be resolved; carries what was found. */
-export class DeployReconcileError extends Error {
-  constructor(
-    message: string,
-    readonly candidates: readonly Instance[],
-  ) {
-    super(message);
-    this.name = "DeployReconcileError";
-  }
-}
-
-/**
- * Deploys, and when the answer is lost (the request may have reached the server), finds out what
- * happened instead of guessing: the organization's instances are listed before the deploy, and
- * after the lost answer the listing is repeated until a new instance matching the request shows
- * up, which is adopted, or several listings show none, in which case nothing was created and the
- * deploy is sent again. Never sends a second deploy while the first may have landed.
- */
-export async function deployReconciled(
-  client: InstanceApi,
-  body: DeployInstanceRequest,
-  ctx: { signal?: AbortSignal | undefined; deadline: number; sleep: Sleep; now: () => number },
-  log?: (msg: string) => void,
-): Promise<Instance> {
-  return serialized(async () => {
-    const maxDeploys = 3;
-    for (let attempt = 1; ; attempt++) {
-      const before = new Set((await client.listInstances({}, { signal: ctx.signal })).map((i) => i.id));
-      try {
-        return await client.deployInstance(body, { signal: ctx.signal });
-      } catch (err) {
-        // An interrupted deploy (Ctrl-C) may have landed as well; it is looked for but never resent.
-        const interrupted = err instanceof RequestAbortedError;
-        if (!(err instanceof AmbiguousRequestError) && !interrupted) throw err;
-        log?.(
-          `deploy answer lost (${interrupted ? "interrupted" : err.reason}); reconciling by listing instances`,
-        );
-        // The search gets a short budget of its own when the operation's signal is what ended the
-        // deploy, so that a landed instance still reaches the state (tainted) instead of leaking.
-        const search = ctx.signal?.aborted
-          ? { ...ctx, signal: AbortSignal.timeout(15_000), deadline: ctx.now() + 15_000 }
-          : ctx;
-        const found = await findNewInstance(client, before, body, search);
-        if (found.length === 1) return found[0]!;
-        if (found.length > 1) {
-          throw new DeployReconcileError(
-            `The deploy's answer was lost and ${found.length} matching new instances appeared (${found.map((i) => i.id).join(", ")}); another client deployed the same configuration at the same time. Import the one that belongs here with terraform import and destroy the other.`,
-            found,
-          );
-        }
-        if (interrupted || attempt >= maxDeploys || ctx.now() >= ctx.deadline) throw err;
-        log?.("no instance was created by the lost deploy; sending it again");
-      }
-    }
-  });
-}
-
-async function findNewInstance(
-  client: InstanceApi,
-  before: ReadonlySet<string>,
-  body: DeployInstanceRequest,
-  ctx: { signal?: AbortSignal | undefined; deadline: number; sleep: Sleep; now: () => number },
-): Promise<Instance[]> {
-  // An empty listing is trusted only after reads spread over several seconds, in case a slow
-  // server (the answer may have timed out) commits the deploy a moment later; a listing that fails
-  // is retried until the deadline, because giving up there could leave an untracked instance.
-  let emptyReads = 0;
-  let waited = 0;
-  let delay = 250;
-  for (;;) {
-    try {
-      const items = await client.listInstances({}, { signal: ctx.signal });
-      const fresh = items.filter((i) => !before.has(i.id) && matchesDeploy(i, body));
-      if (fresh.length > 0) return fresh;
-      emptyReads++;
-      if (emptyReads >= 3 && waited >= EMPTY_LISTING_WINDOW_MS) return [];
-    } catch (err) {
-      if (ctx.signal?.aborted) throw new RequestAbortedError("GET /v1/instances", { cause: err });
-      if (!isTransient(err)) throw err;
-    }
-    if (ctx.now() + delay > ctx.deadline) {
-      throw new DeployReconcileError(
-        "The deploy's answer was lost and the instances could not be listed before the create timeout; an instance may have been created. List the organization's instances (data source gpurental_instances) and import it with terraform import.",
-        [],
-      );
-    }
-    await ctx.sleep(delay, ctx.signal);
-    waited += delay;
-    delay = Math.min(delay * 2, 2000);
-  }
-}
-
-/** How long listings must keep showing no new instance before a lost deploy counts as not landed. */
-const EMPTY_LISTING_WINDOW_MS = 5000;
 
 function waitOptions(ctx: OpContext, deadline: number) {
   const now = ctx.now ?? Date.now;
@@ -311,30 +209,25 @@ function describeTarget(t: DeployTarget): string {
  * Deploys on the first target that takes it. A refusal meaning another deploy was first (a race
  * loss: the offer sold out, its machine filled up or went into maintenance) moves on to the next
  * target, up to {@link MAX_OFFER_ATTEMPTS}, for a filter only: a pinned offer is the user's choice.
- * Any other answer ends it; a lost answer in particular goes through deployReconciled's
- * reconciliation and is never followed by a deploy elsewhere, since the first may have landed.
+ * Any other answer ends it; a lost answer in particular is reconciled (instance-deploy.ts) and
+ * never followed by a deploy elsewhere, since the first may have landed.
  */
 async function deployOnFirstAvailable(
   args: InstanceArgs,
   targets: readonly DeployTarget[],
-  ctx: {
-    signal?: AbortSignal | undefined;
-    deadline: number;
-    sleep: Sleep;
-    now: () => number;
-    client: InstanceApi;
-  },
-  log?: (msg: string) => void,
+  ctx: DeployEnv,
 ): Promise<
-  { instance: Instance; target: DeployTarget; lost: LostOffer[] } | { error: unknown; lost: LostOffer[] }
+  | { instance: Instance; entry: string | null; target: DeployTarget; lost: LostOffer[] }
+  | { error: unknown; lost: LostOffer[] }
 > {
+  const log = ctx.log;
   const lost: LostOffer[] = [];
   const tried = targets.slice(0, args.offer_filter ? MAX_OFFER_ATTEMPTS : 1);
   for (const [n, target] of tried.entries()) {
     try {
       // The one place a deploy is sent (and, after a lost answer, reconciled).
-      const instance = await deployReconciled(ctx.client, deployRequest(args, target.offer_id), ctx, log);
-      return { instance, target, lost };
+      const { instance, entry } = await deployJournaled(deployRequest(args, target.offer_id), ctx);
+      return { instance, entry, target, lost };
     } catch (err) {
       const raceLost = err instanceof ApiError && RACE_LOSS_CODES.has(err.code);
       const more = n + 1 < tried.length && ctx.now() < ctx.deadline && !ctx.signal?.aborted;
@@ -382,9 +275,81 @@ function lostOffersDiagnostic(
   };
 }
 
+/** An instance a create deployed or adopted, with the prior arguments its state is built from. */
+interface Landed {
+  instance: Instance;
+  prior: PriorArgs;
+  /** Its deploy journal entry, null without a journal. */
+  entry: string | null;
+  /** What the create says besides (offers lost to other deploys). */
+  notes: ResourceDiagnostic[];
+}
+
+function adopted(args: InstanceArgs, a: Extract<Adoption, { kind: "adopted" }>): Landed {
+  // The embedded offer gives the snapshot (model, count, region) of what the instance rents.
+  return {
+    instance: a.instance,
+    prior: { ...args, offer_id: null, offer: null },
+    entry: a.entry.entry,
+    notes: [],
+  };
+}
+
+/** Chooses the offer and deploys on it; a failure is returned as diagnostics. */
+async function deployNew(
+  args: InstanceArgs,
+  ctx: OpContext,
+  env: DeployEnv,
+): Promise<Landed | { failed: true; diagnostics: ResourceDiagnostic[] }> {
+  const chosen = await deployTargets(args, ctx);
+  if (chosen.targets.length === 0) return { failed: true, diagnostics: chosen.diagnostics };
+  const deployed = await deployOnFirstAvailable(args, chosen.targets, env);
+  const filter = args.offer_filter;
+  if ("error" in deployed) {
+    const err = deployed.error;
+    if (filter && deployed.lost.length > 0 && deployed.lost.at(-1)?.error === err) {
+      const untried = Math.max(0, chosen.targets.length - deployed.lost.length);
+      return { failed: true, diagnostics: [lostOffersDiagnostic(deployed.lost, filter, undefined, untried)] };
+    }
+    if (err instanceof DeployReconcileError) {
+      return {
+        failed: true,
+        diagnostics: [{ severity: "error", summary: "Deploy answer lost", detail: err.message }],
+      };
+    }
+    if (err instanceof DeployOutcomeUnknownError) {
+      return {
+        failed: true,
+        diagnostics: [{ severity: "error", summary: "Deploy outcome unknown", detail: err.message }],
+      };
+    }
+    // With a filter, a refusal about the offer is placed on offer_filter and advises on the filter.
+    const d = errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS, filter ? "filter" : "pinned");
+    if (deployed.lost.length > 0) {
+      d.detail = `${d.detail}\nOffers tried before, taken by other deploys: ${deployed.lost.map((l) => `${describeTarget(l.target)} (${l.error.code})`).join(", ")}.`;
+    }
+    return { failed: true, diagnostics: [d] };
+  }
+  const { instance, target, entry } = deployed;
+  const o = target.offer;
+  return {
+    instance,
+    entry,
+    prior: {
+      ...args,
+      offer_id: target.offer_id,
+      offer: o
+        ? { gpu_model: o.gpu_model ?? null, num_gpus: o.num_gpus ?? null, region: o.region ?? null }
+        : null,
+    },
+    notes: filter && deployed.lost.length > 0 ? [lostOffersDiagnostic(deployed.lost, filter, target, 0)] : [],
+  };
+}
+
 /**
- * Create: choose the offer (the pinned one, or the cheapest candidate of the filter), deploy,
- * record, wait until running, then stop when the plan asks for stopped.
+ * Create: adopt what an interrupted or late deploy of the same configuration created (deploy
+ * journal), or choose the offer (the pinned one, or the cheapest candidate of the filter) and
+ * deploy; record, wait until running, then stop when the plan asks for stopped.
  */
 export async function createInstance(
   args: InstanceArgs,
@@ -393,46 +358,29 @@ export async function createInstance(
 ): Promise<OpResult> {
   const now = ctx.now ?? Date.now;
   const deadline = now() + ctx.timeoutMs;
-  const chosen = await deployTargets(args, ctx);
-  if (chosen.targets.length === 0) return { state: null, diagnostics: chosen.diagnostics };
-  const deployed = await deployOnFirstAvailable(
-    args,
-    chosen.targets,
-    { client: ctx.client, signal: ctx.signal, deadline, sleep: ctx.sleep ?? realSleep, now },
+  const settings = ctx.settings ?? deploySettingsOf(ctx.client);
+  const env: DeployEnv = {
+    client: ctx.client,
+    signal: ctx.signal,
+    deadline,
+    sleep: ctx.sleep ?? realSleep,
+    now,
+    settings,
+    fingerprint: settings.journal ? instanceFingerprint(args, settings.account) : null,
     log,
-  );
-  const filter = args.offer_filter;
-  if ("error" in deployed) {
-    const err = deployed.error;
-    if (filter && deployed.lost.length > 0 && deployed.lost.at(-1)?.error === err) {
-      const untried = Math.max(0, chosen.targets.length - deployed.lost.length);
-      return { state: null, diagnostics: [lostOffersDiagnostic(deployed.lost, filter, undefined, untried)] };
-    }
-    if (err instanceof DeployReconcileError) {
-      return {
-        state: null,
-        diagnostics: [{ severity: "error", summary: "Deploy answer lost", detail: err.message }],
-      };
-    }
-    // With a filter, a refusal about the offer is placed on offer_filter and advises on the filter.
-    const d = errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS, filter ? "filter" : "pinned");
-    if (deployed.lost.length > 0) {
-      d.detail = `${d.detail}\nOffers tried before, taken by other deploys: ${deployed.lost.map((l) => `${describeTarget(l.target)} (${l.error.code})`).join(", ")}.`;
-    }
-    return { state: null, diagnostics: [d] };
+  };
+  // What an interrupted or late deploy of this configuration created is adopted before anything
+  // is deployed.
+  const adoption = await adoptFromJournal(env);
+  if (adoption.kind === "error") return { state: null, diagnostics: [adoption.diagnostic] };
+  const landed = adoption.kind === "adopted" ? adopted(args, adoption) : await deployNew(args, ctx, env);
+  if (!("instance" in landed)) {
+    return { state: null, diagnostics: [...adoption.diagnostics, ...landed.diagnostics] };
   }
   // From here on the instance exists: every return carries it.
-  const { instance: inst, target } = deployed;
-  const notes: ResourceDiagnostic[] =
-    filter && deployed.lost.length > 0 ? [lostOffersDiagnostic(deployed.lost, filter, target, 0)] : [];
-  const o = target.offer;
-  const prior: PriorArgs = {
-    ...args,
-    offer_id: target.offer_id,
-    offer: o
-      ? { gpu_model: o.gpu_model ?? null, num_gpus: o.num_gpus ?? null, region: o.region ?? null }
-      : null,
-  };
+  const { instance: inst, prior, entry } = landed;
+  const notes =
+    adoption.kind === "adopted" ? adoption.diagnostics : [...adoption.diagnostics, ...landed.notes];
   let latest = inst;
   try {
     latest = await waitForInstance(ctx.client, inst.id, {
@@ -447,14 +395,15 @@ export async function createInstance(
     return {
       state: instanceToModel(latest, prior, args.desired_status),
       diagnostics: [...notes, waitDiagnostic(err, "deploy", latest)],
+      entry,
     };
   }
   if (args.desired_status === "stopped") {
     const r = await changePower(latest, "stopped", { ...ctx, timeoutMs: Math.max(0, deadline - now()) });
     const state = instanceToModel(r.instance, prior, r.diagnostics.length ? undefined : args.desired_status);
-    return { state, diagnostics: [...notes, ...r.diagnostics] };
+    return { state, diagnostics: [...notes, ...r.diagnostics], entry };
   }
-  return { state: instanceToModel(latest, prior, args.desired_status), diagnostics: notes };
+  return { state: instanceToModel(latest, prior, args.desired_status), diagnostics: notes, entry };
 }
 
 function waitDiagnostic(

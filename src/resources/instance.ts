@@ -5,6 +5,7 @@ import {
   defineSchema,
   type HandlerContext,
   isUnknown,
+  isWhollyKnown,
   type NumberValue,
   type PlanOf,
   type ResourceDefinition,
@@ -22,7 +23,9 @@ import {
 } from "../framework";
 import { check, oneOf } from "../framework/modifiers";
 import { logger } from "../plugin/log";
+import { sweepLostKeysOf } from "./api-key-journal";
 import { OVERLAY_KEYS, validateEnv } from "./env";
+import { instanceFingerprint, willAdoptNote } from "./instance-deploy";
 import {
   type DesiredStatus,
   INSTANCE_COMPUTED_ATTRIBUTES,
@@ -41,8 +44,9 @@ import {
   updateInstance,
 } from "./instance-ops";
 import { judgeFilterChange, planCreateChecks, report } from "./instance-plan";
+import { bestEffort } from "./journal-notes";
 import { offerFilterAttributes, sameFilter, toOfferFilter, wholeNumber } from "./offer-filter";
-import { credentialOf } from "./provider-data";
+import { credentialOf, deploySettingsOf } from "./provider-data";
 import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
 
 // gpurental_instance: one rented GPU offer running one template. Every argument except
@@ -97,7 +101,7 @@ const schema = defineSchema({
     "A GPU instance: one rented offer running one template. Creating it deploys the instance and waits until it runs (billing starts when the workload runs). `desired_status` stops and starts it in place; every other argument except `offer_filter` replaces it, which destroys its disk.",
     `Offers are a live market: they sell out, get cheaper, are withdrawn and go into maintenance. Give the instance an \`offer_filter\` (GPU model, GPU count, and optionally a maximum price and a region) and the provider chooses the offer when the instance is created or replaced: the cheapest matching offer that the deploy checks do not already refuse for this template and \`disk_gb\` (sold out, machine disk, VM capability, CUDA), with offers whose machine goes into maintenance within 24 hours tried last. If another deploy takes that offer first (\`OFFER_UNAVAILABLE\`, \`OFFER_NOT_PINNABLE\`, \`MACHINE_DISK_EXHAUSTED\`, \`MACHINE_IN_MAINTENANCE\`), the next candidate is tried, at most ${MAX_OFFER_ATTEMPTS} offers, with a warning naming both; an answer that was lost is reconciled instead and never followed by a deploy elsewhere. The chosen \`offer_id\`, the \`offer\` it rents and the price snapshot are known after apply and kept in state: later market moves plan no change at all. Changing \`offer_filter\` replaces the instance only when it no longer satisfies the new filter (judged from \`offer\` and \`price_per_hour_micro\`); otherwise the change is recorded in place. With no matching offer that a deploy would accept, the plan fails on \`offer_filter\` and says which criterion left out which offers.`,
     "Pin an `offer_id` instead only when the instance must run on that very offer (a machine you reserved, a region or host the filter cannot express). A pinned offer is never moved away from: when it sells out or is withdrawn the running instance is unaffected, but creating or replacing the instance is refused until it can be rented again, and changing `offer_id` (for example to follow a cheaper offer from the `gpurental_offers` data source) replaces the instance and destroys its disk. Exactly one of `offer_id` and `offer_filter` is set.",
-    "Refusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. A maintenance window is only a warning at plan time: the contract leaves it to the service to judge how close is too close, so the deploy's own answer decides. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. A deploy whose answer was lost is reconciled by listing the organization's instances: the instances are listed before each deploy (deploys of one Terraform run are sent one at a time), and after a lost answer a new instance matching offer, template, disk and label is adopted; a second deploy is sent only once repeated listings show that the first did not land. Two Terraform runs deploying the same configuration at the same moment are reported rather than guessed at.",
+    "Refusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. A maintenance window is only a warning at plan time: the contract leaves it to the service to judge how close is too close, so the deploy's own answer decides. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. Every deploy is recorded in the deploy journal (see the provider's `journal_dir`) before it is sent. A deploy is sent again only when it provably never reached the server; after a lost answer the organization's instances are listed for `reconcile_timeout` and a new instance matching offer, template, disk and label is taken, and if none appears the create fails saying the outcome is unknown, without a second deploy. The next create of the same configuration adopts, with a warning naming its id and when it was deployed, an instance that an interrupted apply (Ctrl-C, a killed terraform or provider) or a late server commit left outside the state, instead of deploying another; a plan that will do so says it.",
     "The API does not return `ssh_key_id`, `env`, `secret_env`, `unset_env` or `offer_filter`, so an import cannot read them. The first plan after an import records the configured values in state with an in-place update that sends nothing to the API, and warns that they were taken from the configuration; from then on, changing them replaces the instance (`offer_filter`: when the instance does not satisfy the new filter). If the imported instance runs with other values, replace it (`terraform apply -replace=ADDRESS`).",
   ].join("\n\n"),
   attributes: {
@@ -462,6 +466,49 @@ function priorArgsForJudging(s: State) {
   };
 }
 
+/** Closes the journal's entries of an instance a state holds. */
+function claim(ctx: HandlerContext<GpurentalClient>, id: string | null): void {
+  const journal = deploySettingsOf(ctx.providerData).journal;
+  if (journal && id) bestEffort("a claim", () => journal.closeId(id, "claimed"));
+}
+
+/** Closes the journal's entries of an instance that is gone. */
+function release(ctx: HandlerContext<GpurentalClient>, id: string | null): void {
+  const journal = deploySettingsOf(ctx.providerData).journal;
+  if (journal && id) bestEffort("a destroyed instance", () => journal.closeId(id, "destroyed"));
+}
+
+// How many creates of each configuration this process's plans have told about an adoption, so that
+// with count = N and fewer entries only as many plans say so as there are entries.
+const adoptionsPlanned = new Map<string, number>();
+
+/** Warns on a create that the apply will adopt an instance from the deploy journal. */
+function planAdoption(plan: Plan, ctx: HandlerContext<GpurentalClient>): void {
+  const settings = deploySettingsOf(ctx.providerData);
+  const journal = settings.journal;
+  if (!journal || !credentialOf(ctx.providerData).configured) return;
+  try {
+    if (journal.live("instance").length === 0) return;
+    if (!isWhollyKnown(plan.offer_filter) || !isWhollyKnown(plan.env) || !isWhollyKnown(plan.secret_env))
+      return;
+    if (!isWhollyKnown(plan.unset_env) || !isWhollyKnown(plan.ssh_key_id) || !isWhollyKnown(plan.label))
+      return;
+    if (!known(plan.template_id) || !known(plan.disk_gb)) return;
+    if (plan.offer_filter === null && !known(plan.offer_id)) return;
+    const fingerprint = instanceFingerprint(toArgs(plan), settings.account);
+    const entries = journal.adoptable("instance", fingerprint, settings.partial);
+    const n = adoptionsPlanned.get(fingerprint) ?? 0;
+    const next = entries[n];
+    if (!next) return;
+    adoptionsPlanned.set(fingerprint, n + 1);
+    report(ctx.diags, [willAdoptNote(next)]);
+  } catch (err) {
+    opsLog.warn("deploy journal: could not check for adoptions", {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+}
+
 /** The `gpurental_instance` resource. */
 export const instanceResource = {
   typeName: "gpurental_instance",
@@ -493,8 +540,11 @@ export const instanceResource = {
     const { plan, state } = req;
     if (state === null) {
       await planTimeChecks(plan, ctx);
+      planAdoption(plan, ctx);
       return;
     }
+    // Every plan shows the provider the instances its state holds: the journal's proof of a claim.
+    claim(ctx, state.id);
     if (unreadAfterImport(req.private)) {
       const adopted = CREATE_ONLY.filter((a) => state[a] === null && plan[a] !== null);
       if (adopted.length > 0) {
@@ -526,10 +576,16 @@ export const instanceResource = {
 
   async create({ plan }, ctx) {
     const args = toArgs(plan);
-    const r = await createInstance(args, opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.create), (msg) =>
-      opsLog.info(msg, { resource: "gpurental_instance" }),
+    const settings = deploySettingsOf(ctx.providerData);
+    await sweepLostKeysOf(ctx.providerData, ctx.signal);
+    const r = await createInstance(
+      args,
+      { ...opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.create), settings },
+      (msg) => opsLog.info(msg, { resource: "gpurental_instance" }),
     );
     report(ctx.diags, r.diagnostics);
+    const entry = r.entry;
+    if (r.state && entry) bestEffort("a handed instance", () => settings.journal?.handed(entry));
     return r.state ? toState(r.state) : null;
   },
 
@@ -542,6 +598,8 @@ export const instanceResource = {
     });
     report(ctx.diags, r.diagnostics);
     if (r.diagnostics.some((d) => d.severity === "error")) return state;
+    if (r.state) claim(ctx, state.id);
+    else release(ctx, state.id);
     return r.state ? toState(r.state) : null;
   },
 
@@ -567,8 +625,10 @@ export const instanceResource = {
   },
 
   async delete({ state }, ctx) {
+    await sweepLostKeysOf(ctx.providerData, ctx.signal);
     const r = await deleteInstance(state.id!, opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.delete));
     report(ctx.diags, r.diagnostics);
+    if (!r.diagnostics.some((d) => d.severity === "error")) release(ctx, state.id);
   },
 
   async importState(req, ctx) {

@@ -1,4 +1,5 @@
 import { GpurentalClient } from "../api/client";
+import type { DeployJournal } from "../journal";
 
 // What the provider's configure hands to every resource and data source: the /v1 client. The
 // resources also want to know what kind of credential the client holds (API keys cannot create
@@ -64,4 +65,38 @@ export function unconfiguredClient(which: readonly string[]): GpurentalClient {
   });
   registerCredential(client, { kind: "unknown", orgId: undefined, configured: false });
   return client;
+}
+
+/** The default of the provider's reconcile_timeout: how long a lost deploy answer is looked for. */
+export const DEFAULT_RECONCILE_TIMEOUT_MS = 120_000;
+
+/** How creates are journaled and reconciled (the provider's journal_dir and reconcile_timeout). */
+export interface DeploySettings {
+  /** The deploy journal of the working directory's state; null when there is none (in-memory tests). */
+  journal: DeployJournal | null;
+  /** How long listings look for what a request with a lost answer created, within the create timeout. */
+  reconcileTimeoutMs: number;
+  /** The command planned only part of the configuration (`-target`): unclaimed entries prove less. */
+  partial: boolean;
+  /** Where the API is and which organization: part of every fingerprint, so another account never matches. */
+  account: { base_url: string; org_id: string | null };
+}
+
+const settings = new WeakMap<object, DeploySettings>();
+
+/** Records the deploy settings of a client. */
+export function registerDeploySettings(client: object, s: DeploySettings): void {
+  settings.set(client, s);
+}
+
+/** The deploy settings of a client; a client built elsewhere has no journal and the default window. */
+export function deploySettingsOf(client: object): DeploySettings {
+  return (
+    settings.get(client) ?? {
+      journal: null,
+      reconcileTimeoutMs: DEFAULT_RECONCILE_TIMEOUT_MS,
+      partial: false,
+      account: { base_url: "", org_id: null },
+    }
+  );
 }

@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the expected values are Terraform interpolations.
 import { App, TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
 import type { Construct } from "constructs";
-import { GpuWorkstationStack } from "../../examples/cdktf-app/stack";
+import { GpuWorkstationStack, type GpuWorkstationStackProps } from "../../examples/cdktf-app/stack";
 import {
   ApiKey,
   type ApiKeyProps,
@@ -259,7 +259,7 @@ describe("GpurentalProvider", () => {
     const stack = new TerraformStack(app, "s");
     const p = new GpurentalProvider(stack, "gpurental", { token: "gps_literal" });
     expect(p.node.metadata.filter((m) => m.type === "@cdktf/warn").map((m) => String(m.data))).toEqual([
-      expect.stringContaining("token is a literal string"),
+      expect.stringMatching(/^token is a literal string.*set GPURENTAL_TOKEN.*not a TerraformVariable/),
     ]);
   });
 });
@@ -488,6 +488,21 @@ describe("example app", () => {
     const app = new App({ outdir: "unused", skipValidation: true });
     const stack = new GpuWorkstationStack(app, "gpu-workstation", { statePath: "/state/terraform.tfstate" });
     expect(Testing.synth(stack, true)).toMatchSnapshot();
+  });
+
+  it("keeps the state in a local file, or in PostgreSQL with no connection string written", () => {
+    const backendOf = (props: GpuWorkstationStackProps) => {
+      const stack = new GpuWorkstationStack(Testing.app(), "gpu-workstation", props);
+      return (JSON.parse(Testing.synth(stack)) as { terraform: { backend: unknown } }).terraform.backend;
+    };
+    expect(backendOf({ statePath: "/state/terraform.tfstate" })).toEqual({
+      local: { path: "/state/terraform.tfstate" },
+    });
+    // The server and its password come from PG_CONN_STR when Terraform runs.
+    expect(backendOf({ postgres: {} })).toEqual({ pg: { schema_name: "gpu_workstation" } });
+    expect(backendOf({ postgres: { schemaName: "team_a" } })).toEqual({ pg: { schema_name: "team_a" } });
+    expect(() => backendOf({})).toThrow("gpu-workstation: give either statePath or postgres");
+    expect(() => backendOf({ statePath: "/s", postgres: {} })).toThrow("give either statePath or postgres");
   });
 
   it("marks the secrets' outputs sensitive", () => {

@@ -106,6 +106,20 @@ export class TerraformHarness {
     return new TerraformHarness(root, workDir, install, terraform, env);
   }
 
+  /**
+   * Another working directory (`<root>/<name>`, created empty) that shares this harness's mirror,
+   * CLI configuration and environment: a second CI runner of the same pipeline. Its environment is
+   * a copy, so settings made on one afterwards stay on that one.
+   */
+  workingDir(name: string): TerraformHarness {
+    if (!/^[a-z0-9][a-z0-9_-]*$/.test(name) || ["build", "mirror", "home", "work"].includes(name)) {
+      throw new Error(`workingDir: "${name}" is not a free directory name`);
+    }
+    const dir = join(this.root, name);
+    mkdirSync(dir);
+    return new TerraformHarness(this.root, dir, this.install, this.terraform, { ...this.env });
+  }
+
   /** Writes files (e.g. main.tf) into the working directory. */
   write(files: Record<string, string>): void {
     for (const [name, text] of Object.entries(files)) writeFileSync(join(this.workDir, name), text);

@@ -14,11 +14,23 @@ export interface GpurentalProviderConfig {
   */
   readonly baseUrl?: string;
   /**
+  * Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory; on CI runners that start afresh, point it at a directory that is kept between runs.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#journal_dir GpurentalProvider#journal_dir}
+  */
+  readonly journalDir?: string;
+  /**
   * ID of the organization to act in, sent as `X-Org-Id`. Falls back to `GPURENTAL_ORG_ID`. When unset, the credential's own organization is used; an organization the credential does not belong to is refused with `ORG_MISMATCH`.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#org_id GpurentalProvider#org_id}
   */
   readonly orgId?: string;
+  /**
+  * How long a deploy or key creation whose answer was lost is looked for by listing before the apply fails with "outcome unknown" (it is never sent twice), e.g. `"2m"` or `"30s"`; bounded by the create timeout. Falls back to `GPURENTAL_RECONCILE_TIMEOUT`; default `"2m"`.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#reconcile_timeout GpurentalProvider#reconcile_timeout}
+  */
+  readonly reconcileTimeout?: string;
   /**
   * Credential sent as `Authorization: Bearer`: an API key secret (`gpr_…`) or a signed-in session token (`gps_…`). Falls back to `GPURENTAL_TOKEN`; one of the two is required. Creating or revoking API keys (`gpurental_api_key`) needs a session token, and team keys an admin's session.
   *
@@ -79,7 +91,9 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
       terraformProviderSource: 'registry.terraform.io/gpurental/gpurental'
     });
     this._baseUrl = config.baseUrl;
+    this._journalDir = config.journalDir;
     this._orgId = config.orgId;
+    this._reconcileTimeout = config.reconcileTimeout;
     this._token = config.token;
     this._alias = config.alias;
   }
@@ -104,6 +118,22 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
     return this._baseUrl;
   }
 
+  // journal_dir - computed: false, optional: true, required: false
+  private _journalDir?: string; 
+  public get journalDir() {
+    return this._journalDir;
+  }
+  public set journalDir(value: string | undefined) {
+    this._journalDir = value;
+  }
+  public resetJournalDir() {
+    this._journalDir = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get journalDirInput() {
+    return this._journalDir;
+  }
+
   // org_id - computed: false, optional: true, required: false
   private _orgId?: string; 
   public get orgId() {
@@ -118,6 +148,22 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
   // Temporarily expose input value. Use with caution.
   public get orgIdInput() {
     return this._orgId;
+  }
+
+  // reconcile_timeout - computed: false, optional: true, required: false
+  private _reconcileTimeout?: string; 
+  public get reconcileTimeout() {
+    return this._reconcileTimeout;
+  }
+  public set reconcileTimeout(value: string | undefined) {
+    this._reconcileTimeout = value;
+  }
+  public resetReconcileTimeout() {
+    this._reconcileTimeout = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get reconcileTimeoutInput() {
+    return this._reconcileTimeout;
   }
 
   // token - computed: false, optional: true, required: false
@@ -159,7 +205,9 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
   protected override synthesizeAttributes(): { [name: string]: any } {
     return {
       base_url: cdktf.stringToTerraform(this._baseUrl),
+      journal_dir: cdktf.stringToTerraform(this._journalDir),
       org_id: cdktf.stringToTerraform(this._orgId),
+      reconcile_timeout: cdktf.stringToTerraform(this._reconcileTimeout),
       token: cdktf.stringToTerraform(this._token),
       alias: cdktf.stringToTerraform(this._alias),
     };
@@ -173,8 +221,20 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
         type: "simple",
         storageClassType: "string",
       },
+      journal_dir: {
+        value: cdktf.stringToHclTerraform(this._journalDir),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
       org_id: {
         value: cdktf.stringToHclTerraform(this._orgId),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      reconcile_timeout: {
+        value: cdktf.stringToHclTerraform(this._reconcileTimeout),
         isBlock: false,
         type: "simple",
         storageClassType: "string",

@@ -6,15 +6,9 @@ terraform {
   }
 }
 
-# Every argument can come from the environment instead:
-# GPURENTAL_BASE_URL, GPURENTAL_TOKEN and GPURENTAL_ORG_ID.
+# The token comes from GPURENTAL_TOKEN, never from a Terraform variable: a saved plan keeps every
+# variable's value in clear text, sensitive or not. base_url and org_id can come from
+# GPURENTAL_BASE_URL and GPURENTAL_ORG_ID too.
 provider "gpurental" {
   base_url = "https://api.gpurental.example"
-  token    = var.gpurental_token
-}
-
-variable "gpurental_token" {
-  description = "API key secret (gpr_...) or session token (gps_...)."
-  type        = string
-  sensitive   = true
 }

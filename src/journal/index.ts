@@ -1,0 +1,30 @@
+// The deploy journal: a durable record, kept with the working directory, of every deploy and key
+// creation the provider sends, so that what an interrupted or late request created is found again
+// (README.md beside this file).
+export { fingerprintOf, secretDigest } from "./fingerprint";
+export { JOURNAL_DIR_ENV, type JournalLocation, locateJournal, stableJson } from "./location";
+export {
+  CLOCK_SKEW_MS,
+  createdInWindow,
+  LATE_COMMIT_HORIZON_MS,
+  type ListingLoop,
+  listUntilFound,
+} from "./lost-requests";
+export { currentRun, type ParentCommand, parentCommand, type RunIdentity, runAlive } from "./run";
+export {
+  CLOSED_KEPT_MS,
+  type CloseReason,
+  DeployJournal,
+  type DeployJournalOptions,
+  type EntryKind,
+  JOURNAL_FORMAT,
+  JOURNAL_VERSION,
+  type JournalEntry,
+  JournalError,
+  type JournalHeader,
+  type JournalRecord,
+  journalFiles,
+  type ParsedJournal,
+  parseJournal,
+  readJournalFile,
+} from "./store";

@@ -1,0 +1,49 @@
+/**
+ * Finding what a request whose answer was lost created: the time window its object must have been
+ * created in, and the listing loop that looks for it. Shared by deploys and key creations.
+ */
+
+/** How far the server's clock may be behind the provider's when comparing created_at with sent_at. */
+export const CLOCK_SKEW_MS = 2 * 60_000;
+/** The latest a request is believed to commit after it was sent. */
+export const LATE_COMMIT_HORIZON_MS = 24 * 3600_000;
+
+/** Whether an object created at `createdAt` (server time, RFC 3339) can be a request's sent at `sentAt`. */
+export function createdInWindow(createdAt: string | null, sentAt: number): boolean {
+  const created = createdAt === null ? Number.NaN : Date.parse(createdAt);
+  if (Number.isNaN(created)) return true;
+  return created >= sentAt - CLOCK_SKEW_MS && created <= sentAt + LATE_COMMIT_HORIZON_MS;
+}
+
+/** What {@link listUntilFound} needs. */
+export interface ListingLoop<T> {
+  /** Lists and keeps the candidates; a transient failure is retried, any other thrown. */
+  find(signal: AbortSignal | undefined): Promise<T[]>;
+  isTransient(err: unknown): boolean;
+  windowMs: number;
+  signal: AbortSignal | undefined;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  now: () => number;
+}
+
+/**
+ * Lists until candidates show up or the window ends (backing off from 250 ms to 2 s); an aborted
+ * signal ends it with nothing found.
+ */
+export async function listUntilFound<T>(loop: ListingLoop<T>): Promise<T[]> {
+  const end = loop.now() + loop.windowMs;
+  let delay = 250;
+  for (;;) {
+    try {
+      const found = await loop.find(loop.signal);
+      if (found.length > 0) return found;
+    } catch (err) {
+      if (loop.signal?.aborted) return [];
+      if (!loop.isTransient(err)) throw err;
+    }
+    if (loop.now() + delay > end) return [];
+    await loop.sleep(delay, loop.signal).catch(() => undefined);
+    if (loop.signal?.aborted) return [];
+    delay = Math.min(delay * 2, 2000);
+  }
+}

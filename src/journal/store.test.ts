@@ -1,0 +1,161 @@
+import { spawnSync } from "node:child_process";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DeployJournal, locateJournal, parseJournal, type RunIdentity } from ".";
+import { currentRun } from "./run";
+
+// The journal file on its own: where it is, what survives a crash, who may take an entry.
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "gpurental-journal-store-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function deadRun(): RunIdentity {
+  const child = spawnSync(process.execPath, ["-e", "0"]);
+  return { id: `dead-${child.pid}`, pid: child.pid!, boot: currentRun().boot };
+}
+
+describe("location: one file per workspace and state", () => {
+  test.each([
+    ["TF_WORKSPACE", { TF_WORKSPACE: "prod" }, "prod"],
+    ["the data directory's environment file", {}, "staging"],
+  ])("the workspace comes from %s", (_what, env, ws) => {
+    mkdirSync(join(dir, ".terraform"));
+    writeFileSync(join(dir, ".terraform", "environment"), "staging");
+    const loc = locateJournal({ cwd: dir, env });
+    expect(loc.workspace).toBe(ws);
+    expect(loc.file.startsWith(join(dir, ".terraform", "gpurental-journal", `${ws}-`))).toBe(true);
+  });
+
+  test("two workspaces, two backends or two local state paths never share a file", () => {
+    const files = new Set<string>();
+    files.add(locateJournal({ cwd: dir, env: {} }).file);
+    files.add(locateJournal({ cwd: dir, env: { TF_WORKSPACE: "b" } }).file);
+    mkdirSync(join(dir, ".terraform"));
+    const backend = (b: unknown) =>
+      writeFileSync(join(dir, ".terraform", "terraform.tfstate"), JSON.stringify({ backend: b }));
+    backend({ type: "pg", config: { conn_str: "postgres://u:secret@h/db", schema_name: "a" } });
+    const pg = locateJournal({ cwd: dir, env: {} });
+    files.add(pg.file);
+    expect(pg.backend).toBe("pg");
+    expect(pg.file).not.toContain("secret");
+    backend({ type: "pg", config: { conn_str: "postgres://u:secret@h/db", schema_name: "b" } });
+    files.add(locateJournal({ cwd: dir, env: {} }).file);
+    backend({ type: "local", config: { path: "other.tfstate" } });
+    files.add(locateJournal({ cwd: dir, env: {} }).file);
+    expect(files.size).toBe(5);
+  });
+
+  test("journal_dir wins over GPURENTAL_JOURNAL_DIR, which wins over TF_DATA_DIR", () => {
+    expect(locateJournal({ cwd: dir, env: { TF_DATA_DIR: "data" } }).dir).toBe(
+      join(dir, "data", "gpurental-journal"),
+    );
+    expect(locateJournal({ cwd: dir, env: { GPURENTAL_JOURNAL_DIR: "/j" } }).dir).toBe("/j");
+    expect(locateJournal({ cwd: dir, env: { GPURENTAL_JOURNAL_DIR: "/j" }, configured: "k" }).dir).toBe(
+      join(dir, "k"),
+    );
+  });
+});
+
+describe("store", () => {
+  const journal = (run: RunIdentity = currentRun()) =>
+    new DeployJournal(locateJournal({ cwd: dir, env: {} }), { run });
+
+  test("entries go through sent, answered, handed and closed; closing by id writes nothing for unknown ids", () => {
+    const j = journal();
+    const e = j.sent("instance", "sha256:x", { label: "a" }, ["old"]);
+    j.answered(e, "i-1");
+    j.handed(e);
+    expect(j.live()).toMatchObject([{ entry: e, id: "i-1", before: ["old"], closed: null }]);
+    const size = readFileSync(j.file).length;
+    expect(j.closeId("i-unknown", "claimed")).toBe(0);
+    expect(readFileSync(j.file).length).toBe(size);
+    expect(j.closeId("i-1", "claimed")).toBe(1);
+    expect(j.live()).toEqual([]);
+  });
+
+  test("a torn last line (a crash mid-write) is skipped; a damaged line elsewhere is reported and skipped", () => {
+    const j = journal(deadRun());
+    const e = j.sent("instance", "sha256:x", {});
+    appendFileSync(j.file, '{"op":"answered","entry":"');
+    const torn = parseJournal(readFileSync(j.file, "utf8"));
+    expect(torn.problems).toEqual([]);
+    expect([...torn.entries.keys()]).toEqual([e]);
+    appendFileSync(j.file, '\n{"op":"answered","entry":"x","id":"y","at":"t"}\n');
+    expect(parseJournal(readFileSync(j.file, "utf8")).problems).toEqual(["line 3 is not a journal record"]);
+    // Writing after a torn line still works.
+    const k = journal();
+    k.answered(e, "i-2");
+    expect(k.live().map((x) => x.id)).toEqual(["i-2"]);
+  });
+
+  test("take gives each caller a different entry, and only entries of processes that are gone", () => {
+    const old = journal(deadRun());
+    const a = old.sent("instance", "sha256:x", {});
+    const b = old.sent("instance", "sha256:x", {});
+    const mine = journal();
+    mine.sent("instance", "sha256:x", {});
+    expect(mine.take("instance", "sha256:x")?.entry).toBe(a);
+    expect(mine.take("instance", "sha256:x")?.entry).toBe(b);
+    expect(mine.take("instance", "sha256:x")).toBeNull();
+    // Taken by a process that died in turn: free again for the next one.
+    const later = journal({ ...currentRun(), id: "later" });
+    expect(later.take("instance", "sha256:x")).toBeNull();
+  });
+
+  test("with -target, entries handed to Terraform are not adopted", () => {
+    const old = journal(deadRun());
+    const e = old.sent("instance", "sha256:x", {});
+    old.handed(e);
+    expect(journal().adoptable("instance", "sha256:x", true)).toEqual([]);
+    expect(journal().adoptable("instance", "sha256:x", false)).toHaveLength(1);
+  });
+
+  test("compaction keeps open entries and a week of tombstones, one line each", () => {
+    let t = Date.parse("2026-01-01T00:00:00Z");
+    const j = new DeployJournal(locateJournal({ cwd: dir, env: {} }), { run: currentRun(), now: () => t });
+    const open = j.sent("instance", "sha256:open", {});
+    for (let i = 0; i < 40; i++) {
+      const e = j.sent("instance", "sha256:x", {});
+      j.answered(e, `i-${i}`);
+      j.closeId(`i-${i}`, "destroyed");
+    }
+    const lines = readFileSync(j.file, "utf8").trim().split("\n");
+    // At most about two lines per kept entry: compaction rewrites the file once it holds more.
+    expect(lines.length).toBeLessThanOrEqual(2 * 42 + 3);
+    expect(lines.some((l) => l.startsWith('{"op":"entry"'))).toBe(true);
+    expect(j.live().map((e) => e.entry)).toEqual([open]);
+    expect(j.entries()).toHaveLength(41);
+    // A week later the tombstones are dropped at the next compaction.
+    j.close(open, "abandoned");
+    t += 8 * 24 * 3600_000;
+    for (let i = 0; i < 50 && j.entries().length > 1; i++)
+      j.close(j.sent("instance", "sha256:y", {}), "unsent");
+    expect(j.entries().length).toBeLessThan(41);
+    expect(j.entries().every((e) => e.fingerprint === "sha256:y")).toBe(true);
+  });
+
+  test("a stale lock of a dead process is taken over; a journal of a newer format is never written", () => {
+    const j = journal();
+    mkdirSync(j.location.dir, { recursive: true });
+    writeFileSync(`${j.file}.lock`, JSON.stringify(deadRun()));
+    j.sent("instance", "sha256:x", {});
+    expect(existsSync(`${j.file}.lock`)).toBe(false);
+    writeFileSync(
+      j.file,
+      `${JSON.stringify({ op: "header", format: "gpurental-deploy-journal", version: 99 })}\n`,
+    );
+    expect(() => j.sent("instance", "sha256:x", {})).toThrow("format version 99");
+  });
+});

@@ -1,0 +1,539 @@
+/**
+ * The deploy journal file: an append-only JSON Lines log of deploys and key creations, written and
+ * flushed to disk (fdatasync) before each request is sent, then completed as the request's fate
+ * becomes known. Every write happens under a lock file shared by the provider processes of the
+ * working directory (a second provider configuration of the same apply runs in its own process);
+ * within a process the journal's methods are synchronous, so they never interleave. The format is
+ * documented in README.md beside this file; what the entries mean to the resources is theirs to say.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  closeSync,
+  fdatasyncSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+import type { JournalLocation } from "./location";
+import { currentRun, type RunIdentity, runAlive } from "./run";
+
+/** The `format` of a journal header. */
+export const JOURNAL_FORMAT = "gpurental-deploy-journal";
+/** The version this code writes; a file with a higher version is read but never written. */
+export const JOURNAL_VERSION = 1;
+
+/** What an entry records the creation of. */
+export type EntryKind = "instance" | "api_key";
+
+/** Why an entry needs no more attention. */
+export type CloseReason =
+  /** The request provably did not create anything (refused, or never reached the server). */
+  | "unsent"
+  /** A Terraform state holds the object (the provider saw it in a plan or a refresh). */
+  | "claimed"
+  /** The instance was destroyed. */
+  | "destroyed"
+  /** The key was revoked (a key nobody holds the secret of). */
+  | "revoked"
+  /** Nothing appeared for a request whose answer was lost, long after it was sent. */
+  | "abandoned";
+
+/** One deploy or key creation and what is known of it. */
+export interface JournalEntry {
+  /** Random id of the entry. */
+  entry: string;
+  kind: EntryKind;
+  /** Hash of the configuration that asked for it (see fingerprint.ts); the key adoption matches on. */
+  fingerprint: string;
+  /** What was sent, secrets left out or hashed: enough to recognise the object in a listing. */
+  request: Record<string, unknown>;
+  /** Ids of matching objects that existed before the request was sent; never the request's. */
+  before: string[];
+  /** When the request was about to be sent (RFC 3339, the provider's clock). */
+  sent_at: string;
+  /** The process that sent it. */
+  run: RunIdentity;
+  /** The object's id, once known. */
+  id: string | null;
+  answered_at: string | null;
+  /** When the object was returned to Terraform (which may still not have saved it). */
+  handed_at: string | null;
+  /** A create that adopted the entry, and its process. */
+  taken: { run: RunIdentity; at: string } | null;
+  closed: { reason: CloseReason; at: string; detail?: string } | null;
+}
+
+/** The first line of a journal file. */
+export interface JournalHeader {
+  op: "header";
+  format: typeof JOURNAL_FORMAT;
+  version: number;
+  workspace: string;
+  backend: string;
+  created_at: string;
+}
+
+/** One line of a journal file. */
+export type JournalRecord =
+  | JournalHeader
+  | ({ op: "sent"; at: string } & Pick<
+      JournalEntry,
+      "entry" | "kind" | "fingerprint" | "request" | "before" | "run"
+    >)
+  | { op: "answered"; entry: string; id: string; at: string }
+  | { op: "handed"; entry: string; at: string }
+  | { op: "taken"; entry: string; run: RunIdentity; at: string }
+  | { op: "closed"; entry: string; reason: CloseReason; at: string; detail?: string }
+  /** A whole entry, as compaction rewrites it. */
+  | ({ op: "entry" } & JournalEntry);
+
+/** A journal file read back. */
+export interface ParsedJournal {
+  header: JournalHeader | null;
+  /** By entry id, in the order they were sent. */
+  entries: Map<string, JournalEntry>;
+  /** Lines that could not be read (a torn last line is expected after a crash and not listed). */
+  problems: string[];
+  lines: number;
+}
+
+/** Reads a journal's text; a damaged line is skipped and reported, never fatal. */
+export function parseJournal(text: string): ParsedJournal {
+  const entries = new Map<string, JournalEntry>();
+  const problems: string[] = [];
+  let header: JournalHeader | null = null;
+  const lines = text.split("\n");
+  // A file that does not end in a newline has a torn last line: a write cut short by a crash.
+  const last = lines.length - 1;
+  let count = 0;
+  lines.forEach((line, i) => {
+    if (!line.trim()) return;
+    count++;
+    let rec: JournalRecord;
+    try {
+      rec = JSON.parse(line) as JournalRecord;
+      if (!rec || typeof rec !== "object" || typeof rec.op !== "string") throw new Error("not a record");
+    } catch {
+      if (i !== last) problems.push(`line ${i + 1} is not a journal record`);
+      return;
+    }
+    apply(entries, rec, (h) => {
+      header = h;
+    });
+  });
+  return { header, entries, problems, lines: count };
+}
+
+function apply(entries: Map<string, JournalEntry>, rec: JournalRecord, onHeader: (h: JournalHeader) => void) {
+  if (rec.op === "header") {
+    onHeader(rec);
+    return;
+  }
+  if (rec.op === "entry") {
+    const { op: _op, ...entry } = rec;
+    entries.set(entry.entry, entry);
+    return;
+  }
+  if (rec.op === "sent") {
+    entries.set(rec.entry, {
+      entry: rec.entry,
+      kind: rec.kind,
+      fingerprint: rec.fingerprint,
+      request: rec.request ?? {},
+      before: rec.before ?? [],
+      sent_at: rec.at,
+      run: rec.run,
+      id: null,
+      answered_at: null,
+      handed_at: null,
+      taken: null,
+      closed: null,
+    });
+    return;
+  }
+  const e = entries.get(rec.entry);
+  if (!e) return;
+  switch (rec.op) {
+    case "answered":
+      e.id = rec.id;
+      e.answered_at = rec.at;
+      break;
+    case "handed":
+      e.handed_at = rec.at;
+      break;
+    case "taken":
+      e.taken = { run: rec.run, at: rec.at };
+      break;
+    case "closed":
+      e.closed = { reason: rec.reason, at: rec.at, ...(rec.detail ? { detail: rec.detail } : {}) };
+      break;
+  }
+}
+
+/** How long a closed entry is kept, so that its id is not mistaken for a lost deploy's instance. */
+export const CLOSED_KEPT_MS = 7 * 24 * 3600_000;
+/** A lock file older than this is taken over: no holder keeps it longer than one file write. */
+const STALE_LOCK_MS = 10_000;
+/** The longest wait for the lock before the write is given up (and reported). */
+const LOCK_WAIT_MS = 15_000;
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** A journal that cannot be written, with the reason; the resources report it instead of deploying blind. */
+export class JournalError extends Error {
+  constructor(
+    message: string,
+    readonly file: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "JournalError";
+  }
+}
+
+/** Options of {@link DeployJournal}. */
+export interface DeployJournalOptions {
+  now?: () => number;
+  run?: RunIdentity;
+  /** Told about damaged lines and compactions. */
+  log?: (level: "debug" | "warn", message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** The deploy journal of one state (see locateJournal). */
+export class DeployJournal {
+  readonly location: JournalLocation;
+  readonly run: RunIdentity;
+  private readonly now: () => number;
+  private readonly log: NonNullable<DeployJournalOptions["log"]>;
+  private cache: { key: string; parsed: ParsedJournal } | null = null;
+  private reported = new Set<string>();
+
+  constructor(location: JournalLocation, opts: DeployJournalOptions = {}) {
+    this.location = location;
+    this.run = opts.run ?? currentRun();
+    this.now = opts.now ?? Date.now;
+    this.log = opts.log ?? (() => {});
+  }
+
+  /** The journal file. */
+  get file(): string {
+    return this.location.file;
+  }
+
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  /** The file as it is now, read again only when it changed (a stat per call otherwise). */
+  private read(): ParsedJournal {
+    let key: string;
+    try {
+      const st = statSync(this.file);
+      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return { header: null, entries: new Map(), problems: [], lines: 0 };
+    }
+    if (this.cache?.key === key) return this.cache.parsed;
+    const parsed = parseJournal(readFileSync(this.file, "utf8"));
+    for (const p of parsed.problems) {
+      if (this.reported.has(p)) continue;
+      this.reported.add(p);
+      this.log("warn", "deploy journal: skipped a damaged line", { file: this.file, problem: p });
+    }
+    this.cache = { key, parsed };
+    return parsed;
+  }
+
+  /** Every entry, oldest first (a snapshot: later writes do not change it). */
+  entries(): JournalEntry[] {
+    return [...this.read().entries.values()].map((e) => structuredClone(e));
+  }
+
+  /** The entries no state has claimed and nothing has closed. */
+  live(kind?: EntryKind): JournalEntry[] {
+    return this.entries().filter((e) => e.closed === null && (kind === undefined || e.kind === kind));
+  }
+
+  /**
+   * Whether an entry is left over from a process that is gone and can be taken by a create of this
+   * run: open, not this run's own, not being worked on by a live process. `partial` (a `-target`
+   * run) leaves out entries that were handed to Terraform, since a plan that skipped resources did
+   * not get the chance to claim them.
+   */
+  isAdoptable(e: JournalEntry, partial = false): boolean {
+    if (e.closed !== null) return false;
+    if (runAlive(e.run, this.run)) return false;
+    if (e.taken && runAlive(e.taken.run, this.run)) return false;
+    return !(partial && e.handed_at !== null);
+  }
+
+  /** The adoptable entries of a fingerprint, oldest first. */
+  adoptable(kind: EntryKind, fingerprint: string, partial = false): JournalEntry[] {
+    return this.live(kind).filter((e) => e.fingerprint === fingerprint && this.isAdoptable(e, partial));
+  }
+
+  /** Records a request about to be sent; returns its entry id. Durable when it returns. */
+  sent(
+    kind: EntryKind,
+    fingerprint: string,
+    request: Record<string, unknown>,
+    before: readonly string[] = [],
+  ): string {
+    const entry = randomUUID();
+    this.write(() => [
+      { op: "sent", entry, kind, fingerprint, request, before: [...before], at: this.iso(), run: this.run },
+    ]);
+    return entry;
+  }
+
+  /** Records the id a request created. */
+  answered(entry: string, id: string): void {
+    this.write(() => [{ op: "answered", entry, id, at: this.iso() }]);
+  }
+
+  /** Records that the object was returned to Terraform. */
+  handed(entry: string): void {
+    this.write(() => [{ op: "handed", entry, at: this.iso() }]);
+  }
+
+  /** Closes an entry. */
+  close(entry: string, reason: CloseReason, detail?: string): void {
+    this.write(() => [{ op: "closed", entry, reason, at: this.iso(), ...(detail ? { detail } : {}) }]);
+  }
+
+  /**
+   * Closes every open entry of this object id (a state holds it, or it is gone). Writes nothing,
+   * and takes no lock, when no open entry names it: the common case of every plan.
+   */
+  closeId(id: string, reason: CloseReason): number {
+    const open = (m: Map<string, JournalEntry>) =>
+      [...m.values()].filter((e) => e.closed === null && e.id === id);
+    if (open(this.read().entries).length === 0) return 0;
+    let n = 0;
+    this.write((entries) => {
+      const found = open(entries);
+      n = found.length;
+      return found.map((e) => ({ op: "closed" as const, entry: e.entry, reason, at: this.iso() }));
+    });
+    return n;
+  }
+
+  /**
+   * Takes the oldest adoptable entry of a fingerprint for this run, under the lock, so that each
+   * of several identical creates gets a different one. Null when there is none.
+   */
+  take(kind: EntryKind, fingerprint: string, partial = false): JournalEntry | null {
+    if (this.adoptable(kind, fingerprint, partial).length === 0) return null;
+    let taken: JournalEntry | null = null;
+    this.write((entries) => {
+      const e = [...entries.values()].find(
+        (x) => x.kind === kind && x.fingerprint === fingerprint && this.isAdoptable(x, partial),
+      );
+      if (!e) return [];
+      taken = structuredClone(e);
+      return [{ op: "taken", entry: e.entry, run: this.run, at: this.iso() }];
+    });
+    return taken;
+  }
+
+  /** Ids named by the entries of every journal in the directory (other workspaces' too). */
+  referencedIds(): Set<string> {
+    const ids = new Set<string>();
+    let files: string[] = [];
+    try {
+      files = readdirSync(this.location.dir).filter((f) => f.endsWith(".jsonl"));
+    } catch {
+      return ids;
+    }
+    for (const f of files) {
+      const path = join(this.location.dir, f);
+      const parsed = path === this.file ? this.read() : parseFile(path);
+      for (const e of parsed.entries.values()) if (e.id) ids.add(e.id);
+    }
+    return ids;
+  }
+
+  /**
+   * Appends what `build` returns for the entries as they are on disk, under the lock, flushed to
+   * disk before returning; compacts the file when closed entries make up most of it.
+   */
+  private write(build: (entries: Map<string, JournalEntry>) => JournalRecord[]): void {
+    const release = this.lock();
+    try {
+      const current = this.read();
+      if (current.header && current.header.version > JOURNAL_VERSION) {
+        throw new JournalError(
+          `The deploy journal ${this.file} was written by a newer provider (format version ${current.header.version}); use that version or move the file away.`,
+          this.file,
+        );
+      }
+      const records = build(current.entries);
+      if (records.length === 0) return;
+      const lines: JournalRecord[] = current.header ? [] : [this.header()];
+      lines.push(...records);
+      appendDurably(this.file, `${lines.map((r) => JSON.stringify(r)).join("\n")}\n`, !current.header);
+      this.cache = null;
+      this.compactIfWorth();
+    } finally {
+      release();
+    }
+  }
+
+  private header(): JournalHeader {
+    return {
+      op: "header",
+      format: JOURNAL_FORMAT,
+      version: JOURNAL_VERSION,
+      workspace: this.location.workspace,
+      backend: this.location.backend,
+      created_at: this.iso(),
+    };
+  }
+
+  /** Rewrites the file with one line per kept entry; removes it when nothing is left. Under the lock. */
+  private compactIfWorth(): void {
+    const parsed = this.read();
+    const cutoff = this.now() - CLOSED_KEPT_MS;
+    const kept = [...parsed.entries.values()].filter(
+      (e) => e.closed === null || Date.parse(e.closed.at) >= cutoff,
+    );
+    if (kept.length === 0) {
+      rmSync(this.file, { force: true });
+      this.cache = null;
+      return;
+    }
+    if (parsed.lines < 64 || parsed.lines < 2 * (kept.length + 1)) return;
+    const text = [this.header(), ...kept.map((e) => ({ op: "entry" as const, ...e }))]
+      .map((r) => JSON.stringify(r))
+      .join("\n");
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    const fd = openSync(tmp, "w", 0o600);
+    try {
+      writeSync(fd, `${text}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, this.file);
+    syncDir(dirname(this.file));
+    this.cache = null;
+    this.log("debug", "deploy journal compacted", {
+      file: this.file,
+      lines: parsed.lines,
+      kept: kept.length,
+    });
+  }
+
+  /** Takes the lock file of the journal; waits for another process's short hold, takes over a stale one. */
+  private lock(): () => void {
+    const lockPath = `${this.file}.lock`;
+    try {
+      mkdirSync(dirname(lockPath), { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw new JournalError(
+        `Cannot create the deploy journal directory ${dirname(lockPath)}: ${String(err)}`,
+        this.file,
+        {
+          cause: err,
+        },
+      );
+    }
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        const fd = openSync(lockPath, "wx", 0o600);
+        writeSync(fd, `${JSON.stringify(this.run)}\n`);
+        closeSync(fd);
+        return () => rmSync(lockPath, { force: true });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
+          throw new JournalError(`Cannot lock the deploy journal ${this.file}: ${String(err)}`, this.file, {
+            cause: err,
+          });
+        }
+      }
+      if (lockIsStale(lockPath, this.run)) {
+        rmSync(lockPath, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new JournalError(
+          `The deploy journal ${this.file} stayed locked for ${LOCK_WAIT_MS / 1000} s (${lockPath}); if no other terraform command runs in this directory, delete the lock file.`,
+          this.file,
+        );
+      }
+      sleepSync(10);
+    }
+  }
+}
+
+function lockIsStale(lockPath: string, self: RunIdentity): boolean {
+  try {
+    const st = statSync(lockPath);
+    if (Date.now() - st.mtimeMs > STALE_LOCK_MS) return true;
+    const holder = JSON.parse(readFileSync(lockPath, "utf8")) as RunIdentity;
+    return holder.id !== self.id && !runAlive(holder, self);
+  } catch {
+    // Half-written by a holder that has just created it: not stale.
+    return false;
+  }
+}
+
+function parseFile(path: string): ParsedJournal {
+  try {
+    return parseJournal(readFileSync(path, "utf8"));
+  } catch {
+    return { header: null, entries: new Map(), problems: [], lines: 0 };
+  }
+}
+
+/** Appends `text` in one write and flushes it to disk; a new file's directory entry is flushed too. */
+function appendDurably(file: string, text: string, created: boolean): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const fd = openSync(file, "a", 0o600);
+  try {
+    writeSync(fd, text);
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  if (created) syncDir(dirname(file));
+}
+
+function syncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Not every platform can open a directory; the file itself is flushed.
+  }
+}
+
+/** Lists the journal files of a directory, for tools that read every state's journal. */
+export function journalFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+      .filter((f) => f.endsWith(".jsonl"))
+      .map((f) => join(dir, f));
+  } catch {
+    return [];
+  }
+}
+
+/** Reads a journal file (for tools); a missing file is an empty journal. */
+export function readJournalFile(path: string): ParsedJournal {
+  return parseFile(path);
+}

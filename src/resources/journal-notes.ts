@@ -1,0 +1,63 @@
+import type { DeployJournal, JournalEntry } from "../journal";
+import { logger } from "../plugin/log";
+
+// What the resources say about the deploy journal (src/journal) outside a create: the warning
+// about requests an interrupted apply left behind, and journal writes that must never fail the
+// operation around them (a claim, a completion after the request already landed).
+
+const log = logger.child("journal");
+
+/** Runs a journal write whose failure must not undo what already happened; logs it instead. */
+export function bestEffort(what: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    log.warn(`deploy journal: could not record ${what}`, {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+}
+
+function describe(e: JournalEntry): string {
+  const what =
+    e.kind === "instance"
+      ? e.id
+        ? `instance ${e.id}`
+        : `a deploy (label ${JSON.stringify(e.request.label ?? null)}) whose answer was lost`
+      : e.id
+        ? `API key ${e.id} (${JSON.stringify(e.request.name ?? "")})`
+        : `an API key creation (${JSON.stringify(e.request.name ?? "")}) whose answer was lost`;
+  return `  - ${what}, sent at ${e.sent_at}`;
+}
+
+/**
+ * The warning about what interrupted applies created and no Terraform state can hold (it was never
+ * returned to Terraform): instances the next matching create adopts, keys the next apply revokes.
+ */
+export function orphanedEntriesWarning(journal: DeployJournal): { summary: string; detail: string } | null {
+  let orphans: JournalEntry[];
+  try {
+    orphans = journal.live().filter((e) => e.handed_at === null && journal.isAdoptable(e));
+  } catch {
+    return null;
+  }
+  if (orphans.length === 0) return null;
+  const instances = orphans.filter((e) => e.kind === "instance");
+  const keys = orphans.filter((e) => e.kind === "api_key");
+  const parts: string[] = [];
+  if (instances.length > 0) {
+    parts.push(
+      `Deploys an interrupted apply sent before Terraform recorded them (they may be billing):\n${instances.map(describe).join("\n")}\nThe next apply adopts each into a gpurental_instance of the same configuration that it creates, instead of deploying another. terraform destroy does not see them; gpurental strays lists what no state holds.`,
+    );
+  }
+  if (keys.length > 0) {
+    parts.push(
+      `API keys created by interrupted or lost requests, whose secret nobody holds:\n${keys.map(describe).join("\n")}\nThe next apply or destroy revokes them.`,
+    );
+  }
+  const n = orphans.length;
+  return {
+    summary: `The deploy journal holds ${n} request${n === 1 ? "" : "s"} no Terraform state has claimed`,
+    detail: `${parts.join("\n\n")}\nDeploy journal: ${journal.file}`,
+  };
+}
