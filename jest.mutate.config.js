@@ -13,6 +13,7 @@ module.exports = {
     "<rootDir>/src/resources/*.test.ts",
     "<rootDir>/src/framework/*.test.ts",
     "<rootDir>/src/fake-backend/*.test.ts",
+    "<rootDir>/src/journal/*.test.ts",
     "<rootDir>/src/plan-report/*.test.ts",
     "<rootDir>/src/cli/strays.test.ts",
     "<rootDir>/test/contract/*.test.ts",

@@ -34,8 +34,14 @@ const GROUPS = {
   ],
   // The schema's sensitive and write-only flags, as sent to Terraform.
   schema: ["src/framework/schema.ts"],
-  // The deploy reconciliation: lost answers of deploys and key creations found, never resent.
-  reconciliation: ["src/api/reconcile.ts", "src/resources/instance-ops.ts", "src/resources/api-key.ts"],
+  // The deploy reconciliation: every deploy and key creation journaled before it is sent, a lost
+  // answer looked for (never resent), and what an interrupted apply created adopted or revoked.
+  reconciliation: [
+    "src/api/reconcile.ts",
+    "src/journal/lost-requests.ts",
+    "src/resources/instance-deploy.ts",
+    "src/resources/api-key-journal.ts",
+  ],
 };
 
 const selected = (process.env.MUTATE ?? "")

@@ -29,6 +29,8 @@ describe("redactText", () => {
     ["private_key: -----BEGIN", `private_key: ${REDACTED}`],
     ["secret:'s3' and secret=\"s4\"", `secret:'${REDACTED}' and secret="${REDACTED}"`],
     ['"secret":truex', `"secret":${REDACTED}`],
+    ["Bearer  two-spaces.value", `Bearer ${REDACTED}`],
+    ["authorization=Basic  dXNlcjpwYXNz", `authorization=${REDACTED}`],
   ])("%j becomes %j", (input, output) => {
     expect(redactText(input)).toBe(output);
   });
@@ -84,6 +86,7 @@ describe("isCredentialKey", () => {
   it.each([
     "tokens",
     "token_from",
+    "uses_secret_env",
     "mytoken",
     "prefix",
     "secretary",
@@ -152,6 +155,12 @@ describe("redactValue", () => {
     expect(redactValue(12345678901234567890n)).toBe("12345678901234567890");
     expect(redactValue(42)).toBe(42);
     expect(redactValue(undefined)).toBeUndefined();
+  });
+
+  it("counts arrays as levels too", () => {
+    let v: unknown = "innermost";
+    for (let i = 0; i < 10; i++) v = [v];
+    expect(JSON.stringify(redactValue(v))).toBe(`${"[".repeat(9)}"[…]"${"]".repeat(9)}`);
   });
 
   it("copies nine levels of nesting and cuts the tenth", () => {

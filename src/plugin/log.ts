@@ -34,9 +34,8 @@ export function hclogTimestamp(date: Date = new Date()): string {
 export function levelFromEnv(env: NodeJS.ProcessEnv = process.env): LogLevel | "off" {
   const raw = (env.TF_LOG_PROVIDER || env.TF_LOG || "").trim().toLowerCase();
   if (raw === "") return "warn";
-  if (raw === "off") return "off";
-  if (raw === "json") return "trace";
-  if (raw in RANK) return raw as LogLevel;
+  // "off" and the levels are RANK's keys; anything else, "json" included, is trace.
+  if (Object.hasOwn(RANK, raw)) return raw as LogLevel | "off";
   return "trace";
 }
 
@@ -96,22 +95,23 @@ export class Logger {
   /** Writes one record if `level` is enabled. */
   log(level: LogLevel, message: string, fields?: LogFields): void {
     if (!this.enabled(level)) return;
-    const record: Record<string, unknown> = {
+    const head = {
       "@level": level,
       "@message": redactText(message),
       "@module": this.module,
       "@timestamp": hclogTimestamp(),
     };
-    const extra: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries({ ...this.fields, ...fields })) {
-      if (!k.startsWith("@")) extra[k] = v; // @-keys are hclog's
-    }
-    Object.assign(record, redactValue(extra));
     let line: string;
     try {
-      line = JSON.stringify(record);
+      const extra: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries({ ...this.fields, ...fields })) {
+        if (!k.startsWith("@")) extra[k] = v; // @-keys are hclog's
+      }
+      line = JSON.stringify({ ...head, ...(redactValue(extra) as object) });
     } catch {
-      line = JSON.stringify({ ...record, fields: "[unserializable]" });
+      // A field that cannot be read or serialized (a throwing getter or toJSON) must not turn a
+      // log call into a crash: the record is written without its fields.
+      line = JSON.stringify({ ...head, fields: "[unserializable]" });
     }
     this.sink(`${line}\n`);
   }

@@ -43,6 +43,11 @@ describe("maskedService", () => {
     expectNoCredential((err as Error).message);
   });
 
+  it("keeps what is not an RPC as it is", () => {
+    const service = { ...createStubProviderService(), version: "1.2.3" };
+    expect((maskedService(service) as unknown as { version: string }).version).toBe("1.2.3");
+  });
+
   it("passes answers without diagnostics through unchanged", async () => {
     const stub = createStubProviderService();
     await expect(maskedService(stub).StopProvider({})).resolves.toEqual(await stub.StopProvider({}));

@@ -16,13 +16,16 @@ function maskDiagnostic(d: DiagnosticOut): DiagnosticOut {
 
 /** Wraps every RPC of `service` so that its diagnostics and thrown errors carry no credential. */
 export function maskedService(service: ProviderService): ProviderService {
-  const wrapped: Record<string, Handler> = {};
-  for (const [name, fn] of Object.entries(service as unknown as Record<string, Handler>)) {
-    if (typeof fn !== "function") continue;
-    wrapped[name] = async (req) => {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(service as unknown as Record<string, unknown>)) {
+    if (typeof fn !== "function") {
+      wrapped[name] = fn;
+      continue;
+    }
+    wrapped[name] = async (req: unknown) => {
       let res: unknown;
       try {
-        res = await fn.call(service, req);
+        res = await (fn as Handler).call(service, req);
       } catch (err) {
         if (err instanceof Error) err.message = redactText(err.message);
         throw err;
