@@ -1,30 +1,16 @@
-// The Jest configuration of mutation runs (stryker.config.js): the fast unit and contract test
-// files of the mutated modules, nothing that runs terraform, cdktf, a built dist/ or a child
-// process of its own. Stryker runs only the tests that cover each mutant.
+// The Jest configuration of mutation runs (stryker.config.js): the unit and contract test files
+// the selected groups name (GPURENTAL_MUTATION_TESTS, set by stryker.config.js), never a suite that
+// runs terraform, cdktf, a built dist/ or child processes of its own.
 const base = require("./jest.config");
+
+const tests = JSON.parse(process.env.GPURENTAL_MUTATION_TESTS ?? "[]");
+if (tests.length === 0)
+  throw new Error("jest.mutate.config.js is run by `npm run mutate` (stryker.config.js)");
 
 /** @type {import('jest').Config} */
 module.exports = {
   ...base,
-  testMatch: [
-    "<rootDir>/src/api/*.test.ts",
-    "<rootDir>/src/plugin/log.test.ts",
-    "<rootDir>/src/plugin/masked-service.test.ts",
-    "<rootDir>/src/resources/*.test.ts",
-    "<rootDir>/src/framework/*.test.ts",
-    "<rootDir>/src/fake-backend/*.test.ts",
-    "<rootDir>/src/journal/*.test.ts",
-    "<rootDir>/src/plan-report/*.test.ts",
-    "<rootDir>/src/cli/strays.test.ts",
-    "<rootDir>/test/contract/*.test.ts",
-  ],
-  testPathIgnorePatterns: [
-    ...base.testPathIgnorePatterns,
-    // Child processes killed mid-write and a bundled CLI: minutes per mutant, and they test the
-    // state file and the command line, not the mutated logic.
-    "/test/contract/persistence\\.test\\.ts$",
-    "/test/contract/cli\\.test\\.ts$",
-  ],
+  testMatch: tests.map((t) => `<rootDir>/${t}`),
   // No cdktf matchers and no dist/ build here.
   setupFilesAfterEnv: [],
   globalSetup: undefined,

@@ -2,46 +2,92 @@
 // means a leaked secret, a lost or duplicated instance, or a wrong refusal. Scores and the
 // survivors left standing are recorded in docs/development.md, "Mutation testing".
 //
-// `MUTATE=<group>[,<group>] npm run mutate` mutates only those groups; `npm run mutate -- --mutate
-// <file>` one file. Each mutant runs only the tests that cover it (coverageAnalysis perTest), taken
-// from the fast unit and contract files of jest.mutate.config.js; the e2e suites never run here.
+// `npm run mutate` (scripts/mutate.js) runs each group below on its own and prints the score of
+// every file; `npm run mutate -- <group>...` runs only those groups. Each group names the fast unit and contract test files that test its code
+// (jest.mutate.config.js runs those, never a terraform, cdktf or dist/ suite), and each mutant runs
+// only the tests among them that reach it (coverageAnalysis perTest).
 
-/** The files, or line ranges of files, each group mutates. */
+/** Each group: the files (or line ranges) it mutates and the test files that test them. */
 const GROUPS = {
   // Credential redaction and log masking: the target is no survivor at all.
-  redaction: ["src/api/redact.ts", "src/plugin/log.ts", "src/plugin/masked-service.ts"],
+  redaction: {
+    mutate: ["src/api/redact.ts", "src/plugin/log.ts", "src/plugin/masked-service.ts"],
+    tests: [
+      "src/api/redact.test.ts",
+      "src/api/client.credentials.test.ts",
+      "src/plugin/log.test.ts",
+      "src/plugin/masked-service.test.ts",
+      "src/cli/strays.test.ts",
+    ],
+  },
   // Refusal mapping (codes to attributes and explanations) and the plan-time deploy checks.
-  refusals: ["src/resources/refusals.ts", "src/resources/plan-checks.ts"],
+  refusals: {
+    mutate: ["src/resources/refusals.ts", "src/resources/plan-checks.ts"],
+    tests: [
+      "src/resources/refusals.test.ts",
+      "src/resources/plan-checks.test.ts",
+      "src/resources/offer-selection.test.ts",
+      "src/plan-report/*.test.ts",
+    ],
+  },
   // The fake backend's limits (request bodies, the deploy checks of contract 7.2 and the instance
   // limit) and billing (burn, balance rule, accrual, ledger, auto-stop and auto-destroy). The
   // engine is one large class: these ranges are its limits and billing parts and must follow it
   // when it changes (or it is split by concern).
-  "fake-limits-billing": [
-    "src/fake-backend/validation.ts",
-    "src/fake-backend/engine.ts:400-431", // setBalance, topUp
-    "src/fake-backend/engine.ts:743-769", // hourly burn, the balance rule
-    "src/fake-backend/engine.ts:778-901", // deploy: checks 1-15 and the reservation
-    "src/fake-backend/engine.ts:981-985", // start: the balance rule
-    "src/fake-backend/engine.ts:1143-1165", // billing segments opened and closed by status
-    "src/fake-backend/engine.ts:1263-1468", // accrual, ledger rows, balance events, auto-stop/-destroy
-    "src/fake-backend/engine.ts:1524-1548", // settle: time advanced hour by hour while billing
-  ],
+  "fake-limits-billing": {
+    // validation.ts's zod schemas are built at module load, so each of their mutants would run
+    // every contract file of the group (about 25 s each here, 300 of them); the limits they hold
+    // are pinned by the table tests of test/contract/limits.test.ts and robustness.test.ts.
+    ignoreStatic: true,
+    mutate: [
+      "src/fake-backend/validation.ts",
+      "src/fake-backend/engine.ts:400-431", // setBalance, topUp
+      "src/fake-backend/engine.ts:743-769", // hourly burn, the balance rule
+      "src/fake-backend/engine.ts:778-901", // deploy: checks 1-15 and the reservation
+      "src/fake-backend/engine.ts:981-985", // start: the balance rule
+      "src/fake-backend/engine.ts:1143-1165", // billing segments opened and closed by status
+      "src/fake-backend/engine.ts:1263-1468", // accrual, ledger rows, balance events, auto-stop/-destroy
+      "src/fake-backend/engine.ts:1524-1548", // settle: time advanced hour by hour while billing
+    ],
+    tests: [
+      "src/fake-backend/engine.test.ts",
+      "test/contract/limits.test.ts",
+      "test/contract/billing.test.ts",
+      "test/contract/deploy-checks.test.ts",
+      "test/contract/instances.test.ts",
+      "test/contract/robustness.test.ts",
+    ],
+  },
   // The retry and resend classification (being reworked into src/api/retry-policy.ts).
-  retry: [
-    "src/api/client.ts:182-217", // safety of a call and the status sets
-    "src/api/client.ts:664-785", // the attempt loop: retry, resend or ambiguous
-    "src/api/retry.ts",
-  ],
+  retry: {
+    mutate: [
+      "src/api/client.ts:182-217", // safety of a call and the status sets
+      "src/api/client.ts:664-785", // the attempt loop: retry, resend or ambiguous
+      "src/api/retry.ts",
+    ],
+    tests: ["src/api/client.test.ts", "src/api/client.fake-backend.test.ts", "src/api/retry.test.ts"],
+  },
   // The schema's sensitive and write-only flags, as sent to Terraform.
-  schema: ["src/framework/schema.ts"],
+  schema: {
+    mutate: ["src/framework/schema.ts"],
+    tests: ["src/framework/schema.test.ts", "src/framework/service.test.ts"],
+  },
   // The deploy reconciliation: every deploy and key creation journaled before it is sent, a lost
   // answer looked for (never resent), and what an interrupted apply created adopted or revoked.
-  reconciliation: [
-    "src/api/reconcile.ts",
-    "src/journal/lost-requests.ts",
-    "src/resources/instance-deploy.ts",
-    "src/resources/api-key-journal.ts",
-  ],
+  reconciliation: {
+    mutate: [
+      "src/api/reconcile.ts",
+      "src/journal/lost-requests.ts",
+      "src/resources/instance-deploy.ts",
+      "src/resources/api-key-journal.ts",
+    ],
+    tests: [
+      "src/resources/deploy-journal.test.ts",
+      "src/resources/instance-ops.test.ts",
+      "src/journal/store.test.ts",
+      "src/api/client.fake-backend.test.ts",
+    ],
+  },
 };
 
 const selected = (process.env.MUTATE ?? "")
@@ -52,6 +98,11 @@ for (const g of selected) {
   if (!(g in GROUPS))
     throw new Error(`MUTATE: unknown group ${g}; groups: ${Object.keys(GROUPS).join(", ")}`);
 }
+const groups = (selected.length > 0 ? selected : Object.keys(GROUPS)).map((g) => GROUPS[g]);
+// Runs of different groups keep their own reports and sandboxes, so two can run side by side.
+const runName = selected.length > 0 ? selected.join("+") : "all";
+// Read by jest.mutate.config.js in the test runner processes, which inherit the environment.
+process.env.GPURENTAL_MUTATION_TESTS = JSON.stringify([...new Set(groups.flatMap((g) => g.tests))]);
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 module.exports = {
@@ -61,18 +112,22 @@ module.exports = {
   checkers: ["typescript"],
   tsconfigFile: "tsconfig.json",
   coverageAnalysis: "perTest",
-  mutate: (selected.length > 0 ? selected : Object.keys(GROUPS)).flatMap((g) => GROUPS[g]),
+  mutate: groups.flatMap((g) => g.mutate),
   // The machine is small and shared: one test runner, one type checker.
   concurrency: 1,
   timeoutMS: 15_000,
-  // Mutants in code that runs once at module load (the catalogue of refusals, the patterns) are
-  // still run, each with the whole set of tests: correctness over speed here.
-  ignoreStatic: false,
+  // Mutants in code that runs once at module load (the catalogue of refusals, the patterns) run
+  // every test of their group: they are the mapping itself, so they are not ignored, except in a
+  // group that says why (scripts/mutate.js runs each group on its own).
+  ignoreStatic: groups.every((g) => g.ignoreStatic === true),
   reporters: ["clear-text", "progress", "html", "json"],
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true, reportMutants: true },
-  htmlReporter: { fileName: "reports/mutation/index.html" },
-  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  htmlReporter: { fileName: `reports/mutation/${runName}.html` },
+  jsonReporter: { fileName: `reports/mutation/${runName}.json` },
+  // A later run of the same groups re-tests only the mutants whose code or tests changed.
+  incremental: true,
+  incrementalFile: `reports/mutation/${runName}.incremental.json`,
   ignorePatterns: ["dist", "cdktf.out", "coverage", "reports", "examples", "docs", "bench"],
-  tempDirName: ".stryker-tmp",
+  tempDirName: `.stryker-tmp/${runName}`,
   cleanTempDir: "always",
 };
