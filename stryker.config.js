@@ -127,7 +127,7 @@ module.exports = {
   // A later run of the same groups re-tests only the mutants whose code or tests changed.
   incremental: true,
   incrementalFile: `reports/mutation/${runName}.incremental.json`,
-  ignorePatterns: ["dist", "cdktf.out", "coverage", "reports", "examples", "docs", "bench"],
+  ignorePatterns: ["dist", "cdktf.out", "coverage", "reports", "examples", "docs", "bench", ".stryker-tmp"],
   tempDirName: `.stryker-tmp/${runName}`,
   cleanTempDir: "always",
 };
