@@ -1,7 +1,7 @@
 "use strict";
 // Jest global setup. Some suites run the built package, not the sources: the provider bundle that
-// `gpurental provider install` copies (test/cdktf: terraform providers schema, cdktf deploy) and
-// bin/gpurental (test/e2e/commands). Judging a dist/ older than the sources would test yesterday's
+// `gpurental provider install` copies (test/cdktf: terraform providers schema, cdktf deploy; the
+// example CI pipeline) and bin/gpurental (test/e2e/commands). Judging a dist/ older than the sources would test yesterday's
 // code, so when one of them is selected, dist/ is rebuilt first if any source is newer
 // (scripts/build-if-stale.js, as `npm run demo` does). Runs of other suites pay nothing.
 const { spawnSync } = require("node:child_process");
@@ -15,6 +15,7 @@ const BUILT_PACKAGE_SUITES = [
   /[\\/]test[\\/]cdktf[\\/](schema|validate)\.test\.ts$/,
   /[\\/]test[\\/]cdktf[\\/][^\\/]+\.e2e\.test\.ts$/,
   /[\\/]test[\\/]e2e[\\/]commands[\\/][^\\/]+\.test\.ts$/,
+  /[\\/]test[\\/]e2e[\\/]examples-ci\.e2e\.test\.ts$/,
 ];
 
 function testFiles(dir) {
