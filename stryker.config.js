@@ -30,31 +30,39 @@ const GROUPS = {
       "src/plan-report/*.test.ts",
     ],
   },
-  // The fake backend's limits (request bodies, the deploy checks of contract 7.2 and the instance
-  // limit) and billing (burn, balance rule, accrual, ledger, auto-stop and auto-destroy). The
-  // engine is one large class: these ranges are its limits and billing parts and must follow it
-  // when it changes (or it is split by concern).
-  "fake-limits-billing": {
-    // validation.ts's zod schemas are built at module load, so each of their mutants would run
-    // every contract file of the group (about 25 s each here, 300 of them); the limits they hold
-    // are pinned by the table tests of test/contract/limits.test.ts and robustness.test.ts.
-    ignoreStatic: true,
+  // The fake backend's billing: the hourly burn and the balance rule (deploy and start), billing
+  // segments opened and closed by status, accrual into hourly ledger rows, top-ups, and the
+  // balance events (auto-stop at ¥0, auto-destroy after 24 h at or below -¥35). The engine is one
+  // large class: these ranges must follow it when it changes (or it is split by concern).
+  "fake-billing": {
     mutate: [
-      "src/fake-backend/validation.ts",
       "src/fake-backend/engine.ts:400-431", // setBalance, topUp
       "src/fake-backend/engine.ts:743-769", // hourly burn, the balance rule
-      "src/fake-backend/engine.ts:778-901", // deploy: checks 1-15 and the reservation
+      "src/fake-backend/engine.ts:872-874", // deploy: the balance rule (7.2 row 13)
       "src/fake-backend/engine.ts:981-985", // start: the balance rule
       "src/fake-backend/engine.ts:1143-1165", // billing segments opened and closed by status
       "src/fake-backend/engine.ts:1263-1468", // accrual, ledger rows, balance events, auto-stop/-destroy
-      "src/fake-backend/engine.ts:1524-1548", // settle: time advanced hour by hour while billing
     ],
     tests: [
       "src/fake-backend/engine.test.ts",
-      "test/contract/limits.test.ts",
       "test/contract/billing.test.ts",
+      "test/contract/limits.test.ts",
+    ],
+  },
+  // The fake backend's limits: request bodies (contract 8) and the deploy checks of 7.2 with the
+  // instance limit and the reservation.
+  "fake-limits": {
+    // validation.ts's zod schemas are built at module load, so each of their mutants would run
+    // every test of the group (about 25 s each here, 300 of them); the limits they hold are
+    // pinned by the table tests of test/contract/limits.test.ts and robustness.test.ts.
+    ignoreStatic: true,
+    mutate: [
+      "src/fake-backend/validation.ts",
+      "src/fake-backend/engine.ts:778-901", // deploy: checks 1-15 and the reservation
+    ],
+    tests: [
+      "test/contract/limits.test.ts",
       "test/contract/deploy-checks.test.ts",
-      "test/contract/instances.test.ts",
       "test/contract/robustness.test.ts",
     ],
   },
