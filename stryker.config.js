@@ -27,7 +27,6 @@ const GROUPS = {
       "src/resources/refusals.test.ts",
       "src/resources/plan-checks.test.ts",
       "src/resources/offer-selection.test.ts",
-      "src/plan-report/*.test.ts",
     ],
   },
   // The fake backend's billing: the hourly burn and the balance rule (deploy and start), billing
