@@ -20,14 +20,15 @@ const GROUPS = {
       "src/cli/strays.test.ts",
     ],
   },
-  // Refusal mapping (codes to attributes and explanations) and the plan-time deploy checks.
+  // Refusal mapping: codes to attributes, explanations from the carried fields, other errors.
   refusals: {
-    mutate: ["src/resources/refusals.ts", "src/resources/plan-checks.ts"],
-    tests: [
-      "src/resources/refusals.test.ts",
-      "src/resources/plan-checks.test.ts",
-      "src/resources/offer-selection.test.ts",
-    ],
+    mutate: ["src/resources/refusals.ts"],
+    tests: ["src/resources/refusals.test.ts"],
+  },
+  // The plan-time deploy checks (also what offer selection judges each market offer by).
+  "plan-checks": {
+    mutate: ["src/resources/plan-checks.ts"],
+    tests: ["src/resources/plan-checks.test.ts", "src/resources/offer-selection.test.ts"],
   },
   // The fake backend's billing: the hourly burn and the balance rule (deploy and start), billing
   // segments opened and closed by status, accrual into hourly ledger rows, top-ups, and the

@@ -9,7 +9,16 @@ const { existsSync, readFileSync } = require("node:fs");
 const { join } = require("node:path");
 
 const root = join(__dirname, "..");
-const ALL = ["redaction", "refusals", "fake-billing", "fake-limits", "retry", "schema", "reconciliation"];
+const ALL = [
+  "redaction",
+  "refusals",
+  "plan-checks",
+  "fake-billing",
+  "fake-limits",
+  "retry",
+  "schema",
+  "reconciliation",
+];
 const groups = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 for (const g of groups)
   if (!ALL.includes(g)) throw new Error(`unknown group ${g}; groups: ${ALL.join(", ")}`);
