@@ -9,7 +9,8 @@ module.exports = {
   modulePathIgnorePatterns: ["<rootDir>/dist/"],
   testTimeout: 30000,
   setupFilesAfterEnv: ["<rootDir>/test/cdktf/setup.ts"],
-  // Each run works in a temp directory of its own and fails when tests leave anything there.
+  // Suites that run dist/ never judge a stale build (rebuilt first when a source is newer); then each
+  // run works in a temp directory of its own and fails when tests leave anything there.
   globalSetup: "<rootDir>/test/jest/global-setup.ts",
   globalTeardown: "<rootDir>/test/jest/global-teardown.ts",
   // Jest's transform cache would otherwise sit in the temp directory (jest_<uid>) for good.

@@ -368,6 +368,42 @@ describe("retries against injected faults", () => {
     expect(orgInstances()).toHaveLength(0);
   });
 
+  // What each answer status does to a read and to a deploy, through the whole client: a read is
+  // sent again after any status that says "not now" or "a gateway failed"; a deploy only after the
+  // ones by which the server says it did not act (429, 503), never after one that leaves it open.
+  test.each([429, 502, 503, 504])("a %i on a read is retried, and the read succeeds", async (status) => {
+    backend.addFault({ route: "GET /v1/offers", kind: "status", status, times: 1 });
+    await expect(client().listOffers()).resolves.not.toHaveLength(0);
+    expect(attempts("GET /v1/offers")).toBe(2);
+  });
+
+  test.each([429, 503])("a %i on deploy is retried: exactly one instance", async (status) => {
+    backend.addFault({ route: "POST /v1/instances", kind: "status", status, times: 1 });
+    await expect(client().deployInstance(deployBody())).resolves.toHaveProperty("id");
+    expect(attempts("POST /v1/instances")).toBe(2);
+    expect(orgInstances()).toHaveLength(1);
+  });
+
+  test.each([500, 502, 504])("a %i on deploy is ambiguous and never resent", async (status) => {
+    backend.addFault({ route: "POST /v1/instances", kind: "status", status, times: 1 });
+    const err = await client()
+      .deployInstance(deployBody())
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AmbiguousRequestError);
+    expect(err).toMatchObject({ reason: "status", status });
+    expect(attempts("POST /v1/instances")).toBe(1);
+  });
+
+  test.each([400, 404, 409, 422])("a %i is final for a read and a deploy", async (status) => {
+    backend.addFault({ route: "GET /v1/offers", kind: "status", status, times: 1 });
+    backend.addFault({ route: "POST /v1/instances", kind: "status", status, times: 1 });
+    await expect(client().listOffers()).rejects.toMatchObject({ status });
+    await expect(client().deployInstance(deployBody())).rejects.toMatchObject({ status });
+    expect(attempts("GET /v1/offers")).toBe(1);
+    expect(attempts("POST /v1/instances")).toBe(1);
+    expect(orgInstances()).toHaveLength(0);
+  });
+
   test("a 500 on deploy is ambiguous", async () => {
     backend.addFault({ route: "POST /v1/instances", kind: "status", status: 500, times: 1 });
     await expect(client().deployInstance(deployBody())).rejects.toMatchObject({
@@ -437,13 +473,30 @@ describe("waiting and cancellation", () => {
     });
   });
 
-  test("an AbortSignal cancels a slow request", async () => {
-    backend.addFault({ route: "GET /v1/offers", kind: "latency", latencyMs: 600, times: 1 });
+  test("an AbortSignal cancels a request the server holds", async () => {
+    // The fake holds the request until the test lets it go, so the call can only end through the
+    // abort: no clock decides the outcome. The bounded wait turns a hang into a clear failure.
+    backend.addFault({ route: "GET /v1/offers", kind: "late-commit", delayMs: 600_000, times: 1 });
     const ac = new AbortController();
-    const started = Date.now();
-    setTimeout(() => ac.abort(), 50);
-    await expect(client().listOffers(undefined, { signal: ac.signal })).rejects.toThrow(RequestAbortedError);
-    expect(Date.now() - started).toBeLessThan(500);
+    const call = client().listOffers(undefined, { signal: ac.signal });
+    try {
+      for (let i = 0; i < 1000 && backend.lateCommitsPending() === 0; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(backend.lateCommitsPending()).toBe(1);
+      ac.abort();
+      const outcome = await Promise.race([
+        call.then(
+          () => "answered",
+          (e: unknown) => e,
+        ),
+        new Promise((r) => setTimeout(() => r("still waiting after 10 s"), 10_000).unref()),
+      ]);
+      expect(outcome).toBeInstanceOf(RequestAbortedError);
+      expect(backend.lateCommitsPending()).toBe(1);
+    } finally {
+      await backend.flushLateCommits();
+    }
   });
 
   test("an AbortSignal cancels a wait", async () => {

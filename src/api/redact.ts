@@ -1,43 +1,87 @@
-// Credentials must never leave the client in an error, a log line or a debug dump. The client knows
-// its own token and masks it; the patterns also catch any other credential a server might echo back
-// (a secret in a create response that ends up in an error, another key named in a message).
-
-const CREDENTIAL_PATTERNS: readonly RegExp[] = [
-  /\bgp[rs]_[0-9a-fA-F]{8,}/g,
-  /\b(Bearer)\s+[^\s"',;]+/gi,
-  /\b(authorization)(["']?\s*[:=]\s*["']?)[^\s"',;]+(?:\s+[^\s"',;]+)?/gi,
-];
+// The one definition of what a credential looks like, and how it is masked. Credentials must never
+// leave the program in an error, a log line, a diagnostic or a command's output: the client masks
+// its errors and log fields here (client.ts), the provider's hclog lines are masked here
+// (plugin/log.ts), and so are the commands' error messages. The client also passes the secrets it
+// knows (its own token), which are masked whatever their shape; the patterns catch any other
+// credential a server or a file might echo back.
+//
+// This module imports nothing: the provider's handshake bundle (provider.js) includes it through
+// plugin/log.ts, so it must stay a few hundred bytes of plain code (docs/development.md, "Start-up
+// time").
 
 /** The text that replaces a credential. */
 export const REDACTED = "[REDACTED]";
 
-/** Masks the given secrets and anything that looks like a gpurental credential in `text`. */
+/**
+ * Field names whose value is a credential whatever it looks like: token, secret, password,
+ * Authorization, api_key, private_key, cookie, and any name ending in one of them after `_` or
+ * `-` (access_token, client_secret, X-Control-Token, Set-Cookie); and secret_env (the values of
+ * an instance's secret environment variables).
+ */
+const CREDENTIAL_KEY =
+  /(?:^|[_-])(?:token|secret|password|passwd|authorization|api_?key|private_key|cookie)$|^secret_env/i;
+
+/** Credentials inside free text, each with its replacement. */
+const CREDENTIAL_TEXT: readonly (readonly [RegExp, string])[] = [
+  // API key secrets (gpr_) and session tokens (gps_): a 4-character prefix and hex digits.
+  [/\bgp[rs]_[0-9a-fA-F]{8,}/g, REDACTED],
+  // A bearer credential, as in an Authorization header.
+  [/\b(Bearer)\s+[^\s"',;]+/gi, `$1 ${REDACTED}`],
+  // An Authorization header's value: its scheme and credential.
+  [/\b(authorization)(["']?\s*[:=]\s*["']?)[^\s"',;]+(?:\s+[^\s"',;]+)?/gi, `$1$2${REDACTED}`],
+  // `token=…`, `"secret": "…"`, `access_token: …`, and the `?token=` query of jupyter_url and
+  // open_url. The name may end a longer one (access_token, X-Control-Token); a JSON boolean or
+  // null after it (an env entry's `"secret": true`) is no credential.
+  [
+    /(?<![A-Za-z0-9])(token|secret|password|passwd|api_?key|private_key)(["']?\s*[:=]\s*["']?)(?!(?:true|false|null)\b)[^\s"',;&]+/gi,
+    `$1$2${REDACTED}`,
+  ],
+];
+
+/** Whether a field name names a credential (token, client_secret, Authorization, secret_env, ...). */
+export function isCredentialKey(key: string): boolean {
+  return CREDENTIAL_KEY.test(key);
+}
+
+/**
+ * Masks the given secrets and anything that looks like a credential in `text`. Secrets shorter
+ * than 8 characters are not masked: they would mask unrelated text (real tokens are 52 characters).
+ */
+// Stryker disable next-line ArrayDeclaration: a default secret is observable only in text that holds it.
 export function redactText(text: string, secrets: readonly string[] = []): string {
   let out = text;
   for (const secret of secrets) {
-    // Very short strings would mask unrelated text; real tokens are 52 characters.
     if (secret.length >= 8) out = out.split(secret).join(REDACTED);
   }
-  out = out.replace(CREDENTIAL_PATTERNS[0]!, REDACTED);
-  out = out.replace(CREDENTIAL_PATTERNS[1]!, `$1 ${REDACTED}`);
-  out = out.replace(CREDENTIAL_PATTERNS[2]!, `$1$2${REDACTED}`);
+  for (const [pattern, replacement] of CREDENTIAL_TEXT) out = out.replace(pattern, replacement);
   return out;
 }
 
-/** Deep-copies plain data, masking credentials in every string and the value of any credential-named key. */
+/**
+ * Deep-copies a value for an error or a log record: every string masked, the value of every
+ * credential-named key replaced (a boolean or null stays: it is no credential), and the value of
+ * an env entry marked `secret: true` replaced. Errors become their masked `name: message`, buffers
+ * their length, bigints their digits; nesting deeper than `maxDepth` is cut.
+ */
+// Stryker disable next-line ArrayDeclaration: a default secret is observable only in text that holds it.
 export function redactValue(value: unknown, secrets: readonly string[] = [], depth = 0): unknown {
   if (typeof value === "string") return redactText(value, secrets);
+  if (typeof value === "bigint") return value.toString();
   if (value === null || typeof value !== "object") return value;
-  if (depth > 8) return "[…]";
+  if (depth > MAX_DEPTH) return "[…]";
   if (value instanceof Error) return redactText(`${value.name}: ${value.message}`, secrets);
+  if (Buffer.isBuffer(value)) return `<${value.length} bytes>`;
   if (Array.isArray(value)) return value.map((v) => redactValue(v, secrets, depth + 1));
+  const secretEntry = (value as { secret?: unknown }).secret === true;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    out[k] = isCredentialKey(k) ? REDACTED : redactValue(v, secrets, depth + 1);
+    const masked =
+      (isCredentialKey(k) && typeof v !== "boolean" && v !== null) ||
+      (secretEntry && k === "value" && v !== null);
+    out[k] = masked ? REDACTED : redactValue(v, secrets, depth + 1);
   }
   return out;
 }
 
-function isCredentialKey(key: string): boolean {
-  return /^(authorization|token|secret|password|x-control-token|cookie|set-cookie)$/i.test(key);
-}
+/** How deep {@link redactValue} copies. */
+const MAX_DEPTH = 8;

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { GpurentalClient } from "../api/client";
 import { NetworkError, TimeoutError } from "../api/errors";
+import { redactText } from "../api/redact";
 import { type CredentialKind, credentialKindOf } from "../resources/provider-data";
 
 // The /v1 client of a `gpurental` command that reads the service (strays, plan-report): settings from
@@ -128,8 +129,10 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
 
 /** An error of a reading command for a person: a failure to reach the API also says where the address came from. */
 export function commandErrorText(err: Error): string {
+  // A flag or a file may hold a credential pasted in the wrong place (a token given as --org-id, a
+  // URL with ?token=), and messages quote what they refuse: mask before anything is printed.
   if (err instanceof NetworkError || err instanceof TimeoutError) {
-    return `${err.message} (the API address comes from --base-url or ${API_ENV.baseUrl})`;
+    return redactText(`${err.message} (the API address comes from --base-url or ${API_ENV.baseUrl})`);
   }
-  return err.message;
+  return redactText(err.message);
 }

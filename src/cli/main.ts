@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { redactText } from "../api/redact";
 import { version } from "../version";
 
 /** A subcommand module registers its commands on the root program. */
@@ -38,6 +39,8 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = err.exitCode;
       return;
     }
+    // bin/gpurental prints the message of anything else: never a credential it quotes.
+    if (err instanceof Error) err.message = redactText(err.message);
     throw err;
   }
 }

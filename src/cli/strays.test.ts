@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { apiAccess } from "./api-access";
+import { CREDENTIALS } from "../api/testing/credentials";
+import { type ApiFlags, apiAccess } from "./api-access";
 import type { CommandIO } from "./io";
+import { runPlanReport } from "./plan-report";
 import { runStrays, STRAYS_EXIT, type StraysOptions } from "./strays";
 
 // `gpurental strays` refusing what it must refuse before it reads anything, and the API settings
@@ -85,6 +87,40 @@ test("an unreachable API names the address; the token never appears", async () =
   );
   expect(x.err).not.toContain(TOKEN);
 }, 60_000);
+
+test.each<[string, ApiFlags, NodeJS.ProcessEnv, string]>([
+  [
+    "a session token pasted as --org-id",
+    { orgId: CREDENTIALS.session },
+    { GPURENTAL_BASE_URL: "http://127.0.0.1:1", GPURENTAL_TOKEN: TOKEN },
+    CREDENTIALS.session,
+  ],
+  [
+    "an API address whose query holds an access token",
+    { baseUrl: `ftp://relay.example/?token=${CREDENTIALS.accessToken}` },
+    { GPURENTAL_TOKEN: TOKEN },
+    CREDENTIALS.accessToken,
+  ],
+  [
+    "an API key secret given as the API address",
+    {},
+    { GPURENTAL_BASE_URL: CREDENTIALS.keySecret, GPURENTAL_TOKEN: TOKEN },
+    CREDENTIALS.keySecret,
+  ],
+])(
+  "%s is refused without printing the credential, by strays and plan-report",
+  async (_n, opts, env, secret) => {
+    const strays = io(env, dir);
+    expect(await runStrays(["s.tfstate"], opts, strays)).toBe(STRAYS_EXIT.failed);
+    const report = io(env, dir);
+    expect(await runPlanReport("plan.json", opts, report)).toBe(1);
+    for (const x of [strays, report]) {
+      expect(x.err).toMatch(/^error: .*(--org-id|--base-url|GPURENTAL_BASE_URL) must be/);
+      expect(x.err).toContain("[REDACTED]");
+      expect(x.err + x.out).not.toContain(secret);
+    }
+  },
+);
 
 describe("apiAccess", () => {
   const env = { GPURENTAL_BASE_URL: "https://api.example.com", GPURENTAL_TOKEN: `gpr_${"ab".repeat(24)}` };

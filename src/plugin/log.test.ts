@@ -1,4 +1,5 @@
-import { hclogTimestamp, Logger, levelFromEnv, REDACTED, redactText } from "./log";
+import { CREDENTIAL_TEXTS, CREDENTIAL_VALUES } from "../api/testing/credentials";
+import { hclogTimestamp, Logger, levelFromEnv, logger, REDACTED, redactText } from "./log";
 
 function capture(level: "trace" | "warn" = "trace") {
   const lines: string[] = [];
@@ -28,6 +29,52 @@ describe("hclog lines", () => {
     expect(records()[0]!["@timestamp"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
+  it.each(["trace", "debug", "info", "warn", "error"] as const)("%s() writes a record at %s", (level) => {
+    const { log, records } = capture();
+    log[level]("m");
+    expect(records()).toEqual([expect.objectContaining({ "@level": level, "@message": "m" })]);
+  });
+
+  it("changes level with setLevel; children made afterwards take the new level", () => {
+    const { log, lines } = capture("warn");
+    log.setLevel("debug");
+    log.debug("shown");
+    log.child("sub").debug("shown too");
+    log.setLevel("off");
+    log.error("hidden");
+    expect(lines).toHaveLength(2);
+  });
+
+  it("writes to stderr unless told otherwise, never to stdout", () => {
+    const err = jest.spyOn(process.stderr, "write").mockImplementation(() => true);
+    const out = jest.spyOn(process.stdout, "write").mockImplementation(() => true);
+    try {
+      new Logger("gpurental", "info").info("to stderr");
+      expect(err).toHaveBeenCalledWith(expect.stringMatching(/"@message":"to stderr"/));
+      expect(out).not.toHaveBeenCalled();
+    } finally {
+      err.mockRestore();
+      out.mockRestore();
+    }
+  });
+
+  it("the provider's root logger is the gpurental module", () => {
+    expect(logger.module).toBe("gpurental");
+  });
+
+  it("writes a record without its fields when they cannot be serialized or read", () => {
+    const { log, records } = capture();
+    const throwing = () => {
+      throw new Error("no");
+    };
+    log.info("one", { bad: { toJSON: throwing } });
+    log.info("two", { bad: Object.defineProperty({}, "x", { enumerable: true, get: throwing }) });
+    expect(records()).toEqual([
+      expect.objectContaining({ "@message": "one", fields: "[unserializable]" }),
+      expect.objectContaining({ "@message": "two", fields: "[unserializable]" }),
+    ]);
+  });
+
   it("drops records below the level", () => {
     const { log, lines } = capture("warn");
     log.debug("hidden");
@@ -46,6 +93,10 @@ describe("level from the environment", () => {
     [{ TF_LOG: "json" }, "trace"],
     [{ TF_LOG: "off" }, "off"],
     [{ TF_LOG: "whatever" }, "trace"],
+    [{ TF_LOG: " Debug\n" }, "debug"],
+    [{ TF_LOG: "OFF" }, "off"],
+    [{ TF_LOG_PROVIDER: "INFO", TF_LOG: "trace" }, "info"],
+    [{ TF_LOG: "constructor" }, "trace"],
   ])("%j gives %s", (env, level) => {
     expect(levelFromEnv(env)).toBe(level);
   });
@@ -58,21 +109,29 @@ describe("redaction", () => {
     const { log, lines } = capture();
     log.info("configure", {
       token: "plain-token-value",
+      secret: "plain-secret-value",
       config: {
         base_url: "http://x",
         access_token: "abc",
         nested: { password: "pw", Authorization: "Bearer q" },
       },
     });
-    expect(lines[0]).not.toMatch(/plain-token-value|"abc"|"pw"|Bearer q/);
+    expect(lines[0]).not.toMatch(/plain-token-value|plain-secret-value|"abc"|"pw"|Bearer q/);
     expect(JSON.parse(lines[0]!)).toMatchObject({
       token: REDACTED,
+      secret: REDACTED,
       config: {
         base_url: "http://x",
         access_token: REDACTED,
         nested: { password: REDACTED, Authorization: REDACTED },
       },
     });
+  });
+
+  it("masks fields a child logger carries on every record", () => {
+    const { log, lines } = capture();
+    log.child("api", { secret: "carried-secret-value", endpoint: "GET /v1/me" }).warn("x");
+    expect(JSON.parse(lines[0]!)).toMatchObject({ secret: REDACTED, endpoint: "GET /v1/me" });
   });
 
   it("masks gpr_/gps_ secrets and bearer tokens inside text, messages included", () => {
@@ -85,5 +144,25 @@ describe("redaction", () => {
     expect(lines[0]).not.toContain("gps_abab");
     expect(lines[0]).not.toContain("zzz.yyy");
     expect(redactText(`token=${secret}&x=1`)).toBe(`token=${REDACTED}&x=1`);
+  });
+
+  it.each(CREDENTIAL_TEXTS)("masks %s in the message and in a field", (_shape, text, credential) => {
+    const { log, lines } = capture();
+    log.warn(text, { detail: text, list: [text] });
+    expect(lines[0]).not.toContain(credential);
+    expect(JSON.parse(lines[0]!)["@message"]).toContain(REDACTED);
+  });
+
+  it.each(CREDENTIAL_VALUES)("masks %s given as fields", (_shape, value, credential) => {
+    const { log, lines } = capture();
+    log.info("fields", value as Record<string, unknown>);
+    expect(lines[0]).not.toContain(credential);
+    expect(lines[0]).toContain(REDACTED);
+  });
+
+  it("keeps hclog's own keys out of the caller's hands", () => {
+    const { log, records } = capture();
+    log.info("m", { "@message": "spoofed", "@level": "error", n: 1 });
+    expect(records()[0]).toMatchObject({ "@message": "m", "@level": "info", n: 1 });
   });
 });

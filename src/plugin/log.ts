@@ -4,7 +4,10 @@
 //
 // Two details decide whether Terraform parses a line at all: @timestamp must carry exactly six
 // fractional digits (Go layout 2006-01-02T15:04:05.000000Z07:00; three digits make the whole line
-// plain text at DEBUG), and one line per record. Everything is redacted before it is written.
+// plain text at DEBUG), and one line per record. Everything is redacted before it is written, by
+// the one definition of a credential (api/redact.ts) that the client's errors and logs use too.
+
+import { REDACTED, redactText, redactValue } from "../api/redact";
 
 /** Log levels, as hclog names them. */
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
@@ -14,45 +17,8 @@ export type LogFields = Readonly<Record<string, unknown>>;
 
 const RANK: Record<LogLevel | "off", number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4, off: 5 };
 
-/** The text that replaces a secret in a log line. */
-export const REDACTED = "[REDACTED]";
-
-const SECRET_KEY =
-  /(^|_|-)(token|secret|password|passwd|authorization|access_token|api_key|apikey|private_key|cookie)$/i;
-const SECRET_TEXT: readonly [RegExp, string][] = [
-  [/\bgp[rs]_[0-9a-fA-F]{8,}/g, REDACTED],
-  [/\b(Bearer)\s+[^\s"',;]+/gi, `$1 ${REDACTED}`],
-  [
-    /\b(authorization|token|secret|password|access_token)(["']?\s*[:=]\s*["']?)[^\s"',;&]+/gi,
-    `$1$2${REDACTED}`,
-  ],
-];
-
-/** Masks anything that looks like a credential inside free text. */
-export function redactText(text: string): string {
-  let out = text;
-  for (const [pattern, replacement] of SECRET_TEXT) out = out.replace(pattern, replacement);
-  return out;
-}
-
-/** Whether a field name names a credential (token, client_secret, Authorization, ...). */
-export function isSecretKey(key: string): boolean {
-  return SECRET_KEY.test(key);
-}
-
-/** Deep-copies a field value for logging: credential-named keys masked, strings scrubbed. */
-export function redactValue(value: unknown, depth = 0): unknown {
-  if (typeof value === "string") return redactText(value);
-  if (typeof value === "bigint") return value.toString();
-  if (value === null || typeof value !== "object") return value;
-  if (depth > 6) return "[…]";
-  if (value instanceof Error) return redactText(`${value.name}: ${value.message}`);
-  if (Buffer.isBuffer(value)) return `<${value.length} bytes>`;
-  if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = isSecretKey(k) ? REDACTED : redactValue(v, depth + 1);
-  return out;
-}
+/** The text that replaces a secret in a log line; the credential patterns live in api/redact.ts. */
+export { REDACTED, redactText };
 
 /** An hclog timestamp: RFC 3339 in UTC with exactly six fractional digits. */
 export function hclogTimestamp(date: Date = new Date()): string {
@@ -68,9 +34,8 @@ export function hclogTimestamp(date: Date = new Date()): string {
 export function levelFromEnv(env: NodeJS.ProcessEnv = process.env): LogLevel | "off" {
   const raw = (env.TF_LOG_PROVIDER || env.TF_LOG || "").trim().toLowerCase();
   if (raw === "") return "warn";
-  if (raw === "off") return "off";
-  if (raw === "json") return "trace";
-  if (raw in RANK) return raw as LogLevel;
+  // "off" and the levels are RANK's keys; anything else, "json" included, is trace.
+  if (Object.hasOwn(RANK, raw)) return raw as LogLevel | "off";
   return "trace";
 }
 
@@ -130,21 +95,23 @@ export class Logger {
   /** Writes one record if `level` is enabled. */
   log(level: LogLevel, message: string, fields?: LogFields): void {
     if (!this.enabled(level)) return;
-    const record: Record<string, unknown> = {
+    const head = {
       "@level": level,
       "@message": redactText(message),
       "@module": this.module,
       "@timestamp": hclogTimestamp(),
     };
-    for (const [k, v] of Object.entries({ ...this.fields, ...fields })) {
-      if (k.startsWith("@")) continue; // reserved by hclog
-      record[k] = isSecretKey(k) ? REDACTED : redactValue(v);
-    }
     let line: string;
     try {
-      line = JSON.stringify(record);
+      const extra: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries({ ...this.fields, ...fields })) {
+        if (!k.startsWith("@")) extra[k] = v; // @-keys are hclog's
+      }
+      line = JSON.stringify({ ...head, ...(redactValue(extra) as object) });
     } catch {
-      line = JSON.stringify({ ...record, fields: "[unserializable]" });
+      // A field that cannot be read or serialized (a throwing getter or toJSON) must not turn a
+      // log call into a crash: the record is written without its fields.
+      line = JSON.stringify({ ...head, fields: "[unserializable]" });
     }
     this.sink(`${line}\n`);
   }

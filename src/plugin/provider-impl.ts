@@ -1,6 +1,7 @@
 import { createProviderService } from "../framework/server";
 import { provider } from "../provider";
 import { logger } from "./log";
+import { maskedService } from "./masked-service";
 import type { ProviderService } from "./tfplugin6";
 
 // Everything behind the transport: the framework, the provider definition, its resources and the
@@ -10,7 +11,9 @@ import type { ProviderService } from "./tfplugin6";
 /** Builds the gpurental provider service. */
 export function createService(): ProviderService {
   const log = logger.child("framework");
-  return createProviderService(provider, {
-    log: (level, message, fields) => log.log(level, message, fields),
-  });
+  return maskedService(
+    createProviderService(provider, {
+      log: (level, message, fields) => log.log(level, message, fields),
+    }),
+  );
 }

@@ -1,5 +1,11 @@
 import type { Instance, Offer, Template } from "../api/schemas";
-import { checkDeploy, compareVersions, type DeployCheckData, type DeployCheckInput } from "./plan-checks";
+import {
+  checkDeploy,
+  compareVersions,
+  type DeployCheckData,
+  type DeployCheckInput,
+  instanceHourlyBurn,
+} from "./plan-checks";
 
 const NOW = Date.parse("2026-11-22T08:00:00.000Z");
 
@@ -228,5 +234,189 @@ describe("checkDeploy", () => {
         (d) => d.code,
       ),
     ).toEqual(["DISK_TOO_LARGE", "TEMPLATE_COMING_SOON", "TEMPLATE_ARCH_UNSUPPORTED"]);
+  });
+});
+
+describe("plan-time findings at their edges", () => {
+  const detailsOf = (data: Partial<DeployCheckData>, over: Partial<DeployCheckInput> = {}) =>
+    checkDeploy({ ...input, ...over }, { offer: offer(), template: template(), now: NOW, ...data });
+
+  it("says how sure each finding is, and adds what the offer's or template's state is", () => {
+    const [missing] = detailsOf({ offer: null });
+    expect(missing?.detail).toMatch(/^The API would refuse this deploy\. .*The offer does not exist\.$/s);
+    const [withdrawn] = detailsOf({ offer: offer({ availability: "withdrawn" }) });
+    expect(withdrawn?.detail).toMatch(/The offer has been withdrawn\.$/);
+    const [soldOut] = detailsOf({
+      offer: offer({ availability: "sold_out" }),
+      instances: [instance({ offer: { id: "offer-1" } })],
+    });
+    expect(soldOut?.detail).toMatch(
+      /^The API may refuse this deploy unless other instances of the organization are destroyed first in the same apply \(as when this plan replaces one\)\. .*The offer is sold out\.$/s,
+    );
+    const [inactive] = detailsOf({ template: template({ active: false }) });
+    expect(inactive?.detail).toMatch(/The template is inactive\.$/);
+    const [maintenance] = detailsOf({ offer: offer({ next_maintenance: "2026-11-22T10:00:00.000Z" }) });
+    expect(maintenance?.detail).toMatch(
+      /^The API may refuse this deploy: the contract leaves open how close to a maintenance/,
+    );
+  });
+
+  it("quotes the CUDA versions and the architecture", () => {
+    expect(detailsOf({ template: template({ cuda_max: "11.8" }) })[0]?.detail).toContain(
+      "The template supports CUDA up to 11.8; the machine has 12.4",
+    );
+    expect(detailsOf({ template: template({ architecture: "arm64" }) })[0]?.detail).toContain(
+      "The template declares architecture arm64",
+    );
+  });
+
+  it("a maintenance exactly 24 hours away, or at a time that cannot be read, is not checked", () => {
+    expect(run({ offer: offer({ next_maintenance: "2026-11-23T08:00:00.000Z" }) })).toEqual([]);
+    expect(run({ offer: offer({ next_maintenance: "2026-11-23T07:59:59.999Z" }) })).toHaveLength(1);
+    expect(run({ offer: offer({ next_maintenance: "soon" }) })).toEqual([]);
+    expect(run({ offer: offer({ next_maintenance: undefined as unknown as null }) })).toEqual([]);
+  });
+
+  it("an offer with no free unit is sold out whatever its availability says; one unit is enough", () => {
+    expect(run({ offer: offer({ free_units: 0 }) })).toEqual([
+      { code: "OFFER_UNAVAILABLE", severity: "error", path: [{ attribute: "offer_id" }] },
+    ]);
+    expect(run({ offer: offer({ free_units: 1 }) })).toEqual([]);
+    expect(run({ offer: offer({ free_units: undefined }) })).toEqual([]);
+  });
+
+  it("disk exactly the machine's, or exactly what is left, passes", () => {
+    expect(run({}, { disk_gb: 1500 })).toEqual([]);
+    expect(run({ offer: offer({}, { disk_gb: 1500 }) }, { disk_gb: 1500 })).toEqual([]);
+    expect(run({}, { disk_gb: 1501 })).toEqual([
+      { code: "MACHINE_DISK_EXHAUSTED", severity: "error", path: [{ attribute: "disk_gb" }] },
+    ]);
+  });
+
+  it("counts as freeable the disk of our instances on the same machine under another offer, and nothing else", () => {
+    const onMachine = instance({
+      offer: { id: "offer-9", machine: { id: "machine-1" } } as Instance["offer"],
+      disk_gb: 100,
+    });
+    const elsewhere = instance({
+      offer: { id: "offer-9", machine: { id: "machine-2" } } as Instance["offer"],
+      disk_gb: 500,
+    });
+    expect(run({ instances: [onMachine] }, { disk_gb: 1600 })[0]?.severity).toBe("warning");
+    expect(run({ instances: [onMachine] }, { disk_gb: 1601 })[0]?.severity).toBe("error");
+    expect(run({ instances: [elsewhere] }, { disk_gb: 1600 })[0]?.severity).toBe("error");
+    expect(run({ instances: [instance()] }, { disk_gb: 1600 })[0]?.severity).toBe("error");
+    const noMachineId = offer({}, { id: undefined as unknown as string });
+    const unknownMachine = instance({ offer: { id: "offer-9" } as Instance["offer"], disk_gb: 500 });
+    expect(run({ offer: noMachineId, instances: [unknownMachine] }, { disk_gb: 1600 })[0]?.severity).toBe(
+      "error",
+    );
+  });
+
+  it("checks VM and CUDA only against an active template and the machine's known facts", () => {
+    expect(run({ template: template({ mode: "vm" }) }, {})).toHaveLength(1);
+    expect(run({ template: template({ mode: "vm" }), offer: offer({}, { vm_capable: true }) })).toEqual([]);
+    expect(run({ template: template({ mode: "vm" }), offer: offer({}, { vm_capable: undefined }) })).toEqual(
+      [],
+    );
+    expect(run({ template: template({ mode: "jupyter" }) })).toEqual([]);
+    expect(run({ template: template({ cuda_max: "12.4" }) })).toEqual([]);
+    expect(run({ template: template({ cuda_max: "11.8" }), offer: offer({}, { cuda_version: "" }) })).toEqual(
+      [],
+    );
+    expect(
+      run({ template: template({ mode: "vm", cuda_max: "11.8", active: false }) }).map((f) => f.code),
+    ).toEqual(["TEMPLATE_NOT_FOUND"]);
+  });
+
+  it("TEMPLATE_REQUIRES_OWNER needs a private registry, an owner and a caller's organization to compare", () => {
+    const other = { uses_private_registry: true, owner_org_id: "org-2" };
+    expect(run({ template: template(other), orgId: "org-1" })).toHaveLength(1);
+    expect(run({ template: template(other) })).toEqual([]);
+    expect(run({ template: template({ ...other, uses_private_registry: false }), orgId: "org-1" })).toEqual(
+      [],
+    );
+    expect(run({ template: template({ ...other, owner_org_id: null }), orgId: "org-1" })).toEqual([]);
+  });
+
+  it("the SSH key found among the session's passes", () => {
+    expect(
+      run(
+        { sshKeys: [{ id: "k1", name: "a", fingerprint: "f" }], sshKeysAreExhaustive: true },
+        { ssh_key_id: "k1" },
+      ),
+    ).toEqual([]);
+    expect(run({ sshKeysAreExhaustive: true }, { ssh_key_id: "k2" })).toEqual([]);
+  });
+
+  it("a balance exactly the requirement passes; exactly this instance's own burn is only a warning", () => {
+    expect(run({ instances: [], balanceMicro: 2_520_000 })).toEqual([]);
+    expect(run({ instances: [instance()], balanceMicro: 2_520_000 })).toEqual([
+      { code: "INSUFFICIENT_BALANCE", severity: "warning", path: undefined },
+    ]);
+    expect(run({ instances: [instance()], balanceMicro: 2_519_999 })[0]?.severity).toBe("error");
+    expect(run({ balanceMicro: 0 })).toEqual([]);
+    expect(
+      run({ instances: [], balanceMicro: 0, offer: offer({ price_per_hour_micro: undefined }) }),
+    ).toEqual([]);
+    expect(
+      run({ instances: [], balanceMicro: 0, offer: offer({ storage_price_per_gb_hour_micro: undefined }) }),
+    ).toEqual([]);
+  });
+
+  it("orders findings as the API checks, whatever order they are found in", () => {
+    expect(
+      run(
+        {
+          offer: offer({ availability: "withdrawn" }),
+          template: template({ coming_soon: true }),
+          instances: Array.from({ length: 25 }, () => instance({ status: "stopped" })),
+          balanceMicro: 0,
+          sshKeys: [],
+          sshKeysAreExhaustive: true,
+        },
+        { ssh_key_id: "k9", disk_gb: 3000 },
+      ).map((f) => f.code),
+    ).toEqual([
+      "OFFER_UNAVAILABLE",
+      "DISK_TOO_LARGE",
+      "TEMPLATE_COMING_SOON",
+      "SSH_KEY_NOT_FOUND",
+      "INSUFFICIENT_BALANCE",
+      "INSTANCE_LIMIT_REACHED",
+    ]);
+  });
+});
+
+describe("instanceHourlyBurn", () => {
+  it.each([
+    ["running", 1_010_000],
+    ["starting", 1_010_000],
+    ["creating", 1_010_000],
+    ["stopping", 1_010_000],
+    ["stopped", 10_000],
+    ["error", 0],
+    ["destroying", 0],
+    ["destroyed", 0],
+  ] as const)("a %s instance burns %d micro an hour", (status, micro) => {
+    expect(
+      instanceHourlyBurn({
+        status,
+        disk_gb: 100,
+        storage_price_per_gb_hour_micro: 100,
+        price_per_hour_micro: 1_000_000,
+      }),
+    ).toBe(micro);
+  });
+});
+
+describe("compareVersions beyond digits", () => {
+  it.each([
+    ["12.x", "12.0", 0],
+    ["12", "12.0.0", 0],
+    ["12.0.1", "12", 1],
+    ["11", "11.0.1", -1],
+  ])("%s against %s", (a, b, sign) => {
+    expect(Math.sign(compareVersions(a, b))).toBe(sign);
   });
 });

@@ -135,7 +135,7 @@ export function offerFindings(
     add({
       code: "OFFER_UNAVAILABLE",
       severity: "error",
-      facts: { message: `Offer ${input.offer_id} does not exist` },
+      facts: {},
       note: "The offer does not exist.",
     });
     return out;

@@ -3,10 +3,20 @@ import {
   ApiError,
   type ApiErrorInit,
   InstanceErrorStateError,
+  NetworkError,
+  RequestAbortedError,
   WaitTimeoutError,
 } from "../api/errors";
 import type { Instance } from "../api/schemas";
-import { EXPLAINED_CODES, errorToDiagnostic, formatTime, formatYen, refusalDiagnostic } from "./refusals";
+import {
+  attributeOfCode,
+  EXPLAINED_CODES,
+  errorToDiagnostic,
+  formatTime,
+  formatYen,
+  instanceErrorDiagnostic,
+  refusalDiagnostic,
+} from "./refusals";
 
 const INSTANCE_ATTRS = ["offer_id", "template_id", "disk_gb", "label", "ssh_key_id", "env", "desired_status"];
 
@@ -89,6 +99,7 @@ describe("refusal catalogue", () => {
     ["TEMPLATE_REQUIRES_OWNER", "template_id"],
     ["OFFER_NOT_PINNABLE", "offer_id"],
     ["SSH_KEY_NOT_FOUND", "ssh_key_id"],
+    ["INVALID_STATE", "desired_status"],
     ["HOST_UNREACHABLE", "desired_status"],
     ["START_REFUSED", "desired_status"],
     ["START_UNAVAILABLE", "desired_status"],
@@ -255,5 +266,509 @@ describe("other errors", () => {
       "deploy",
     );
     expect(d.summary).toMatch(/lost/);
+  });
+});
+
+// Every explanation in words, as refusalDiagnostic builds it from the carried fields, for each way
+// the instance's offer can be given and each operation whose wording differs. A refusal that
+// reads wrong, or loses the figures that tell the user what to do, is what these pin.
+describe("explanations", () => {
+  const facts = {
+    message: "msg from the API",
+    balance_micro: 1_000_000,
+    required_micro: 3_500_000,
+    max_disk_gb: 500,
+    available_disk_gb: 120,
+    requested_disk_gb: 400,
+    next_maintenance: "2026-11-23T01:30:00.000Z",
+    limit: 30,
+    field: "disk_gb",
+  };
+  type Case = [
+    code: string,
+    op: Parameters<typeof refusalDiagnostic>[2],
+    choice: "pinned" | "filter",
+    given: Parameters<typeof refusalDiagnostic>[1],
+    detail: string,
+  ];
+  const OFFERS = "The gpurental_offers data source lists the offers that can be rented now";
+  const FILTER = "offer_filter moves on to the next matching offer when one is refused at deploy time";
+  const TEMPLATES = "The gpurental_templates data source lists the templates this organization can use.";
+  const cases: Case[] = [
+    [
+      "TOKEN_INVALID",
+      "deploy",
+      "pinned",
+      {},
+      "whose creator has left the organization. Check the provider's token",
+    ],
+    [
+      "TOKEN_INVALID",
+      "plan_check",
+      "pinned",
+      {},
+      "has left the organization, or the endpoint needs a signed-in session rather than an API key. Check",
+    ],
+    [
+      "TOKEN_INVALID",
+      "create_key",
+      "pinned",
+      {},
+      "or the endpoint needs a signed-in session rather than an API key. Check",
+    ],
+    [
+      "ADMIN_REQUIRED",
+      "create_key",
+      "pinned",
+      {},
+      "API keys can only be created and revoked with a signed-in session",
+    ],
+    [
+      "ADMIN_REQUIRED",
+      "delete_key",
+      "pinned",
+      {},
+      "API keys can only be created and revoked with a signed-in session",
+    ],
+    [
+      "ADMIN_REQUIRED",
+      "deploy",
+      "pinned",
+      {},
+      "Only an admin of the organization in a signed-in session may do this",
+    ],
+    [
+      "ORG_MISMATCH",
+      "read",
+      "pinned",
+      {},
+      "is sent as X-Org-Id and names an organization the token does not belong to",
+    ],
+    [
+      "API_KEY_NOT_FOUND",
+      "delete_key",
+      "pinned",
+      {},
+      "A revoked key cannot be brought back: create a new one.",
+    ],
+    [
+      "INSTANCE_NOT_FOUND",
+      "read",
+      "pinned",
+      {},
+      "The instance id is unknown or belongs to another organization",
+    ],
+    [
+      "INVALID_STATE",
+      "stop",
+      "pinned",
+      facts,
+      "The API said: msg from the API. Stop is accepted only from running",
+    ],
+    ["INVALID_STATE", "stop", "pinned", {}, "^Stop is accepted only from running, start only from stopped"],
+    [
+      "INSUFFICIENT_BALANCE",
+      "start",
+      "pinned",
+      facts,
+      "^Starting the instance needs a balance covering one hour",
+    ],
+    ["INSUFFICIENT_BALANCE", "deploy", "pinned", facts, "^Deploying the instance needs a balance"],
+    ["INSUFFICIENT_BALANCE", "plan_check", "pinned", facts, "^Deploying the instance needs a balance"],
+    ["INSUFFICIENT_BALANCE", "read", "pinned", facts, "^This action needs a balance"],
+    [
+      "INSUFFICIENT_BALANCE",
+      "deploy",
+      "pinned",
+      facts,
+      "stopped one. The balance is ¥1.00; ¥3.50 is required, so top up at least ¥2.50. An admin",
+    ],
+    [
+      "INSUFFICIENT_BALANCE",
+      "deploy",
+      "pinned",
+      { balance_micro: 5_000_000, required_micro: 3_000_000 },
+      "so top up at least ¥0.00.",
+    ],
+    [
+      "INSUFFICIENT_BALANCE",
+      "deploy",
+      "pinned",
+      { balance_micro: 1 },
+      "stopped one. Top up the balance. An admin",
+    ],
+    [
+      "INSUFFICIENT_BALANCE",
+      "deploy",
+      "pinned",
+      { required_micro: 1 },
+      "stopped one. Top up the balance. An admin",
+    ],
+    [
+      "OFFER_UNAVAILABLE",
+      "deploy",
+      "pinned",
+      {},
+      `took its last free unit. Choose another offer_id. ${OFFERS}`,
+    ],
+    ["OFFER_UNAVAILABLE", "deploy", "filter", {}, `took its last free unit. ${FILTER}`],
+    [
+      "MACHINE_IN_MAINTENANCE",
+      "deploy",
+      "pinned",
+      facts,
+      `booked offline at 2026-11-23 01:30:00 UTC, too soon to start an instance on it. Choose an offer on another machine, or deploy after the maintenance. ${OFFERS}`,
+    ],
+    [
+      "MACHINE_IN_MAINTENANCE",
+      "plan_check",
+      "pinned",
+      facts,
+      "booked offline at 2026-11-23 01:30:00 UTC. Choose an offer",
+    ],
+    [
+      "MACHINE_IN_MAINTENANCE",
+      "deploy",
+      "filter",
+      {},
+      `booked offline at an unknown time, too soon to start an instance on it. Deploy after the maintenance, or let offers on other machines match. ${FILTER}`,
+    ],
+    [
+      "DISK_TOO_LARGE",
+      "deploy",
+      "pinned",
+      facts,
+      "^The offer's machine has 500 GB of disk in total and 400 GB were requested. Lower disk_gb to at most 500, or choose an offer on a machine with more disk.$",
+    ],
+    [
+      "DISK_TOO_LARGE",
+      "deploy",
+      "filter",
+      {},
+      "^The offer's machine has less disk in total than requested. Lower disk_gb, or loosen offer_filter so that offers on a machine with more disk match.$",
+    ],
+    [
+      "MACHINE_DISK_EXHAUSTED",
+      "deploy",
+      "pinned",
+      facts,
+      "^400 GB were requested but the offer's machine has only 120 GB left to commit. Lower disk_gb to at most 120, or choose an offer on another machine.$",
+    ],
+    [
+      "MACHINE_DISK_EXHAUSTED",
+      "deploy",
+      "filter",
+      {},
+      "^the offer's machine has not enough disk left to commit. Lower disk_gb, or loosen offer_filter so that offers on other machines match.$",
+    ],
+    ["TEMPLATE_NOT_FOUND", "deploy", "pinned", {}, `an inactive one cannot. Check template_id. ${TEMPLATES}`],
+    [
+      "TEMPLATE_COMING_SOON",
+      "deploy",
+      "pinned",
+      {},
+      `^The template cannot be deployed yet. Choose another template_id. ${TEMPLATES}`,
+    ],
+    [
+      "OFFER_NOT_VM_CAPABLE",
+      "deploy",
+      "pinned",
+      {},
+      `cannot run VMs. Choose a VM-capable offer, or a container template \\(mode ssh or jupyter\\). ${OFFERS}`,
+    ],
+    [
+      "OFFER_NOT_VM_CAPABLE",
+      "deploy",
+      "filter",
+      {},
+      `cannot run VMs. Choose a container template \\(mode ssh or jupyter\\), or let VM-capable offers match. ${FILTER}`,
+    ],
+    [
+      "TEMPLATE_CUDA_TOO_NEW",
+      "deploy",
+      "pinned",
+      facts,
+      "^msg from the API. The template pins an older CUDA stack",
+    ],
+    ["TEMPLATE_CUDA_TOO_NEW", "deploy", "pinned", {}, "^The template pins an older CUDA stack"],
+    [
+      "TEMPLATE_ARCH_UNSUPPORTED",
+      "deploy",
+      "pinned",
+      facts,
+      `^msg from the API. Only x86_64 templates can be deployed. Choose an x86_64 template. ${TEMPLATES}`,
+    ],
+    ["TEMPLATE_ARCH_UNSUPPORTED", "deploy", "pinned", {}, "^Only x86_64 templates"],
+    [
+      "TEMPLATE_REQUIRES_OWNER",
+      "deploy",
+      "pinned",
+      {},
+      "Duplicate it into this organization with your own registry credentials",
+    ],
+    [
+      "OFFER_NOT_PINNABLE",
+      "deploy",
+      "pinned",
+      {},
+      `^The offer_id is stale: its machine is no longer registered. Choose a current offer. ${OFFERS}`,
+    ],
+    [
+      "OFFER_NOT_PINNABLE",
+      "deploy",
+      "filter",
+      {},
+      `^The offer's machine is no longer registered with the fleet. ${FILTER}`,
+    ],
+    ["SSH_KEY_NOT_FOUND", "deploy", "pinned", {}, "or leave ssh_key_id unset \\(then SSH is impossible\\)"],
+    ["INSTANCE_LIMIT_REACHED", "deploy", "pinned", facts, "already has 30 instances that are not destroyed"],
+    ["INSTANCE_LIMIT_REACHED", "deploy", "pinned", {}, "already has 25 instances"],
+    ["HOST_UNREACHABLE", "start", "pinned", {}, 'or set desired_status = "stopped" until then'],
+    [
+      "START_REFUSED",
+      "start",
+      "pinned",
+      facts,
+      "^The API said: msg from the API. The instance stays stopped with its disk",
+    ],
+    ["START_REFUSED", "start", "pinned", {}, "^The instance stays stopped with its disk"],
+    ["START_UNAVAILABLE", "start", "pinned", {}, "or raise timeouts.update"],
+    ["CAPACITY_UNAVAILABLE", "start", "pinned", {}, "^The GPUs released when the balance ran out"],
+    [
+      "VALIDATION_ERROR",
+      "deploy",
+      "pinned",
+      facts,
+      "^msg from the API \\(field disk_gb\\); the limit is 30. Correct the value and apply again.$",
+    ],
+    [
+      "VALIDATION_ERROR",
+      "deploy",
+      "pinned",
+      {},
+      "^A field has the wrong type or is out of range. Correct the value",
+    ],
+    ["RATE_LIMITED", "read", "pinned", {}, "the API kept answering 429"],
+    ["SERVICE_UNAVAILABLE", "read", "pinned", {}, "the API kept answering 503"],
+  ];
+
+  it.each(cases)("%s (%s, offer %s, %j)", (code, op, choice, given, detail) => {
+    const d = refusalDiagnostic(code, given, op, { offerChoice: choice });
+    expect(d.detail).toMatch(new RegExp(detail.replace(/[.?*+[\]{}|]/g, (c) => (c === "." ? "\\." : c))));
+  });
+
+  it.each(EXPLAINED_CODES)("%s has a title in words after its code", (code) => {
+    expect(refusalDiagnostic(code, {}, "deploy").summary).toMatch(new RegExp(`^${code}: [a-z]\\w* \\w+`));
+  });
+
+  it.each(["toString", "constructor", "__proto__"])("a code named %s is an unknown code", (code) => {
+    expect(refusalDiagnostic(code, { message: "odd" }, "deploy")).toEqual({
+      severity: "error",
+      summary: `${code}: odd`,
+      detail: "odd.",
+    });
+    expect(attributeOfCode(code)).toBeUndefined();
+  });
+
+  it("an unknown code keeps the API's words, or says the API refused", () => {
+    expect(refusalDiagnostic("NEW_CODE", { message: "It is refused." }, "deploy")).toEqual({
+      severity: "error",
+      summary: "NEW_CODE: It is refused.",
+      detail: "It is refused.",
+    });
+    expect(refusalDiagnostic("NEW_CODE", {}, "deploy")).toEqual({
+      severity: "error",
+      summary: "NEW_CODE: the API refused the request",
+      detail: "The API refused the request.",
+    });
+  });
+
+  it("puts the prefix first and the severity asked for", () => {
+    expect(
+      refusalDiagnostic("ORG_MISMATCH", {}, "read", { prefix: "Before:", severity: "warning" }),
+    ).toMatchObject({
+      severity: "warning",
+      detail: expect.stringMatching(/^Before: The provider's org_id/),
+    });
+  });
+
+  it.each([
+    ["offer_id", "offer_id"],
+    ["template_id", "template_id"],
+    ["disk_gb.value", "disk_gb"],
+    ["label", "label"],
+    ["ssh_key_id", "ssh_key_id"],
+    ["env_overrides.2.key", "env"],
+    ["name", "name"],
+    ["kind", "kind"],
+  ])("a VALIDATION_ERROR of field %s is placed on %s", (field, attribute) => {
+    expect(refusalDiagnostic("VALIDATION_ERROR", { field }, "deploy").path).toEqual([{ attribute }]);
+  });
+
+  it.each([undefined, "", "tail", "constructor"])(
+    "a VALIDATION_ERROR of field %j is placed nowhere",
+    (field) => {
+      expect(refusalDiagnostic("VALIDATION_ERROR", { field }, "deploy").path).toBeUndefined();
+    },
+  );
+
+  it("places an offer refusal on offer_filter only when the offer was chosen by it", () => {
+    expect(refusalDiagnostic("OFFER_UNAVAILABLE", {}, "deploy").path).toEqual([{ attribute: "offer_id" }]);
+    expect(
+      refusalDiagnostic("OFFER_UNAVAILABLE", {}, "deploy", {
+        offerChoice: "filter",
+        attributes: ["offer_id"],
+      }).path,
+    ).toBeUndefined();
+    expect(refusalDiagnostic("DISK_TOO_LARGE", {}, "deploy", { offerChoice: "filter" }).path).toEqual([
+      { attribute: "disk_gb" },
+    ]);
+  });
+
+  it("attributeOfCode names the attribute of a code, and none for an unknown one", () => {
+    expect(attributeOfCode("INVALID_STATE")).toBe("desired_status");
+    expect(attributeOfCode("TEMPLATE_NOT_FOUND")).toBe("template_id");
+    expect(attributeOfCode("INSTANCE_LIMIT_REACHED")).toBeUndefined();
+    expect(attributeOfCode("NEW_CODE")).toBeUndefined();
+  });
+});
+
+describe("errorToDiagnostic beyond API refusals", () => {
+  it("names the operation and the HTTP status, with or without a request id", () => {
+    const d = errorToDiagnostic(
+      new ApiError({ message: "m", endpoint: "GET /v1/me", status: 409, code: "INVALID_STATE" }),
+      "stop",
+    );
+    expect(d.detail).toMatch(/^Stopping the instance failed\. /);
+    expect(d.detail).toMatch(/ \(HTTP 409\)$/);
+    expect(errorToDiagnostic(apiError({ code: "X", status: 400 }), "import").detail).toMatch(
+      /^Importing the object failed\. .* \(HTTP 400, request req-1\)$/,
+    );
+  });
+
+  it.each([
+    ["deploy", "Deploying the instance failed."],
+    ["start", "Starting the instance failed."],
+    ["destroy", "Destroying the instance failed."],
+    ["read", "Reading the object failed."],
+    ["create_key", "Creating the API key failed."],
+    ["delete_key", "Revoking the API key failed."],
+  ] as const)("an API error of %s starts with %j", (op, words) => {
+    expect(errorToDiagnostic(apiError({ code: "X", status: 400 }), op).detail.startsWith(`${words} `)).toBe(
+      true,
+    );
+  });
+
+  it("an interruption, however raised", () => {
+    for (const err of [
+      new RequestAbortedError("GET /v1/me"),
+      Object.assign(new Error("x"), { name: "AbortError" }),
+    ]) {
+      expect(errorToDiagnostic(err, "deploy")).toEqual({
+        severity: "error",
+        summary: "Interrupted",
+        detail: "The operation was cancelled before it finished; the state records what is known so far.",
+      });
+    }
+  });
+
+  it("another client error, and anything else thrown", () => {
+    expect(errorToDiagnostic(new NetworkError("GET /v1/me", "ECONNREFUSED"), "read")).toMatchObject({
+      summary: "Reading the object failed.",
+      detail: expect.stringContaining("ECONNREFUSED"),
+    });
+    expect(errorToDiagnostic(new NetworkError("GET /v1/me", "ECONNREFUSED"), "plan_check").summary).toBe(
+      "The API call failed.",
+    );
+    expect(errorToDiagnostic(new TypeError("boom"), "destroy")).toEqual({
+      severity: "error",
+      summary: "Destroying the instance failed.",
+      detail: "boom",
+    });
+    expect(errorToDiagnostic("a string", "plan_check")).toEqual({
+      severity: "error",
+      summary: "Unexpected error",
+      detail: "a string",
+    });
+  });
+
+  it("a wait that timed out says the last status when one was seen", () => {
+    const seen = errorToDiagnostic(
+      new WaitTimeoutError("i-1", ["running", "stopped"], 1000, {
+        status: "creating",
+      } as unknown as Instance),
+      "deploy",
+    );
+    expect(seen.summary).toBe("Timed out waiting for the instance to become running or stopped");
+    expect(seen.detail).toContain("with its last known status (creating); run terraform apply again");
+    const unseen = errorToDiagnostic(new WaitTimeoutError("i-1", ["running"], 1000, undefined), "deploy");
+    expect(unseen.detail).toContain("with its last known status; run terraform apply again");
+  });
+
+  it("a lost answer says nothing was recorded", () => {
+    const d = errorToDiagnostic(
+      new AmbiguousRequestError("POST /v1/instances", "connection", "reset"),
+      "deploy",
+    );
+    expect(d).toMatchObject({ severity: "error", summary: "The API's answer was lost" });
+    expect(d.detail).toMatch(/Nothing was recorded in the state for it; run terraform apply again/);
+  });
+});
+
+describe("instanceErrorDiagnostic", () => {
+  it.each([
+    ["provision_failed", "marked tainted"],
+    ["workload_completed", "exited on its own"],
+    ["workload_gone", "gone from its host"],
+    ["stop_timed_out", "its GPUs are billed"],
+    ["start_timed_out", "retry the start"],
+    ["gpus_unavailable", "this deletes the disk"],
+    ["something_new", "Check the instance's logs (data source gpurental_instance_logs)."],
+    ["constructor", "Check the instance's logs (data source gpurental_instance_logs)."],
+  ])("%s: %s", (code, words) => {
+    const d = instanceErrorDiagnostic(
+      { id: "i-1", status: "error", error_code: code, error_message: null } as unknown as Instance,
+      "start",
+    );
+    expect(d.summary).toBe(`${code}: instance i-1 is error`);
+    expect(d.detail).toContain(words);
+    expect(d.detail).toMatch(
+      new RegExp(`^Starting the instance failed\\. The instance's error_code is ${code}\\. [A-Z]`),
+    );
+  });
+
+  it("without an error_code it names the status, and quotes the platform's message", () => {
+    const d = instanceErrorDiagnostic(
+      {
+        id: "i-2",
+        status: "stopped",
+        error_code: null,
+        error_message: "The host said no",
+      } as unknown as Instance,
+      "plan_check",
+    );
+    expect(d.summary).toBe("stopped: instance i-2 is stopped");
+    expect(d.detail).toBe(
+      "The instance's error_code is not set. The platform said: The host said no. Check the instance's logs (data source gpurental_instance_logs).",
+    );
+  });
+});
+
+describe("formatYen and formatTime at their edges", () => {
+  it.each([
+    [500_000, "¥0.50"],
+    [10_000, "¥0.01"],
+    [1_000_001, "¥1.000001"],
+    [-1, "-¥0.000001"],
+    [123_456_789_000_000, "¥123,456,789.00"],
+  ])("%d micro is %s", (micro, text) => {
+    expect(formatYen(micro)).toBe(text);
+  });
+
+  it("keeps text that is no time, and says so when there is none", () => {
+    expect(formatTime("next tuesday")).toBe("next tuesday");
+    expect(formatTime(undefined)).toBe("an unknown time");
+    expect(formatTime("")).toBe("an unknown time");
+    expect(formatTime("2026-01-02T03:04:05.678Z")).toBe("2026-01-02 03:04:05 UTC");
   });
 });

@@ -303,12 +303,18 @@ function attributeForField(field: string | undefined): string | undefined {
   if (!field) return undefined;
   if (field.startsWith("env_overrides")) return "env";
   const head = field.split(".")[0] ?? field;
-  return FIELD_TO_ATTRIBUTE[head];
+  // Own keys only: a field named "constructor" or "toString" is not an attribute.
+  return Object.hasOwn(FIELD_TO_ATTRIBUTE, head) ? FIELD_TO_ATTRIBUTE[head] : undefined;
 }
 
 /** The attribute a code is about, for callers that place a plan-time finding. */
 export function attributeOfCode(code: string): string | undefined {
-  return CATALOGUE[code]?.attribute;
+  return catalogueEntry(code)?.attribute;
+}
+
+/** The catalogue's entry of a code; own keys only, so "toString" from a server is just unknown. */
+function catalogueEntry(code: string): CatalogueEntry | undefined {
+  return Object.hasOwn(CATALOGUE, code) ? CATALOGUE[code] : undefined;
 }
 
 /** How a refusal is worded and placed. */
@@ -329,7 +335,7 @@ export function refusalDiagnostic(
   op: Operation,
   opts: RefusalOptions = {},
 ): ResourceDiagnostic {
-  const entry = CATALOGUE[code];
+  const entry = catalogueEntry(code);
   const choice = opts.offerChoice ?? "pinned";
   const title = entry?.title ?? facts.message ?? "the API refused the request";
   const explanation = entry
@@ -458,7 +464,8 @@ const INSTANCE_ERROR_CODES: Readonly<Record<string, string>> = {
 export function instanceErrorDiagnostic(instance: Instance, op: Operation): ResourceDiagnostic {
   const code = instance.error_code ?? instance.status;
   const what =
-    INSTANCE_ERROR_CODES[code] ?? "Check the instance's logs (data source gpurental_instance_logs).";
+    (Object.hasOwn(INSTANCE_ERROR_CODES, code) ? INSTANCE_ERROR_CODES[code] : undefined) ??
+    "Check the instance's logs (data source gpurental_instance_logs).";
   const message = instance.error_message ? ` The platform said: ${instance.error_message}.` : "";
   return {
     severity: "error",

@@ -9,6 +9,7 @@ import {
   type ProviderSchemaJson,
   SCHEMA_FILE,
 } from "../../scripts/generate-schema";
+import { isCredentialKey } from "../../src/api/redact";
 import { installProvider } from "../../src/cli/provider";
 import { version } from "../../src/version";
 
@@ -17,6 +18,12 @@ import { version } from "../../src/version";
 // fails here. The schema comes from the real terraform CLI, as in the script.
 
 jest.setTimeout(120_000);
+
+/** A block of `terraform providers schema -json`, as far as these checks read it. */
+interface SchemaBlock {
+  attributes?: Record<string, { type?: unknown; sensitive?: boolean; nested_type?: SchemaBlock }>;
+  block_types?: Record<string, { block: SchemaBlock }>;
+}
 
 function tree(dir: string): Map<string, string> {
   const files = new Map<string, string>();
@@ -63,6 +70,53 @@ describe("provider-schema/gpurental.json", () => {
       "gpurental_template",
       "gpurental_templates",
     ]);
+  });
+
+  // What Terraform was told is sensitive, read back from Terraform itself rather than from the
+  // committed schema or the docs: Terraform hides these values in plan output and in
+  // `terraform output`, and keeps them out of logs.
+  it("marks every credential and every value that carries one sensitive, as Terraform receives it", () => {
+    const sensitive: string[] = [];
+    const credentialNamed: string[] = [];
+    const walk = (where: string, block: SchemaBlock, prefix = "") => {
+      for (const [name, a] of Object.entries(block.attributes ?? {})) {
+        const path = `${where} ${prefix}${name}`;
+        if (a.sensitive) sensitive.push(path);
+        // Text named like a credential; a flag (env.secret) or an object describing a key is not one.
+        if (isCredentialKey(name) && JSON.stringify(a.type ?? null).includes("string"))
+          credentialNamed.push(path);
+        if (a.nested_type) walk(where, a.nested_type, `${prefix}${name}.`);
+      }
+      for (const [name, b] of Object.entries(block.block_types ?? {}))
+        walk(where, b.block, `${prefix}${name}.`);
+    };
+    const schemas = served.provider_schemas["registry.terraform.io/gpurental/gpurental"] as {
+      provider: { block: SchemaBlock };
+      resource_schemas: Record<string, { block: SchemaBlock }>;
+      data_source_schemas: Record<string, { block: SchemaBlock }>;
+    };
+    walk("provider", schemas.provider.block);
+    for (const [type, r] of Object.entries(schemas.resource_schemas)) walk(`resource ${type}`, r.block);
+    for (const [type, d] of Object.entries(schemas.data_source_schemas)) walk(`data ${type}`, d.block);
+
+    expect(sensitive.sort()).toEqual(
+      [
+        "provider token",
+        "resource gpurental_api_key secret",
+        "resource gpurental_instance access_token",
+        "resource gpurental_instance jupyter_url",
+        "resource gpurental_instance open_url",
+        "resource gpurental_instance secret_env",
+        "data gpurental_instance access_token",
+        "data gpurental_instance jupyter_url",
+        "data gpurental_instance open_url",
+        "data gpurental_instances instances.access_token",
+        "data gpurental_instances instances.jupyter_url",
+        "data gpurental_instances instances.open_url",
+      ].sort(),
+    );
+    // A new text attribute named like a credential must be sensitive too.
+    expect(credentialNamed.filter((p) => !sensitive.includes(p))).toEqual([]);
   });
 
   it("generates the committed bindings in src/generated", async () => {

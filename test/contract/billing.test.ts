@@ -176,4 +176,109 @@ describe("billing (1, 3.2, 8)", () => {
     // Rows are hourly: a 30-day jump yields about one row per hour.
     expect(rows.length).toBeGreaterThan(700);
   });
+
+  // The balance rule counts the organization's whole burn by status (4.2): running, starting,
+  // creating and stopping instances at GPU and disk, stopped ones at disk only, the others not.
+  // Offer 2.5 ¥/h, disk 50 GB at 200 micro/GB-h: one instance burns 2_510_000 with GPU, 10_000 without.
+  test("4.2 deploy and start require one hour of the whole burn, counted by status", async () => {
+    fb().setTransitions("manual");
+    const base = fb().state().offers[creds().offer_id];
+    const offer = fb().createOffer({
+      machine_id: base?.machine_id ?? "",
+      price_per_hour_micro: 2_500_000,
+      storage_price_per_gb_hour_micro: 200,
+      free_units: 10,
+    });
+    const one = async () => (await deploy(fb(), creds(), admin(), { offer_id: offer.id })).body.id as string;
+    const creating = await one();
+    const running = await one();
+    fb().completeTransition(running);
+    const stopping = await one();
+    fb().completeTransition(stopping);
+    await post(stopping, "stop");
+    const stopped = await one();
+    fb().completeTransition(stopped);
+    await post(stopped, "stop");
+    fb().completeTransition(stopped);
+    const starting = await one();
+    fb().completeTransition(starting);
+    await post(starting, "stop");
+    fb().completeTransition(starting);
+    await post(starting, "start");
+    const destroyed = await one();
+    await call(fb(), "DELETE", `/v1/instances/${destroyed}`, { token: admin() });
+    fb().completeTransition(destroyed);
+    const statuses = await Promise.all(
+      [creating, running, stopping, stopped, starting, destroyed].map(
+        async (id) => (await getInstance(fb(), admin(), id)).body.status,
+      ),
+    );
+    expect(statuses).toEqual(["creating", "running", "stopping", "stopped", "starting", "destroyed"]);
+
+    const others = 4 * 2_510_000 + 10_000;
+    fb().setBalance(creds().org_id, 1);
+    const refused = await deploy(fb(), creds(), admin(), { offer_id: offer.id });
+    expect(refused.status).toBe(402);
+    expect(refused.body.error).toMatchObject({
+      code: "INSUFFICIENT_BALANCE",
+      balance_micro: 1,
+      required_micro: 2_510_000 + others,
+    });
+    expect(refused.body.error.message).toContain(`${2_510_000 + others} micro needed`);
+
+    // Starting the stopped one: its own GPU and disk plus every other one, itself not twice.
+    const startOthers = 4 * 2_510_000;
+    fb().setBalance(creds().org_id, 2_510_000 + startOthers - 1);
+    const start = await post(stopped, "start");
+    expect(start.status).toBe(402);
+    expect(start.body.error).toMatchObject({ required_micro: 2_510_000 + startOthers });
+    fb().setBalance(creds().org_id, 2_510_000 + startOthers);
+    expect((await post(stopped, "start")).status).toBe(200);
+  });
+
+  test("ledger rows say what they bill, and an hour's row starts at the hour or the segment", async () => {
+    const id = await runningInstance(fb(), creds());
+    const startedAt = fb().clock.now().getTime();
+    fb().clock.advance(HOUR + 1000);
+    await post(id, "stop");
+    fb().clock.advance(2 * HOUR);
+    await call(fb(), "POST", "/v1/billing/orders", { token: admin(), body: { amount_micro: 1_000_000 } });
+    const rows = fb().ledger({ orgId: creds().org_id });
+    const gpu = rows.filter((r) => r.kind === "gpu");
+    const storage = rows.filter((r) => r.kind === "storage");
+    expect(gpu.length).toBeGreaterThanOrEqual(2);
+    for (const r of gpu) expect(r.description).toBe("GPU time while running");
+    for (const r of storage) expect(r.description).toBe("Disk 50 GB while stopped");
+    expect(rows.find((r) => r.kind === "top_up")?.description).toBe("Top-up");
+    // The first row begins when billing began; each later one on its hour.
+    expect(gpu[0]?.created_at).toBe(startedAt);
+    for (const r of [...gpu.slice(1), ...storage.slice(1)]) expect(r.created_at % HOUR).toBe(0);
+    for (const r of rows) if (r.kind !== "top_up") expect(r.amount_micro).toBeGreaterThan(0);
+  });
+
+  test("8 auto-destroy lands 24 hours after the balance reached ¥0 to the millisecond, in one long jump", async () => {
+    fb().clock.advance(17 * 60_000 + 23_456); // off the hour, so no hourly step lands on the event
+    const id = await runningInstance(fb(), creds());
+    await post(id, "stop");
+    const zeroAt = fb().clock.now().getTime();
+    fb().setBalance(creds().org_id, -40_000_000);
+    fb().clock.advance(30 * HOUR);
+    const inst = fb().instance(id);
+    expect(inst?.status).toBe("destroyed");
+    expect(inst?.destroyed_at).toBe(zeroAt + 24 * HOUR);
+    expect(inst?.error_message).toBe("Destroyed after 24 hours at or below ¥0 and at or below -¥35");
+  });
+
+  test("8 a positive balance again clears the 24-hour count; another organization's instances never count", async () => {
+    const id = await runningInstance(fb(), creds());
+    await post(id, "stop");
+    fb().setBalance(creds().org_id, -40_000_000);
+    fb().clock.advance(20 * HOUR);
+    fb().setBalance(creds().org_id, 1_000_000);
+    fb().setBalance(creds().org_id, -40_000_000);
+    fb().clock.advance(20 * HOUR);
+    expect(fb().instance(id)?.status).toBe("stopped");
+    fb().clock.advance(4 * HOUR);
+    expect(fb().instance(id)?.status).toBe("destroyed");
+  });
 });

@@ -254,6 +254,26 @@ test("injected 429/503 and lost deploy answers converge without duplicates or or
   expect(liveInstances(s)).toHaveLength(0);
 });
 
+test("the saved plan marks the key's secret and the instance's credentials sensitive", async () => {
+  writeConfig(s, [keyBlock, instanceBlock()].join("\n\n"));
+  const planned = expectCode(await s.tf.run(["plan", "-input=false", "-out=tfplan"]), 0);
+  expect(planned.stdout).toMatch(/secret_env\s+= \(sensitive value\)/);
+  const shown = expectCode(await s.tf.run(["show", "-json", "tfplan"]), 0);
+  const changes = (
+    JSON.parse(shown.stdout) as {
+      resource_changes: { address: string; change: { after_sensitive: Record<string, unknown> } }[];
+    }
+  ).resource_changes;
+  const sensitiveOf = (address: string) => changes.find((c) => c.address === address)?.change.after_sensitive;
+  expect(sensitiveOf("gpurental_api_key.ci")).toMatchObject({ secret: true });
+  expect(sensitiveOf("gpurental_instance.a")).toMatchObject({
+    access_token: true,
+    jupyter_url: true,
+    open_url: true,
+    secret_env: true,
+  });
+});
+
 test("TF_LOG=trace output of a full apply holds no token, secret or access token", async () => {
   const jupyter = `resource "gpurental_instance" "j" {
   offer_id    = "${s.creds.offer_id}"

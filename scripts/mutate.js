@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+"use strict";
+// `npm run mutate [-- <group>...]`: runs Stryker (stryker.config.js) on each group of mutated code
+// in turn, each with its own tests and settings, then prints the score of every file of every
+// group from their JSON reports. Exits non-zero when a run fails, not when mutants survive: the
+// targets and the survivors explained as equivalent are in docs/development.md.
+const { spawnSync } = require("node:child_process");
+const { existsSync, readFileSync } = require("node:fs");
+const { join } = require("node:path");
+
+const root = join(__dirname, "..");
+const ALL = [
+  "redaction",
+  "refusals",
+  "plan-checks",
+  "fake-billing",
+  "fake-limits",
+  "retry",
+  "schema",
+  "reconciliation",
+];
+const groups = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
+for (const g of groups)
+  if (!ALL.includes(g)) throw new Error(`unknown group ${g}; groups: ${ALL.join(", ")}`);
+
+let failed = false;
+for (const group of groups) {
+  process.stdout.write(`\n== mutation testing: ${group}\n`);
+  const r = spawnSync(join(root, "node_modules", ".bin", "stryker"), ["run"], {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, MUTATE: group },
+  });
+  if (r.status !== 0) failed = true;
+}
+
+const rows = [["group", "file", "score", "killed", "timeout", "survived", "no coverage", "ignored"]];
+for (const group of groups) {
+  const file = join(root, "reports", "mutation", `${group}.json`);
+  if (!existsSync(file)) continue;
+  const report = JSON.parse(readFileSync(file, "utf8"));
+  for (const [name, f] of Object.entries(report.files)) {
+    const n = (s) => f.mutants.filter((m) => m.status === s).length;
+    const killed = n("Killed");
+    const timeout = n("Timeout");
+    const survived = n("Survived");
+    const noCoverage = n("NoCoverage");
+    const valid = killed + timeout + survived + noCoverage;
+    const score = valid === 0 ? "n/a" : `${((100 * (killed + timeout)) / valid).toFixed(1)}%`;
+    rows.push([group, name, score, killed, timeout, survived, noCoverage, n("Ignored")].map(String));
+  }
+}
+const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+process.stdout.write("\n");
+for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i])).join("  ")}\n`);
+process.exitCode = failed ? 1 : 0;

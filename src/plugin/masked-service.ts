@@ -1,0 +1,39 @@
+import { redactText } from "../api/redact";
+import type { DiagnosticOut, ProviderService } from "./tfplugin6";
+
+// The last step before Terraform: every diagnostic the provider answers and every error a handler
+// throws is masked with the one definition of a credential (api/redact.ts). Terraform prints
+// diagnostics on the terminal and in CI logs, so whatever a resource, the framework or a server's
+// message put in them, a token, an access token or a key secret never gets that far.
+
+type Handler = (req: unknown) => Promise<unknown>;
+
+function maskDiagnostic(d: DiagnosticOut): DiagnosticOut {
+  const out: DiagnosticOut = { ...d, summary: redactText(d.summary) };
+  if (d.detail !== undefined) out.detail = redactText(d.detail);
+  return out;
+}
+
+/** Wraps every RPC of `service` so that its diagnostics and thrown errors carry no credential. */
+export function maskedService(service: ProviderService): ProviderService {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(service as unknown as Record<string, unknown>)) {
+    if (typeof fn !== "function") {
+      wrapped[name] = fn;
+      continue;
+    }
+    wrapped[name] = async (req: unknown) => {
+      let res: unknown;
+      try {
+        res = await (fn as Handler).call(service, req);
+      } catch (err) {
+        if (err instanceof Error) err.message = redactText(err.message);
+        throw err;
+      }
+      const diagnostics = (res as { diagnostics?: unknown } | undefined)?.diagnostics;
+      if (!Array.isArray(diagnostics)) return res;
+      return { ...(res as object), diagnostics: (diagnostics as DiagnosticOut[]).map(maskDiagnostic) };
+    };
+  }
+  return wrapped as unknown as ProviderService;
+}
