@@ -71,6 +71,34 @@ async function until(cond: () => boolean, what: string, ms = 60_000): Promise<vo
   }
 }
 
+/** How many instance deploys the journal of the working directory holds the answer of. */
+function journalAnswers(): number {
+  const dir = join(s.tf.workDir, ".terraform", "gpurental-journal");
+  const deploys = new Set<string>();
+  let n = 0;
+  for (const f of readdirSafe(dir)) {
+    for (const line of readFileSync(join(dir, f), "utf8").split("\n")) {
+      let rec: { op?: string; entry?: string; kind?: string };
+      try {
+        rec = JSON.parse(line) as typeof rec;
+      } catch {
+        continue; // a line being written
+      }
+      if (rec.op === "sent" && rec.kind === "instance" && rec.entry) deploys.add(rec.entry);
+      if (rec.op === "answered" && rec.entry && deploys.has(rec.entry)) n++;
+    }
+  }
+  return n;
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
+  } catch {
+    return [];
+  }
+}
+
 /** The organization's API keys of the test that are not revoked. */
 function liveKeys(): string[] {
   return Object.values(s.backend.state().api_keys)
@@ -198,6 +226,9 @@ test("the provider killed (kill -9) mid-apply: the next apply adopts the instanc
   slowCreating();
   const run = s.tf.spawn(["apply", "-auto-approve", "-input=false", "-no-color"]);
   await until(() => liveInstances(s).length === 4, "4 instances creating");
+  // Killed once the journal holds each deploy's answer: a deploy killed between the server's
+  // answer and the journal's line is the lost-answer case (adopted by listing), tested below.
+  await until(() => journalAnswers() === 4, "the journal to record 4 answers");
   const [pid] = providerPids(run.pid!);
   expect(pid).toBeDefined();
   process.kill(pid!, "SIGKILL");
