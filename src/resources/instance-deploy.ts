@@ -381,12 +381,15 @@ function abandonedNote(e: JournalEntry): ResourceDiagnostic {
 
 /** The warning of a plan whose create will adopt an instance the journal holds. */
 export function willAdoptNote(e: JournalEntry): ResourceDiagnostic {
-  const what = e.id ? `instance ${e.id}` : "the instance of a deploy whose answer was lost";
+  if (e.id)
+    return {
+      severity: "warning",
+      summary: `Will adopt instance ${e.id}, deployed at ${e.answered_at ?? e.sent_at}`,
+      detail: `An earlier apply deployed instance ${e.id} for this configuration (sent at ${e.sent_at}) and no state holds it. Applying adopts it instead of deploying another one. Deploy journal entry ${e.entry}.`,
+    };
   return {
     severity: "warning",
-    summary: e.id
-      ? `Will adopt instance ${e.id}, deployed at ${e.answered_at ?? e.sent_at}`
-      : `Will look for a deploy sent at ${e.sent_at}`,
-    detail: `An earlier apply deployed ${what} for this configuration (sent at ${e.sent_at}) and no state holds it. Applying adopts it instead of deploying another one. Deploy journal entry ${e.entry}.`,
+    summary: `Will look for a deploy sent at ${e.sent_at}`,
+    detail: `An earlier apply sent a deploy for this configuration at ${e.sent_at} and stopped before its answer was recorded, so it may have landed. Applying first looks for the instance it created and adopts it; it deploys a new one only when the deploy did not land. Deploy journal entry ${e.entry}.`,
   };
 }
