@@ -521,8 +521,14 @@ describe("explanations", () => {
       `^The offer's machine is no longer registered with the fleet. ${FILTER}`,
     ],
     ["SSH_KEY_NOT_FOUND", "deploy", "pinned", {}, "or leave ssh_key_id unset \\(then SSH is impossible\\)"],
-    ["INSTANCE_LIMIT_REACHED", "deploy", "pinned", facts, "already has 30 instances that are not destroyed"],
-    ["INSTANCE_LIMIT_REACHED", "deploy", "pinned", {}, "already has 25 instances"],
+    [
+      "INSTANCE_LIMIT_REACHED",
+      "deploy",
+      "pinned",
+      facts,
+      "reached its limit of 30 instances that are not destroyed",
+    ],
+    ["INSTANCE_LIMIT_REACHED", "deploy", "pinned", {}, "reached its limit of 25 instances"],
     ["HOST_UNREACHABLE", "start", "pinned", {}, 'or set desired_status = "stopped" until then'],
     [
       "START_REFUSED",
@@ -548,8 +554,20 @@ describe("explanations", () => {
       {},
       "^A field has the wrong type or is out of range. Correct the value",
     ],
-    ["RATE_LIMITED", "read", "pinned", {}, "the API kept answering 429"],
-    ["SERVICE_UNAVAILABLE", "read", "pinned", {}, "the API kept answering 503"],
+    [
+      "RATE_LIMITED",
+      "read",
+      "pinned",
+      {},
+      "it ends at once when the API asks to wait longer than the time left",
+    ],
+    [
+      "SERVICE_UNAVAILABLE",
+      "read",
+      "pinned",
+      {},
+      "Run terraform again shortly, or raise the resource's timeouts",
+    ],
   ];
 
   it.each(cases)("%s (%s, offer %s, %j)", (code, op, choice, given, detail) => {
@@ -674,11 +692,11 @@ describe("errorToDiagnostic beyond API refusals", () => {
 
   it("another client error, and anything else thrown", () => {
     expect(errorToDiagnostic(new NetworkError("GET /v1/me", "ECONNREFUSED"), "read")).toMatchObject({
-      summary: "Reading the object failed.",
+      summary: "Cannot reach the gpurental API",
       detail: expect.stringContaining("ECONNREFUSED"),
     });
     expect(errorToDiagnostic(new NetworkError("GET /v1/me", "ECONNREFUSED"), "plan_check").summary).toBe(
-      "The API call failed.",
+      "Cannot reach the gpurental API",
     );
     expect(errorToDiagnostic(new TypeError("boom"), "destroy")).toEqual({
       severity: "error",
