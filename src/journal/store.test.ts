@@ -85,6 +85,31 @@ describe("store", () => {
     expect(j.live()).toEqual([]);
   });
 
+  test("claims of one turn are written together after it, are seen at once by what judges entries, and by other processes once written", async () => {
+    const j = journal();
+    const ids = ["i-1", "i-2", "i-3"];
+    for (const id of ids) j.answered(j.sent("instance", "sha256:x", {}), id);
+    const before = readFileSync(j.file, "utf8");
+    for (const id of ids) j.closeIdSoon(id, "claimed");
+    j.closeIdSoon("i-unknown", "claimed");
+    // Nothing written during the turn: a refresh's ten reads at a time share one append.
+    expect(readFileSync(j.file, "utf8")).toBe(before);
+    await new Promise((r) => setImmediate(r));
+    const added = readFileSync(j.file, "utf8").slice(before.length).trim().split("\n");
+    expect(added.map((l) => JSON.parse(l) as { op: string; reason: string })).toEqual(
+      ids.map(() => expect.objectContaining({ op: "closed", reason: "claimed" })),
+    );
+    expect(journal().live()).toEqual([]);
+
+    // Queued and judged in the same turn: the judge writes the claims first.
+    const k = journal(deadRun());
+    k.answered(k.sent("instance", "sha256:y", {}), "i-4");
+    const mine = journal();
+    mine.closeIdSoon("i-4", "claimed");
+    expect(mine.adoptable("instance", "sha256:y")).toEqual([]);
+    expect(journal().live()).toEqual([]);
+  });
+
   test("a torn last line (a crash mid-write) is skipped; a damaged line elsewhere is reported and skipped", () => {
     const j = journal(deadRun());
     const e = j.sent("instance", "sha256:x", {});

@@ -216,6 +216,9 @@ export class DeployJournal {
   private readonly log: NonNullable<DeployJournalOptions["log"]>;
   private cache: { key: string; parsed: ParsedJournal } | null = null;
   private reported = new Set<string>();
+  /** Closes queued by closeIdSoon: object id to reason. */
+  private readonly queued = new Map<string, CloseReason>();
+  private exitHook = false;
 
   constructor(location: JournalLocation, opts: DeployJournalOptions = {}) {
     this.location = location;
@@ -255,6 +258,7 @@ export class DeployJournal {
 
   /** Every entry, oldest first (a snapshot: later writes do not change it). */
   entries(): JournalEntry[] {
+    this.writeQueuedCloses();
     return [...this.read().entries.values()].map((e) => structuredClone(e));
   }
 
@@ -328,6 +332,58 @@ export class DeployJournal {
   }
 
   /**
+   * Like {@link closeId}, for the claim every read makes: the entries' closes of one turn of the
+   * event loop (a refresh reads ten resources at a time) go into one append, and that append is
+   * not flushed to disk. A lost claim costs nothing: the entry stays open and the next read of the
+   * same resource claims it again. Anything that judges entries (adoption, another write) writes
+   * the queued closes first; so does the process's exit.
+   */
+  closeIdSoon(id: string, reason: CloseReason): void {
+    try {
+      if (![...this.read().entries.values()].some((e) => e.closed === null && e.id === id)) return;
+    } catch (err) {
+      this.log("warn", "deploy journal: could not read it to record a claim", {
+        file: this.file,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return;
+    }
+    this.queued.set(id, reason);
+    if (this.queued.size > 1) return;
+    setImmediate(() => this.writeQueuedCloses());
+    if (!this.exitHook) {
+      this.exitHook = true;
+      process.once("exit", () => this.writeQueuedCloses());
+    }
+  }
+
+  /** Writes the closes {@link closeIdSoon} queued; a failure is logged, never thrown. */
+  writeQueuedCloses(): void {
+    if (this.queued.size === 0) return;
+    const queued = new Map(this.queued);
+    this.queued.clear();
+    try {
+      this.write(
+        (entries) =>
+          [...entries.values()]
+            .filter((e) => e.closed === null && e.id !== null && queued.has(e.id))
+            .map((e) => ({
+              op: "closed" as const,
+              entry: e.entry,
+              reason: queued.get(e.id!)!,
+              at: this.iso(),
+            })),
+        { durable: false },
+      );
+    } catch (err) {
+      this.log("warn", "deploy journal: could not record claims", {
+        file: this.file,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+
+  /**
    * Takes the oldest adoptable entry of a fingerprint for this run, under the lock, so that each
    * of several identical creates gets a different one. Null when there is none.
    */
@@ -366,7 +422,11 @@ export class DeployJournal {
    * Appends what `build` returns for the entries as they are on disk, under the lock, flushed to
    * disk before returning; compacts the file when closed entries make up most of it.
    */
-  private write(build: (entries: Map<string, JournalEntry>) => JournalRecord[]): void {
+  private write(
+    build: (entries: Map<string, JournalEntry>) => JournalRecord[],
+    { durable = true }: { durable?: boolean } = {},
+  ): void {
+    if (durable) this.writeQueuedCloses();
     const release = this.lock();
     try {
       const current = this.read();
@@ -380,7 +440,10 @@ export class DeployJournal {
       if (records.length === 0) return;
       const lines: JournalRecord[] = current.header ? [] : [this.header()];
       lines.push(...records);
-      appendDurably(this.file, `${lines.map((r) => JSON.stringify(r)).join("\n")}\n`, !current.header);
+      append(this.file, `${lines.map((r) => JSON.stringify(r)).join("\n")}\n`, {
+        created: !current.header,
+        durable,
+      });
       this.cache = null;
       this.compactIfWorth();
     } finally {
@@ -497,16 +560,21 @@ function parseFile(path: string): ParsedJournal {
 }
 
 /** Appends `text` in one write and flushes it to disk; a new file's directory entry is flushed too. */
-function appendDurably(file: string, text: string, created: boolean): void {
+/** Appends to the file; `durable`: flushed to disk (with the directory entry of a new file) before returning. */
+function append(
+  file: string,
+  text: string,
+  { created, durable }: { created: boolean; durable: boolean },
+): void {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const fd = openSync(file, "a", 0o600);
   try {
     writeSync(fd, text);
-    fdatasyncSync(fd);
+    if (durable) fdatasyncSync(fd);
   } finally {
     closeSync(fd);
   }
-  if (created) syncDir(dirname(file));
+  if (created && durable) syncDir(dirname(file));
 }
 
 function syncDir(dir: string): void {

@@ -162,7 +162,10 @@ function reportKeyError(
 /** Closes the journal's entries of a key a state holds, or that is gone. */
 function claim(ctx: HandlerContext<GpurentalClient>, id: string | null, reason: "claimed" | "revoked"): void {
   const journal = deploySettingsOf(ctx.providerData).journal;
-  if (journal && id) bestEffort("a key's claim", () => journal.closeId(id, reason));
+  if (!journal || !id) return;
+  // A claim is made again by the next read if lost; a revocation is recorded before returning.
+  if (reason === "claimed") journal.closeIdSoon(id, reason);
+  else bestEffort("a revoked key", () => journal.closeId(id, reason));
 }
 
 /** The `gpurental_api_key` resource. */

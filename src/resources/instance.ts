@@ -519,7 +519,7 @@ function priorArgsForJudging(s: State) {
 /** Closes the journal's entries of an instance a state holds. */
 function claim(ctx: HandlerContext<GpurentalClient>, id: string | null): void {
   const journal = deploySettingsOf(ctx.providerData).journal;
-  if (journal && id) bestEffort("a claim", () => journal.closeId(id, "claimed"));
+  if (journal && id) journal.closeIdSoon(id, "claimed");
 }
 
 /** Closes the journal's entries of an instance that is gone. */
