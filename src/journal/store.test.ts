@@ -108,6 +108,13 @@ describe("store", () => {
     mine.closeIdSoon("i-4", "claimed");
     expect(mine.adoptable("instance", "sha256:y")).toEqual([]);
     expect(journal().live()).toEqual([]);
+
+    // A journal removed before the queued claims are written is not created again by them.
+    mine.answered(mine.sent("instance", "sha256:z", {}), "i-5");
+    mine.closeIdSoon("i-5", "claimed");
+    rmSync(join(dir, ".terraform"), { recursive: true, force: true });
+    await new Promise((r) => setImmediate(r));
+    expect(existsSync(join(dir, ".terraform"))).toBe(false);
   });
 
   test("a torn last line (a crash mid-write) is skipped; a damaged line elsewhere is reported and skipped", () => {

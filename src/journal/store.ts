@@ -9,6 +9,7 @@
 import { randomUUID } from "node:crypto";
 import {
   closeSync,
+  existsSync,
   fdatasyncSync,
   fsyncSync,
   mkdirSync,
@@ -362,6 +363,8 @@ export class DeployJournal {
     if (this.queued.size === 0) return;
     const queued = new Map(this.queued);
     this.queued.clear();
+    // A claim closes entries of a file that exists; a journal removed meanwhile is not written again.
+    if (!existsSync(this.file)) return;
     try {
       this.write(
         (entries) =>

@@ -107,6 +107,8 @@ describe("provider-schema/gpurental.json", () => {
         "resource gpurental_instance jupyter_url",
         "resource gpurental_instance open_url",
         "resource gpurental_instance secret_env",
+        // Write-only as well: never in plan or state, and masked wherever Terraform shows it.
+        "resource gpurental_instance secret_env_wo",
         "data gpurental_instance access_token",
         "data gpurental_instance jupyter_url",
         "data gpurental_instance open_url",
