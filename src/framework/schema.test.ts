@@ -37,6 +37,46 @@ describe("defineSchema", () => {
     expect(timeouts!.nested_type!.attributes[0]).toMatchObject({ name: "create", optional: true });
   });
 
+  it("tells Terraform which attributes are sensitive and write-only, whether required, optional or computed, at any depth", () => {
+    const flagged = defineSchema({
+      version: 0,
+      attributes: {
+        key: attr.string({ required: true, sensitive: true }),
+        password: attr.string({ optional: true, sensitive: true }),
+        secret: attr.string({ computed: true, sensitive: true }),
+        token: attr.string({ optional: true, computed: true, sensitive: true }),
+        token_wo: attr.string({ optional: true, sensitive: true, writeOnly: true }),
+        name: attr.string({ computed: true }),
+        nested: attr.single(
+          {
+            url: attr.string({ computed: true, sensitive: true }),
+            port: attr.number({ computed: true }),
+            value_wo: attr.string({ optional: true, writeOnly: true }),
+          },
+          { optional: true, computed: true },
+        ),
+      },
+    });
+    const flags = (attrs: ReturnType<typeof toProtoSchema>["block"]["attributes"]) =>
+      Object.fromEntries(attrs.map((a) => [a.name, [a.sensitive, a.write_only]]));
+    const proto = toProtoSchema(flagged);
+    expect(flags(proto.block.attributes)).toEqual({
+      key: [true, false],
+      password: [true, false],
+      secret: [true, false],
+      token: [true, false],
+      token_wo: [true, true],
+      name: [false, false],
+      nested: [false, false],
+    });
+    const nested = proto.block.attributes.find((a) => a.name === "nested")!;
+    expect(flags(nested.nested_type!.attributes)).toEqual({
+      url: [true, false],
+      port: [false, false],
+      value_wo: [false, true],
+    });
+  });
+
   it("yields the cty object type", () => {
     expect(schema.type.attributes.labels).toEqual(t.set(t.string));
     expect(schema.type.attributes.env).toEqual(t.map(t.object({ value: t.string })));
