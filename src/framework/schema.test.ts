@@ -1,7 +1,7 @@
 import { t, typeFromBytes } from "../plugin/cty";
 import { Diagnostics, formatPath, path, toProtoDiagnostic } from "./diagnostics";
 import { oneOf } from "./modifiers";
-import { attr, defineSchema, type InferModel, SchemaError, toProtoSchema } from "./schema";
+import { attr, checkNoWriteOnly, defineSchema, type InferModel, SchemaError, toProtoSchema } from "./schema";
 import { parseDuration, timeoutsAttribute } from "./timeouts";
 
 describe("defineSchema", () => {
@@ -114,6 +114,74 @@ describe("defineSchema", () => {
   ])("rejects %s", (_name, attributes, message) => {
     expect(() => defineSchema({ attributes })).toThrow(SchemaError);
     expect(() => defineSchema({ attributes })).toThrow(message);
+  });
+
+  it.each([
+    ["a name with a dash", { "a-b": attr.string({ optional: true }) }, 'attribute name "a-b" must match'],
+    [
+      "a default on an attribute that is optional only",
+      { a: attr.string({ optional: true, default: "x" }) },
+      'attribute "a" has a default, so it must be optional and computed',
+    ],
+    [
+      "a default on an attribute that is computed only",
+      { a: attr.string({ computed: true, default: "x" }) },
+      'attribute "a" has a default, so it must be optional and computed',
+    ],
+    [
+      "bad flags inside a nested attribute, named by their whole path",
+      { outer: attr.single({ inner: attr.string({} as never) }, { optional: true }) },
+      'attribute "outer.inner" must be required, optional or computed',
+    ],
+  ])("rejects %s, naming the attribute", (_name, attributes, message) => {
+    const err = (() => {
+      try {
+        defineSchema({ attributes });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(SchemaError);
+    expect((err as Error).name).toBe("SchemaError");
+    expect((err as Error).message.startsWith(message)).toBe(true);
+  });
+
+  it("accepts a default on an optional and computed attribute", () => {
+    expect(() =>
+      defineSchema({ attributes: { a: attr.string({ optional: true, computed: true, default: "x" }) } }),
+    ).not.toThrow();
+  });
+
+  it.each([-1, 1.5, Number.NaN, 2 ** 53])("rejects schema version %d", (version) => {
+    expect(() => defineSchema({ version, attributes: {} })).toThrow(
+      new SchemaError("schema version must be a whole number"),
+    );
+  });
+
+  it("defaults the version to 0 and descriptions to empty text, and flags nothing deprecated unless asked", () => {
+    const plain = toProtoSchema(defineSchema({ attributes: { a: attr.string({ optional: true }) } }));
+    expect(plain.version).toBe(0);
+    expect(plain.block).toMatchObject({ description: "", deprecated: false });
+    expect(plain.block.attributes[0]).toMatchObject({ description: "", deprecated: false });
+    const old = toProtoSchema(defineSchema({ version: 3, deprecated: "Use gpurental_new.", attributes: {} }));
+    expect(old.version).toBe(3);
+    expect(old.block).toMatchObject({ deprecated: true, deprecation_message: "Use gpurental_new." });
+  });
+
+  it("refuses write-only attributes where Terraform has none, naming nested ones by their whole path", () => {
+    const nested = defineSchema({
+      attributes: {
+        outer: attr.single({ inner: attr.string({ optional: true, writeOnly: true }) }, { optional: true }),
+      },
+    });
+    expect(() => checkNoWriteOnly(nested, "data source gpurental_x")).toThrow(
+      new SchemaError(
+        'data source gpurental_x has a write-only attribute "outer.inner"; only managed resources can have write-only attributes',
+      ),
+    );
+    expect(() =>
+      checkNoWriteOnly(defineSchema({ attributes: { a: attr.string({ optional: true }) } }), "x"),
+    ).not.toThrow();
   });
 });
 
