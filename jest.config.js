@@ -6,7 +6,8 @@ module.exports = {
   },
   testMatch: ["<rootDir>/src/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
   testPathIgnorePatterns: ["/node_modules/", "/dist/", "/cdktf.out/"],
-  modulePathIgnorePatterns: ["<rootDir>/dist/"],
+  // Stryker's sandboxes (npm run mutate) are copies of the project: not tests or modules of this run.
+  modulePathIgnorePatterns: ["<rootDir>/dist/", "<rootDir>/.stryker-tmp/"],
   testTimeout: 30000,
   setupFilesAfterEnv: ["<rootDir>/test/cdktf/setup.ts"],
   // Suites that run dist/ never judge a stale build (rebuilt first when a source is newer); then each

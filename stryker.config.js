@@ -7,6 +7,22 @@
 // (jest.mutate.config.js runs those, never a terraform, cdktf or dist/ suite), and each mutant runs
 // only the tests among them that reach it (coverageAnalysis perTest).
 
+const { readFileSync } = require("node:fs");
+
+/**
+ * The lines of `file` from the first line holding `from` to the next line holding `to`, as a
+ * Stryker range (`file:first-last`). Ranges follow the code as it moves; a marker that is gone
+ * stops the run instead of mutating the wrong lines.
+ */
+function between(file, from, to) {
+  const lines = readFileSync(`${__dirname}/${file}`, "utf8").split("\n");
+  const first = lines.findIndex((l) => l.includes(from));
+  const last = first < 0 ? -1 : lines.findIndex((l, i) => i > first && l.includes(to));
+  if (first < 0 || last < 0)
+    throw new Error(`stryker.config.js: ${file} no longer has ${first < 0 ? from : to}; update the range`);
+  return `${file}:${first + 1}-${last + 1}`;
+}
+
 /** Each group: the files (or line ranges) it mutates and the test files that test them. */
 const GROUPS = {
   // Credential redaction and log masking: the target is no survivor at all.
@@ -30,69 +46,80 @@ const GROUPS = {
     mutate: ["src/resources/plan-checks.ts"],
     tests: ["src/resources/plan-checks.test.ts", "src/resources/offer-selection.test.ts"],
   },
-  // The fake backend's billing: the hourly burn and the balance rule (deploy and start), billing
-  // segments opened and closed by status, accrual into hourly ledger rows, top-ups, and the
-  // balance events (auto-stop at ¥0, auto-destroy after 24 h at or below -¥35). The engine is one
-  // large class: these ranges must follow it when it changes (or it is split by concern).
+  // The fake backend's money: the hourly burn and the balance rule (deploy and start), billing
+  // segments opened by status, accrual into hourly ledger rows, top-ups, and the balance events
+  // (auto-stop at ¥0, auto-destroy after 24 h at or below -¥35).
   "fake-billing": {
-    mutate: [
-      "src/fake-backend/engine.ts:400-431", // setBalance, topUp
-      "src/fake-backend/engine.ts:743-769", // hourly burn, the balance rule
-      "src/fake-backend/engine.ts:872-874", // deploy: the balance rule (7.2 row 13)
-      "src/fake-backend/engine.ts:981-985", // start: the balance rule
-      "src/fake-backend/engine.ts:1143-1165", // billing segments opened and closed by status
-      "src/fake-backend/engine.ts:1263-1468", // accrual, ledger rows, balance events, auto-stop/-destroy
-    ],
+    mutate: ["src/fake-backend/billing.ts"],
     tests: [
       "src/fake-backend/engine.test.ts",
       "test/contract/billing.test.ts",
+      "test/contract/deploy-checks.test.ts",
       "test/contract/limits.test.ts",
     ],
   },
-  // The fake backend's limits: request bodies (contract 8) and the deploy checks of 7.2 with the
-  // instance limit and the reservation.
+  // The fake backend's limits: request bodies (contract 8), the deploy checks of 7.2 with the
+  // instance limit, and the reservation race.
   "fake-limits": {
     // validation.ts's zod schemas are built at module load, so each of their mutants would run
     // every test of the group (about 25 s each here, 300 of them); the limits they hold are
     // pinned by the table tests of test/contract/limits.test.ts and robustness.test.ts.
     ignoreStatic: true,
-    mutate: [
-      "src/fake-backend/validation.ts",
-      "src/fake-backend/engine.ts:778-901", // deploy: checks 1-15 and the reservation
-    ],
+    mutate: ["src/fake-backend/validation.ts", "src/fake-backend/deploy-checks.ts"],
     tests: [
       "test/contract/limits.test.ts",
       "test/contract/deploy-checks.test.ts",
       "test/contract/robustness.test.ts",
     ],
   },
-  // The retry and resend classification (being reworked into src/api/retry-policy.ts).
+  // Which failed requests are sent again (retry-policy.ts, pure), when (retry.ts), and the parts
+  // of the transport that act on the verdict: a deploy that may have landed is never resent.
   retry: {
     mutate: [
-      "src/api/client.ts:182-217", // safety of a call and the status sets
-      "src/api/client.ts:664-785", // the attempt loop: retry, resend or ambiguous
+      "src/api/retry-policy.ts",
       "src/api/retry.ts",
+      // After a failed attempt: ambiguous, retried within the deadline, or final.
+      between("src/api/transport.ts", "const verdict = retryVerdict(", "lastError = error;"),
+      // One attempt: answered, timed out, aborted, or failed before or after it was sent.
+      between("src/api/transport.ts", "async #attempt(", "linked.dispose();"),
     ],
-    tests: ["src/api/client.test.ts", "src/api/client.fake-backend.test.ts", "src/api/retry.test.ts"],
+    tests: [
+      "src/api/retry-policy.test.ts",
+      "src/api/retry.test.ts",
+      "src/api/client.test.ts",
+      "src/api/client.fake-backend.test.ts",
+    ],
   },
-  // The schema's sensitive and write-only flags, as sent to Terraform.
+  // The schema's sensitive and write-only flags as sent to Terraform, and the write-only values
+  // nulled in everything the provider returns.
   schema: {
-    mutate: ["src/framework/schema.ts"],
-    tests: ["src/framework/schema.test.ts", "src/framework/service.test.ts"],
+    mutate: ["src/framework/schema.ts", "src/framework/write-only.ts"],
+    tests: [
+      "src/framework/schema.test.ts",
+      "src/framework/write-only.test.ts",
+      "src/framework/service.test.ts",
+      "src/framework/plan.test.ts",
+    ],
   },
   // The deploy reconciliation: every deploy and key creation journaled before it is sent, a lost
   // answer looked for (never resent), and what an interrupted apply created adopted or revoked.
   reconciliation: {
     mutate: [
-      "src/api/reconcile.ts",
+      "src/journal/store.ts",
       "src/journal/lost-requests.ts",
+      "src/journal/location.ts",
+      "src/journal/run.ts",
+      "src/journal/fingerprint.ts",
       "src/resources/instance-deploy.ts",
       "src/resources/api-key-journal.ts",
+      "src/resources/journal-notes.ts",
+      "src/api/reconcile.ts",
     ],
     tests: [
+      "src/journal/store.test.ts",
       "src/resources/deploy-journal.test.ts",
       "src/resources/instance-ops.test.ts",
-      "src/journal/store.test.ts",
+      "src/resources/instance-secret-env.test.ts",
       "src/api/client.fake-backend.test.ts",
     ],
   },

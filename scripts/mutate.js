@@ -23,7 +23,8 @@ const groups = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 for (const g of groups)
   if (!ALL.includes(g)) throw new Error(`unknown group ${g}; groups: ${ALL.join(", ")}`);
 
-let failed = false;
+// A group whose run failed is reported as such, never with the scores of an earlier run.
+const failed = [];
 for (const group of groups) {
   process.stdout.write(`\n== mutation testing: ${group}\n`);
   const r = spawnSync(join(root, "node_modules", ".bin", "stryker"), ["run"], {
@@ -31,13 +32,16 @@ for (const group of groups) {
     stdio: "inherit",
     env: { ...process.env, MUTATE: group },
   });
-  if (r.status !== 0) failed = true;
+  if (r.status !== 0) failed.push(group);
 }
 
 const rows = [["group", "file", "score", "killed", "timeout", "survived", "no coverage", "ignored"]];
 for (const group of groups) {
   const file = join(root, "reports", "mutation", `${group}.json`);
-  if (!existsSync(file)) continue;
+  if (failed.includes(group) || !existsSync(file)) {
+    rows.push([group, "(the run failed; see its output above)", "", "", "", "", "", ""]);
+    continue;
+  }
   const report = JSON.parse(readFileSync(file, "utf8"));
   for (const [name, f] of Object.entries(report.files)) {
     const n = (s) => f.mutants.filter((m) => m.status === s).length;
@@ -53,4 +57,4 @@ for (const group of groups) {
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
 process.stdout.write("\n");
 for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i])).join("  ")}\n`);
-process.exitCode = failed ? 1 : 0;
+process.exitCode = failed.length > 0 ? 1 : 0;

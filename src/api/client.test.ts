@@ -417,6 +417,36 @@ describe("retries", () => {
     expect(sleeps).toEqual([]);
   });
 
+  test("a Retry-After that ends exactly at the deadline ends the retries at once, without waiting", async () => {
+    server.queue(fail(429, "RATE_LIMITED", {}, { "retry-after": "5" }), ok({ items: [] }));
+    const c = client({ ...onSimulatedClock(), random: () => 0 });
+    const e = (await c.listOffers(undefined, { deadlineMs: 5000 }).catch((x: unknown) => x)) as ApiError;
+    expect(e.code).toBe("RATE_LIMITED");
+    expect(server.seen).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+  });
+
+  test("a timeout after a previous failure is retried when the attempt had its full time", async () => {
+    server.queue(fail(500, "INTERNAL"), hang, ok({ items: [] }));
+    const c = client({ timeoutMs: 100, retry: { baseDelayMs: 1, maxDelayMs: 1, deadlineMs: 30_000 } });
+    await expect(c.listOffers()).resolves.toEqual([]);
+    expect(server.seen).toHaveLength(3);
+  });
+
+  test("an attempt that had its full time reports its own timeout, not the previous answer", async () => {
+    // The deadline leaves the second attempt exactly the attempt timeout: it is not cut short.
+    server.queue(fail(500, "INTERNAL"), hang);
+    const c = client({
+      ...onSimulatedClock(),
+      random: () => 0,
+      timeoutMs: 100,
+      retry: { maxAttempts: 2, deadlineMs: 100 },
+    });
+    const e = await c.getInstance("i1").catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TimeoutError);
+    expect(server.seen).toHaveLength(2);
+  });
+
   test("without maxAttempts, a call is retried until its deadline, not a fixed number of times", async () => {
     server.always(fail(500, "INTERNAL"));
     const c = client({
@@ -660,6 +690,15 @@ describe("DELETE reconciliation", () => {
     await expect(client().revokeApiKey("k1")).resolves.toBeUndefined();
   });
 
+  test("a 404 on revoke after a 503 is an error: the 503 said the first attempt was not acted on", async () => {
+    server.queue(fail(503, "SERVICE_UNAVAILABLE"), fail(404, "API_KEY_NOT_FOUND"));
+    await expect(client().revokeApiKey("k1")).rejects.toMatchObject({
+      code: "API_KEY_NOT_FOUND",
+      status: 404,
+    });
+    expect(server.seen).toHaveLength(2);
+  });
+
   test("a first-try 404 on revoke is an error", async () => {
     server.queue(fail(404, "API_KEY_NOT_FOUND"));
     await expect(client().revokeApiKey("k1")).rejects.toMatchObject({
@@ -678,6 +717,17 @@ describe("cancellation", () => {
     const e = await p.catch((x: unknown) => x);
     expect(e).toBeInstanceOf(RequestAbortedError);
     expect((e as Error).name).toBe("AbortError");
+  });
+
+  test("a deploy aborted in flight is reported as aborted, not as a failed connection", async () => {
+    server.always(hang);
+    const ac = new AbortController();
+    const p = client().deployInstance(deployBody, { signal: ac.signal });
+    setTimeout(() => ac.abort(), 50);
+    const e = await p.catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(RequestAbortedError);
+    expect(server.seen).toHaveLength(1);
+    expect(logs.filter((l) => l.msg === "connection failed")).toEqual([]);
   });
 
   test("an abort during a retry wait stops retrying", async () => {

@@ -1,5 +1,6 @@
 import {
   type AttemptFailure,
+  connectionPhase,
   isIdempotent,
   type Method,
   mayHaveBeenApplied,
@@ -103,5 +104,56 @@ describe("the rules the table encodes", () => {
 
   test("only GET and DELETE are idempotent", () => {
     expect(METHODS.filter(isIdempotent)).toEqual(["GET", "DELETE"]);
+  });
+});
+
+describe("connectionPhase: which connection failures prove the request never left", () => {
+  // Failures before the request is written: DNS, routing, refused or timed-out connects, and TLS
+  // refusing the server's certificate (the handshake comes before the request).
+  const BEFORE_SENDING = [
+    "ECONNREFUSED",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "EHOSTUNREACH",
+    "ENETUNREACH",
+    "EADDRNOTAVAIL",
+    "UND_ERR_CONNECT_TIMEOUT",
+    "ERR_TLS_CERT_ALTNAME_INVALID",
+    "DEPTH_ZERO_SELF_SIGNED_CERT",
+    "SELF_SIGNED_CERT_IN_CHAIN",
+    "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+    "CERT_HAS_EXPIRED",
+  ];
+  // Failures that can come after the request reached the server.
+  const MAYBE_SENT = [
+    "ECONNRESET",
+    "EPIPE",
+    "ETIMEDOUT",
+    "UND_ERR_SOCKET",
+    "UND_ERR_CLOSED",
+    "UND_ERR_HEADERS_TIMEOUT",
+    "UND_ERR_BODY_TIMEOUT",
+    "ERR_SSL_WRONG_VERSION_NUMBER",
+    "",
+  ];
+
+  test.each(BEFORE_SENDING)("%s before any answer: unsent, so even a deploy is sent again", (code) => {
+    expect(connectionPhase(code, false)).toBe("unsent");
+    expect(retryVerdict("POST", { kind: "connection", phase: connectionPhase(code, false) })).toBe("retry");
+  });
+
+  test.each(BEFORE_SENDING)("%s once the answer's headers came: sent", (code) => {
+    expect(connectionPhase(code, true)).toBe("sent");
+  });
+
+  test.each(MAYBE_SENT)("%j: sent, so a deploy is ambiguous", (code) => {
+    expect(connectionPhase(code, false)).toBe("sent");
+    expect(retryVerdict("POST", { kind: "connection", phase: connectionPhase(code, false) })).toBe(
+      "ambiguous",
+    );
+  });
+
+  test("an error without a code: sent", () => {
+    expect(connectionPhase(undefined, false)).toBe("sent");
   });
 });

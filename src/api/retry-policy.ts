@@ -41,6 +41,35 @@ export const REFUSAL_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 /** Statuses after which the request may or may not have been applied (a proxy or the server failed). */
 export const AMBIGUOUS_STATUSES: ReadonlySet<number> = new Set([500, 502, 504]);
 
+/**
+ * Codes of connection errors raised before a byte of the request can have been written: the
+ * address did not resolve or answer, the connection was refused or timed out, or TLS refused the
+ * server's certificate (the handshake precedes the request).
+ */
+export const UNSENT_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "CERT_HAS_EXPIRED",
+]);
+
+/**
+ * The phase of a failed connection (see {@link AttemptFailure}): `unsent` only when no answer had
+ * begun (`gotHeaders` false) and the error's code proves the request never left; any other failure
+ * (a reset, a socket closed mid-answer, a code not known here) may have reached the server.
+ */
+export function connectionPhase(code: string | undefined, gotHeaders: boolean): "unsent" | "sent" {
+  return !gotHeaders && code !== undefined && UNSENT_CODES.has(code) ? "unsent" : "sent";
+}
+
 /** Whether sending the request again is harmless: reads and DELETEs. */
 export function isIdempotent(method: Method): boolean {
   return method === "GET" || method === "DELETE";

@@ -35,7 +35,7 @@ export const DEFAULT_RETRY: ResolvedRetryOptions = {
 export function resolveRetryOptions(opts: RetryOptions | undefined): ResolvedRetryOptions {
   const r = { ...DEFAULT_RETRY, ...stripUndefined(opts ?? {}) };
   for (const [k, v] of Object.entries(r)) {
-    const finite = typeof v === "number" && Number.isFinite(v);
+    const finite = Number.isFinite(v);
     const unlimited = k === "maxAttempts" && v === Number.POSITIVE_INFINITY;
     if (!(finite || unlimited) || v < 0) {
       throw new RangeError(`retry.${k} must be a non-negative number, got ${String(v)}`);

@@ -1,5 +1,24 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import {
+  AUTO_DESTROY_AFTER_MS,
+  AUTO_DESTROY_BALANCE_MICRO,
+  Billing,
+  type BillingHost,
+  checkBalance,
+  HOUR_MS,
+  hourlyBurn,
+  MICRO_PER_YUAN,
+  segmentFor,
+} from "./billing";
 import type { Clock } from "./clock";
+import {
+  checkDeploy,
+  INSTANCE_LIMIT,
+  loseReservationRace,
+  MAINTENANCE_WINDOW_MS,
+  rentable,
+  templateVisible,
+} from "./deploy-checks";
 import { ApiFailure, adminRequired, tokenInvalid } from "./errors";
 import type {
   ApiKeyRecord,
@@ -8,7 +27,6 @@ import type {
   HostBehaviour,
   InstanceRecord,
   InstanceStatus,
-  LedgerRow,
   MachineRecord,
   OfferRecord,
   OperationKind,
@@ -20,22 +38,18 @@ import type {
   UserRecord,
 } from "./types";
 
-/** One ¥ in micro units. */
-export const MICRO_PER_YUAN = 1_000_000;
-/** Instances per organization that are not destroyed (contract 8). */
-export const INSTANCE_LIMIT = 25;
+export {
+  AUTO_DESTROY_AFTER_MS,
+  AUTO_DESTROY_BALANCE_MICRO,
+  INSTANCE_LIMIT,
+  MAINTENANCE_WINDOW_MS,
+  MICRO_PER_YUAN,
+};
+
 /** A stop the host has not confirmed after this long returns to running (contract 3.2). */
 export const STOP_TIMEOUT_MS = 30 * 60 * 1000;
 /** How often a timed-out stop is re-sent. */
 export const STOP_RETRY_MS = 60 * 1000;
-/** Auto-destroy: balance at or below zero for this long ... */
-export const AUTO_DESTROY_AFTER_MS = 24 * 60 * 60 * 1000;
-/** ... and at or below this balance. */
-export const AUTO_DESTROY_BALANCE_MICRO = -35 * MICRO_PER_YUAN;
-/** Maintenance closer than this makes a machine refuse new deploys. */
-export const MAINTENANCE_WINDOW_MS = 24 * 60 * 60 * 1000;
-
-const HOUR_MS = 3_600_000;
 const REALISTIC_MS: Record<OperationKind | "gpu_release", number> = {
   provision: 3000,
   start: 2000,
@@ -144,20 +158,15 @@ export function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 
-function compareVersions(a: string, b: string): number {
-  const pa = a.split(".").map((p) => Number.parseInt(p, 10) || 0);
-  const pb = b.split(".").map((p) => Number.parseInt(p, 10) || 0);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-
-/** The stateful domain of the fake: store, auth, state machine and billing. */
-export class Engine {
+/**
+ * The stateful domain of the fake: store, auth, API keys, offers and templates, instances and their
+ * state machine; the deploy checks are deploy-checks.ts, money is billing.ts.
+ */
+export class Engine implements BillingHost {
   /** Called after every committed change (persistence hooks in here). */
   onChange: () => void = () => {};
+  /** The balance rule, billing segments, the ledger and balance events, over this engine's state. */
+  readonly billing: Billing = new Billing(this);
 
   /** Wraps `state`, reading time from `clock`. */
   constructor(
@@ -173,7 +182,8 @@ export class Engine {
     return this.clock.nowMs();
   }
 
-  private nextSeq(): number {
+  /** The next sequence number: the order records were created in. */
+  nextSeq(): number {
     this.state.seq += 1;
     return this.state.seq;
   }
@@ -401,7 +411,7 @@ export class Engine {
     this.settle();
     const org = this.requireOrg(orgId);
     org.balance_micro = balanceMicro;
-    this.afterBalanceChange(org);
+    this.billing.afterBalanceChange(org);
     this.settle();
     this.onChange();
   }
@@ -410,20 +420,7 @@ export class Engine {
   topUp(orgId: string, amountMicro: number): number {
     this.settle();
     const org = this.requireOrg(orgId);
-    org.balance_micro += amountMicro;
-    this.state.ledger.push({
-      id: randomUUID(),
-      org_id: org.id,
-      created_at: this.now(),
-      kind: "top_up",
-      amount_micro: amountMicro,
-      instance_id: null,
-      description: "Top-up",
-      balance_after_micro: org.balance_micro,
-      bucket: null,
-      seq: this.nextSeq(),
-    });
-    this.afterBalanceChange(org);
+    this.billing.topUp(org, amountMicro);
     this.settle();
     this.onChange();
     return org.balance_micro;
@@ -660,12 +657,12 @@ export class Engine {
 
   /** Whether an offer can still be rented. */
   rentable(offer: OfferRecord): boolean {
-    return offer.availability === "available" && offer.free_units > 0;
+    return rentable(offer);
   }
 
   /** Whether a template is visible to an organization. */
   templateVisible(t: TemplateRecord, orgId: string): boolean {
-    return t.visibility !== "private" || t.owner_org_id === orgId;
+    return templateVisible(t, orgId);
   }
 
   /** The offer object of docs/api-shapes.md. */
@@ -740,155 +737,11 @@ export class Engine {
 
   // ---- instances (contract 2.2, 3.2, 4.2, 7.2) -------------------------------------------------
 
-  private hourlyBurn(inst: InstanceRecord, withGpu: boolean): number {
-    const disk = inst.disk_gb * inst.storage_price_per_gb_hour_micro;
-    return withGpu ? disk + inst.price_per_hour_micro : disk;
-  }
-
-  /** What the organization's instances other than `except` cost per hour (balance rule). */
-  orgHourlyBurn(orgId: string, except?: string): number {
-    let total = 0;
-    for (const inst of Object.values(this.state.instances)) {
-      if (inst.org_id !== orgId || inst.id === except) continue;
-      if (["running", "starting", "creating", "stopping"].includes(inst.status))
-        total += this.hourlyBurn(inst, true);
-      else if (inst.status === "stopped") total += this.hourlyBurn(inst, false);
-    }
-    return total;
-  }
-
-  private checkBalance(org: OrgRecord, required: number): void {
-    if (org.balance_micro < required) {
-      throw new ApiFailure(
-        402,
-        "INSUFFICIENT_BALANCE",
-        `The balance does not cover one hour of the organization's burn (${required} micro needed)`,
-        { balance_micro: org.balance_micro, required_micro: required },
-      );
-    }
-  }
-
-  private sshKeyAttachable(caller: Caller, key: SshKeyRecord): boolean {
-    if (caller.via === "session" || caller.key?.kind === "personal") return key.user_id === caller.user.id;
-    // A team key may attach the key of anyone currently a member, never a former member's.
-    return this.membership(caller.org.id, key.user_id) !== undefined;
-  }
-
   /** Deploys an instance, running the checks of 7.2 in order; a refusal changes nothing. */
   deploy(caller: Caller, input: DeployInput): InstanceRecord {
     const now = this.now();
-    const offer = this.state.offers[input.offer_id];
-    const machine = offer ? this.state.machines[offer.machine_id] : undefined;
-    // 1
-    if (!offer || !machine || !this.rentable(offer)) {
-      throw new ApiFailure(
-        409,
-        "OFFER_UNAVAILABLE",
-        `Offer ${input.offer_id} is missing, withdrawn or sold out`,
-      );
-    }
-    // 2
-    if (offer.next_maintenance !== null && offer.next_maintenance - now < MAINTENANCE_WINDOW_MS) {
-      throw new ApiFailure(
-        409,
-        "MACHINE_IN_MAINTENANCE",
-        "The machine is booked offline too soon to start on",
-        {
-          next_maintenance: iso(offer.next_maintenance),
-        },
-      );
-    }
-    // 3
-    if (input.disk_gb > machine.disk_gb) {
-      throw new ApiFailure(
-        422,
-        "DISK_TOO_LARGE",
-        `disk_gb ${input.disk_gb} exceeds the machine's ${machine.disk_gb} GB`,
-        { max_disk_gb: machine.disk_gb },
-      );
-    }
-    // 4
-    if (input.disk_gb > machine.available_disk_gb) {
-      throw new ApiFailure(
-        409,
-        "MACHINE_DISK_EXHAUSTED",
-        `Only ${machine.available_disk_gb} GB of disk are left on the machine`,
-        { available_disk_gb: machine.available_disk_gb, requested_disk_gb: input.disk_gb },
-      );
-    }
-    // 5
-    const template = this.state.templates[input.template_id];
-    if (!template?.active || !this.templateVisible(template, caller.org.id)) {
-      throw new ApiFailure(404, "TEMPLATE_NOT_FOUND", `Template ${input.template_id} not found`);
-    }
-    // 6
-    if (template.coming_soon) {
-      throw new ApiFailure(422, "TEMPLATE_COMING_SOON", `Template ${template.name} is marked coming soon`);
-    }
-    // 7
-    if (template.mode === "vm" && !machine.vm_capable) {
-      throw new ApiFailure(422, "OFFER_NOT_VM_CAPABLE", "A vm template needs a machine that can run VMs");
-    }
-    // 8
-    if (template.cuda_max !== null && compareVersions(machine.cuda_version, template.cuda_max) > 0) {
-      throw new ApiFailure(
-        422,
-        "TEMPLATE_CUDA_TOO_NEW",
-        `The template supports CUDA up to ${template.cuda_max}; the machine has ${machine.cuda_version}`,
-      );
-    }
-    // 9
-    if (template.architecture !== "x86_64") {
-      throw new ApiFailure(
-        422,
-        "TEMPLATE_ARCH_UNSUPPORTED",
-        `The template declares architecture ${template.architecture}; only x86_64 is supported`,
-      );
-    }
-    // 10
-    if (
-      template.uses_private_registry &&
-      template.owner_org_id !== null &&
-      template.owner_org_id !== caller.org.id
-    ) {
-      throw new ApiFailure(
-        422,
-        "TEMPLATE_REQUIRES_OWNER",
-        "The template pulls from a private registry with its owner's credentials",
-      );
-    }
-    // 11
-    if (!machine.registered) {
-      throw new ApiFailure(409, "OFFER_NOT_PINNABLE", "The offer's machine is not registered with the fleet");
-    }
-    // 12
-    let sshKey: SshKeyRecord | undefined;
-    if (input.ssh_key_id) {
-      sshKey = this.state.ssh_keys[input.ssh_key_id];
-      if (!sshKey || !this.sshKeyAttachable(caller, sshKey)) {
-        throw new ApiFailure(404, "SSH_KEY_NOT_FOUND", `SSH key ${input.ssh_key_id} is not attachable`);
-      }
-    }
-    // 13
-    const own = offer.price_per_hour_micro + input.disk_gb * offer.storage_price_per_gb_hour_micro;
-    this.checkBalance(caller.org, own + this.orgHourlyBurn(caller.org.id));
-    // 14
-    const live = Object.values(this.state.instances).filter(
-      (i) => i.org_id === caller.org.id && i.status !== "destroyed",
-    ).length;
-    if (live >= INSTANCE_LIMIT) {
-      throw new ApiFailure(
-        409,
-        "INSTANCE_LIMIT_REACHED",
-        `The organization already has ${INSTANCE_LIMIT} instances`,
-        { limit: INSTANCE_LIMIT },
-      );
-    }
-    // 15: the reservation itself; a concurrent deploy may have taken the last free unit.
-    const losses = this.state.race_losses[offer.id] ?? 0;
-    if (losses > 0) {
-      if (losses === 1) delete this.state.race_losses[offer.id];
-      else this.state.race_losses[offer.id] = losses - 1;
+    const { offer, machine, template, sshKey } = checkDeploy(this, caller, input, now);
+    if (loseReservationRace(this.state, offer.id)) {
       this.onChange();
       throw new ApiFailure(409, "OFFER_UNAVAILABLE", "Another deploy took the last free unit of this offer");
     }
@@ -981,7 +834,7 @@ export class Engine {
   start(caller: Caller, id: string): InstanceRecord {
     const inst = this.getInstance(caller, id);
     if (inst.status !== "stopped") throw this.invalidState(inst, "start");
-    this.checkBalance(caller.org, this.hourlyBurn(inst, true) + this.orgHourlyBurn(caller.org.id, inst.id));
+    checkBalance(caller.org, hourlyBurn(inst, true) + this.billing.orgHourlyBurn(caller.org.id, inst.id));
     const host = this.host(inst.machine_id);
     let failure: ApiFailure | null = null;
     if (host.unreachable) {
@@ -1145,24 +998,7 @@ export class Engine {
     inst.status = status;
     inst.status_changed_at = at;
     // Close the running billing segment; open the one of the new status.
-    inst.segment = null;
-    if (status === "running") {
-      inst.segment = {
-        kind: "gpu",
-        since: at,
-        rate_per_hour_micro: inst.price_per_hour_micro,
-        billed_micro: 0,
-        row_id: null,
-      };
-    } else if (status === "stopped") {
-      inst.segment = {
-        kind: "storage",
-        since: at,
-        rate_per_hour_micro: inst.disk_gb * inst.storage_price_per_gb_hour_micro,
-        billed_micro: 0,
-        row_id: null,
-      };
-    }
+    inst.segment = segmentFor(inst, status, at);
     const line = `[${new Date(at).toISOString()}] platform: instance is ${status}`;
     if (inst.started_at !== null || status === "running") inst.logs.push(line);
     this.trimLogs(inst);
@@ -1260,159 +1096,9 @@ export class Engine {
     return next;
   }
 
-  private burnRate(orgId: string): number {
-    let rate = 0;
-    for (const inst of Object.values(this.state.instances)) {
-      if (inst.org_id === orgId && inst.segment) rate += inst.segment.rate_per_hour_micro;
-    }
-    return rate;
-  }
-
-  /** Next time an organization's balance crosses zero or the auto-destroy threshold. */
-  private nextBalanceEventAt(cursor: number): number {
-    let next = Number.POSITIVE_INFINITY;
-    for (const org of Object.values(this.state.orgs)) {
-      const rate = this.burnRate(org.id);
-      if (org.balance_micro > 0 && rate > 0) next = Math.min(next, this.crossing(org, 0, cursor, rate));
-      if (org.non_positive_since !== null && this.hasDestroyable(org.id)) {
-        let at = org.non_positive_since + AUTO_DESTROY_AFTER_MS;
-        if (org.balance_micro > AUTO_DESTROY_BALANCE_MICRO) {
-          if (rate <= 0) continue;
-          at = Math.max(at, this.crossing(org, AUTO_DESTROY_BALANCE_MICRO, cursor, rate));
-        }
-        next = Math.min(next, Math.max(at, cursor));
-      }
-    }
-    return next;
-  }
-
-  /** What the organization's open segments will have charged between their last accrual and `at`. */
-  private projectedDebit(orgId: string, at: number): number {
-    let debit = 0;
-    for (const inst of Object.values(this.state.instances)) {
-      const seg = inst.segment;
-      if (inst.org_id !== orgId || !seg || at <= seg.since) continue;
-      const seconds = Math.floor((at - seg.since) / 1000);
-      debit += Math.floor((seg.rate_per_hour_micro * seconds) / 3600) - seg.billed_micro;
-    }
-    return debit;
-  }
-
-  /**
-   * The first millisecond after `cursor` at which the balance is at or below `threshold`, found by
-   * binary search over the (monotone) projected debit, so per-second rounding never overshoots.
-   */
-  private crossing(org: OrgRecord, threshold: number, cursor: number, rate: number): number {
-    const reached = (t: number) => org.balance_micro - this.projectedDebit(org.id, t) <= threshold;
-    let hi = cursor + Math.ceil(((org.balance_micro - threshold) * HOUR_MS) / rate) + 2000;
-    while (!reached(hi)) hi += Math.max(1000, hi - cursor);
-    let lo = cursor;
-    while (hi - lo > 1) {
-      const mid = Math.floor((lo + hi) / 2);
-      if (reached(mid)) hi = mid;
-      else lo = mid;
-    }
-    return hi;
-  }
-
-  private hasDestroyable(orgId: string): boolean {
-    return Object.values(this.state.instances).some(
-      (i) => i.org_id === orgId && (i.status === "stopped" || i.status === "error"),
-    );
-  }
-
-  /** Bills every open segment up to `at`. */
-  private accrue(at: number): boolean {
-    let billed = false;
-    for (const inst of Object.values(this.state.instances)) {
-      const seg = inst.segment;
-      if (!seg || at <= seg.since) continue;
-      const seconds = Math.floor((at - seg.since) / 1000);
-      const due = Math.floor((seg.rate_per_hour_micro * seconds) / 3600);
-      const amount = due - seg.billed_micro;
-      if (amount <= 0) continue;
-      const org = this.state.orgs[inst.org_id];
-      if (!org) continue;
-      seg.billed_micro = due;
-      org.balance_micro -= amount;
-      inst.spend_micro += amount;
-      // A charge ending exactly on an hour boundary belongs to the hour it ends.
-      const bucket = Math.floor((at - 1) / HOUR_MS);
-      let row: LedgerRow | undefined = seg.row_id ? this.findRow(seg.row_id) : undefined;
-      if (!row || row.bucket !== bucket) {
-        row = {
-          id: randomUUID(),
-          org_id: org.id,
-          created_at: Math.max(seg.since, bucket * HOUR_MS),
-          kind: seg.kind,
-          amount_micro: 0,
-          instance_id: inst.id,
-          description:
-            seg.kind === "gpu" ? "GPU time while running" : `Disk ${inst.disk_gb} GB while stopped`,
-          balance_after_micro: org.balance_micro,
-          bucket,
-          seq: this.nextSeq(),
-        };
-        this.state.ledger.push(row);
-        seg.row_id = row.id;
-      }
-      row.amount_micro += amount;
-      row.balance_after_micro = org.balance_micro;
-      billed = true;
-    }
-    return billed;
-  }
-
-  // Rows are only ever appended (reset replaces the whole state), so an id index stays valid
-  // until the state object changes.
-  private rowIndex = new Map<string, LedgerRow>();
-  private indexedState: FakeState | null = null;
-  private findRow(id: string): LedgerRow | undefined {
-    if (this.indexedState !== this.state) {
-      this.rowIndex.clear();
-      this.indexedState = this.state;
-    }
-    let row = this.rowIndex.get(id);
-    if (row) return row;
-    const ledger = this.state.ledger;
-    for (let i = ledger.length - 1; i >= 0; i--) {
-      if (ledger[i]?.id === id) {
-        row = ledger[i];
-        break;
-      }
-    }
-    if (row) this.rowIndex.set(id, row);
-    return row;
-  }
-
-  private afterBalanceChange(org: OrgRecord): void {
-    if (org.balance_micro > 0) {
-      org.non_positive_since = null;
-      for (const inst of Object.values(this.state.instances)) {
-        if (inst.org_id !== org.id) continue;
-        // Both return to null once the balance is positive again (2.2).
-        inst.gpu_release = null;
-        inst.gpu_release_requested_at = null;
-        inst.gpu_release_due_at = null;
-      }
-    } else if (org.non_positive_since === null) {
-      org.non_positive_since = this.now();
-    }
-  }
-
   /** Applies every condition that holds at `at` (status rules that are not timers). */
   private applyConditions(at: number): boolean {
-    let changed = false;
-    for (const org of Object.values(this.state.orgs)) {
-      if (org.balance_micro <= 0 && org.non_positive_since === null) {
-        org.non_positive_since = at;
-        changed = true;
-      }
-      if (org.balance_micro > 0 && org.non_positive_since !== null) {
-        org.non_positive_since = null;
-        changed = true;
-      }
-    }
+    let changed = this.billing.trackNonPositive(at);
     for (const inst of Object.values(this.state.instances)) {
       const org = this.state.orgs[inst.org_id];
       if (!org) continue;
@@ -1428,7 +1114,7 @@ export class Engine {
         changed = true;
         continue;
       }
-      if (inst.status === "running" && org.balance_micro <= 0) {
+      if (this.billing.autoStopDue(inst, org)) {
         // Auto-stop: no stopping phase, the GPUs go back at once; a release may follow.
         this.setStatus(inst, "stopped", at);
         inst.pending = null;
@@ -1445,12 +1131,7 @@ export class Engine {
         changed = true;
         continue;
       }
-      if (
-        (inst.status === "stopped" || inst.status === "error") &&
-        org.non_positive_since !== null &&
-        at - org.non_positive_since >= AUTO_DESTROY_AFTER_MS &&
-        org.balance_micro <= AUTO_DESTROY_BALANCE_MICRO
-      ) {
+      if (this.billing.autoDestroyDue(inst, org, at)) {
         this.setStatus(inst, "destroyed", at);
         inst.destroyed_at = at;
         inst.access_token = null;
@@ -1534,12 +1215,13 @@ export class Engine {
         changed = true;
       }
       // Ledger rows are hourly, so a long jump is cut at hour boundaries while anything is billed.
-      const billing = Object.values(this.state.instances).some((i) => i.segment !== null);
-      const hourEnd = billing ? (Math.floor(cursor / HOUR_MS) + 1) * HOUR_MS : Number.POSITIVE_INFINITY;
-      const target = Math.min(this.nextEventAt(), this.nextBalanceEventAt(cursor), hourEnd, until);
+      const hourEnd = this.billing.billing()
+        ? (Math.floor(cursor / HOUR_MS) + 1) * HOUR_MS
+        : Number.POSITIVE_INFINITY;
+      const target = Math.min(this.nextEventAt(), this.billing.nextBalanceEventAt(cursor), hourEnd, until);
       if (target <= cursor) break;
       // Only a charge is a change worth persisting; time passing alone is not.
-      if (this.accrue(target)) changed = true;
+      if (this.billing.accrue(target)) changed = true;
       cursor = target;
     }
     this.state.settled_at = cursor;

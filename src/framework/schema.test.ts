@@ -1,7 +1,7 @@
 import { t, typeFromBytes } from "../plugin/cty";
 import { Diagnostics, formatPath, path, toProtoDiagnostic } from "./diagnostics";
 import { oneOf } from "./modifiers";
-import { attr, defineSchema, type InferModel, SchemaError, toProtoSchema } from "./schema";
+import { attr, checkNoWriteOnly, defineSchema, type InferModel, SchemaError, toProtoSchema } from "./schema";
 import { parseDuration, timeoutsAttribute } from "./timeouts";
 
 describe("defineSchema", () => {
@@ -35,6 +35,46 @@ describe("defineSchema", () => {
     expect(labels!.type!.toString()).toBe('["set","string"]');
     expect(name).toMatchObject({ required: true, optional: false, computed: false, description: "Name." });
     expect(timeouts!.nested_type!.attributes[0]).toMatchObject({ name: "create", optional: true });
+  });
+
+  it("tells Terraform which attributes are sensitive and write-only, whether required, optional or computed, at any depth", () => {
+    const flagged = defineSchema({
+      version: 0,
+      attributes: {
+        key: attr.string({ required: true, sensitive: true }),
+        password: attr.string({ optional: true, sensitive: true }),
+        secret: attr.string({ computed: true, sensitive: true }),
+        token: attr.string({ optional: true, computed: true, sensitive: true }),
+        token_wo: attr.string({ optional: true, sensitive: true, writeOnly: true }),
+        name: attr.string({ computed: true }),
+        nested: attr.single(
+          {
+            url: attr.string({ computed: true, sensitive: true }),
+            port: attr.number({ computed: true }),
+            value_wo: attr.string({ optional: true, writeOnly: true }),
+          },
+          { optional: true, computed: true },
+        ),
+      },
+    });
+    const flags = (attrs: ReturnType<typeof toProtoSchema>["block"]["attributes"]) =>
+      Object.fromEntries(attrs.map((a) => [a.name, [a.sensitive, a.write_only]]));
+    const proto = toProtoSchema(flagged);
+    expect(flags(proto.block.attributes)).toEqual({
+      key: [true, false],
+      password: [true, false],
+      secret: [true, false],
+      token: [true, false],
+      token_wo: [true, true],
+      name: [false, false],
+      nested: [false, false],
+    });
+    const nested = proto.block.attributes.find((a) => a.name === "nested")!;
+    expect(flags(nested.nested_type!.attributes)).toEqual({
+      url: [true, false],
+      port: [false, false],
+      value_wo: [false, true],
+    });
   });
 
   it("yields the cty object type", () => {
@@ -74,6 +114,74 @@ describe("defineSchema", () => {
   ])("rejects %s", (_name, attributes, message) => {
     expect(() => defineSchema({ attributes })).toThrow(SchemaError);
     expect(() => defineSchema({ attributes })).toThrow(message);
+  });
+
+  it.each([
+    ["a name with a dash", { "a-b": attr.string({ optional: true }) }, 'attribute name "a-b" must match'],
+    [
+      "a default on an attribute that is optional only",
+      { a: attr.string({ optional: true, default: "x" }) },
+      'attribute "a" has a default, so it must be optional and computed',
+    ],
+    [
+      "a default on an attribute that is computed only",
+      { a: attr.string({ computed: true, default: "x" }) },
+      'attribute "a" has a default, so it must be optional and computed',
+    ],
+    [
+      "bad flags inside a nested attribute, named by their whole path",
+      { outer: attr.single({ inner: attr.string({} as never) }, { optional: true }) },
+      'attribute "outer.inner" must be required, optional or computed',
+    ],
+  ])("rejects %s, naming the attribute", (_name, attributes, message) => {
+    const err = (() => {
+      try {
+        defineSchema({ attributes });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(SchemaError);
+    expect((err as Error).name).toBe("SchemaError");
+    expect((err as Error).message.startsWith(message)).toBe(true);
+  });
+
+  it("accepts a default on an optional and computed attribute", () => {
+    expect(() =>
+      defineSchema({ attributes: { a: attr.string({ optional: true, computed: true, default: "x" }) } }),
+    ).not.toThrow();
+  });
+
+  it.each([-1, 1.5, Number.NaN, 2 ** 53])("rejects schema version %d", (version) => {
+    expect(() => defineSchema({ version, attributes: {} })).toThrow(
+      new SchemaError("schema version must be a whole number"),
+    );
+  });
+
+  it("defaults the version to 0 and descriptions to empty text, and flags nothing deprecated unless asked", () => {
+    const plain = toProtoSchema(defineSchema({ attributes: { a: attr.string({ optional: true }) } }));
+    expect(plain.version).toBe(0);
+    expect(plain.block).toMatchObject({ description: "", deprecated: false });
+    expect(plain.block.attributes[0]).toMatchObject({ description: "", deprecated: false });
+    const old = toProtoSchema(defineSchema({ version: 3, deprecated: "Use gpurental_new.", attributes: {} }));
+    expect(old.version).toBe(3);
+    expect(old.block).toMatchObject({ deprecated: true, deprecation_message: "Use gpurental_new." });
+  });
+
+  it("refuses write-only attributes where Terraform has none, naming nested ones by their whole path", () => {
+    const nested = defineSchema({
+      attributes: {
+        outer: attr.single({ inner: attr.string({ optional: true, writeOnly: true }) }, { optional: true }),
+      },
+    });
+    expect(() => checkNoWriteOnly(nested, "data source gpurental_x")).toThrow(
+      new SchemaError(
+        'data source gpurental_x has a write-only attribute "outer.inner"; only managed resources can have write-only attributes',
+      ),
+    );
+    expect(() =>
+      checkNoWriteOnly(defineSchema({ attributes: { a: attr.string({ optional: true }) } }), "x"),
+    ).not.toThrow();
   });
 });
 

@@ -386,6 +386,7 @@ function protoAttributes(attributes: Attributes): ProtoAttribute[] {
         write_only: a.writeOnly,
         deprecated: a.deprecationMessage !== undefined,
       };
+      // Stryker disable next-line ConditionalExpression: a field set to undefined is not encoded.
       if (a.deprecationMessage) out.deprecation_message = a.deprecationMessage;
       if (a.nested) {
         out.nested_type = {
@@ -408,6 +409,7 @@ export function toProtoSchema(schema: Schema): ProtoSchema {
     description_kind: StringKind.MARKDOWN,
     deprecated: schema.deprecationMessage !== undefined,
   };
+  // Stryker disable next-line ConditionalExpression: a field set to undefined is not encoded.
   if (schema.deprecationMessage) block.deprecation_message = schema.deprecationMessage;
   return { version: schema.version, block };
 }

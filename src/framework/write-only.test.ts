@@ -1,13 +1,16 @@
-import { type CtyValue, encodeMsgpack, isUnknown, t } from "../plugin/cty";
+import { type CtyValue, encodeMsgpack, isUnknown, t, unknown } from "../plugin/cty";
 import {
   attr,
   createProviderService,
   defineSchema,
+  hasWriteOnly,
+  nullWriteOnly,
   type ProviderDefinition,
   type ResourceDefinition,
   requiresReplace,
   SchemaError,
   useStateForUnknown,
+  writeOnlyValuePaths,
 } from "./index";
 import { createHarness } from "./testing";
 
@@ -244,6 +247,70 @@ describe("write-only attributes", () => {
     ).toThrow(/data source gpurental_x has a write-only attribute "a"/);
     expect(provider({ schema: withWriteOnly as unknown as typeof providerSchema })).toThrow(
       /the provider schema has a write-only attribute/,
+    );
+  });
+});
+
+describe("finding write-only attributes at every depth and nesting", () => {
+  const inner = {
+    user: attr.string({ optional: true }),
+    pin: attr.string({ optional: true, writeOnly: true }),
+  };
+  const attributes = defineSchema({
+    attributes: {
+      name: attr.string({ optional: true }),
+      one: attr.single(inner, { optional: true }),
+      list: attr.listNested(inner, { optional: true }),
+      set: attr.setNested({ user: attr.string({ optional: true }) }, { optional: true }),
+      map: attr.mapNested(inner, { optional: true }),
+      deep: attr.single({ login: attr.single(inner, { optional: true }) }, { optional: true }),
+    },
+  }).attributes;
+  const login = (user: string, pin: CtyValue) => ({ user, pin });
+  const value: Record<string, CtyValue> = {
+    name: "n",
+    one: login("a", "1"),
+    list: [login("b", "2"), null, login("c", unknown)],
+    set: [{ user: "d" }],
+    map: { x: login("e", "3"), y: "not an object" },
+    deep: { login: login("f", "4") },
+  };
+
+  it("hasWriteOnly looks into nested attributes, at any depth, and finds none where there is none", () => {
+    expect(hasWriteOnly({ name: attributes.name })).toBe(false);
+    expect(hasWriteOnly({ set: attributes.set })).toBe(false);
+    expect(hasWriteOnly({ one: attributes.one })).toBe(true);
+    expect(hasWriteOnly({ deep: attributes.deep })).toBe(true);
+  });
+
+  it("nullWriteOnly nulls them in single, list, map and nested-in-nested values, and keeps the rest", () => {
+    expect(nullWriteOnly(attributes, value)).toEqual({
+      name: "n",
+      one: login("a", null),
+      list: [login("b", null), null, login("c", null)],
+      set: [{ user: "d" }],
+      map: { x: login("e", null), y: "not an object" },
+      deep: { login: login("f", null) },
+    });
+    // The input is left as it was.
+    expect((value.one as Record<string, CtyValue>).pin).toBe("1");
+  });
+
+  it("nullWriteOnly keeps null and unknown nested values as they are", () => {
+    const out = nullWriteOnly(attributes, { one: unknown, list: unknown, map: null, deep: null });
+    expect(out).toMatchObject({ one: unknown, list: unknown, map: null, deep: null, name: null });
+  });
+
+  it("writeOnlyValuePaths names each one that holds a value, known or not, by its full path", () => {
+    expect(writeOnlyValuePaths(attributes, value)).toEqual([
+      [{ attribute: "one" }, { attribute: "pin" }],
+      [{ attribute: "list" }, { index: 0 }, { attribute: "pin" }],
+      [{ attribute: "list" }, { index: 2 }, { attribute: "pin" }],
+      [{ attribute: "map" }, { key: "x" }, { attribute: "pin" }],
+      [{ attribute: "deep" }, { attribute: "login" }, { attribute: "pin" }],
+    ]);
+    expect(writeOnlyValuePaths(attributes, { one: login("a", null), list: unknown, map: unknown })).toEqual(
+      [],
     );
   });
 });

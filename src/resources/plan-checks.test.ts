@@ -364,6 +364,64 @@ describe("plan-time findings at their edges", () => {
     ).toEqual([]);
   });
 
+  it("a sold-out offer none of our instances holds is an error, whatever we hold elsewhere", () => {
+    expect(
+      run({ offer: offer({ free_units: 0 }), instances: [instance({ offer: { id: "offer-other" } })] }),
+    ).toEqual([{ code: "OFFER_UNAVAILABLE", severity: "error", path: [{ attribute: "offer_id" }] }]);
+  });
+
+  it("quotes the disk sizes, and adds nothing after a finding without a note", () => {
+    const [tooLarge] = detailsOf({}, { disk_gb: 2001 });
+    expect(tooLarge?.detail).toBe(
+      "The API would refuse this deploy. The offer's machine has 2000 GB of disk in total and 2001 GB were requested. Lower disk_gb to at most 2000, or choose an offer on a machine with more disk.",
+    );
+    const [exhausted] = detailsOf({}, { disk_gb: 1600 });
+    expect(exhausted?.detail).toBe(
+      "The API would refuse this deploy. 1600 GB were requested but the offer's machine has only 1500 GB left to commit. Lower disk_gb to at most 1500, or choose an offer on another machine.",
+    );
+  });
+
+  it.each<[string, Partial<DeployCheckData>, Partial<DeployCheckInput>, string[]]>([
+    [
+      "the offer's refusals and a template found after them",
+      {
+        offer: offer({ free_units: 0, next_maintenance: "2026-11-22T10:00:00.000Z" }),
+        template: template({ coming_soon: true, mode: "vm", cuda_max: "11.8", architecture: "arm64" }),
+      },
+      { disk_gb: 2001 },
+      [
+        "OFFER_UNAVAILABLE",
+        "MACHINE_IN_MAINTENANCE",
+        "DISK_TOO_LARGE",
+        "TEMPLATE_COMING_SOON",
+        "OFFER_NOT_VM_CAPABLE",
+        "TEMPLATE_CUDA_TOO_NEW",
+        "TEMPLATE_ARCH_UNSUPPORTED",
+      ],
+    ],
+    [
+      "exhausted disk and a missing template",
+      { offer: offer({ free_units: 0 }), template: null },
+      { disk_gb: 1600 },
+      ["OFFER_UNAVAILABLE", "MACHINE_DISK_EXHAUSTED", "TEMPLATE_NOT_FOUND"],
+    ],
+    [
+      "a template of another owner after the machine's own refusals",
+      {
+        offer: offer({}, { vm_capable: false }),
+        template: template({ mode: "vm", uses_private_registry: true, owner_org_id: "org-b" }),
+        orgId: "org-a",
+        sshKeys: [],
+        sshKeysAreExhaustive: true,
+      },
+      { ssh_key_id: "k9" },
+      ["OFFER_NOT_VM_CAPABLE", "TEMPLATE_REQUIRES_OWNER", "SSH_KEY_NOT_FOUND"],
+    ],
+  ])("orders %s as the API checks them", (_name, data, over, codes) => {
+    // Each code's rank is checked against a code found before it in the API's order.
+    expect(run(data, over).map((f) => f.code)).toEqual(codes);
+  });
+
   it("orders findings as the API checks, whatever order they are found in", () => {
     expect(
       run(

@@ -5,6 +5,8 @@ import {
   InstanceErrorStateError,
   NetworkError,
   RequestAbortedError,
+  ResponseValidationError,
+  TimeoutError,
   WaitTimeoutError,
 } from "../api/errors";
 import type { Instance } from "../api/schemas";
@@ -526,9 +528,22 @@ describe("explanations", () => {
       "deploy",
       "pinned",
       facts,
-      "reached its limit of 30 instances that are not destroyed",
+      "^The organization has reached its limit of 30 instances that are not destroyed; stopped instances and instances in error count too. Destroy instances you no longer need \\(the gpurental_instances data source lists them\\)",
     ],
-    ["INSTANCE_LIMIT_REACHED", "deploy", "pinned", {}, "reached its limit of 25 instances"],
+    [
+      "INSTANCE_LIMIT_REACHED",
+      "deploy",
+      "pinned",
+      {},
+      "^The organization has reached its limit of 25 instances",
+    ],
+    [
+      "INSTANCE_LIMIT_REACHED",
+      "deploy",
+      "pinned",
+      { count: 27, limit: 25 },
+      "^The organization has 27 instances that are not destroyed, and the limit is 25; ",
+    ],
     ["HOST_UNREACHABLE", "start", "pinned", {}, 'or set desired_status = "stopped" until then'],
     [
       "START_REFUSED",
@@ -559,14 +574,14 @@ describe("explanations", () => {
       "read",
       "pinned",
       {},
-      "it ends at once when the API asks to wait longer than the time left",
+      "waiting as long as the API asked \\(Retry-After\\), until the operation's time limit; it ends at once when the API asks to wait longer than the time left. Run terraform again later, raise the resource's timeouts, or lower terraform's -parallelism",
     ],
     [
       "SERVICE_UNAVAILABLE",
       "read",
       "pinned",
       {},
-      "Run terraform again shortly, or raise the resource's timeouts",
+      "waiting as long as the API asked \\(Retry-After\\), until the operation's time limit. Run terraform again shortly, or raise the resource's timeouts",
     ],
   ];
 
@@ -690,13 +705,39 @@ describe("errorToDiagnostic beyond API refusals", () => {
     }
   });
 
-  it("another client error, and anything else thrown", () => {
-    expect(errorToDiagnostic(new NetworkError("GET /v1/me", "ECONNREFUSED"), "read")).toMatchObject({
+  it("an API that cannot be reached or did not answer names the address and what to check", () => {
+    const refused = new NetworkError(
+      "GET /v1/me",
+      "cannot connect to http://127.0.0.1:9 (base_url): ECONNREFUSED",
+    );
+    expect(errorToDiagnostic(refused, "read")).toEqual({
+      severity: "error",
       summary: "Cannot reach the gpurental API",
-      detail: expect.stringContaining("ECONNREFUSED"),
+      detail:
+        "Reading the object failed. GET /v1/me: cannot connect to http://127.0.0.1:9 (base_url): ECONNREFUSED. The request was retried until the operation's time limit. Check the provider's base_url (or GPURENTAL_BASE_URL) and that the API is reachable from this machine.",
     });
-    expect(errorToDiagnostic(new NetworkError("GET /v1/me", "ECONNREFUSED"), "plan_check").summary).toBe(
-      "Cannot reach the gpurental API",
+    expect(errorToDiagnostic(refused, "plan_check").detail).toMatch(/^GET \/v1\/me: cannot connect/);
+    const silent = new TimeoutError("GET /v1/me", 30_000, "request", "http://127.0.0.1:9 (base_url)");
+    expect(errorToDiagnostic(silent, "deploy")).toMatchObject({
+      summary: "The gpurental API did not answer",
+      detail: expect.stringMatching(
+        /^Deploying the instance failed\. GET \/v1\/me: no response from http:\/\/127\.0\.0\.1:9 \(base_url\) within 30000 ms\. /,
+      ),
+    });
+  });
+
+  it("another client error, and anything else thrown", () => {
+    const unreadable = new ResponseValidationError("GET /v1/me", 200, [
+      { path: "id", message: "expected string" },
+    ]);
+    expect(errorToDiagnostic(unreadable, "read")).toMatchObject({
+      summary: "Reading the object failed.",
+      detail: unreadable.message,
+    });
+    expect(errorToDiagnostic(unreadable, "plan_check").summary).toBe("The API call failed.");
+    // A whole call that ran out of time is not an unreachable API.
+    expect(errorToDiagnostic(new TimeoutError("GET /v1/me", 1000, "deadline"), "read").summary).toBe(
+      "Reading the object failed.",
     );
     expect(errorToDiagnostic(new TypeError("boom"), "destroy")).toEqual({
       severity: "error",

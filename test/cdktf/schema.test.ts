@@ -21,7 +21,10 @@ jest.setTimeout(120_000);
 
 /** A block of `terraform providers schema -json`, as far as these checks read it. */
 interface SchemaBlock {
-  attributes?: Record<string, { type?: unknown; sensitive?: boolean; nested_type?: SchemaBlock }>;
+  attributes?: Record<
+    string,
+    { type?: unknown; sensitive?: boolean; write_only?: boolean; nested_type?: SchemaBlock }
+  >;
   block_types?: Record<string, { block: SchemaBlock }>;
 }
 
@@ -77,11 +80,13 @@ describe("provider-schema/gpurental.json", () => {
   // `terraform output`, and keeps them out of logs.
   it("marks every credential and every value that carries one sensitive, as Terraform receives it", () => {
     const sensitive: string[] = [];
+    const writeOnly: string[] = [];
     const credentialNamed: string[] = [];
     const walk = (where: string, block: SchemaBlock, prefix = "") => {
       for (const [name, a] of Object.entries(block.attributes ?? {})) {
         const path = `${where} ${prefix}${name}`;
         if (a.sensitive) sensitive.push(path);
+        if (a.write_only) writeOnly.push(path);
         // Text named like a credential; a flag (env.secret) or an object describing a key is not one.
         if (isCredentialKey(name) && JSON.stringify(a.type ?? null).includes("string"))
           credentialNamed.push(path);
@@ -117,6 +122,8 @@ describe("provider-schema/gpurental.json", () => {
         "data gpurental_instances instances.open_url",
       ].sort(),
     );
+    // Never written to a plan or state (Terraform 1.11's write-only arguments).
+    expect(writeOnly).toEqual(["resource gpurental_instance secret_env_wo"]);
     // A new text attribute named like a credential must be sensitive too.
     expect(credentialNamed.filter((p) => !sensitive.includes(p))).toEqual([]);
   });
