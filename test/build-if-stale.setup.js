@@ -39,11 +39,15 @@ function selected(file, globalConfig) {
   }
 }
 
-module.exports = async (globalConfig) => {
-  const needed = testFiles(join(root, "test")).some(
-    (f) => BUILT_PACKAGE_SUITES.some((re) => re.test(f)) && selected(f, globalConfig),
+/** Whether this invocation may run a test file under test/ that one of `patterns` matches. */
+function selects(globalConfig, patterns) {
+  return testFiles(join(root, "test")).some(
+    (f) => patterns.some((re) => re.test(f)) && selected(f, globalConfig),
   );
-  if (!needed) return;
+}
+
+module.exports = async (globalConfig) => {
+  if (!selects(globalConfig, BUILT_PACKAGE_SUITES)) return;
   const r = spawnSync(process.execPath, [join(root, "scripts", "build-if-stale.js")], {
     cwd: root,
     stdio: "inherit",
@@ -53,3 +57,4 @@ module.exports = async (globalConfig) => {
 };
 
 module.exports.BUILT_PACKAGE_SUITES = BUILT_PACKAGE_SUITES;
+module.exports.selects = selects;

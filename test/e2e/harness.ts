@@ -2,12 +2,15 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
-import { bundle } from "../../scripts/bundle-provider";
+import { buildProvider, bundle } from "../../scripts/bundle-provider";
 import { type InstallResult, installProvider } from "../../src/cli/provider";
+import { HARNESS_SOURCES, type SharedProvider, sameSources, sharedProvider } from "./shared-provider";
 
-// Runs the real terraform (or tofu) CLI against a provider installed into a private filesystem
-// mirror. Everything lives in one temp directory: the mirror, the CLI config, the working
-// directory, HOME and the code cache, so no test writes into the user's home or reaches a registry.
+// Runs the real terraform (or tofu) CLI against a provider installed into a filesystem mirror: the
+// mirror the Jest run shares (shared-provider.ts) or, for a provider of the test's own, a private
+// one. Everything else lives in one temp directory per harness: the CLI config, the working
+// directory, HOME and terraform's temp files, so no test writes into the user's home or reaches a
+// registry.
 
 /** Finds the CLI: $TERRAFORM_BINARY_NAME, else `terraform`, else `tofu` on PATH; throws a clear error. */
 export function findTerraform(env: NodeJS.ProcessEnv = process.env): string {
@@ -29,6 +32,24 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
   return undefined;
 }
 
+/**
+ * The provider files to install: the shared build's; else the production layout built from the
+ * sources (scripts/bundle-provider.js); else, for a test's own provider, its entry bundled whole.
+ */
+async function providerBuild(
+  dir: string,
+  entry: string | undefined,
+  shared: SharedProvider | undefined,
+): Promise<{ bundle: string; launcher?: string }> {
+  if (entry === undefined) return { bundle: shared?.bundle ?? join(await buildProvider(dir), "provider.js") };
+  return {
+    bundle: await bundle(entry, join(dir, "provider.js")),
+    launcher: await bundle(join(SRC, "plugin", "launcher.ts"), join(dir, "provider-launcher.js")),
+  };
+}
+
+const SRC = join(__dirname, "..", "..", "src");
+
 /** Subcommands whose flags come after a further subcommand (or that have no -no-color). */
 const NO_COLOR_FLAGLESS = new Set(["state", "providers", "workspace", "version", "fmt"]);
 
@@ -47,7 +68,7 @@ export interface HarnessOptions {
    * bundled into the provider installed for the test; defaults to the real provider.
    */
   providerEntry?: string;
-  /** Provider source addresses to install; defaults to gpurental/gpurental and example.com/test/gpurental. */
+  /** Provider source addresses to install; defaults to gpurental/gpurental and example.com/test/gpurental (HARNESS_SOURCES). */
   sources?: string[];
   /** Extra environment for every command (and so for the provider processes). */
   env?: NodeJS.ProcessEnv;
@@ -68,23 +89,22 @@ export class TerraformHarness {
     readonly env: NodeJS.ProcessEnv,
   ) {}
 
-  /** Bundles the provider, installs it into a private mirror and writes the CLI config. */
+  /** Installs the provider (or finds the run's shared mirror), writes the CLI config and makes the folders. */
   static async create(opts: HarnessOptions = {}): Promise<TerraformHarness> {
     const terraform = findTerraform();
     const root = mkdtempSync(join(tmpdir(), "gpurental-e2e-"));
-    const build = join(root, "build");
-    const entry = opts.providerEntry ?? join(__dirname, "..", "..", "src", "plugin", "main.ts");
-    const bundleFile = await bundle(entry, join(build, "provider.js"));
-    const launcher = await bundle(
-      join(__dirname, "..", "..", "src", "plugin", "launcher.ts"),
-      join(build, "provider-launcher.js"),
-    );
-    const install = installProvider({
-      dir: join(root, "mirror"),
-      bundle: bundleFile,
-      launcher,
-      sources: opts.sources ?? ["gpurental/gpurental", "example.com/test/gpurental"],
-    });
+    const sources = opts.sources ?? HARNESS_SOURCES;
+    // The shipped provider comes from the run's shared build and mirror (shared-provider.ts) when
+    // there is one; a provider of the test's own, or other sources, get a mirror of their own.
+    const shared = opts.providerEntry ? undefined : sharedProvider();
+    const install =
+      shared && sameSources(sources, shared.install)
+        ? shared.install
+        : installProvider({
+            dir: join(root, "mirror"),
+            ...(await providerBuild(join(root, "build"), opts.providerEntry, shared)),
+            sources,
+          });
     const cliConfig = join(root, "cli.tfrc");
     writeFileSync(cliConfig, install.cliConfig);
     const workDir = join(root, "work");
@@ -102,7 +122,8 @@ export class TerraformHarness {
       CHECKPOINT_DISABLE: "1",
       TF_IN_AUTOMATION: "1",
       TF_INPUT: "0",
-      GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(root, "code-cache"),
+      GPURENTAL_PROVIDER_CODE_CACHE_DIR:
+        install === shared?.install ? shared.codeCacheDir : join(root, "code-cache"),
       ...opts.env,
     };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];

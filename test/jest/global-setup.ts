@@ -1,12 +1,34 @@
 // Jest's globalSetup: dist/ rebuilt first when a suite that runs it is selected and a source is newer
-// (test/build-if-stale.setup.js), then the run's own temp directory (temp-dir.ts).
+// (test/build-if-stale.setup.js), then the run's own temp directory (temp-dir.ts), then, when a
+// suite that drives terraform is selected, the provider build and mirror they all share
+// (test/e2e/shared-provider.ts).
+import { rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Config } from "@jest/types";
-import { setup } from "./temp-dir";
+import { buildSharedProvider } from "../e2e/shared-provider";
+import { setup, sharedDir } from "./temp-dir";
 
 // The build check is plain CommonJS (no TypeScript transform needed to judge whether one is due).
-const buildIfStale = require("../build-if-stale.setup.js") as (config: Config.GlobalConfig) => Promise<void>;
+const buildIfStale = require("../build-if-stale.setup.js") as ((
+  config: Config.GlobalConfig,
+) => Promise<void>) & {
+  selects(config: Config.GlobalConfig, patterns: RegExp[]): boolean;
+};
+
+/** Suites that drive terraform through TerraformHarness (test/e2e/harness.ts). */
+const HARNESS_SUITES = [/[\\/]test[\\/]e2e[\\/].+\.e2e\.test\.ts$/];
 
 export default async (globalConfig: Config.GlobalConfig): Promise<void> => {
   await buildIfStale(globalConfig);
   setup();
+  const shared = sharedDir()!;
+  if (buildIfStale.selects(globalConfig, HARNESS_SUITES)) {
+    try {
+      await buildSharedProvider(join(shared, "provider"));
+    } catch (err) {
+      // Jest runs no teardown after a failed setup.
+      rmSync(dirname(shared), { recursive: true, force: true });
+      throw err;
+    }
+  }
 };

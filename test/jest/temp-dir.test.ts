@@ -1,11 +1,12 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setup, teardown } from "./temp-dir";
+import { setup, sharedDir, teardown } from "./temp-dir";
 
 // The run's temp directory: what the tests leave in it is named and fails the run; cdktf's own
-// leftovers are cleared; the directory goes either way. Runs the hooks in a scratch parent so the
-// real run's directory is left alone (process.env here is Jest's copy, restored after each test).
+// leftovers and the global setup's shared folder are cleared; the directory goes either way. Runs
+// the hooks in a scratch parent so the real run's directory is left alone (process.env here is
+// Jest's copy, restored after each test).
 
 describe("the test run's temp directory", () => {
   const saved = { TMPDIR: process.env.TMPDIR, RUN: process.env.GPURENTAL_TEST_RUN_TMPDIR };
@@ -20,12 +21,14 @@ describe("the test run's temp directory", () => {
     rmSync(parent, { recursive: true, force: true });
   });
 
-  it("clears cdktf's folders and passes when nothing else is left", () => {
+  it("clears cdktf's folders and the shared folder, and passes when nothing else is left", () => {
     setup(parent);
     const dir = process.env.TMPDIR!;
     expect(dir.startsWith(join(parent, "gpurental-jest-"))).toBe(true);
     expect(statSync(dir).mode & 0o7777).toBe(statSync(parent).mode & 0o7777);
     mkdirSync(join(dir, "cdktf.outdir.abc123"));
+    expect(sharedDir()).toBe(join(dir, "jest-shared"));
+    writeFileSync(join(sharedDir()!, "shared.json"), "{}");
     teardown();
     expect(readdirSync(parent)).toEqual([]);
   });
