@@ -52,6 +52,7 @@ const GROUPS = {
   "fake-billing": {
     mutate: ["src/fake-backend/billing.ts"],
     tests: [
+      "src/fake-backend/billing.test.ts",
       "src/fake-backend/engine.test.ts",
       "test/contract/billing.test.ts",
       "test/contract/deploy-checks.test.ts",
