@@ -46,6 +46,8 @@ export interface DemoOptions {
    * folder, removed however the demo ends.
    */
   workDir?: string;
+  /** Where the fresh temp work folder is made when no `workDir` is given; the system's temp directory by default. */
+  tempDir?: string;
   /** How the fake backend's instance transitions land; "realistic" (a few seconds each) by default. */
   transitions?: TransitionMode;
   /** Where progress goes; process.stdout by default. */
@@ -305,7 +307,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const timeoutMs = options.stepTimeoutMs ?? 10 * 60_000;
   const root = packageRoot();
   const keepFolder = options.workDir !== undefined;
-  const workDir = keepFolder ? resolve(options.workDir!) : mkdtempSync(join(tmpdir(), "gpurental-demo-"));
+  const workDir = keepFolder
+    ? resolve(options.workDir!)
+    : mkdtempSync(join(options.tempDir ?? tmpdir(), "gpurental-demo-"));
   mkdirSync(workDir, { recursive: true });
   // The last resort for a temp folder: an exit that skips the finally below (process.exit elsewhere).
   const removeOnExit = () => rmSync(workDir, { recursive: true, force: true });

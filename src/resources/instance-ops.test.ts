@@ -311,11 +311,14 @@ test("a deploy interrupted in flight that still lands is found and returned, not
 });
 
 test("a deploy interrupted before it landed records nothing and is not resent", async () => {
-  backend.addFault({ route: "POST /v1/instances", kind: "latency", latencyMs: 300, times: 1 });
+  // The answer is held 2 s, the stop comes after 100 ms: the client goes away long before the
+  // backend would process the request (a shorter hold let a stalled event loop on a busy machine
+  // run the held request before it saw the closed socket).
+  backend.addFault({ route: "POST /v1/instances", kind: "latency", latencyMs: 2000, times: 1 });
   const stop = new AbortController();
   setTimeout(() => stop.abort(new Error("stop")), 100);
   const r = await createInstance(args(), { ...ctx(5000), signal: stop.signal });
-  await new Promise((res) => setTimeout(res, 400));
+  await new Promise((res) => setTimeout(res, 2200));
   expect(live()).toHaveLength(0);
   expect(r.state).toBeNull();
 });
