@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 "use strict";
-// `npm run mutate [-- <group>...]`: runs Stryker (stryker.config.js) on each group of mutated code
+// `npm run mutate [-- [--force] <group>...]`: runs Stryker (stryker.config.js) on each group of mutated code
 // in turn, each with its own tests and settings, then prints the score of every file of every
 // group from their JSON reports. Exits non-zero when a run fails, not when mutants survive: the
-// targets and the survivors explained as equivalent are in docs/development.md.
+// targets and the survivors explained as equivalent are in docs/development.md. `--force` tests
+// every mutant again instead of reusing the results of the group's incremental file (which keeps a
+// static mutant's old verdict after a test for it was added).
 const { spawnSync } = require("node:child_process");
 const { existsSync, readFileSync } = require("node:fs");
 const { join } = require("node:path");
@@ -19,7 +21,10 @@ const ALL = [
   "schema",
   "reconciliation",
 ];
-const groups = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
+const args = process.argv.slice(2);
+const force = args.includes("--force");
+const named = args.filter((a) => a !== "--force");
+const groups = named.length > 0 ? named : ALL;
 for (const g of groups)
   if (!ALL.includes(g)) throw new Error(`unknown group ${g}; groups: ${ALL.join(", ")}`);
 
@@ -27,7 +32,7 @@ for (const g of groups)
 const failed = [];
 for (const group of groups) {
   process.stdout.write(`\n== mutation testing: ${group}\n`);
-  const r = spawnSync(join(root, "node_modules", ".bin", "stryker"), ["run"], {
+  const r = spawnSync(join(root, "node_modules", ".bin", "stryker"), ["run", ...(force ? ["--force"] : [])], {
     cwd: root,
     stdio: "inherit",
     env: { ...process.env, MUTATE: group },
