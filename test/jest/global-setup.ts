@@ -20,6 +20,11 @@ const HARNESS_SUITES = [/[\\/]test[\\/]e2e[\\/].+\.e2e\.test\.ts$/];
 
 export default async (globalConfig: Config.GlobalConfig): Promise<void> => {
   await buildIfStale(globalConfig);
+  // Inherited by the workers and so by every program they start, also by those a library spawns
+  // with the process's own environment (Jest's sandboxed process.env does not reach them): without
+  // it, a terraform started that way (@cdktf/provider-generator probes it) would call HashiCorp's
+  // checkpoint service and write ~/.terraform.d/checkpoint_signature.
+  process.env.CHECKPOINT_DISABLE = "1";
   setup();
   const shared = sharedDir()!;
   if (buildIfStale.selects(globalConfig, HARNESS_SUITES)) {
