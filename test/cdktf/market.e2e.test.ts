@@ -6,6 +6,7 @@ import { build } from "esbuild";
 import { installProvider } from "../../src/cli/provider";
 import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { version } from "../../src/version";
+import { cdktfCliEnv } from "./cli-env";
 import type { MarketScenario } from "./fixtures/market-app";
 
 // The market scenarios through `cdktf deploy` for the CDKTF Instance with an offer filter, against
@@ -126,27 +127,17 @@ beforeAll(async () => {
       context: {},
     }),
   );
-  env = {
-    PATH: process.env.PATH,
+  env = cdktfCliEnv({
     HOME: join(work, "home"),
     TMPDIR: join(work, "tmp"),
-    TERRAFORM_BINARY_NAME: process.env.TERRAFORM_BINARY_NAME,
     GPURENTAL_BASE_URL: fake.url,
     GPURENTAL_TOKEN: creds.admin_session_token,
     GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(work, "code-cache"),
     TF_CLI_CONFIG_FILE: join(work, "terraform.rc"),
-    TF_IN_AUTOMATION: "1",
-    CHECKPOINT_DISABLE: "1",
     CDKTF_HOME: join(work, "cdktf-home"),
-    CDKTF_DISABLE_PLUGIN_CACHE_ENV: "1",
-    DISABLE_VERSION_CHECK: "true",
-    CI: "1",
-    FORCE_COLOR: "0",
-    NO_COLOR: "1",
     // The bundled app leaves cdktf, constructs and zod to be required from this package.
     NODE_PATH: join(ROOT, "node_modules"),
-  };
-  for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
+  });
   mkdirSync(env.HOME!, { recursive: true });
   mkdirSync(env.TMPDIR!, { recursive: true });
 });

@@ -11,6 +11,7 @@ import {
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
+import { cdktfCliEnv } from "../cdktf/cli-env";
 import { type RunResult, TerraformHarness } from "./harness";
 import { findPostgres, type PostgresServer, postgresRequired, startPostgres } from "./postgres";
 
@@ -306,20 +307,11 @@ function cdktfApp(): void {
       packages: "external",
       logLevel: "silent",
     });
-    env = {
-      PATH: process.env.PATH,
+    env = cdktfCliEnv({
       HOME: tf.env.HOME,
       TMPDIR: tf.env.TMPDIR,
-      TERRAFORM_BINARY_NAME: process.env.TERRAFORM_BINARY_NAME,
       TF_CLI_CONFIG_FILE: tf.env.TF_CLI_CONFIG_FILE,
-      TF_IN_AUTOMATION: "1",
-      CHECKPOINT_DISABLE: "1",
       CDKTF_HOME: join(tf.root, "cdktf-home"),
-      CDKTF_DISABLE_PLUGIN_CACHE_ENV: "1",
-      DISABLE_VERSION_CHECK: "true",
-      CI: "1",
-      NO_COLOR: "1",
-      FORCE_COLOR: "0",
       GPURENTAL_PROVIDER_CODE_CACHE_DIR: tf.env.GPURENTAL_PROVIDER_CODE_CACHE_DIR,
       GPURENTAL_BASE_URL: fake.url,
       GPURENTAL_TOKEN: creds.admin_session_token,
@@ -328,7 +320,7 @@ function cdktfApp(): void {
       PG_CONN_STR: pg.connStr(),
       // The bundled app leaves cdktf, constructs and zod to be required from this package.
       NODE_PATH: join(ROOT, "node_modules"),
-    };
+    });
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
   });
 
