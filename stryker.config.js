@@ -38,6 +38,10 @@ const GROUPS = {
   },
   // Refusal mapping: codes to attributes, explanations from the carried fields, other errors.
   refusals: {
+    // The catalogue's titles and attributes, the hints and the operations' words are built at
+    // module load, so each of their mutants would run the whole file; the table tests of
+    // refusals.test.ts ("the catalogue, code by code" and the operations' words) pin every one.
+    ignoreStatic: true,
     mutate: ["src/resources/refusals.ts"],
     tests: ["src/resources/refusals.test.ts"],
   },
@@ -68,6 +72,7 @@ const GROUPS = {
     ignoreStatic: true,
     mutate: ["src/fake-backend/validation.ts", "src/fake-backend/deploy-checks.ts"],
     tests: [
+      "src/fake-backend/deploy-checks.test.ts",
       "test/contract/limits.test.ts",
       "test/contract/deploy-checks.test.ts",
       "test/contract/robustness.test.ts",

@@ -831,3 +831,60 @@ describe("formatYen and formatTime at their edges", () => {
     expect(formatTime("2026-01-02T03:04:05.678Z")).toBe("2026-01-02 03:04:05 UTC");
   });
 });
+
+const CATALOGUE_TABLE: [code: string, title: string, attribute: string | undefined][] = [
+  ["TOKEN_INVALID", "the credential was not accepted", undefined],
+  ["ADMIN_REQUIRED", "this action needs an admin", undefined],
+  ["ORG_MISMATCH", "org_id names another organization than the credential's", undefined],
+  ["API_KEY_NOT_FOUND", "no such API key", undefined],
+  ["INSTANCE_NOT_FOUND", "no such instance", undefined],
+  ["INVALID_STATE", "the instance's status does not allow this action", "desired_status"],
+  ["INSUFFICIENT_BALANCE", "the balance does not cover one hour of the organization's burn", undefined],
+  ["OFFER_UNAVAILABLE", "the offer cannot be rented", "offer_id"],
+  ["MACHINE_IN_MAINTENANCE", "the offer's machine goes into maintenance too soon", "offer_id"],
+  ["DISK_TOO_LARGE", "disk_gb is larger than the machine's disk", "disk_gb"],
+  ["MACHINE_DISK_EXHAUSTED", "the machine has not enough disk left", "disk_gb"],
+  ["TEMPLATE_NOT_FOUND", "the template is missing, not visible, or inactive", "template_id"],
+  ["TEMPLATE_COMING_SOON", "the template is marked coming soon", "template_id"],
+  ["OFFER_NOT_VM_CAPABLE", "the offer's machine cannot run the vm template", "offer_id"],
+  ["TEMPLATE_CUDA_TOO_NEW", "the machine's CUDA is newer than the template supports", "template_id"],
+  ["TEMPLATE_ARCH_UNSUPPORTED", "the template's architecture is not supported", "template_id"],
+  ["TEMPLATE_REQUIRES_OWNER", "only the template's owner can deploy it", "template_id"],
+  ["OFFER_NOT_PINNABLE", "the offer's machine is not registered with the fleet", "offer_id"],
+  ["SSH_KEY_NOT_FOUND", "the SSH key cannot be attached by this credential", "ssh_key_id"],
+  ["INSTANCE_LIMIT_REACHED", "the organization has reached its instance limit", undefined],
+  ["HOST_UNREACHABLE", "the instance's machine is not connected", "desired_status"],
+  ["START_REFUSED", "the host refused to start the instance", "desired_status"],
+  ["START_UNAVAILABLE", "the start cannot be completed right now", "desired_status"],
+  ["CAPACITY_UNAVAILABLE", "the instance's GPUs are in use or out of service", "desired_status"],
+  ["VALIDATION_ERROR", "the API rejected a value", undefined],
+  ["RATE_LIMITED", "the API is rate limiting requests", undefined],
+  ["SERVICE_UNAVAILABLE", "the API is unavailable", undefined],
+];
+
+// The catalogue pinned code by code: its titles and attributes are built once at module load, so
+// the mutation run ignores them (stryker.config.js, group refusals) and this table holds them.
+describe("the catalogue, code by code", () => {
+  it("explains exactly these codes", () => {
+    expect([...EXPLAINED_CODES].sort()).toEqual(CATALOGUE_TABLE.map(([code]) => code).sort());
+  });
+
+  it.each(CATALOGUE_TABLE)("%s: %s, on %s", (code, title, attribute) => {
+    const d = refusalDiagnostic(code, {}, "deploy");
+    expect(d.summary).toBe(`${code}: ${title}`);
+    expect(attributeOfCode(code)).toBe(attribute);
+    expect(d.path).toEqual(code === "VALIDATION_ERROR" || !attribute ? undefined : [{ attribute }]);
+  });
+
+  it("gives each hint in full where it applies", () => {
+    expect(refusalDiagnostic("OFFER_UNAVAILABLE", {}, "deploy").detail).toContain(
+      "The gpurental_offers data source lists the offers that can be rented now; an offer_filter instead of offer_id lets the provider choose one when the instance is created, and move on to the next when one is taken.",
+    );
+    expect(refusalDiagnostic("OFFER_UNAVAILABLE", {}, "deploy", { offerChoice: "filter" }).detail).toContain(
+      "offer_filter moves on to the next matching offer when one is refused at deploy time; to widen the choice, loosen it (another region, a higher max_price_per_hour_micro). The gpurental_offers data source shows the market.",
+    );
+    expect(refusalDiagnostic("TEMPLATE_COMING_SOON", {}, "deploy").detail).toBe(
+      "The template cannot be deployed yet. Choose another template_id. The gpurental_templates data source lists the templates this organization can use.",
+    );
+  });
+});

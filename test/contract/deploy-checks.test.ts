@@ -28,7 +28,8 @@ describe("7.2 deploy refusals, in check order", () => {
   }
 
   test("7.2 row 1 OFFER_UNAVAILABLE: sold-out offer", async () => {
-    await expectRefusal({ offer_id: creds().sold_out_offer_id }, 409, "OFFER_UNAVAILABLE");
+    const e = await expectRefusal({ offer_id: creds().sold_out_offer_id }, 409, "OFFER_UNAVAILABLE");
+    expect(e.message).toBe(`Offer ${creds().sold_out_offer_id} is missing, withdrawn or sold out`);
   });
 
   test("7.2 row 1 OFFER_UNAVAILABLE: missing offer and withdrawn offer", async () => {
@@ -39,8 +40,19 @@ describe("7.2 deploy refusals, in check order", () => {
 
   test("7.2 row 2 MACHINE_IN_MAINTENANCE carries next_maintenance", async () => {
     const e = await expectRefusal({ offer_id: creds().maintenance_offer_id }, 409, "MACHINE_IN_MAINTENANCE");
+    expect(e.message).toBe("The machine is booked offline too soon to start on");
     expect(typeof e.next_maintenance).toBe("string");
     expect(Date.parse(e.next_maintenance as string)).toBeGreaterThan(Date.now());
+  });
+
+  test("7.2 row 2 maintenance exactly 24 hours away still allows the deploy; a millisecond less refuses it", async () => {
+    fb().clock.freeze();
+    const now = fb().clock.now().getTime();
+    const day = 24 * 60 * 60 * 1000;
+    const close = fb().createOffer({ machine_id: DEMO_IDS.machineLarge, next_maintenance: now + day - 1 });
+    await expectRefusal({ offer_id: close.id }, 409, "MACHINE_IN_MAINTENANCE");
+    const far = fb().createOffer({ machine_id: DEMO_IDS.machineLarge, next_maintenance: now + day });
+    expect((await deploy(fb(), creds(), creds().admin_session_token, { offer_id: far.id })).status).toBe(201);
   });
 
   test("7.2 row 3 DISK_TOO_LARGE carries max_disk_gb", async () => {
@@ -50,6 +62,7 @@ describe("7.2 deploy refusals, in check order", () => {
       "DISK_TOO_LARGE",
     );
     expect(e.max_disk_gb).toBe(500);
+    expect(e.message).toBe("disk_gb 600 exceeds the machine's 500 GB");
   });
 
   test("7.2 row 4 MACHINE_DISK_EXHAUSTED carries available_disk_gb and requested_disk_gb", async () => {
@@ -64,11 +77,17 @@ describe("7.2 deploy refusals, in check order", () => {
       "MACHINE_DISK_EXHAUSTED",
     );
     expect(e.available_disk_gb).toBe(100);
+    expect(e.message).toBe("Only 100 GB of disk are left on the machine");
     expect(e.requested_disk_gb).toBe(200);
   });
 
   test("7.2 row 5 TEMPLATE_NOT_FOUND: missing, inactive, or another organization's private template", async () => {
-    await expectRefusal({ template_id: "00000000-0000-4000-8000-00000000eeee" }, 404, "TEMPLATE_NOT_FOUND");
+    const e = await expectRefusal(
+      { template_id: "00000000-0000-4000-8000-00000000eeee" },
+      404,
+      "TEMPLATE_NOT_FOUND",
+    );
+    expect(e.message).toBe("Template 00000000-0000-4000-8000-00000000eeee not found");
     await expectRefusal({ template_id: creds().inactive_template_id }, 404, "TEMPLATE_NOT_FOUND");
     const priv = fb().createTemplate({
       name: "theirs",
@@ -76,14 +95,26 @@ describe("7.2 deploy refusals, in check order", () => {
       owner_org_id: creds().other_org_id,
     });
     await expectRefusal({ template_id: priv.id }, 404, "TEMPLATE_NOT_FOUND");
+    // A private template is visible to its own organization.
+    const own = fb().createTemplate({ name: "ours", visibility: "private", owner_org_id: creds().org_id });
+    expect((await deploy(fb(), creds(), creds().admin_session_token, { template_id: own.id })).status).toBe(
+      201,
+    );
   });
 
   test("7.2 row 6 TEMPLATE_COMING_SOON", async () => {
-    await expectRefusal({ template_id: creds().coming_soon_template_id }, 422, "TEMPLATE_COMING_SOON");
+    const e = await expectRefusal(
+      { template_id: creds().coming_soon_template_id },
+      422,
+      "TEMPLATE_COMING_SOON",
+    );
+    const name = fb().state().templates[creds().coming_soon_template_id]?.name;
+    expect(e.message).toBe(`Template ${name} is marked coming soon`);
   });
 
   test("7.2 row 7 OFFER_NOT_VM_CAPABLE", async () => {
-    await expectRefusal({ template_id: creds().vm_template_id }, 422, "OFFER_NOT_VM_CAPABLE");
+    const e = await expectRefusal({ template_id: creds().vm_template_id }, 422, "OFFER_NOT_VM_CAPABLE");
+    expect(e.message).toBe("A vm template needs a machine that can run VMs");
     const ok = await deploy(fb(), creds(), creds().admin_session_token, {
       offer_id: creds().vm_offer_id,
       template_id: creds().vm_template_id,
@@ -92,12 +123,14 @@ describe("7.2 deploy refusals, in check order", () => {
   });
 
   test("7.2 row 8 TEMPLATE_CUDA_TOO_NEW", async () => {
-    await expectRefusal({ offer_id: creds().new_cuda_offer_id }, 422, "TEMPLATE_CUDA_TOO_NEW");
+    const e = await expectRefusal({ offer_id: creds().new_cuda_offer_id }, 422, "TEMPLATE_CUDA_TOO_NEW");
+    expect(e.message).toMatch(/^The template supports CUDA up to \d+(\.\d+)*; the machine has \d+(\.\d+)*$/);
   });
 
   test("7.2 row 9 TEMPLATE_ARCH_UNSUPPORTED", async () => {
     const t = fb().createTemplate({ name: "arm", architecture: "arm64" });
-    await expectRefusal({ template_id: t.id }, 422, "TEMPLATE_ARCH_UNSUPPORTED");
+    const e = await expectRefusal({ template_id: t.id }, 422, "TEMPLATE_ARCH_UNSUPPORTED");
+    expect(e.message).toBe("The template declares architecture arm64; only x86_64 is supported");
   });
 
   test("7.2 row 10 TEMPLATE_REQUIRES_OWNER", async () => {
@@ -107,21 +140,54 @@ describe("7.2 deploy refusals, in check order", () => {
       owner_org_id: creds().other_org_id,
       uses_private_registry: true,
     });
-    await expectRefusal({ template_id: t.id }, 422, "TEMPLATE_REQUIRES_OWNER");
+    const e = await expectRefusal({ template_id: t.id }, 422, "TEMPLATE_REQUIRES_OWNER");
+    expect(e.message).toBe("The template pulls from a private registry with its owner's credentials");
     // The owner itself may deploy it.
     const own = await deploy(fb(), creds(), creds().other_admin_session_token, { template_id: t.id });
     expect(own.status).toBe(201);
+    // A system template (no owner) pulls with the platform's credentials: anyone may deploy it.
+    const system = fb().createTemplate({
+      name: "system registry",
+      owner_org_id: null,
+      uses_private_registry: true,
+    });
+    expect(
+      (await deploy(fb(), creds(), creds().admin_session_token, { template_id: system.id })).status,
+    ).toBe(201);
   });
 
   test("7.2 row 11 OFFER_NOT_PINNABLE", async () => {
     const m = fb().createMachine({ disk_gb: 1000, registered: false });
     const o = fb().createOffer({ machine_id: m.id });
-    await expectRefusal({ offer_id: o.id }, 409, "OFFER_NOT_PINNABLE");
+    const e = await expectRefusal({ offer_id: o.id }, 409, "OFFER_NOT_PINNABLE");
+    expect(e.message).toBe("The offer's machine is not registered with the fleet");
   });
 
   test("7.2 row 12 SSH_KEY_NOT_FOUND: unknown or not attachable", async () => {
-    await expectRefusal({ ssh_key_id: "00000000-0000-4000-8000-00000000dddd" }, 404, "SSH_KEY_NOT_FOUND");
+    const e = await expectRefusal(
+      { ssh_key_id: "00000000-0000-4000-8000-00000000dddd" },
+      404,
+      "SSH_KEY_NOT_FOUND",
+    );
+    expect(e.message).toBe("SSH key 00000000-0000-4000-8000-00000000dddd is not attachable");
     await expectRefusal({ ssh_key_id: creds().member_ssh_key_id }, 404, "SSH_KEY_NOT_FOUND");
+  });
+
+  test("7.2 row 12 which keys a credential may attach: its own user's; a team key, any current member's", async () => {
+    const admin = creds().admin_session_token;
+    const personal = await createKey(fb(), admin, "personal");
+    const team = await createKey(fb(), admin, "team");
+    // A personal API key, like a session, attaches only its own user's keys.
+    await expectRefusal({ ssh_key_id: creds().member_ssh_key_id }, 404, "SSH_KEY_NOT_FOUND", personal.secret);
+    expect((await deploy(fb(), creds(), personal.secret, { ssh_key_id: creds().ssh_key_id })).status).toBe(
+      201,
+    );
+    // A team key attaches the keys of current members, not of someone who left.
+    expect((await deploy(fb(), creds(), team.secret, { ssh_key_id: creds().member_ssh_key_id })).status).toBe(
+      201,
+    );
+    fb().removeMember(creds().org_id, creds().member_user_id);
+    await expectRefusal({ ssh_key_id: creds().member_ssh_key_id }, 404, "SSH_KEY_NOT_FOUND", team.secret);
   });
 
   test("7.2 row 13 INSUFFICIENT_BALANCE carries balance_micro and required_micro", async () => {
@@ -137,18 +203,30 @@ describe("7.2 deploy refusals, in check order", () => {
   test("7.2 row 14 INSTANCE_LIMIT_REACHED carries limit", async () => {
     const m = fb().createMachine({ disk_gb: 20000 });
     const o = fb().createOffer({ machine_id: m.id, free_units: 100, price_per_hour_micro: 1000 });
+    // Another organization's instances do not count.
+    const theirs = await deploy(fb(), creds(), creds().other_admin_session_token, {
+      offer_id: o.id,
+      disk_gb: 10,
+    });
+    expect(theirs.status).toBe(201);
     for (let i = 0; i < 25; i++) {
       const a = await deploy(fb(), creds(), creds().admin_session_token, { offer_id: o.id, disk_gb: 10 });
       expect(a.status).toBe(201);
     }
     const e = await expectRefusal({ offer_id: o.id, disk_gb: 10 }, 409, "INSTANCE_LIMIT_REACHED");
     expect(e.limit).toBe(25);
+    expect(e.message).toBe("The organization already has 25 instances");
   });
 
   test("7.2 row 15 OFFER_UNAVAILABLE: another deploy took the last free unit while reserving", async () => {
     fb().loseNextRace(creds().offer_id);
     await expectRefusal({}, 409, "OFFER_UNAVAILABLE");
     // The race is lost once; the next deploy succeeds.
+    expect((await deploy(fb(), creds(), creds().admin_session_token)).status).toBe(201);
+    // Lost twice: two refusals, then a deploy that gets its unit.
+    fb().loseNextRace(creds().offer_id, 2);
+    await expectRefusal({}, 409, "OFFER_UNAVAILABLE");
+    await expectRefusal({}, 409, "OFFER_UNAVAILABLE");
     expect((await deploy(fb(), creds(), creds().admin_session_token)).status).toBe(201);
   });
 

@@ -121,6 +121,68 @@ describe("robustness: one error shape for every bad request", () => {
     expect(errorOf(order)).toMatchObject({ field: "amount_micro", limit: 1_000_000_000_000 });
   });
 
+  test("a refused value is repeated back only when it is a short scalar that holds no credential", async () => {
+    const refused = async (over: Record<string, unknown>) =>
+      errorOf(await deploy(fb(), creds(), admin(), over));
+    expect(await refused({ disk_gb: true })).toMatchObject({ field: "disk_gb", value: true });
+    expect((await refused({ disk_gb: true })).message).toMatch(/^disk_gb: .*; got true$/);
+    expect(await refused({ offer_id: null })).toMatchObject({ field: "offer_id", value: null });
+    const longest = "x".repeat(64);
+    expect(await refused({ offer_id: longest })).toMatchObject({ field: "offer_id", value: longest });
+    // Longer values, and values holding a credential prefix anywhere, are named but not repeated.
+    for (const offer_id of ["x".repeat(65), `gpr_${"a".repeat(48)}`, "my gps_token"]) {
+      const e = await refused({ offer_id });
+      expect(e).toMatchObject({ code: "VALIDATION_ERROR", field: "offer_id" });
+      expect(e).not.toHaveProperty("value");
+      expect(e.message).toBe("offer_id: must be a UUID");
+    }
+    // An env entry's key is repeated; its value never is, whatever it is.
+    expect(await refused({ env_overrides: [{ key: "", value: "v", secret: false }] })).toMatchObject({
+      field: "env_overrides.0.key",
+      value: "",
+    });
+    const env = await refused({ env_overrides: [{ key: "K", value: 7, secret: false }] });
+    expect(env).not.toHaveProperty("value");
+    expect(env.message).toMatch(/^env_overrides\.0\.value: [^;]+$/);
+  });
+
+  test("include_destroyed takes true, 1, false or 0, and nothing else", async () => {
+    const id = await runningInstance(fb(), creds());
+    await call(fb(), "DELETE", `/v1/instances/${id}`, { token: admin() });
+    expect(fb().instance(id)?.status).toBe("destroyed");
+    const listed = async (q: string) =>
+      (await call(fb(), "GET", `/v1/instances${q}`, { token: admin() })).body.items.map(
+        (i: { id: string }) => i.id,
+      );
+    expect(await listed("?include_destroyed=true")).toEqual([id]);
+    expect(await listed("?include_destroyed=1")).toEqual([id]);
+    expect(await listed("?include_destroyed=false")).toEqual([]);
+    expect(await listed("?include_destroyed=0")).toEqual([]);
+    expect(await listed("")).toEqual([]);
+    const bad = await call(fb(), "GET", "/v1/instances?include_destroyed=yes", { token: admin() });
+    expect(errorOf(bad)).toMatchObject({
+      code: "VALIDATION_ERROR",
+      field: "include_destroyed",
+      value: "yes",
+    });
+  });
+
+  test("an invite names an email or a phone", async () => {
+    const none = await call(fb(), "POST", "/v1/orgs/current/invites", {
+      token: admin(),
+      body: { role: "member" },
+    });
+    expect([none.status, errorOf(none).code, errorOf(none).message]).toEqual([
+      422,
+      "VALIDATION_ERROR",
+      "body: email or phone is required",
+    ]);
+    for (const body of [{ email: "new@demo.example" }, { phone: "+4912345678" }]) {
+      const ok = await call(fb(), "POST", "/v1/orgs/current/invites", { token: admin(), body });
+      expect(ok.status).toBe(201);
+    }
+  });
+
   test("a query parameter given twice is a VALIDATION_ERROR saying so", async () => {
     const a = await call(fb(), "GET", "/v1/offers?num_gpus=1&num_gpus=2", { token: admin() });
     expect([a.status, errorOf(a).code, errorOf(a).field]).toEqual([422, "VALIDATION_ERROR", "num_gpus"]);
