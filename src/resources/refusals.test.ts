@@ -616,6 +616,21 @@ describe("explanations", () => {
     });
   });
 
+  it("an unknown code's message keeps the dots inside it and gets one full stop", () => {
+    expect(refusalDiagnostic("NEW_CODE", { message: "versions 1..3 only" }, "deploy").detail).toBe(
+      "versions 1..3 only.",
+    );
+  });
+
+  it("INSTANCE_LIMIT_REACHED names the count and the limit the API gave, 25 when it gave none", () => {
+    expect(refusalDiagnostic("INSTANCE_LIMIT_REACHED", { count: 30, limit: 30 }, "deploy").detail).toMatch(
+      /^The organization has 30 instances that are not destroyed, and the limit is 30;/,
+    );
+    expect(refusalDiagnostic("INSTANCE_LIMIT_REACHED", { count: 25 }, "deploy").detail).toMatch(
+      /^The organization has 25 instances that are not destroyed, and the limit is 25;/,
+    );
+  });
+
   it("puts the prefix first and the severity asked for", () => {
     expect(
       refusalDiagnostic("ORG_MISMATCH", {}, "read", { prefix: "Before:", severity: "warning" }),
