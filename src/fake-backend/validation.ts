@@ -104,13 +104,15 @@ function valueAt(data: unknown, path: PropertyKey[]): unknown {
 /**
  * Whether a refused value may be repeated in the answer: short scalars only, so a request never
  * gets a large or secret-looking value back (nothing holding a credential prefix, wherever in the
- * value), and never an env entry's value, which may be a secret whatever its type.
+ * value), and never an env entry's value, which may be a secret whatever its type. A field named
+ * `value` is always an env entry's (a deploy's `env_overrides`, a template's `env` given to the
+ * control API), so none is ever repeated.
  */
 function echoable(
   path: readonly PropertyKey[],
   value: unknown,
 ): { ok: true; value: string | number | boolean | null } | { ok: false } {
-  if (path[0] === "env_overrides" && path[path.length - 1] === "value") return { ok: false };
+  if (path[path.length - 1] === "value") return { ok: false };
   if (typeof value === "number" || typeof value === "boolean" || value === null) return { ok: true, value };
   if (typeof value === "string" && value.length <= 64 && !/gp[rs]_/.test(value)) return { ok: true, value };
   return { ok: false };

@@ -561,6 +561,19 @@ describe("control API over HTTP", () => {
       headers: { "x-control-token": token ?? fb().controlToken },
     });
 
+  test("a template env value of the wrong type is refused without being repeated back", async () => {
+    const a = await ctl("POST", "/templates", {
+      name: "t",
+      env: [{ key: "PIN", value: 48151623, secret: true }],
+    });
+    expect(errorOf(a)).toMatchObject({ code: "VALIDATION_ERROR", field: "env.0.value" });
+    expect(errorOf(a)).not.toHaveProperty("value");
+    expect(JSON.stringify(a.body)).not.toContain("48151623");
+    // Its key, which is no secret, is.
+    const b = await ctl("POST", "/templates", { name: "t", env: [{ key: 7, value: "v" }] });
+    expect(errorOf(b)).toMatchObject({ field: "env.0.key", value: 7 });
+  });
+
   test("needs X-Control-Token", async () => {
     const a = await ctl("POST", "/reset", undefined, "wrong");
     expect([a.status, errorOf(a).code]).toEqual([401, "CONTROL_TOKEN_INVALID"]);
