@@ -229,6 +229,16 @@ describe("nextBalanceEventAt", () => {
     }
   });
 
+  test("auto-destroy is due when any one instance of the organization is stopped or failed, whatever else there is", () => {
+    const { billing, org, instance } = fixture();
+    org("o", AUTO_DESTROY_BALANCE_MICRO, 1_000);
+    instance("gone", "o", "destroyed");
+    instance("i", "o", "stopped", { gbPrice: 0 });
+    org("other", 5 * MICRO_PER_YUAN);
+    instance("j", "other", "running", { gbPrice: 0, price: 0 });
+    expect(billing.nextBalanceEventAt(0)).toBe(1_000 + AUTO_DESTROY_AFTER_MS);
+  });
+
   test("above -¥35 with nothing burning, no auto-destroy ever", () => {
     const { billing, org, instance } = fixture();
     org("o", -10 * MICRO_PER_YUAN, 0);
