@@ -198,16 +198,11 @@ export class Transport {
 
       const verdict = retryVerdict(call.method, failure);
       if (verdict === "ambiguous") {
-        throw new AmbiguousRequestError(
-          endpoint,
-          failure.kind === "status" ? "status" : failure.kind,
-          detail,
-          {
-            status: failure.kind === "status" ? failure.status : undefined,
-            requestId: error instanceof ApiError ? error.requestId : undefined,
-            cause: error instanceof ApiError ? error : error.cause,
-          },
-        );
+        throw new AmbiguousRequestError(endpoint, failure.kind, detail, {
+          status: failure.kind === "status" ? failure.status : undefined,
+          requestId: error instanceof ApiError ? error.requestId : undefined,
+          cause: error instanceof ApiError ? error : error.cause,
+        });
       }
       const cutByDeadline = failure.kind === "timeout" && attemptTimeout < this.#s.timeoutMs;
       if (cutByDeadline && lastError) throw lastError;
