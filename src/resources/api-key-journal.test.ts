@@ -1,0 +1,322 @@
+import { randomUUID } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Agent } from "undici";
+import { GpurentalClient } from "../api/client";
+import { ApiError, NetworkError } from "../api/errors";
+import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+import { currentRun, DeployJournal, type JournalEntry, locateJournal, type RunIdentity } from "../journal";
+import { createKeyJournaled, type KeyEnv, sweepLostKeys } from "./api-key-journal";
+import { bestEffort, orphanedEntriesWarning } from "./journal-notes";
+import type { DeploySettings } from "./provider-data";
+
+// Key creations and the sweep of lost keys, called directly with a client of the in-process fake
+// backend and a journal in a temporary working directory. What is asserted is what a user or the
+// journal's next reader sees: the keys live on the backend, the journal's entries and how they were
+// closed, the errors and the warnings logged.
+
+let backend: FakeBackend;
+let creds: DemoCredentials;
+let agent: Agent;
+let workDir: string;
+let logged: Record<string, unknown>[];
+
+beforeAll(async () => {
+  backend = await startFakeBackend({ port: 0, seed: "demo" });
+  agent = new Agent({ keepAliveTimeout: 10 });
+});
+afterAll(async () => {
+  await agent.close();
+  await backend.close();
+});
+beforeEach(() => {
+  creds = backend.seedDemo();
+  workDir = mkdtempSync(join(tmpdir(), "gpurental-key-journal-test-"));
+  logged = [];
+  // The provider's log goes to stderr as hclog JSON lines; warnings are written at the default level.
+  jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+    for (const line of String(chunk).split("\n").filter(Boolean)) {
+      try {
+        logged.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        logged.push({ "@message": line });
+      }
+    }
+    return true;
+  });
+});
+afterEach(() => {
+  jest.restoreAllMocks();
+  backend.clearFaults();
+  rmSync(workDir, { recursive: true, force: true });
+});
+
+/** A provider process of another boot: never alive, so what it journaled is left over. */
+const goneRun = (): RunIdentity => ({ id: `gone-${randomUUID()}`, pid: process.pid, boot: "another-boot" });
+/** A second provider process of this machine, alive (it is this one), other than the one that sent. */
+const thisRun = (): RunIdentity => ({ id: randomUUID(), pid: process.pid, boot: currentRun().boot });
+
+function client(token = creds.admin_session_token, baseUrl = backend.url): GpurentalClient {
+  return new GpurentalClient({
+    baseUrl,
+    token,
+    dispatcher: agent,
+    retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
+    sleep: async () => {},
+  });
+}
+
+function journal(run: RunIdentity = thisRun(), now?: () => number): DeployJournal {
+  return new DeployJournal(locateJournal({ cwd: workDir, env: {} }), { run, ...(now ? { now } : {}) });
+}
+
+function settings(j: DeployJournal | null, over: Partial<DeploySettings> = {}): DeploySettings {
+  return {
+    journal: j,
+    reconcileTimeoutMs: 60_000,
+    partial: false,
+    account: { base_url: backend.url, org_id: null },
+    ...over,
+  };
+}
+
+/** A clock the listings' waits move forward, so that a reconcile window passes at once. */
+function fakeClock(start = Date.now()) {
+  let t = start;
+  return {
+    now: () => t,
+    sleep: async (ms: number) => {
+      t += ms;
+    },
+  };
+}
+
+function env(c: KeyEnv["client"], j: DeployJournal | null, over: Partial<DeploySettings> = {}): KeyEnv {
+  const clock = fakeClock();
+  return { client: c, signal: new AbortController().signal, settings: settings(j, over), ...clock };
+}
+
+const liveKeys = (name: string) =>
+  Object.values(backend.state().api_keys)
+    .filter((k) => k.org_id === creds.org_id && k.name === name && k.revoked_at === null)
+    .map((k) => k.id);
+
+/** The warnings the provider logged, as `module: message`. */
+const warnings = () =>
+  logged
+    .filter((l) => l["@level"] === "warn")
+    .map((l) => `${String(l["@module"])}: ${String(l["@message"])}`);
+
+/** A local port nothing listens on: a request to it never reaches a server. */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const { port } = srv.address() as { port: number };
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+const only = (j: DeployJournal): JournalEntry => {
+  const all = j.entries();
+  expect(all).toHaveLength(1);
+  return all[0]!;
+};
+
+describe("a creation that provably created nothing", () => {
+  test("a refused creation closes its entry as unsent with the API's code, listing the keys of that name before it", async () => {
+    const admin = client();
+    const existing = await admin.createApiKey({ name: "ci", kind: "team" });
+    await admin.createApiKey({ name: "ci", kind: "personal" });
+    await admin.createApiKey({ name: "other", kind: "team" });
+    const j = journal();
+    // A member may not create team keys: 403 ADMIN_REQUIRED, before anything is created.
+    const err = await createKeyJournaled(
+      { name: "ci", kind: "team" },
+      env(client(creds.member_session_token), j),
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe("ADMIN_REQUIRED");
+    const e = only(j);
+    expect(e.before).toEqual([existing.key.id]);
+    expect(e.closed).toMatchObject({ reason: "unsent", detail: "ADMIN_REQUIRED" });
+    expect(liveKeys("ci")).toHaveLength(2);
+  });
+
+  test("a creation that never reached the server closes its entry as unsent, naming the failure", async () => {
+    const admin = client();
+    const unreachable = client(creds.admin_session_token, `http://127.0.0.1:${await closedPort()}`);
+    const j = journal();
+    const c: KeyEnv["client"] = {
+      listApiKeys: (o) => admin.listApiKeys(o),
+      revokeApiKey: (id, o) => admin.revokeApiKey(id, o),
+      createApiKey: (b, o) => unreachable.createApiKey(b, o),
+    };
+    const err = await createKeyJournaled({ name: "ci", kind: "team" }, env(c, j)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(only(j).closed).toMatchObject({ reason: "unsent", detail: "NetworkError" });
+    expect(liveKeys("ci")).toEqual([]);
+  });
+});
+
+describe("a lost answer", () => {
+  test("one new key: it is revoked, its entry closed as revoked with its id, and the creation sent once more", async () => {
+    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    const j = journal();
+    const made = await createKeyJournaled({ name: "ci", kind: "team" }, env(client(), j));
+    expect(liveKeys("ci")).toEqual([made.created.key.id]);
+    const [lost, sent] = j.entries();
+    expect(lost?.closed?.reason).toBe("revoked");
+    expect(lost?.id).not.toBeNull();
+    expect(lost?.id).not.toBe(made.created.key.id);
+    expect(sent).toMatchObject({ entry: made.entry, id: made.created.key.id, closed: null });
+  });
+
+  test("several new keys of that name: none is revoked, and the error names each", async () => {
+    const admin = client();
+    const c: KeyEnv["client"] = {
+      listApiKeys: (o) => admin.listApiKeys(o),
+      revokeApiKey: (id, o) => admin.revokeApiKey(id, o),
+      // Another client creates a key of the same name while this creation's answer is lost.
+      createApiKey: async (b, o) => {
+        await admin.createApiKey(b);
+        backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+        return admin.createApiKey(b, o);
+      },
+    };
+    const j = journal();
+    const err = (await createKeyJournaled({ name: "ci", kind: "team" }, env(c, j)).catch(
+      (e: unknown) => e,
+    )) as Error;
+    const ids = (await admin.listApiKeys()).filter((k) => k.name === "ci").map((k) => k.id);
+    expect(ids).toHaveLength(2);
+    expect(liveKeys("ci").sort()).toEqual([...ids].sort());
+    expect(err.message).toBe(
+      `The API key creation's answer was lost and 2 new keys named "ci" appeared (${ids.join(", ")}); another client created keys of that name at the same time, so none was revoked. Revoke the one without a holder in the console.`,
+    );
+    // The entry stays open for the next apply, which cannot tell either.
+    expect(only(j)).toMatchObject({ id: null, closed: null });
+  });
+});
+
+describe("the sweep of what lost creations left", () => {
+  /** An entry a process that is gone sent for a key named `name`, `ago` ms before `now`. */
+  function leftOver(name: string, now: number, ago: number): string {
+    const j = journal(goneRun(), () => now - ago);
+    return j.sent("api_key", `sha256:${name}`, { name, kind: "team" }, []);
+  }
+
+  test("a creation that left nothing is closed as abandoned only once the reconcile window has passed", async () => {
+    const now = Date.now();
+    const past = leftOver("ci", now, 60_001);
+    const atTheEdge = leftOver("ci", now, 60_000);
+    const recent = leftOver("ci", now, 1_000);
+    const j = journal();
+    await sweepLostKeys({ client: client(), settings: settings(j), now: () => now });
+    const byEntry = new Map(j.entries().map((e) => [e.entry, e.closed?.reason ?? null]));
+    expect(byEntry).toEqual(
+      new Map([
+        [past, "abandoned"],
+        [atTheEdge, null],
+        [recent, null],
+      ]),
+    );
+    expect(warnings()).toEqual([]);
+  });
+
+  test("a key already gone counts as revoked", async () => {
+    const admin = client();
+    const key = await admin.createApiKey({ name: "ci", kind: "team" });
+    const gone = journal(goneRun());
+    const entry = gone.sent("api_key", "sha256:ci", { name: "ci", kind: "team" }, []);
+    gone.answered(entry, key.key.id);
+    await admin.revokeApiKey(key.key.id);
+    const j = journal();
+    await sweepLostKeys({ client: admin, settings: settings(j) });
+    expect(only(j).closed?.reason).toBe("revoked");
+    expect(warnings()).toEqual([
+      "gpurental.api_key: revoked an API key created by an interrupted or lost request; nobody holds its secret",
+    ]);
+  });
+
+  test("a revocation the API refuses keeps the entry for the next apply and says so", async () => {
+    const admin = client();
+    const key = await admin.createApiKey({ name: "ci", kind: "team" });
+    const gone = journal(goneRun());
+    const entry = gone.sent("api_key", "sha256:ci", { name: "ci", kind: "team" }, []);
+    gone.answered(entry, key.key.id);
+    const j = journal();
+    // A member may not revoke a team key: 403 ADMIN_REQUIRED.
+    await sweepLostKeys({ client: client(creds.member_session_token), settings: settings(j) });
+    expect(only(j).closed).toBeNull();
+    expect(liveKeys("ci")).toEqual([key.key.id]);
+    const warned = logged.filter((l) => l["@level"] === "warn");
+    expect(warned).toEqual([
+      expect.objectContaining({
+        "@module": "gpurental.api_key",
+        "@message": "could not revoke the keys of lost creations; the next apply tries again",
+        // The refusal's own message (an error's name in front would say nothing more).
+        error: expect.stringMatching(/^DELETE \/v1\/api-keys\/\{id\}: 403 ADMIN_REQUIRED: .+, request \S+$/),
+      }),
+    ]);
+  });
+
+  test("a journal that cannot be read sweeps nothing and fails nothing", async () => {
+    const j = journal();
+    mkdirSync(j.file, { recursive: true });
+    expect(() => j.live()).toThrow();
+    await expect(sweepLostKeys({ client: client(), settings: settings(j) })).resolves.toBeUndefined();
+  });
+});
+
+describe("journal notes", () => {
+  test("a journal that cannot be read gives no warning", () => {
+    const j = journal();
+    mkdirSync(j.file, { recursive: true });
+    expect(orphanedEntriesWarning(j)).toBeNull();
+  });
+
+  test("a journal write that fails is logged with its reason and does not fail the operation", () => {
+    expect(() =>
+      bestEffort("a key's id", () => {
+        throw new Error("no space left on device");
+      }),
+    ).not.toThrow();
+    expect(() =>
+      bestEffort("a revoked key", () => {
+        throw "EROFS";
+      }),
+    ).not.toThrow();
+    expect(logged.filter((l) => l["@level"] === "warn")).toEqual([
+      expect.objectContaining({
+        "@module": "gpurental.journal",
+        "@message": "deploy journal: could not record a key's id",
+        error: "no space left on device",
+      }),
+      expect.objectContaining({
+        "@module": "gpurental.journal",
+        "@message": "deploy journal: could not record a revoked key",
+        error: "EROFS",
+      }),
+    ]);
+  });
+
+  test("a key's id the journal cannot record leaves the created key returned, with a warning", async () => {
+    const admin = client();
+    const j = journal();
+    const c: KeyEnv["client"] = {
+      listApiKeys: (o) => admin.listApiKeys(o),
+      revokeApiKey: (id, o) => admin.revokeApiKey(id, o),
+      // The journal's file is replaced by a directory while the request is out.
+      createApiKey: async (b, o) => {
+        rmSync(j.file);
+        mkdirSync(j.file);
+        return admin.createApiKey(b, o);
+      },
+    };
+    const made = await createKeyJournaled({ name: "ci", kind: "team" }, env(c, j));
+    expect(liveKeys("ci")).toEqual([made.created.key.id]);
+    expect(warnings()).toEqual(["gpurental.journal: deploy journal: could not record a key's id"]);
+  });
+});
