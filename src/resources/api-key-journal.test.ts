@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent } from "undici";
 import { GpurentalClient } from "../api/client";
-import { ApiError, NetworkError } from "../api/errors";
+import { AmbiguousRequestError, ApiError, NetworkError, TimeoutError } from "../api/errors";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { currentRun, DeployJournal, type JournalEntry, locateJournal, type RunIdentity } from "../journal";
 import { createKeyJournaled, type KeyEnv, sweepLostKeys } from "./api-key-journal";
@@ -200,6 +200,62 @@ describe("a lost answer", () => {
   });
 });
 
+describe("a lost answer, further", () => {
+  test("no key within the reconcile window: the creation fails as outcome unknown, is not sent again, and its entry stays open", async () => {
+    // The connection drops before the server processes the request: nothing is created.
+    backend.addFault({ route: "POST /v1/api-keys", kind: "drop" });
+    const j = journal();
+    const err = (await createKeyJournaled(
+      { name: "ci", kind: "team" },
+      env(client(), j, { reconcileTimeoutMs: 1000 }),
+    ).catch((e: unknown) => e)) as Error;
+    expect(err.name).toBe("KeyOutcomeUnknownError");
+    expect(err.message).toMatch(
+      /^The API key creation's outcome is unknown: its answer was lost \(POST \/v1\/api-keys: .+\) and no matching key appeared within the reconcile window \(1 s\)\. It was not sent again\. If it lands, it is a key whose secret nobody holds: the next terraform apply or destroy in this working directory revokes it \(deploy journal (.+)\)\.$/,
+    );
+    expect(err.message.endsWith(`(deploy journal ${j.file}).`)).toBe(true);
+    expect(only(j)).toMatchObject({ id: null, closed: null });
+    expect(liveKeys("ci")).toEqual([]);
+  });
+
+  test("without a journal, outcome unknown tells the user to revoke the key in the console", async () => {
+    backend.addFault({ route: "POST /v1/api-keys", kind: "drop" });
+    const err = (await createKeyJournaled(
+      { name: "ci", kind: "team" },
+      env(client(), null, { reconcileTimeoutMs: 180_000 }),
+    ).catch((e: unknown) => e)) as Error;
+    expect(err.name).toBe("KeyOutcomeUnknownError");
+    expect(err.message).toMatch(
+      /^The API key creation's outcome is unknown: its answer was lost \(POST \/v1\/api-keys: .+\) and no matching key appeared within the reconcile window \(3 min\)\. It was not sent again\. If it lands, revoke it in the console: its secret is lost\.$/,
+    );
+  });
+
+  test("a second lost answer: both keys are revoked and the creation fails", async () => {
+    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 2 });
+    const j = journal();
+    const err = await createKeyJournaled({ name: "ci", kind: "team" }, env(client(), j)).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(AmbiguousRequestError);
+    expect(liveKeys("ci")).toEqual([]);
+    const entries = j.entries();
+    expect(entries.map((e) => e.closed?.reason)).toEqual(["revoked", "revoked"]);
+    expect(entries.every((e) => e.id !== null)).toBe(true);
+    expect(warnings()).toEqual([]);
+  });
+
+  test("a creation past its deadline sends nothing", async () => {
+    const j = journal();
+    const e = env(client(), j);
+    const err = await createKeyJournaled(
+      { name: "ci", kind: "team" },
+      { ...e, deadline: e.now!() - 1 },
+    ).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect(liveKeys("ci")).toEqual([]);
+  });
+});
+
 describe("the sweep of what lost creations left", () => {
   /** An entry a process that is gone sent for a key named `name`, `ago` ms before `now`. */
   function leftOver(name: string, now: number, ago: number): string {
@@ -260,6 +316,88 @@ describe("the sweep of what lost creations left", () => {
         error: expect.stringMatching(/^DELETE \/v1\/api-keys\/\{id\}: 403 ADMIN_REQUIRED: .+, request \S+$/),
       }),
     ]);
+  });
+
+  test("only a new key of the entry's name and kind, absent before and named by no entry, is taken for its key", async () => {
+    const admin = client();
+    const earlier = await admin.createApiKey({ name: "ci", kind: "team" });
+    const now = Date.now();
+    const gone = journal(goneRun(), () => now);
+    const entry = gone.sent("api_key", "sha256:ci", { name: "ci", kind: "team" }, [earlier.key.id]);
+    const personal = await admin.createApiKey({ name: "ci", kind: "personal" });
+    const other = await admin.createApiKey({ name: "other", kind: "team" });
+    // A key of that name another entry (here one a state claimed) already accounts for.
+    const claimed = await admin.createApiKey({ name: "ci", kind: "team" });
+    const claim = gone.sent("api_key", "sha256:ci", { name: "ci", kind: "team" }, []);
+    gone.answered(claim, claimed.key.id);
+    gone.close(claim, "claimed");
+    const lost = await admin.createApiKey({ name: "ci", kind: "team" });
+    const j = journal();
+    await sweepLostKeys({ client: admin, settings: settings(j), now: () => now });
+    expect(liveKeys("ci").sort()).toEqual([earlier.key.id, personal.key.id, claimed.key.id].sort());
+    expect(liveKeys("other")).toEqual([other.key.id]);
+    expect(j.entries().find((e) => e.entry === entry)).toMatchObject({
+      id: lost.key.id,
+      closed: { reason: "revoked" },
+    });
+    expect(logged.filter((l) => l["@level"] === "warn")).toEqual([
+      expect.objectContaining({
+        "@message": "revoked an API key created by an interrupted or lost request; nobody holds its secret",
+        id: lost.key.id,
+        name: "ci",
+        sent_at: new Date(now).toISOString(),
+      }),
+    ]);
+  });
+
+  test("a key created before the request was sent is not its", async () => {
+    const admin = client();
+    const key = await admin.createApiKey({ name: "ci", kind: "team" });
+    // Sent well after the key was created, beyond the clocks' allowed skew.
+    const later = Date.now() + 10 * 60_000;
+    journal(goneRun(), () => later).sent("api_key", "sha256:ci", { name: "ci", kind: "team" }, []);
+    const j = journal();
+    await sweepLostKeys({ client: admin, settings: settings(j), now: () => later });
+    expect(liveKeys("ci")).toEqual([key.key.id]);
+    expect(only(j)).toMatchObject({ id: null, closed: null });
+  });
+
+  test("two keys that could be one entry's: neither is revoked", async () => {
+    const admin = client();
+    journal(goneRun()).sent("api_key", "sha256:ci", { name: "ci", kind: "team" }, []);
+    const a = await admin.createApiKey({ name: "ci", kind: "team" });
+    const b = await admin.createApiKey({ name: "ci", kind: "team" });
+    const j = journal();
+    await sweepLostKeys({ client: admin, settings: settings(j) });
+    expect(liveKeys("ci").sort()).toEqual([a.key.id, b.key.id].sort());
+    expect(only(j)).toMatchObject({ id: null, closed: null });
+  });
+
+  test("two entries and one key: the key is the first entry's only", async () => {
+    const admin = client();
+    const gone = journal(goneRun());
+    const first = gone.sent("api_key", "sha256:ci", { name: "ci", kind: "team" }, []);
+    const second = gone.sent("api_key", "sha256:ci", { name: "ci", kind: "team" }, []);
+    const key = await admin.createApiKey({ name: "ci", kind: "team" });
+    const j = journal();
+    await sweepLostKeys({ client: admin, settings: settings(j) });
+    expect(liveKeys("ci")).toEqual([]);
+    const byEntry = new Map(
+      j.entries().map((e) => [e.entry, { id: e.id, closed: e.closed?.reason ?? null }]),
+    );
+    expect(byEntry.get(first)).toEqual({ id: key.key.id, closed: "revoked" });
+    expect(byEntry.get(second)).toEqual({ id: null, closed: null });
+  });
+
+  test("a key still being created by a live process is left to it", async () => {
+    const admin = client();
+    // Sent by another provider process that is still running (this one).
+    journal(thisRun()).sent("api_key", "sha256:ci", { name: "ci", kind: "team" }, []);
+    const key = await admin.createApiKey({ name: "ci", kind: "team" });
+    const j = journal();
+    await sweepLostKeys({ client: admin, settings: settings(j) });
+    expect(liveKeys("ci")).toEqual([key.key.id]);
+    expect(only(j).closed).toBeNull();
   });
 
   test("a journal that cannot be read sweeps nothing and fails nothing", async () => {
