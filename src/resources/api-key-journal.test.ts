@@ -5,7 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent } from "undici";
 import { GpurentalClient } from "../api/client";
-import { AmbiguousRequestError, ApiError, NetworkError, TimeoutError } from "../api/errors";
+import {
+  AmbiguousRequestError,
+  ApiError,
+  NetworkError,
+  RequestAbortedError,
+  TimeoutError,
+} from "../api/errors";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { currentRun, DeployJournal, type JournalEntry, locateJournal, type RunIdentity } from "../journal";
 import { createKeyJournaled, type KeyEnv, sweepLostKeys } from "./api-key-journal";
@@ -118,6 +124,22 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** A creation whose signal Terraform's stop fires once the server holds its request. */
+function interruptible(j: DeployJournal, stop: AbortController): KeyEnv {
+  const admin = client();
+  const c: KeyEnv["client"] = {
+    listApiKeys: (o) => admin.listApiKeys(o),
+    revokeApiKey: (id, o) => admin.revokeApiKey(id, o),
+    createApiKey: async (b, o) => {
+      const sent = admin.createApiKey(b, o);
+      while (backend.lateCommitsPending() === 0) await new Promise((r) => setTimeout(r, 5));
+      stop.abort();
+      return sent;
+    },
+  };
+  return { ...env(c, j), signal: stop.signal };
+}
+
 const only = (j: DeployJournal): JournalEntry => {
   const all = j.entries();
   expect(all).toHaveLength(1);
@@ -201,6 +223,29 @@ describe("a lost answer", () => {
 });
 
 describe("a lost answer, further", () => {
+  test("a new key of that name another entry accounts for is not taken for the lost one", async () => {
+    const admin = client();
+    let others: string | null = null;
+    const c: KeyEnv["client"] = {
+      listApiKeys: (o) => admin.listApiKeys(o),
+      revokeApiKey: (id, o) => admin.revokeApiKey(id, o),
+      // Another provider process creates and journals a key of the same name while the first
+      // attempt's answer is lost; the attempt sent again is answered.
+      createApiKey: async (b, o) => {
+        if (others) return admin.createApiKey(b, o);
+        const theirs = journal(thisRun());
+        const entry = theirs.sent("api_key", "sha256:theirs", { ...b }, []);
+        others = (await admin.createApiKey(b)).key.id;
+        theirs.answered(entry, others);
+        backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+        return admin.createApiKey(b, o);
+      },
+    };
+    const j = journal();
+    const made = await createKeyJournaled({ name: "ci", kind: "team" }, env(c, j));
+    expect(liveKeys("ci").sort()).toEqual([others!, made.created.key.id].sort());
+  });
+
   test("no key within the reconcile window: the creation fails as outcome unknown, is not sent again, and its entry stays open", async () => {
     // The connection drops before the server processes the request: nothing is created.
     backend.addFault({ route: "POST /v1/api-keys", kind: "drop" });
@@ -242,6 +287,44 @@ describe("a lost answer, further", () => {
     expect(entries.map((e) => e.closed?.reason)).toEqual(["revoked", "revoked"]);
     expect(entries.every((e) => e.id !== null)).toBe(true);
     expect(warnings()).toEqual([]);
+  });
+
+  test("an interrupted creation whose key lands within the window: the key is revoked and the interruption reported", async () => {
+    backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 600_000, times: 1 });
+    const j = journal();
+    const stop = new AbortController();
+    const e = interruptible(j, stop);
+    // The held request lands while the listings look for it.
+    const sleep = e.sleep!;
+    e.sleep = async (ms) => {
+      await backend.flushLateCommits();
+      await sleep(ms);
+    };
+    const err = await createKeyJournaled({ name: "ci", kind: "team" }, e).catch((x: unknown) => x);
+    // The creation's own interruption, not that of a creation sent again.
+    expect(err).toBeInstanceOf(RequestAbortedError);
+    expect((err as RequestAbortedError).endpoint).toBe("POST /v1/api-keys");
+    expect(liveKeys("ci")).toEqual([]);
+    expect(only(j)).toMatchObject({ closed: { reason: "revoked" } });
+    expect(only(j).id).not.toBeNull();
+  });
+
+  test("an interrupted creation that lands later: the interruption is reported, and the next apply revokes the key", async () => {
+    backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 600_000, times: 1 });
+    const sender = journal(goneRun());
+    const e = interruptible(sender, new AbortController());
+    const start = e.now!();
+    const err = await createKeyJournaled({ name: "ci", kind: "team" }, e).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(RequestAbortedError);
+    // A stopped apply looks for the key for 3 s at most, not for the whole reconcile window (60 s here).
+    expect(e.now!() - start).toBeLessThanOrEqual(3000);
+    expect(only(sender)).toMatchObject({ id: null, closed: null });
+    await backend.flushLateCommits();
+    expect(liveKeys("ci")).toHaveLength(1);
+    const next = journal();
+    await sweepLostKeys({ client: client(), settings: settings(next) });
+    expect(liveKeys("ci")).toEqual([]);
+    expect(only(next).closed?.reason).toBe("revoked");
   });
 
   test("a creation past its deadline sends nothing", async () => {
