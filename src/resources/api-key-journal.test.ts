@@ -14,9 +14,9 @@ import {
 } from "../api/errors";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { currentRun, DeployJournal, type JournalEntry, locateJournal, type RunIdentity } from "../journal";
-import { createKeyJournaled, type KeyEnv, sweepLostKeys } from "./api-key-journal";
+import { createKeyJournaled, type KeyEnv, sweepLostKeys, sweepLostKeysOf } from "./api-key-journal";
 import { bestEffort, orphanedEntriesWarning } from "./journal-notes";
-import type { DeploySettings } from "./provider-data";
+import { type DeploySettings, registerDeploySettings } from "./provider-data";
 
 // Key creations and the sweep of lost keys, called directly with a client of the in-process fake
 // backend and a journal in a temporary working directory. What is asserted is what a user or the
@@ -481,6 +481,70 @@ describe("the sweep of what lost creations left", () => {
     await sweepLostKeys({ client: admin, settings: settings(j) });
     expect(liveKeys("ci")).toEqual([key.key.id]);
     expect(only(j).closed).toBeNull();
+  });
+
+  /** A key that a process now gone created and journaled, answered (and handed to Terraform when `handed`). */
+  async function orphan(name = "ci", handed = false): Promise<string> {
+    const key = await client().createApiKey({ name, kind: "team" });
+    const gone = journal(goneRun());
+    const entry = gone.sent("api_key", `sha256:${name}`, { name, kind: "team" }, []);
+    gone.answered(entry, key.key.id);
+    if (handed) gone.handed(entry);
+    return key.key.id;
+  }
+
+  test("a creation sweeps first: a key left over by a process now gone is revoked before the new one is made", async () => {
+    await orphan("left");
+    const j = journal();
+    const made = await createKeyJournaled({ name: "ci", kind: "team" }, env(client(), j));
+    expect(liveKeys("left")).toEqual([]);
+    expect(liveKeys("ci")).toEqual([made.created.key.id]);
+  });
+
+  test("with -target, a key handed to Terraform is left for a full apply; one never handed is revoked", async () => {
+    const handed = await orphan("handed", true);
+    await orphan("lost");
+    await sweepLostKeys({ client: client(), settings: settings(journal(), { partial: true }) });
+    expect(liveKeys("handed")).toEqual([handed]);
+    expect(liveKeys("lost")).toEqual([]);
+  });
+
+  test("one sweep per journal: two operations at once revoke a key once", async () => {
+    await orphan();
+    const j = journal();
+    const e = { client: client(), settings: settings(j) };
+    await Promise.all([sweepLostKeys(e), sweepLostKeys(e)]);
+    expect(liveKeys("ci")).toEqual([]);
+    expect(warnings()).toEqual([
+      "gpurental.api_key: revoked an API key created by an interrupted or lost request; nobody holds its secret",
+    ]);
+    expect(j.entries().map((x) => x.closed?.reason)).toEqual(["revoked"]);
+  });
+
+  test("a sweep that found nothing does not stop a later one of the same journal", async () => {
+    const j = journal();
+    const e = { client: client(), settings: settings(j) };
+    await sweepLostKeys(e);
+    await orphan();
+    await sweepLostKeys(e);
+    expect(liveKeys("ci")).toEqual([]);
+  });
+
+  test("the sweep of a provider's client uses its journal, and stops with Terraform's stop", async () => {
+    await orphan();
+    const stopped = client();
+    registerDeploySettings(stopped, settings(journal()));
+    const stop = new AbortController();
+    stop.abort();
+    await sweepLostKeysOf(stopped, stop.signal);
+    expect(liveKeys("ci")).toHaveLength(1);
+    expect(warnings()).toEqual([
+      "gpurental.api_key: could not revoke the keys of lost creations; the next apply tries again",
+    ]);
+    const c = client();
+    registerDeploySettings(c, settings(journal()));
+    await sweepLostKeysOf(c);
+    expect(liveKeys("ci")).toEqual([]);
   });
 
   test("a journal that cannot be read sweeps nothing and fails nothing", async () => {
