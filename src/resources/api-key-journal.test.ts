@@ -13,7 +13,15 @@ import {
   TimeoutError,
 } from "../api/errors";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
-import { currentRun, DeployJournal, type JournalEntry, locateJournal, type RunIdentity } from "../journal";
+import {
+  currentRun,
+  DeployJournal,
+  fingerprintOf,
+  type JournalEntry,
+  locateJournal,
+  type RunIdentity,
+  secretDigest,
+} from "../journal";
 import { createKeyJournaled, type KeyEnv, sweepLostKeys, sweepLostKeysOf } from "./api-key-journal";
 import { bestEffort, orphanedEntriesWarning } from "./journal-notes";
 import { type DeploySettings, registerDeploySettings } from "./provider-data";
@@ -556,6 +564,61 @@ describe("the sweep of what lost creations left", () => {
 });
 
 describe("journal notes", () => {
+  test("the warning names each key no state can hold: an answered one by id, a lost answer by its name", () => {
+    const gone = journal(goneRun(), () => Date.parse("2026-11-24T10:00:00.000Z"));
+    const answered = gone.sent("api_key", "sha256:a", { name: "ci", kind: "team" }, []);
+    gone.answered(answered, "key-1");
+    gone.sent("api_key", "sha256:b", { name: "deploy", kind: "personal" }, []);
+    // Handed to Terraform: a state may hold it, so it is not named.
+    const handed = gone.sent("api_key", "sha256:c", { name: "held", kind: "team" }, []);
+    gone.answered(handed, "key-2");
+    gone.handed(handed);
+    // Sent by a process still running: not left over.
+    journal(thisRun()).sent("api_key", "sha256:d", { name: "running", kind: "team" }, []);
+    const j = journal();
+    expect(orphanedEntriesWarning(j)).toEqual({
+      summary: "The deploy journal holds 2 requests no Terraform state has claimed",
+      detail: [
+        "API keys created by interrupted or lost requests, whose secret nobody holds:",
+        '  - API key key-1 ("ci"), sent at 2026-11-24T10:00:00.000Z',
+        '  - an API key creation ("deploy") whose answer was lost, sent at 2026-11-24T10:00:00.000Z',
+        "The next apply or destroy revokes them.",
+        `Deploy journal: ${j.file}`,
+      ].join("\n"),
+    });
+  });
+
+  test("deploys and keys are told apart: an instance alone gives no paragraph on keys", () => {
+    const gone = journal(goneRun(), () => Date.parse("2026-11-24T10:00:00.000Z"));
+    const deploy = gone.sent("instance", "sha256:i", { label: "train" }, []);
+    gone.answered(deploy, "inst-1");
+    const j = journal();
+    const onlyDeploy = orphanedEntriesWarning(j)!;
+    expect(onlyDeploy.summary).toBe("The deploy journal holds 1 request no Terraform state has claimed");
+    expect(onlyDeploy.detail).toContain("  - instance inst-1, sent at 2026-11-24T10:00:00.000Z\n");
+    expect(onlyDeploy.detail).not.toContain("API key");
+    gone.sent("api_key", "sha256:a", { name: "ci", kind: "team" }, []);
+    const both = orphanedEntriesWarning(j)!.detail.split("\n\n");
+    expect(both).toHaveLength(2);
+    expect(both[0]).toContain("  - instance inst-1,");
+    expect(both[0]).not.toContain("API key");
+    expect(both[1]).toBe(
+      [
+        "API keys created by interrupted or lost requests, whose secret nobody holds:",
+        '  - an API key creation ("ci") whose answer was lost, sent at 2026-11-24T10:00:00.000Z',
+        "The next apply or destroy revokes them.",
+        `Deploy journal: ${j.file}`,
+      ].join("\n"),
+    );
+  });
+
+  test("one request is named in the singular", () => {
+    journal(goneRun()).sent("api_key", "sha256:a", { name: "ci", kind: "team" }, []);
+    expect(orphanedEntriesWarning(journal())?.summary).toBe(
+      "The deploy journal holds 1 request no Terraform state has claimed",
+    );
+  });
+
   test("a journal that cannot be read gives no warning", () => {
     const j = journal();
     mkdirSync(j.file, { recursive: true });
@@ -603,5 +666,58 @@ describe("journal notes", () => {
     const made = await createKeyJournaled({ name: "ci", kind: "team" }, env(c, j));
     expect(liveKeys("ci")).toEqual([made.created.key.id]);
     expect(warnings()).toEqual(["gpurental.journal: deploy journal: could not record a key's id"]);
+  });
+});
+
+describe("fingerprints", () => {
+  const account = { base_url: "https://api.example", org_id: null };
+
+  test("a key creation's entry is fingerprinted by its name, kind and account", async () => {
+    const fp = async (
+      name: string,
+      kind: "team" | "personal",
+      acct = { base_url: backend.url, org_id: null },
+    ) => {
+      const j = journal();
+      const made = await createKeyJournaled({ name, kind }, env(client(), j, { account: acct }));
+      return j.entries().find((e) => e.entry === made.entry)!.fingerprint;
+    };
+    const ci = await fp("ci", "team");
+    expect(await fp("ci", "team")).toBe(ci);
+    const others = [
+      await fp("cd", "team"),
+      await fp("ci", "personal"),
+      await fp("ci", "team", { base_url: backend.url, org_id: creds.org_id }),
+    ];
+    expect(new Set([ci, ...others]).size).toBe(4);
+    expect(ci).toBe(
+      fingerprintOf({
+        kind: "api_key",
+        account: { base_url: backend.url, org_id: null },
+        name: "ci",
+        key_kind: "team",
+      }),
+    );
+  });
+
+  test("fingerprints and secret digests stay what earlier releases wrote, so their journals still match", () => {
+    expect(fingerprintOf({ kind: "api_key", account, name: "ci", key_kind: "team" })).toBe(
+      "sha256:711bdca881bd38105f755030d84cbd8e1c2efd6b6d72c595627d05c91266b2b5",
+    );
+    expect(secretDigest({ PASSWORD: "hunter2" })).toBe("332aba4715bd3ed8523621dddbd5a503");
+    expect(fingerprintOf({ label: "a" }, { PASSWORD: "hunter2" })).toBe(
+      "sha256:735860e71ac064d1db280042f9b296d5107631060cf727df081a90a8fa1e6039",
+    );
+  });
+
+  test("no secrets, empty secrets and null secrets are the same configuration; any secret value changes it", () => {
+    const plain = fingerprintOf({ label: "a" });
+    expect(fingerprintOf({ label: "a" }, {})).toBe(plain);
+    expect(fingerprintOf({ label: "a" }, null)).toBe(plain);
+    expect(fingerprintOf({ label: "a" }, { PASSWORD: "hunter2" })).not.toBe(plain);
+    expect(fingerprintOf({ label: "a" }, { PASSWORD: "hunter3" })).not.toBe(
+      fingerprintOf({ label: "a" }, { PASSWORD: "hunter2" }),
+    );
+    expect(fingerprintOf({ label: "a" }, { PASSWORD: "hunter2" })).not.toContain("hunter2");
   });
 });
