@@ -670,13 +670,13 @@ describe("journal notes", () => {
 });
 
 describe("fingerprints", () => {
-  const account = { base_url: "https://api.example", org_id: null };
+  const account: DeploySettings["account"] = { base_url: "https://api.example", org_id: null };
 
   test("a key creation's entry is fingerprinted by its name, kind and account", async () => {
     const fp = async (
       name: string,
       kind: "team" | "personal",
-      acct = { base_url: backend.url, org_id: null },
+      acct: DeploySettings["account"] = { base_url: backend.url, org_id: null },
     ) => {
       const j = journal();
       const made = await createKeyJournaled({ name, kind }, env(client(), j, { account: acct }));
