@@ -669,6 +669,85 @@ describe("journal notes", () => {
   });
 });
 
+describe("a journal that fails mid-operation", () => {
+  /** The journal's file turns into a directory: every later read or write of it fails. */
+  function breakJournal(j: DeployJournal): void {
+    rmSync(j.file, { force: true });
+    mkdirSync(j.file, { recursive: true });
+  }
+
+  /** A client whose calls named in `at` break the journal first. */
+  function breaking(
+    j: DeployJournal,
+    at: "create" | "list" | "list after create",
+    token = creds.admin_session_token,
+  ): KeyEnv["client"] {
+    const c = client(token);
+    let created = false;
+    return {
+      listApiKeys: (o) => {
+        if (at === "list" || (at === "list after create" && created)) breakJournal(j);
+        return c.listApiKeys(o);
+      },
+      revokeApiKey: (id, o) => c.revokeApiKey(id, o),
+      createApiKey: (b, o) => {
+        created = true;
+        if (at === "create") breakJournal(j);
+        return c.createApiKey(b, o);
+      },
+    };
+  }
+
+  const journalWarnings = () =>
+    logged
+      .filter((l) => l["@level"] === "warn" && l["@module"] === "gpurental.journal")
+      .map((l) => String(l["@message"]));
+
+  test("a refused creation it cannot close: the refusal is reported, and the failed write logged", async () => {
+    const j = journal();
+    const err = await createKeyJournaled(
+      { name: "ci", kind: "team" },
+      env(breaking(j, "create", creds.member_session_token), j),
+    ).catch((e: unknown) => e);
+    expect((err as ApiError).code).toBe("ADMIN_REQUIRED");
+    expect(journalWarnings()).toEqual(["deploy journal: could not record a refused key creation"]);
+  });
+
+  test("a lost answer it cannot record: the key is still revoked, and each failed write logged", async () => {
+    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    const j = journal();
+    // It breaks while the provider looks for the key the lost answer made.
+    await createKeyJournaled({ name: "ci", kind: "team" }, env(breaking(j, "list after create"), j)).catch(
+      (e: unknown) => e,
+    );
+    expect(liveKeys("ci")).toEqual([]);
+    expect(journalWarnings()).toEqual([
+      "deploy journal: could not record a lost key's id",
+      "deploy journal: could not record a revoked key",
+    ]);
+  });
+
+  test("a sweep it cannot record: the key is still revoked, and each failed write logged", async () => {
+    journal(goneRun()).sent("api_key", "sha256:ci", { name: "ci", kind: "team" }, []);
+    await client().createApiKey({ name: "ci", kind: "team" });
+    const j = journal();
+    await sweepLostKeys({ client: breaking(j, "list"), settings: settings(j) });
+    expect(liveKeys("ci")).toEqual([]);
+    expect(journalWarnings()).toEqual([
+      "deploy journal: could not record a lost key's id",
+      "deploy journal: could not record a revoked key",
+    ]);
+  });
+
+  test("an abandoned creation it cannot close is logged", async () => {
+    const now = Date.now();
+    journal(goneRun(), () => now - 120_000).sent("api_key", "sha256:ci", { name: "ci", kind: "team" }, []);
+    const j = journal();
+    await sweepLostKeys({ client: breaking(j, "list"), settings: settings(j), now: () => now });
+    expect(journalWarnings()).toEqual(["deploy journal: could not record a key creation that left nothing"]);
+  });
+});
+
 describe("fingerprints", () => {
   const account: DeploySettings["account"] = { base_url: "https://api.example", org_id: null };
 
