@@ -317,6 +317,31 @@ describe("a lost answer, further", () => {
     expect(only(j).id).not.toBeNull();
   });
 
+  test("a stop right after a lost answer: the key is still looked for and revoked, and the lost answer reported", async () => {
+    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    const admin = client();
+    const stop = new AbortController();
+    const c: KeyEnv["client"] = {
+      listApiKeys: (o) => admin.listApiKeys(o),
+      revokeApiKey: (id, o) => admin.revokeApiKey(id, o),
+      createApiKey: async (b, o) => {
+        try {
+          return await admin.createApiKey(b, o);
+        } finally {
+          stop.abort();
+        }
+      },
+    };
+    const j = journal();
+    const err = await createKeyJournaled(
+      { name: "ci", kind: "team" },
+      { ...env(c, j), signal: stop.signal },
+    ).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(AmbiguousRequestError);
+    expect(liveKeys("ci")).toEqual([]);
+    expect(only(j).closed?.reason).toBe("revoked");
+  });
+
   test("an interrupted creation that lands later: the interruption is reported, and the next apply revokes the key", async () => {
     backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 600_000, times: 1 });
     const sender = journal(goneRun());
