@@ -133,7 +133,7 @@ async function closedPort(): Promise<number> {
 }
 
 /** A creation whose signal Terraform's stop fires once the server holds its request. */
-function interruptible(j: DeployJournal, stop: AbortController): KeyEnv {
+function interruptible(j: DeployJournal, stop: AbortController, over: Partial<DeploySettings> = {}): KeyEnv {
   const admin = client();
   const c: KeyEnv["client"] = {
     listApiKeys: (o) => admin.listApiKeys(o),
@@ -145,7 +145,7 @@ function interruptible(j: DeployJournal, stop: AbortController): KeyEnv {
       return sent;
     },
   };
-  return { ...env(c, j), signal: stop.signal };
+  return { ...env(c, j, over), signal: stop.signal };
 }
 
 const only = (j: DeployJournal): JournalEntry => {
@@ -201,6 +201,32 @@ describe("a lost answer", () => {
     expect(lost?.id).not.toBeNull();
     expect(lost?.id).not.toBe(made.created.key.id);
     expect(sent).toMatchObject({ entry: made.entry, id: made.created.key.id, closed: null });
+  });
+
+  test("with TF_LOG=info, the revocation of the key a lost answer made is logged with its id", async () => {
+    // The provider reads its log level once, at start-up: a provider of its own, started with it.
+    const saved = process.env.TF_LOG_PROVIDER;
+    process.env.TF_LOG_PROVIDER = "info";
+    let started: typeof import("./api-key-journal") | undefined;
+    try {
+      await jest.isolateModulesAsync(async () => {
+        started = await import("./api-key-journal");
+      });
+    } finally {
+      if (saved === undefined) delete process.env.TF_LOG_PROVIDER;
+      else process.env.TF_LOG_PROVIDER = saved;
+    }
+    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    const j = journal();
+    await started!.createKeyJournaled({ name: "ci", kind: "team" }, env(client(), j));
+    const lost = j.entries()[0]!.id;
+    expect(lost).not.toBeNull();
+    expect(logged.filter((l) => l["@level"] === "info" && l["@module"] === "gpurental.api_key")).toEqual([
+      expect.objectContaining({
+        "@message": "revoked the key a lost creation made; its secret was lost with the answer",
+        id: lost,
+      }),
+    ]);
   });
 
   test("several new keys of that name: none is revoked, and the error names each", async () => {
@@ -358,6 +384,17 @@ describe("a lost answer, further", () => {
     await sweepLostKeys({ client: client(), settings: settings(next) });
     expect(liveKeys("ci")).toEqual([]);
     expect(only(next).closed?.reason).toBe("revoked");
+  });
+
+  test("a stop with a reconcile window under the interruption's 3 s looks for the key within that window", async () => {
+    backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 600_000, times: 1 });
+    const j = journal();
+    const e = interruptible(j, new AbortController(), { reconcileTimeoutMs: 500 });
+    const start = e.now!();
+    const err = await createKeyJournaled({ name: "ci", kind: "team" }, e).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(RequestAbortedError);
+    expect(e.now!() - start).toBeLessThanOrEqual(500);
+    await backend.flushLateCommits();
   });
 
   test("a creation past its deadline sends nothing", async () => {
@@ -526,6 +563,17 @@ describe("the sweep of what lost creations left", () => {
     return key.key.id;
   }
 
+  test("a key whose entry lost its name is revoked and logged with an empty name", async () => {
+    const key = await client().createApiKey({ name: "ci", kind: "team" });
+    const gone = journal(goneRun());
+    gone.answered(gone.sent("api_key", "sha256:ci", {}, []), key.key.id);
+    await sweepLostKeys({ client: client(), settings: settings(journal()) });
+    expect(liveKeys("ci")).toEqual([]);
+    expect(logged.filter((l) => l["@level"] === "warn")).toEqual([
+      expect.objectContaining({ id: key.key.id, name: "" }),
+    ]);
+  });
+
   test("a creation sweeps first: a key left over by a process now gone is revoked before the new one is made", async () => {
     await orphan("left");
     const j = journal();
@@ -634,6 +682,23 @@ describe("journal notes", () => {
         "The next apply or destroy revokes them.",
         `Deploy journal: ${j.file}`,
       ].join("\n"),
+    );
+  });
+
+  test("an entry whose request lost its name or label is still described", () => {
+    const gone = journal(goneRun(), () => Date.parse("2026-11-24T10:00:00.000Z"));
+    const answered = gone.sent("api_key", "sha256:a", {}, []);
+    gone.answered(answered, "key-1");
+    gone.sent("api_key", "sha256:b", {}, []);
+    gone.sent("instance", "sha256:i", {}, []);
+    gone.answered(gone.sent("instance", "sha256:j", { label: "train" }, []), "inst-1");
+    const detail = orphanedEntriesWarning(journal())!.detail;
+    expect(detail).toContain('  - API key key-1 (""), sent at 2026-11-24T10:00:00.000Z\n');
+    expect(detail).toContain(
+      '  - an API key creation ("") whose answer was lost, sent at 2026-11-24T10:00:00.000Z\n',
+    );
+    expect(detail).toContain(
+      "  - a deploy (label null) whose answer was lost, sent at 2026-11-24T10:00:00.000Z\n  - instance inst-1, sent at 2026-11-24T10:00:00.000Z\n",
     );
   });
 
