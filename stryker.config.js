@@ -124,6 +124,7 @@ const GROUPS = {
     tests: [
       "src/journal/store.test.ts",
       "src/resources/deploy-journal.test.ts",
+      "src/resources/api-key-journal.test.ts",
       "src/resources/instance-ops.test.ts",
       "src/resources/instance-secret-env.test.ts",
       "src/api/client.fake-backend.test.ts",
