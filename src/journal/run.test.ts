@@ -59,6 +59,7 @@ describe("parentCommand", () => {
     ],
     ["-target in another variable", { OTHER: "-target=x" }, false],
     ["an empty TF_CLI_ARGS", { TF_CLI_ARGS: "" }, false],
+    ["an unset TF_CLI_ARGS_apply", { TF_CLI_ARGS_apply: undefined }, false],
   ])("%s: partial %s", (_what, env, partial) => {
     expect(cmd(env)).toEqual({ partial });
   });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent } from "undici";
 import { GpurentalClient } from "../api/client";
-import { ApiError, NetworkError } from "../api/errors";
+import { ApiError, NetworkError, RequestAbortedError, TimeoutError } from "../api/errors";
 import type { Instance } from "../api/schemas";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { currentRun, DeployJournal, type JournalEntry, locateJournal, type RunIdentity } from "../journal";
@@ -203,6 +203,97 @@ describe("deployJournaled", () => {
     expect(logs).toEqual([]);
   });
 
+  test("a deploy whose time ran out before it was sent closes its entry as unsent and is not looked for", async () => {
+    const { env, clock } = deployEnv();
+    const real = bound(env.client);
+    // The listing before the deploy uses up the create's time.
+    env.client = {
+      ...real,
+      listInstances: async (...a: Parameters<InstanceApi["listInstances"]>) => {
+        const got = await real.listInstances(...a);
+        clock.t = env.deadline;
+        return got;
+      },
+    };
+    const logs: string[] = [];
+    env.log = (m) => logs.push(m);
+    const err = await deployJournaled(body(), env).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect(entries()[0]!.closed).toMatchObject({ reason: "unsent", detail: "TimeoutError" });
+    expect(logs).toEqual([]);
+    expect(live()).toHaveLength(0);
+  });
+
+  test("an interrupted deploy is looked for over a short window of its own, even though the create's signal is aborted", async () => {
+    const { env, clock } = deployEnv();
+    const stop = new AbortController();
+    env.signal = stop.signal;
+    const real = bound(env.client);
+    // Terraform's stop comes while the deploy is in flight; the deploy lands all the same.
+    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    env.client = {
+      ...real,
+      deployInstance: async (...a: Parameters<InstanceApi["deployInstance"]>) => {
+        const sent = real.deployInstance(a[0]);
+        return sent.finally(() => stop.abort(new Error("stop")));
+      },
+    };
+    const logs: string[] = [];
+    env.log = (m) => logs.push(m);
+    const got = await deployJournaled(body(), env);
+    expect(got.instance.id).toBe(live()[0]!.id);
+    expect(entries()[0]!.id).toBe(got.instance.id);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  test("an interrupted deploy that did not land: outcome unknown after at most 3 s", async () => {
+    const { env, clock } = deployEnv();
+    env.client = {
+      ...bound(env.client),
+      deployInstance: async () => {
+        throw new RequestAbortedError("POST /v1/instances");
+      },
+    };
+    const logs: string[] = [];
+    env.log = (m) => logs.push(m);
+    const err = (await deployJournaled(body(), env).catch((e: unknown) => e)) as DeployOutcomeUnknownError;
+    expect(err).toBeInstanceOf(DeployOutcomeUnknownError);
+    expect(err.windowMs).toBe(3000);
+    expect(clock.sleeps).toEqual([250, 500, 1000]);
+    expect(logs).toEqual(["deploy answer lost (interrupted); reconciling by listing instances"]);
+    // A shorter reconcile window is kept.
+    const short = deployEnv();
+    short.env.client = env.client;
+    short.env.settings = { ...short.env.settings, reconcileTimeoutMs: 1000 };
+    const err2 = (await deployJournaled(body(), short.env).catch(
+      (e: unknown) => e,
+    )) as DeployOutcomeUnknownError;
+    expect(err2.windowMs).toBe(1000);
+  });
+
+  test("an instance another journal entry names is never taken for a lost deploy's", async () => {
+    const { env } = deployEnv();
+    const real = bound(env.client);
+    const other = client();
+    let theirs: Instance | undefined;
+    // Another apply (another workspace's journal) deploys the same configuration meanwhile.
+    env.client = {
+      ...real,
+      deployInstance: async (...a: Parameters<InstanceApi["deployInstance"]>) => {
+        theirs = await other.deployInstance(a[0]);
+        const j = new DeployJournal(locateJournal({ cwd: workDir, env: { TF_WORKSPACE: "staging" } }), {
+          run: goneRun,
+        });
+        j.answered(j.sent("instance", "another", body(), []), theirs.id);
+        backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+        return real.deployInstance(...a);
+      },
+    };
+    const got = await deployJournaled(body(), env);
+    expect(live()).toHaveLength(2);
+    expect(got.instance.id).not.toBe(theirs!.id);
+  });
+
   test("a lost answer with two new matching instances names both and adopts neither", async () => {
     const { env } = deployEnv();
     const real = env.client;
@@ -271,9 +362,10 @@ describe("deployJournaled", () => {
   test("the window ends with the create's deadline when that comes first", async () => {
     backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
     const { env, clock } = deployEnv();
-    env.deadline = clock.t + 1000;
+    // A wait that ends exactly at the window's end is still taken.
+    env.deadline = clock.t + 750;
     const err = (await deployJournaled(body(), env).catch((e: unknown) => e)) as DeployOutcomeUnknownError;
-    expect(err.windowMs).toBe(1000);
+    expect(err.windowMs).toBe(750);
     expect(clock.sleeps).toEqual([250, 500]);
   });
 
@@ -436,6 +528,7 @@ describe("adoptFromJournal", () => {
 
   test("an entry with nothing to find is given up when its window has passed: closed as abandoned, with a warning", async () => {
     const { env, clock } = deployEnv();
+    env.settings = { ...env.settings, reconcileTimeoutMs: 10_000 };
     const sentAt = clock.t;
     const entry = lostEntry(sentAt);
     const got = await adoptFromJournal(env);
@@ -450,14 +543,22 @@ describe("adoptFromJournal", () => {
         },
       ],
     });
-    // The reconcile window (5 s) from when it was sent, the last wait not taken past it.
-    expect(clock.sleeps).toEqual([250, 500, 1000, 2000]);
+    // The reconcile window (10 s) from when it was sent, backing off to 2 s, no wait taken past it.
+    expect(clock.sleeps).toEqual([250, 500, 1000, 2000, 2000, 2000, 2000]);
     expect(entries()[0]!.closed?.reason).toBe("abandoned");
   });
 
   test("the wait for a young entry ends with the create's deadline", async () => {
     const { env, clock } = deployEnv();
     env.deadline = clock.t + 1000;
+    lostEntry(clock.t);
+    expect((await adoptFromJournal(env)).kind).toBe("none");
+    expect(clock.sleeps).toEqual([250, 500]);
+  });
+
+  test("a wait that ends exactly at the entry's window's end is still taken", async () => {
+    const { env, clock } = deployEnv();
+    env.settings = { ...env.settings, reconcileTimeoutMs: 750 };
     lostEntry(clock.t);
     expect((await adoptFromJournal(env)).kind).toBe("none");
     expect(clock.sleeps).toEqual([250, 500]);
@@ -482,10 +583,18 @@ describe("adoptFromJournal", () => {
 
   test("the adoption note says how the earlier apply ended", async () => {
     const inst = await client().deployInstance(body());
-    const sender = journalOf(goneRun);
+    const answeredAt = Date.now() - 60_000;
+    const sender = journalOf(goneRun, () => answeredAt);
     const entry = sender.sent("instance", FP, body(), []);
     sender.answered(entry, inst.id);
     sender.handed(entry);
+    // A -target run leaves an entry handed to Terraform alone: its plan may not have claimed it.
+    expect(
+      await adoptFromJournal(deployEnv({ settings: { ...deployEnv().env.settings, partial: true } }).env),
+    ).toEqual({
+      kind: "none",
+      diagnostics: [],
+    });
     const got = await adoptFromJournal(deployEnv().env);
     if (got.kind !== "adopted") throw new Error(`expected an adoption, got ${got.kind}`);
     expect(got.diagnostics).toEqual([
@@ -495,6 +604,8 @@ describe("adoptFromJournal", () => {
         detail: `An earlier apply deployed instance ${inst.id} for this configuration at ${inst.created_at} but was stopped before Terraform saved it in the state. It is adopted instead of deploying another, and is billed from when it started running (status now: running). Deploy journal: ${entry}.`,
       },
     ]);
+    // Its id was known: the entry keeps the answer it had.
+    expect(entries()[0]).toMatchObject({ id: inst.id, answered_at: new Date(answeredAt).toISOString() });
   });
 
   test("without a journal or a fingerprint nothing is adopted", async () => {
