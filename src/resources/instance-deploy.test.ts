@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent } from "undici";
 import { GpurentalClient } from "../api/client";
-import { ApiError, NetworkError, RequestAbortedError, TimeoutError } from "../api/errors";
+import {
+  ApiError,
+  NetworkError,
+  RequestAbortedError,
+  ResponseValidationError,
+  TimeoutError,
+} from "../api/errors";
 import type { Instance } from "../api/schemas";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { currentRun, DeployJournal, type JournalEntry, locateJournal, type RunIdentity } from "../journal";
@@ -292,6 +298,19 @@ describe("deployJournaled", () => {
     const got = await deployJournaled(body(), env);
     expect(live()).toHaveLength(2);
     expect(got.instance.id).not.toBe(theirs!.id);
+  });
+
+  test("an answer that cannot be read is not resent: the deploy is looked for by listing", async () => {
+    // A template of a mode this provider does not know: the answers naming it do not parse.
+    const odd = backend.createTemplate({ name: "odd", mode: "telnet" as never, visibility: "public" });
+    const { env } = deployEnv();
+    const logs: string[] = [];
+    env.log = (m) => logs.push(m);
+    const err = await deployJournaled(body({ template_id: odd.id }), env).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ResponseValidationError);
+    expect(logs).toEqual(["deploy answer lost (unreadable answer); reconciling by listing instances"]);
+    expect(live()).toHaveLength(1);
+    expect(entries()[0]).toMatchObject({ id: null, closed: null });
   });
 
   test("a lost answer with two new matching instances names both and adopts neither", async () => {
