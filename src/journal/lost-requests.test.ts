@@ -142,8 +142,9 @@ describe("listUntilFound", () => {
         l.clock.finds++;
         return [];
       },
-      sleep: async (_ms, sig) => {
+      sleep: async (ms, sig) => {
         signals.push(sig);
+        l.clock.t += ms;
         stop.abort(new Error("stop"));
         throw new Error("aborted");
       },
@@ -249,6 +250,24 @@ describe("findDeployCandidates", () => {
     expect(await find(created + 5 * 60_000 + 1)).toEqual([]);
     expect(await find(created + 1000, 1000)).toEqual([inst.id]);
     expect(await find(created + 1001, 1000)).toEqual([]);
+  });
+
+  test("an instance whose created_at is unknown or unreadable stays a candidate", async () => {
+    // The contract allows a null created_at; the fake backend always sets one, so these are the
+    // listed instances as such a server would answer them.
+    const c = client();
+    const inst = await c.deployInstance(body());
+    const lister = {
+      listInstances: async () => [
+        { ...inst, id: "undated", created_at: null },
+        { ...inst, id: "unreadable", created_at: "not a time" as string },
+        { ...inst, id: "too_old", created_at: "2000-01-01T00:00:00Z" },
+      ],
+    };
+    expect((await findDeployCandidates(lister, body(), { sentAt: Date.now() })).map((i) => i.id)).toEqual([
+      "undated",
+      "unreadable",
+    ]);
   });
 
   test("an aborted signal reaches the listing", async () => {

@@ -627,6 +627,31 @@ describe("adoptFromJournal", () => {
     expect(entries()[0]).toMatchObject({ id: inst.id, answered_at: new Date(answeredAt).toISOString() });
   });
 
+  test("an instance without a creation time is said to be deployed when its deploy was sent", async () => {
+    const inst = await client().deployInstance(body());
+    const sentAt = Date.now() - 60_000;
+    const sender = journalOf(goneRun, () => sentAt);
+    sender.answered(sender.sent("instance", FP, body(), []), inst.id);
+    const { env } = deployEnv();
+    const real = bound(env.client);
+    // The contract allows a null created_at; the fake backend always sets one.
+    env.client = {
+      ...real,
+      getInstance: async (...a: Parameters<InstanceApi["getInstance"]>) => ({
+        ...(await real.getInstance(...a)),
+        created_at: null,
+      }),
+    };
+    const got = await adoptFromJournal(env);
+    const at = new Date(sentAt).toISOString();
+    expect(got.kind === "adopted" && got.diagnostics.map((d) => d.summary)).toEqual([
+      `Adopted instance ${inst.id}, deployed at ${at}`,
+    ]);
+    expect(got.kind === "adopted" && got.diagnostics[0]!.detail).toContain(
+      `for this configuration at ${at} but`,
+    );
+  });
+
   test("without a journal or a fingerprint nothing is adopted", async () => {
     const inst = await client().deployInstance(body());
     const sender = journalOf(goneRun);
