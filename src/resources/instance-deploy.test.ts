@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -817,5 +817,105 @@ describe("instanceFingerprint", () => {
 
   test("another account is another configuration", () => {
     expect(fp({}, { ...account, org_id: "org_2" })).not.toBe(fp());
+  });
+});
+
+describe("journal writes after the request that fail are logged, never failing what already happened", () => {
+  /** Makes the journal unwritable for this provider: a newer provider's format version. */
+  function spoilJournal(): void {
+    const file = journalOf(currentRun()).file;
+    const [header, ...rest] = readFileSync(file, "utf8").split("\n");
+    writeFileSync(file, [JSON.stringify({ ...JSON.parse(header!), version: 99 }), ...rest].join("\n"));
+  }
+
+  let written: string[];
+  beforeEach(() => {
+    written = [];
+    jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  const warnings = () =>
+    written
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l["@level"] === "warn")
+      .map((l) => [l["@message"], String(l.error).includes("newer provider")]);
+
+  /** A client whose deploy spoils the journal after it was sent and before its answer is recorded. */
+  function spoiling(env: DeployEnv, lost = false): InstanceApi {
+    const real = bound(env.client);
+    return {
+      ...real,
+      deployInstance: async (...a: Parameters<InstanceApi["deployInstance"]>) => {
+        spoilJournal();
+        if (lost) backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+        return real.deployInstance(...a);
+      },
+    };
+  }
+
+  test("the answer of a deploy", async () => {
+    const { env } = deployEnv();
+    env.client = spoiling(env);
+    const got = await deployJournaled(body(), env);
+    expect(got.instance.id).toBe(live()[0]!.id);
+    expect(warnings()).toEqual([["deploy journal: could not record a deploy's answer", true]]);
+  });
+
+  test("the instance a lost deploy created", async () => {
+    const { env } = deployEnv();
+    env.client = spoiling(env, true);
+    const got = await deployJournaled(body(), env);
+    expect(got.instance.id).toBe(live()[0]!.id);
+    expect(warnings()).toEqual([["deploy journal: could not record a deploy's instance", true]]);
+  });
+
+  test("a refused deploy", async () => {
+    const { env } = deployEnv();
+    env.client = spoiling(env);
+    const err = await deployJournaled(
+      body({ disk_gb: 1900, offer_id: creds.small_disk_offer_id }),
+      env,
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(warnings()).toEqual([["deploy journal: could not record a refused deploy", true]]);
+  });
+
+  test("the instance an adopted entry's deploy created", async () => {
+    lostEntry(Date.now() - 60_000);
+    const inst = await client().deployInstance(body());
+    const { env } = deployEnv();
+    const real = bound(env.client);
+    env.client = {
+      ...real,
+      listInstances: async (...a: Parameters<InstanceApi["listInstances"]>) => {
+        spoilJournal();
+        return real.listInstances(...a);
+      },
+    };
+    const got = await adoptFromJournal(env);
+    expect(got).toMatchObject({ kind: "adopted", instance: { id: inst.id } });
+    expect(warnings()).toEqual([["deploy journal: could not record an adopted instance", true]]);
+  });
+
+  test("a deploy that left nothing", async () => {
+    lostEntry(Date.now() - 60_000);
+    const { env } = deployEnv();
+    const real = bound(env.client);
+    env.client = {
+      ...real,
+      listInstances: async (...a: Parameters<InstanceApi["listInstances"]>) => {
+        spoilJournal();
+        return real.listInstances(...a);
+      },
+    };
+    const got = await adoptFromJournal(env);
+    expect(got.kind === "none" && got.diagnostics.map((d) => d.summary)).toEqual([
+      expect.stringMatching(/never appeared$/),
+    ]);
+    expect(warnings()).toEqual([["deploy journal: could not record a deploy that left nothing", true]]);
   });
 });
