@@ -815,6 +815,12 @@ describe("instanceFingerprint", () => {
     expect(fp(over)).not.toBe(fp());
   });
 
+  test("another offer filter is another configuration", () => {
+    const filter = (gpu_model: string) => ({ offer_filter: { gpu_model, num_gpus: 1 }, offer_id: null });
+    expect(fp(filter("RTX 4090"))).not.toBe(fp(filter("A100")));
+    expect(fp(filter("RTX 4090"))).toBe(fp(filter("RTX 4090")));
+  });
+
   test("another account is another configuration", () => {
     expect(fp({}, { ...account, org_id: "org_2" })).not.toBe(fp());
   });
