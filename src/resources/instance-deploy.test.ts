@@ -815,6 +815,10 @@ describe("instanceFingerprint", () => {
     expect(fp(over)).not.toBe(fp());
   });
 
+  test("a configuration's fingerprint is stable across provider versions, so their journals are adopted after an upgrade", () => {
+    expect(fp()).toBe("sha256:416cdb9b9d90cb240dca814f387f1dbc9d174f0a78cf1f58a3fdaac72df239e0");
+  });
+
   test("another offer filter is another configuration", () => {
     const filter = (gpu_model: string) => ({ offer_filter: { gpu_model, num_gpus: 1 }, offer_id: null });
     expect(fp(filter("RTX 4090"))).not.toBe(fp(filter("A100")));
