@@ -120,6 +120,8 @@ function lostEntry(sentAt: number, request = body()): string {
 describe("deployJournaled", () => {
   test("a deploy is journaled before it is sent, without env values, and completed with its instance", async () => {
     const existing = await client().deployInstance(body());
+    // Only instances the request could be taken for are recorded as there before it.
+    await client().deployInstance(body({ label: "another" }));
     const { env } = deployEnv();
     const got = await deployJournaled(
       {
