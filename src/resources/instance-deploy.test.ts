@@ -457,7 +457,8 @@ describe("adoptFromJournal", () => {
   test("an instance destroyed or being destroyed is not adopted", async () => {
     const c = client();
     const sender = journalOf(goneRun);
-    for (const status of ["destroying", "destroyed"]) {
+    // Destroyed first: going back to immediate transitions would finish a destroy left pending.
+    for (const status of ["destroyed", "destroying"]) {
       backend.setTransitions(status === "destroying" ? "manual" : "immediate");
       const inst = await c.deployInstance(body());
       if (status === "destroying") backend.completeTransition(inst.id);
@@ -465,6 +466,7 @@ describe("adoptFromJournal", () => {
       expect(backend.instance(inst.id)!.status).toBe(status);
       sender.answered(sender.sent("instance", FP, body(), []), inst.id);
     }
+    expect(live().map((i) => i.status)).toEqual(["destroying"]);
     const got = await adoptFromJournal(deployEnv().env);
     expect(got).toEqual({ kind: "none", diagnostics: [] });
     expect(entries().map((e) => e.closed?.reason)).toEqual(["destroyed", "destroyed"]);
