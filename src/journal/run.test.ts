@@ -1,0 +1,72 @@
+import { readFileSync } from "node:fs";
+import { currentRun, parentCommand, type RunIdentity, runAlive } from "./run";
+
+// Who writes the journal: this process's identity, whether another run's process may still be
+// working on its entries, and whether the command planned only part of the configuration.
+
+/** A pid no process has: beyond the largest the kernel hands out. */
+const NO_SUCH_PID = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8").trim()) + 1;
+
+describe("currentRun", () => {
+  test("one identity per process: a random id, the pid and the kernel's boot id", () => {
+    const run = currentRun();
+    expect(currentRun()).toBe(run);
+    expect(run.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(run.pid).toBe(process.pid);
+    expect(run.boot).toBe(readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim());
+  });
+});
+
+describe("runAlive", () => {
+  const self: RunIdentity = { id: "self", pid: process.pid, boot: "boot-1" };
+
+  test.each<[string, RunIdentity, boolean]>([
+    ["this run, whatever its pid and boot say", { id: "self", pid: NO_SUCH_PID, boot: "boot-0" }, true],
+    ["another run of a live pid of this boot", { id: "other", pid: process.pid, boot: "boot-1" }, true],
+    ["another run of a pid that is gone", { id: "other", pid: NO_SUCH_PID, boot: "boot-1" }, false],
+    ["another run of a live pid of another boot", { id: "other", pid: process.pid, boot: "boot-0" }, false],
+    ["a run of a boot that was not known", { id: "other", pid: process.pid, boot: null }, false],
+  ])("%s: %s", (_what, run, alive) => {
+    expect(runAlive(run, self)).toBe(alive);
+  });
+
+  test("judged against this process's run by default", () => {
+    expect(runAlive({ ...currentRun(), id: "other" })).toBe(true);
+    expect(runAlive({ ...currentRun(), id: "other", pid: NO_SUCH_PID })).toBe(false);
+  });
+});
+
+describe("parentCommand", () => {
+  // A parent that is gone: only the environment tells.
+  const cmd = (env: NodeJS.ProcessEnv) => parentCommand(env, NO_SUCH_PID);
+
+  test.each<[string, NodeJS.ProcessEnv, boolean]>([
+    ["nothing", {}, false],
+    ["TF_CLI_ARGS with -target=", { TF_CLI_ARGS: "-target=gpurental_instance.a" }, true],
+    [
+      "TF_CLI_ARGS_apply with --target",
+      { TF_CLI_ARGS_apply: "-input=false --target gpurental_instance.a" },
+      true,
+    ],
+    ["TF_CLI_ARGS_plan with -target alone", { TF_CLI_ARGS_plan: "-target\tgpurental_instance.a" }, true],
+    ["an option that only starts with target", { TF_CLI_ARGS: "-targets=x -target-file=y" }, false],
+    ["target without a dash", { TF_CLI_ARGS: "target=x" }, false],
+    ["a dash inside a word", { TF_CLI_ARGS: "x-target=y" }, false],
+    [
+      "a variable that only starts with TF_CLI_ARGS",
+      { TF_CLI_ARGSX: "-target=x", MY_TF_CLI_ARGS: "-target=x" },
+      false,
+    ],
+    ["-target in another variable", { OTHER: "-target=x" }, false],
+    ["an empty TF_CLI_ARGS", { TF_CLI_ARGS: "" }, false],
+    ["an unset TF_CLI_ARGS_apply", { TF_CLI_ARGS_apply: undefined }, false],
+  ])("%s: partial %s", (_what, env, partial) => {
+    expect(cmd(env)).toEqual({ partial });
+  });
+
+  test("a parent command line without -target is not partial", () => {
+    expect(parentCommand({})).toEqual({ partial: false });
+    // Read from /proc: jest's own command line has no -target either, and it is read without error.
+    expect(parentCommand({}, process.pid)).toEqual({ partial: false });
+  });
+});
