@@ -1,5 +1,6 @@
 import {
   appendFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -328,6 +329,81 @@ describe("writing a journal", () => {
         },
       },
     ]);
+  });
+
+  test("closing or taking what no open entry names creates nothing and takes no lock", () => {
+    const { j } = journal();
+    expect(j.closeId("i-1", "claimed")).toBe(0);
+    expect(j.take("instance", "sha256:x")).toBeNull();
+    expect(existsSync(join(dir, ".terraform"))).toBe(false);
+    // Nor does either wait for a lock another process holds.
+    j.answered(j.sent("instance", "sha256:mine", {}), "i-2");
+    const lock = `${j.file}.lock`;
+    writeFileSync(lock, JSON.stringify({ ...currentRun(), id: "another-configuration" }));
+    fakeWallClock();
+    expect(j.closeId("i-1", "claimed")).toBe(0);
+    expect(j.take("instance", "sha256:x")).toBeNull();
+    expect(j.take("instance", "sha256:mine")).toBeNull();
+    expect(readFileSync(lock, "utf8")).toContain("another-configuration");
+  });
+
+  test("an entry another process takes while this one waits for the lock is not taken twice", () => {
+    const { j: old } = journal({ run: gone("old") });
+    const e = old.sent("instance", "sha256:x", {});
+    const { j: other } = journal({ run: { ...currentRun(), id: "another-configuration" } });
+    const { j: mine } = journal();
+    const lock = `${mine.file}.lock`;
+    writeFileSync(lock, JSON.stringify({ ...currentRun(), id: "another-configuration" }));
+    // The other process, holding the lock, takes the entry and lets go while this one waits.
+    let t = Date.now();
+    let looks = 0;
+    let otherTook: string | undefined;
+    jest.spyOn(Date, "now").mockImplementation(() => {
+      if (++looks === 3) {
+        rmSync(lock);
+        otherTook = other.take("instance", "sha256:x")?.entry;
+      }
+      return (t += 1000);
+    });
+    expect(mine.take("instance", "sha256:x")).toBeNull();
+    expect(otherTook).toBe(e);
+    expect(readJournalFile(mine.file).entries.get(e)?.taken?.run.id).toBe("another-configuration");
+  });
+
+  test("claims register one exit hook per journal, and none when no open entry has the id", async () => {
+    const { j } = journal();
+    j.answered(j.sent("instance", "sha256:x", {}), "i-1");
+    j.answered(j.sent("instance", "sha256:x", {}), "i-2");
+    j.closeId("i-2", "destroyed");
+    const hooks = () => process.listenerCount("exit");
+    const before = hooks();
+    j.closeIdSoon("i-unknown", "claimed");
+    j.closeIdSoon("i-2", "claimed");
+    expect(hooks()).toBe(before);
+    j.closeIdSoon("i-1", "claimed");
+    expect(hooks()).toBe(before + 1);
+    await new Promise((r) => setImmediate(r));
+    j.answered(j.sent("instance", "sha256:x", {}), "i-3");
+    j.closeIdSoon("i-3", "claimed");
+    await new Promise((r) => setImmediate(r));
+    expect(hooks()).toBe(before + 1);
+    expect(j.live()).toEqual([]);
+  });
+
+  test("referencedIds reports a damaged line of its own journal like any read", () => {
+    const { j, logged } = journal();
+    const { j: reader, logged: readerLogged } = journal();
+    j.answered(j.sent("instance", "sha256:x", {}), "i-1");
+    appendFileSync(j.file, "not json\n");
+    expect(reader.referencedIds()).toEqual(new Set(["i-1"]));
+    expect(readerLogged).toEqual([
+      {
+        level: "warn",
+        message: "deploy journal: skipped a damaged line",
+        fields: { file: j.file, problem: "line 4 is not a journal record" },
+      },
+    ]);
+    expect(logged).toEqual([]);
   });
 
   test("referencedIds reads every journal of the directory, and nothing else", () => {
