@@ -363,7 +363,8 @@ describe("writing a journal", () => {
         rmSync(lock);
         otherTook = other.take("instance", "sha256:x")?.entry;
       }
-      return (t += 1000);
+      t += 1000;
+      return t;
     });
     expect(mine.take("instance", "sha256:x")).toBeNull();
     expect(otherTook).toBe(e);
@@ -643,6 +644,13 @@ describe("location", () => {
     expect(blank.workspace).toBe("default");
     expect(blank.file).toBe(locateJournal({ cwd: dir, env: { TF_WORKSPACE: "default" } }).file);
     expect(blank.file).not.toBe(locateJournal({ cwd: dir, env: { TF_WORKSPACE: "prod" } }).file);
+  });
+
+  test("workspaces whose file names read alike still get files of their own", () => {
+    const file = (ws: string) => locateJournal({ cwd: dir, env: { TF_WORKSPACE: ws } }).file;
+    const long = "w".repeat(64);
+    const files = [file("a/b"), file("a_b"), file(`${long}1`), file(`${long}2`)];
+    expect(new Set(files).size).toBe(4);
   });
 
   test("an absolute journal_dir is taken as it is; a relative GPURENTAL_JOURNAL_DIR from the working directory", () => {
