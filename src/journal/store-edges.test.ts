@@ -562,6 +562,43 @@ describe("the lock", () => {
     // Not taken over before it was 10 s old (one look per second of this clock).
     expect(seen.length).toBeGreaterThanOrEqual(10);
   });
+
+  /** Date.now() at `first` for its first look, at `held` for the next `n` looks, one millisecond later after. */
+  function boundaryClock(first: number, held: number, n: number): () => number {
+    let looks = 0;
+    jest.spyOn(Date, "now").mockImplementation(() => {
+      looks++;
+      if (looks === 1) return first;
+      return looks <= n + 1 ? held : held + 1;
+    });
+    return () => looks;
+  }
+
+  test("a lock exactly 10 s old is not yet taken over", () => {
+    const { j } = journal();
+    mkdirSync(j.location.dir, { recursive: true });
+    const lock = `${j.file}.lock`;
+    writeFileSync(lock, '{"id":');
+    const mtime = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+    utimesSync(lock, mtime / 1000, mtime / 1000);
+    expect(statSync(lock).mtimeMs).toBe(mtime);
+    const looks = boundaryClock(mtime + 10_000, mtime + 10_000, 6);
+    j.sent("instance", "sha256:x", {});
+    expect(looks()).toBeGreaterThan(7);
+  });
+
+  test("a wait of exactly 15 s is not yet given up", () => {
+    const { j } = journal();
+    mkdirSync(j.location.dir, { recursive: true });
+    const lock = `${j.file}.lock`;
+    writeFileSync(lock, JSON.stringify({ ...currentRun(), id: "another-configuration" }));
+    const future = new Date(Date.now() + 3600_000);
+    utimesSync(lock, future, future);
+    const start = Date.now();
+    const looks = boundaryClock(start, start + 15_000, 6);
+    expect(() => j.sent("instance", "sha256:x", {})).toThrow("stayed locked for 15 s");
+    expect(looks()).toBeGreaterThan(7);
+  });
 });
 
 describe("location", () => {
