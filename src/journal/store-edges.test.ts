@@ -226,6 +226,45 @@ describe("writing a journal", () => {
     expect(j.live("instance").map((e) => e.entry)).toEqual([i]);
     expect(j.live("api_key").map((e) => e.entry)).toEqual([k]);
     expect(j.live().map((e) => e.entry)).toEqual([i, k]);
+    // Sent without the ids that existed before: none recorded.
+    expect(j.entries()[0]?.before).toEqual([]);
+  });
+
+  test("without -target an entry handed to Terraform is adoptable; a closed one never is, nor one of another fingerprint", () => {
+    const { j: old } = journal({ run: gone("old") });
+    const closed = old.sent("instance", "sha256:x", {});
+    old.close(closed, "abandoned");
+    const handed = old.sent("instance", "sha256:x", {});
+    old.handed(handed);
+    old.sent("instance", "sha256:y", {});
+    const { j: mine } = journal();
+    const entry = mine.entries().find((e) => e.entry === handed);
+    expect(entry && mine.isAdoptable(entry)).toBe(true);
+    expect(mine.adoptable("instance", "sha256:x").map((e) => e.entry)).toEqual([handed]);
+    expect(mine.take("instance", "sha256:x")?.entry).toBe(handed);
+    expect(mine.take("instance", "sha256:x")).toBeNull();
+  });
+
+  test("a write holds a lock naming its run, and leaves no file descriptor open", () => {
+    const held: string[] = [];
+    const location = locateJournal({ cwd: dir, env: {} });
+    let t = Date.parse("2026-07-01T00:00:00Z");
+    const j = new DeployJournal(location, {
+      run: currentRun(),
+      now: () => t,
+      log: () => held.push(readFileSync(`${location.file}.lock`, "utf8")),
+    });
+    const fds = () => readdirSync("/proc/self/fd").length;
+    j.sent("instance", "sha256:first", {});
+    const before = fds();
+    for (let i = 0; i < 40; i++) j.close(j.sent("instance", "sha256:x", {}), "destroyed");
+    t += 8 * 24 * 3600_000;
+    j.sent("instance", "sha256:last", {});
+    expect(j.entries()).toHaveLength(2);
+    expect(fds()).toBe(before);
+    // Compaction, under the lock, was told of.
+    expect(held.length).toBeGreaterThan(0);
+    expect(JSON.parse(held[0] ?? "null")).toEqual(currentRun());
   });
 
   test("a take keeps kinds and fingerprints apart, and an entry taken by a process that is gone is free again", () => {
@@ -407,6 +446,29 @@ describe("writing a journal", () => {
     expect(logged).toEqual([]);
   });
 
+  test("the exit hook writes the claims still queued", () => {
+    const { j } = journal();
+    const e = j.sent("instance", "sha256:x", {});
+    j.answered(e, "i-1");
+    const hooks = process.listeners("exit");
+    j.closeIdSoon("i-1", "claimed");
+    const hook = process.listeners("exit").find((l) => !hooks.includes(l));
+    expect(hook).toBeDefined();
+    process.removeListener("exit", hook as () => void);
+    (hook as () => void)();
+    expect(readJournalFile(j.file).entries.get(e)?.closed?.reason).toBe("claimed");
+  });
+
+  test("reading the entries waits for no lock", () => {
+    const { j } = journal();
+    j.sent("instance", "sha256:x", {});
+    writeFileSync(`${j.file}.lock`, JSON.stringify({ ...currentRun(), id: "another-configuration" }));
+    fakeWallClock();
+    expect(j.entries()).toHaveLength(1);
+    expect(j.live()).toHaveLength(1);
+    expect(j.referencedIds()).toEqual(new Set());
+  });
+
   test("referencedIds reads every journal of the directory, and nothing else", () => {
     const { j: none } = journal();
     expect(none.referencedIds()).toEqual(new Set());
@@ -436,10 +498,12 @@ describe("compaction", () => {
     const { j } = journal({ now: () => t });
     const e = j.sent("instance", "sha256:x", {});
     j.close(e, "destroyed");
-    t = t0 + CLOSED_KEPT_MS;
+    // A week, written out: the constant itself is what is checked.
+    expect(CLOSED_KEPT_MS).toBe(7 * day);
+    t = t0 + 7 * day;
     j.close("no-such-entry", "abandoned");
     expect(j.entries().map((x) => x.entry)).toEqual([e]);
-    t = t0 + CLOSED_KEPT_MS + 1;
+    t = t0 + 7 * day + 1;
     j.close("no-such-entry", "abandoned");
     expect(() => statSync(j.file)).toThrow("ENOENT");
     expect(j.entries()).toEqual([]);
@@ -688,6 +752,20 @@ describe("location", () => {
     const long = "w".repeat(64);
     const files = [file("a/b"), file("a_b"), file(`${long}1`), file(`${long}2`)];
     expect(new Set(files).size).toBe(4);
+  });
+
+  test("a state's file name stays the same from one version to the next", () => {
+    // The journal of an interrupted apply must be found by the next provider version.
+    expect(locateJournal({ cwd: "/nonexistent-gpurental/project", env: {} }).file).toBe(
+      "/nonexistent-gpurental/project/.terraform/gpurental-journal/default-f2cfc5e4f787.jsonl",
+    );
+    mkdirSync(join(dir, ".terraform"));
+    writeFileSync(
+      join(dir, ".terraform", "terraform.tfstate"),
+      JSON.stringify({ backend: { type: "pg", config: { schema_name: "a", conn_str: "postgres://h/db" } } }),
+    );
+    const pg = locateJournal({ cwd: dir, env: { TF_WORKSPACE: "prod" } });
+    expect(pg.file.slice(pg.dir.length + 1)).toBe("prod-e0f940e137b6.jsonl");
   });
 
   test("an absolute journal_dir is taken as it is; a relative GPURENTAL_JOURNAL_DIR from the working directory", () => {
