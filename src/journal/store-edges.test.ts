@@ -241,6 +241,8 @@ describe("writing a journal", () => {
     const entry = mine.entries().find((e) => e.entry === handed);
     expect(entry && mine.isAdoptable(entry)).toBe(true);
     expect(mine.adoptable("instance", "sha256:x").map((e) => e.entry)).toEqual([handed]);
+    // With -target, only what was handed is left alone.
+    expect(mine.adoptable("instance", "sha256:y", true)).toHaveLength(1);
     expect(mine.take("instance", "sha256:x")?.entry).toBe(handed);
     expect(mine.take("instance", "sha256:x")).toBeNull();
   });
@@ -446,6 +448,21 @@ describe("writing a journal", () => {
     expect(logged).toEqual([]);
   });
 
+  test("closing an id closes its open entries only", () => {
+    let t = Date.parse("2026-04-02T00:00:00Z");
+    const { j } = journal({ now: () => t });
+    const first = j.sent("instance", "sha256:x", {});
+    j.answered(first, "i-1");
+    j.close(first, "destroyed");
+    const second = j.sent("instance", "sha256:x", {});
+    j.answered(second, "i-1");
+    t += 1000;
+    expect(j.closeId("i-1", "claimed")).toBe(1);
+    const byId = readJournalFile(j.file).entries;
+    expect(byId.get(first)?.closed).toStrictEqual({ reason: "destroyed", at: "2026-04-02T00:00:00.000Z" });
+    expect(byId.get(second)?.closed).toStrictEqual({ reason: "claimed", at: "2026-04-02T00:00:01.000Z" });
+  });
+
   test("the exit hook writes the claims still queued", () => {
     const { j } = journal();
     const e = j.sent("instance", "sha256:x", {});
@@ -570,6 +587,7 @@ describe("the lock", () => {
       expect.objectContaining({
         name: "JournalError",
         file: join(jdir, "x.jsonl"),
+        cause: expect.objectContaining({ code: "ENOTDIR" }),
         message: expect.stringMatching(
           /^Cannot create the deploy journal directory .*a-file\/journal: Error: ENOTDIR/,
         ),
@@ -586,6 +604,7 @@ describe("the lock", () => {
     expect(() => j.sent("instance", "sha256:x", {})).toThrow(
       expect.objectContaining({
         name: "JournalError",
+        cause: expect.objectContaining({ code: "ENAMETOOLONG" }),
         message: expect.stringMatching(/^Cannot lock the deploy journal .*: Error: ENAMETOOLONG/),
       }),
     );
