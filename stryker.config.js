@@ -124,6 +124,7 @@ const GROUPS = {
     tests: [
       "src/journal/store.test.ts",
       "src/resources/deploy-journal.test.ts",
+      "src/resources/api-key-journal.test.ts",
       "src/resources/instance-ops.test.ts",
       "src/resources/instance-secret-env.test.ts",
       "src/api/client.fake-backend.test.ts",
@@ -140,8 +141,12 @@ for (const g of selected) {
     throw new Error(`MUTATE: unknown group ${g}; groups: ${Object.keys(GROUPS).join(", ")}`);
 }
 const groups = (selected.length > 0 ? selected : Object.keys(GROUPS)).map((g) => GROUPS[g]);
+// `npm run mutate -- --survivors <group>` (scripts/mutate.js) re-tests only the mutants that
+// survived the group's last run: it passes their places as Stryker ranges (`file:line:col-line:col`)
+// and merges the results into the group's report itself.
+const ranges = process.env.MUTATE_RANGES ? JSON.parse(process.env.MUTATE_RANGES) : null;
 // Runs of different groups keep their own reports and sandboxes, so two can run side by side.
-const runName = selected.length > 0 ? selected.join("+") : "all";
+const runName = `${selected.length > 0 ? selected.join("+") : "all"}${ranges ? ".survivors" : ""}`;
 // Read by jest.mutate.config.js in the test runner processes, which inherit the environment.
 process.env.GPURENTAL_MUTATION_TESTS = JSON.stringify([...new Set(groups.flatMap((g) => g.tests))]);
 
@@ -153,7 +158,7 @@ module.exports = {
   checkers: ["typescript"],
   tsconfigFile: "tsconfig.json",
   coverageAnalysis: "perTest",
-  mutate: groups.flatMap((g) => g.mutate),
+  mutate: ranges ?? groups.flatMap((g) => g.mutate),
   // The machine is small and shared: one test runner, one type checker.
   concurrency: 1,
   timeoutMS: 15_000,
@@ -166,7 +171,7 @@ module.exports = {
   htmlReporter: { fileName: `reports/mutation/${runName}.html` },
   jsonReporter: { fileName: `reports/mutation/${runName}.json` },
   // A later run of the same groups re-tests only the mutants whose code or tests changed.
-  incremental: true,
+  incremental: ranges === null,
   incrementalFile: `reports/mutation/${runName}.incremental.json`,
   ignorePatterns: ["dist", "cdktf.out", "coverage", "reports", "examples", "docs", "bench", ".stryker-tmp"],
   tempDirName: `.stryker-tmp/${runName}`,
