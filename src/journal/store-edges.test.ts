@@ -1,0 +1,812 @@
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  CLOSED_KEPT_MS,
+  DeployJournal,
+  JOURNAL_FORMAT,
+  JOURNAL_VERSION,
+  type JournalLocation,
+  journalFiles,
+  locateJournal,
+  parseJournal,
+  type RunIdentity,
+  readJournalFile,
+  stableJson,
+} from ".";
+import { currentRun } from "./run";
+
+// The journal's edges: the file or its lock unusable, a lock held by someone else, compaction at its
+// thresholds, records a reader must skip, and how the location is derived from what init left.
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "gpurental-journal-edges-"));
+});
+afterEach(() => {
+  jest.restoreAllMocks();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A run of a machine that has restarted since: never alive, without starting a process. */
+const gone = (id = "gone"): RunIdentity => ({
+  id,
+  pid: 1,
+  boot: `before-a-restart-${id}`,
+});
+
+type Logged = {
+  level: string;
+  message: string;
+  fields?: Record<string, unknown>;
+};
+
+function journal(opts: { run?: RunIdentity; now?: () => number; location?: JournalLocation } = {}) {
+  const logged: Logged[] = [];
+  const j = new DeployJournal(opts.location ?? locateJournal({ cwd: dir, env: {} }), {
+    run: opts.run ?? currentRun(),
+    ...(opts.now ? { now: opts.now } : {}),
+    log: (level, message, fields) => logged.push({ level, message, ...(fields ? { fields } : {}) }),
+  });
+  return { j, logged };
+}
+
+const lines = (file: string) => readFileSync(file, "utf8").trim().split("\n");
+const records = (file: string) => lines(file).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+/** Date.now() as the lock sees it: one second more at each look, starting from the real time. */
+function fakeWallClock(): void {
+  let t = Date.now();
+  jest.spyOn(Date, "now").mockImplementation(() => (t += 1000));
+}
+
+describe("reading a journal", () => {
+  test("lines that are JSON but no record are reported, like any damaged line", () => {
+    const text = ['{"op":"header"}', "42", "null", '"sent"', '{"op":1}', '{"entry":"x"}', ""].join("\n");
+    expect(parseJournal(text).problems).toEqual([
+      "line 2 is not a journal record",
+      "line 3 is not a journal record",
+      "line 4 is not a journal record",
+      "line 5 is not a journal record",
+      "line 6 is not a journal record",
+    ]);
+  });
+
+  test("blank lines are not counted; records of unknown entries are ignored; a sent record without request or before reads as empty", () => {
+    const run = gone();
+    const text = [
+      "",
+      JSON.stringify({
+        op: "closed",
+        entry: "nobody",
+        reason: "claimed",
+        at: "t0",
+      }),
+      "   ",
+      JSON.stringify({
+        op: "sent",
+        entry: "e",
+        kind: "instance",
+        fingerprint: "f",
+        at: "t1",
+        run,
+      }),
+      JSON.stringify({ op: "answered", entry: "nobody", id: "i-x", at: "t2" }),
+      "",
+    ].join("\n");
+    const parsed = parseJournal(text);
+    expect(parsed.lines).toBe(3);
+    expect(parsed.problems).toEqual([]);
+    expect([...parsed.entries.values()]).toStrictEqual([
+      {
+        entry: "e",
+        kind: "instance",
+        fingerprint: "f",
+        request: {},
+        before: [],
+        sent_at: "t1",
+        run,
+        id: null,
+        answered_at: null,
+        handed_at: null,
+        taken: null,
+        closed: null,
+      },
+    ]);
+  });
+
+  test("a close keeps its detail only when it has one; a take records who took it and when", () => {
+    let t = Date.parse("2026-03-01T00:00:00Z");
+    const { j: old } = journal({ run: gone(), now: () => t });
+    const a = old.sent("instance", "sha256:a", { label: "a" });
+    const b = old.sent("instance", "sha256:b", { label: "b" });
+    const c = old.sent("instance", "sha256:c", { label: "c" });
+    old.close(a, "unsent", "refused: OFFER_GONE");
+    old.close(b, "abandoned");
+    const { j: mine } = journal({ now: () => t });
+    t += 1000;
+    expect(mine.take("instance", "sha256:c")?.entry).toBe(c);
+    const byId = new Map(readJournalFile(mine.file).entries);
+    expect(byId.get(a)?.closed).toStrictEqual({
+      reason: "unsent",
+      at: "2026-03-01T00:00:00.000Z",
+      detail: "refused: OFFER_GONE",
+    });
+    expect(byId.get(b)?.closed).toStrictEqual({
+      reason: "abandoned",
+      at: "2026-03-01T00:00:00.000Z",
+    });
+    expect(byId.get(c)?.taken).toStrictEqual({
+      run: currentRun(),
+      at: "2026-03-01T00:00:01.000Z",
+    });
+    expect(records(mine.file).find((r) => r.op === "closed" && r.entry === b)).not.toHaveProperty("detail");
+  });
+
+  test("a damaged line is warned about once, however often the file is read again", () => {
+    const { j, logged } = journal();
+    j.sent("instance", "sha256:x", {});
+    appendFileSync(j.file, "not json\n");
+    j.sent("instance", "sha256:y", {});
+    j.sent("instance", "sha256:z", {});
+    expect(j.entries()).toHaveLength(3);
+    expect(logged.filter((l) => l.level === "warn")).toEqual([
+      {
+        level: "warn",
+        message: "deploy journal: skipped a damaged line",
+        fields: { file: j.file, problem: "line 3 is not a journal record" },
+      },
+    ]);
+  });
+
+  test("readJournalFile and journalFiles: a missing file or directory is empty, a journal is read whole", () => {
+    expect(readJournalFile(join(dir, "missing.jsonl"))).toEqual({
+      header: null,
+      entries: new Map(),
+      problems: [],
+      lines: 0,
+    });
+    expect(journalFiles(join(dir, "missing"))).toEqual([]);
+    const { j } = journal();
+    const e = j.sent("api_key", "sha256:k", { name: "ci", kind: "org" });
+    writeFileSync(join(j.location.dir, "notes.txt"), "not a journal");
+    expect(journalFiles(j.location.dir)).toEqual([j.file]);
+    const read = readJournalFile(j.file);
+    expect(read.header).toMatchObject({
+      op: "header",
+      format: JOURNAL_FORMAT,
+      version: JOURNAL_VERSION,
+    });
+    expect([...read.entries.keys()]).toEqual([e]);
+    expect(read.lines).toBe(2);
+  });
+});
+
+describe("writing a journal", () => {
+  test("the header names the format, version, workspace, backend and creation time; the file is 0600 in a 0700 directory", () => {
+    const t = Date.parse("2026-02-01T12:00:00Z");
+    const { j } = journal({
+      location: locateJournal({ cwd: dir, env: { TF_WORKSPACE: "prod" } }),
+      now: () => t,
+    });
+    j.sent("instance", "sha256:x", {});
+    j.sent("instance", "sha256:y", {});
+    const recs = records(j.file);
+    expect(recs[0]).toStrictEqual({
+      op: "header",
+      format: "gpurental-deploy-journal",
+      version: 1,
+      workspace: "prod",
+      backend: "local",
+      created_at: "2026-02-01T12:00:00.000Z",
+    });
+    expect(recs.filter((r) => r.op === "header")).toHaveLength(1);
+    expect(recs).toHaveLength(3);
+    expect(statSync(j.file).mode & 0o777).toBe(0o600);
+    expect(statSync(j.location.dir).mode & 0o777).toBe(0o700);
+    // No lock or temp file is left beside it.
+    expect(readdirSync(j.location.dir)).toEqual([j.file.slice(j.location.dir.length + 1)]);
+  });
+
+  test("live() filters by kind", () => {
+    const { j } = journal();
+    const i = j.sent("instance", "sha256:x", {});
+    const k = j.sent("api_key", "sha256:x", {});
+    expect(j.live("instance").map((e) => e.entry)).toEqual([i]);
+    expect(j.live("api_key").map((e) => e.entry)).toEqual([k]);
+    expect(j.live().map((e) => e.entry)).toEqual([i, k]);
+    // Sent without the ids that existed before: none recorded.
+    expect(j.entries()[0]?.before).toEqual([]);
+  });
+
+  test("without -target an entry handed to Terraform is adoptable; a closed one never is, nor one of another fingerprint", () => {
+    const { j: old } = journal({ run: gone("old") });
+    const closed = old.sent("instance", "sha256:x", {});
+    old.close(closed, "abandoned");
+    const handed = old.sent("instance", "sha256:x", {});
+    old.handed(handed);
+    old.sent("instance", "sha256:y", {});
+    const { j: mine } = journal();
+    const entry = mine.entries().find((e) => e.entry === handed);
+    expect(entry && mine.isAdoptable(entry)).toBe(true);
+    expect(mine.adoptable("instance", "sha256:x").map((e) => e.entry)).toEqual([handed]);
+    // With -target, only what was handed is left alone.
+    expect(mine.adoptable("instance", "sha256:y", true)).toHaveLength(1);
+    expect(mine.take("instance", "sha256:x")?.entry).toBe(handed);
+    expect(mine.take("instance", "sha256:x")).toBeNull();
+  });
+
+  test("a write holds a lock naming its run, and leaves no file descriptor open", () => {
+    const held: string[] = [];
+    const location = locateJournal({ cwd: dir, env: {} });
+    let t = Date.parse("2026-07-01T00:00:00Z");
+    const j = new DeployJournal(location, {
+      run: currentRun(),
+      now: () => t,
+      log: () => held.push(readFileSync(`${location.file}.lock`, "utf8")),
+    });
+    const fds = () => readdirSync("/proc/self/fd").length;
+    j.sent("instance", "sha256:first", {});
+    const before = fds();
+    for (let i = 0; i < 40; i++) j.close(j.sent("instance", "sha256:x", {}), "destroyed");
+    t += 8 * 24 * 3600_000;
+    j.sent("instance", "sha256:last", {});
+    expect(j.entries()).toHaveLength(2);
+    expect(fds()).toBe(before);
+    // Compaction, under the lock, was told of.
+    expect(held.length).toBeGreaterThan(0);
+    expect(JSON.parse(held[0] ?? "null")).toEqual(currentRun());
+  });
+
+  test("a take keeps kinds and fingerprints apart, and an entry taken by a process that is gone is free again", () => {
+    const { j: old } = journal({ run: gone("old") });
+    const otherFingerprint = old.sent("instance", "sha256:other", {});
+    const key = old.sent("api_key", "sha256:x", {});
+    const instance = old.sent("instance", "sha256:x", {});
+    const { j: mine } = journal();
+    expect(mine.take("instance", "sha256:x")?.entry).toBe(instance);
+    expect(mine.take("instance", "sha256:x")).toBeNull();
+    expect(mine.take("api_key", "sha256:x")?.entry).toBe(key);
+    expect(mine.take("instance", "sha256:other")?.entry).toBe(otherFingerprint);
+
+    // Taken by a run that died in turn: the next run may take it.
+    const { j: dying } = journal({ run: gone("dying") });
+    const e = old.sent("instance", "sha256:again", {});
+    expect(dying.take("instance", "sha256:again")?.entry).toBe(e);
+    expect(mine.adoptable("instance", "sha256:again").map((x) => x.entry)).toEqual([e]);
+    expect(mine.take("instance", "sha256:again")?.entry).toBe(e);
+    expect(
+      journal({ run: { ...currentRun(), id: "third" } }).j.adoptable("instance", "sha256:again"),
+    ).toEqual([]);
+  });
+
+  test("a claim queued in this turn is on disk before the next durable write's record", () => {
+    const { j } = journal();
+    j.answered(j.sent("instance", "sha256:x", {}), "i-1");
+    j.closeIdSoon("i-1", "claimed");
+    j.sent("instance", "sha256:y", {});
+    const recs = records(j.file);
+    expect(recs.slice(-2).map((r) => r.op)).toEqual(["closed", "sent"]);
+    expect(recs.at(-2)).toMatchObject({ op: "closed", reason: "claimed" });
+  });
+
+  test("a claim closes only the open entries of the id, and writes nothing when another process closed them first", async () => {
+    let t = Date.parse("2026-04-01T00:00:00Z");
+    const { j } = journal({ now: () => t });
+    const first = j.sent("instance", "sha256:x", {});
+    j.answered(first, "i-1");
+    j.closeId("i-1", "destroyed");
+    // The same id again (an adopted instance, say), open this time.
+    const second = j.sent("instance", "sha256:x", {});
+    j.answered(second, "i-1");
+    t += 60_000;
+    j.closeIdSoon("i-1", "claimed");
+    await new Promise((r) => setImmediate(r));
+    const byId = readJournalFile(j.file).entries;
+    expect(byId.get(first)?.closed).toStrictEqual({
+      reason: "destroyed",
+      at: "2026-04-01T00:00:00.000Z",
+    });
+    expect(byId.get(second)?.closed).toStrictEqual({
+      reason: "claimed",
+      at: "2026-04-01T00:01:00.000Z",
+    });
+
+    const third = j.sent("instance", "sha256:x", {});
+    j.answered(third, "i-3");
+    j.closeIdSoon("i-3", "claimed");
+    expect(journal().j.closeId("i-3", "destroyed")).toBe(1);
+    const size = statSync(j.file).size;
+    j.writeQueuedCloses();
+    expect(statSync(j.file).size).toBe(size);
+    expect(readJournalFile(j.file).entries.get(third)?.closed?.reason).toBe("destroyed");
+  });
+
+  test("a claim that cannot read the journal, or cannot write it, is logged and not thrown", () => {
+    // Unreadable: the journal's path is a directory.
+    const { j, logged } = journal();
+    mkdirSync(j.file, { recursive: true });
+    expect(() => j.closeIdSoon("i-1", "claimed")).not.toThrow();
+    expect(logged).toEqual([
+      {
+        level: "warn",
+        message: "deploy journal: could not read it to record a claim",
+        fields: { file: j.file, error: expect.stringContaining("EISDIR") },
+      },
+    ]);
+    rmSync(j.file, { recursive: true });
+
+    // Unwritable: by then a newer provider has rewritten the file.
+    const { j: k, logged: kLogged } = journal();
+    k.answered(k.sent("instance", "sha256:x", {}), "i-2");
+    k.closeIdSoon("i-2", "claimed");
+    writeFileSync(
+      k.file,
+      `${JSON.stringify({
+        op: "header",
+        format: JOURNAL_FORMAT,
+        version: 2,
+      })}\n`,
+    );
+    expect(() => k.writeQueuedCloses()).not.toThrow();
+    expect(kLogged).toEqual([
+      {
+        level: "warn",
+        message: "deploy journal: could not record claims",
+        fields: {
+          file: k.file,
+          error: expect.stringContaining("format version 2"),
+        },
+      },
+    ]);
+  });
+
+  test("closing or taking what no open entry names creates nothing and takes no lock", () => {
+    const { j } = journal();
+    expect(j.closeId("i-1", "claimed")).toBe(0);
+    expect(j.take("instance", "sha256:x")).toBeNull();
+    expect(existsSync(join(dir, ".terraform"))).toBe(false);
+    // Nor does either wait for a lock another process holds.
+    j.answered(j.sent("instance", "sha256:mine", {}), "i-2");
+    const lock = `${j.file}.lock`;
+    writeFileSync(lock, JSON.stringify({ ...currentRun(), id: "another-configuration" }));
+    fakeWallClock();
+    expect(j.closeId("i-1", "claimed")).toBe(0);
+    expect(j.take("instance", "sha256:x")).toBeNull();
+    expect(j.take("instance", "sha256:mine")).toBeNull();
+    expect(readFileSync(lock, "utf8")).toContain("another-configuration");
+  });
+
+  test("an entry another process takes while this one waits for the lock is not taken twice", () => {
+    const { j: old } = journal({ run: gone("old") });
+    const e = old.sent("instance", "sha256:x", {});
+    const { j: other } = journal({ run: { ...currentRun(), id: "another-configuration" } });
+    const { j: mine } = journal();
+    const lock = `${mine.file}.lock`;
+    writeFileSync(lock, JSON.stringify({ ...currentRun(), id: "another-configuration" }));
+    // The other process, holding the lock, takes the entry and lets go while this one waits.
+    let t = Date.now();
+    let looks = 0;
+    let otherTook: string | undefined;
+    jest.spyOn(Date, "now").mockImplementation(() => {
+      if (++looks === 3) {
+        rmSync(lock);
+        otherTook = other.take("instance", "sha256:x")?.entry;
+      }
+      t += 1000;
+      return t;
+    });
+    expect(mine.take("instance", "sha256:x")).toBeNull();
+    expect(otherTook).toBe(e);
+    expect(readJournalFile(mine.file).entries.get(e)?.taken?.run.id).toBe("another-configuration");
+  });
+
+  test("claims register one exit hook per journal, and none when no open entry has the id", async () => {
+    const { j } = journal();
+    j.answered(j.sent("instance", "sha256:x", {}), "i-1");
+    j.answered(j.sent("instance", "sha256:x", {}), "i-2");
+    j.closeId("i-2", "destroyed");
+    const hooks = () => process.listenerCount("exit");
+    const before = hooks();
+    j.closeIdSoon("i-unknown", "claimed");
+    j.closeIdSoon("i-2", "claimed");
+    expect(hooks()).toBe(before);
+    j.closeIdSoon("i-1", "claimed");
+    expect(hooks()).toBe(before + 1);
+    await new Promise((r) => setImmediate(r));
+    j.answered(j.sent("instance", "sha256:x", {}), "i-3");
+    j.closeIdSoon("i-3", "claimed");
+    await new Promise((r) => setImmediate(r));
+    expect(hooks()).toBe(before + 1);
+    expect(j.live()).toEqual([]);
+  });
+
+  test("referencedIds reports a damaged line of its own journal like any read", () => {
+    const { j, logged } = journal();
+    const { j: reader, logged: readerLogged } = journal();
+    j.answered(j.sent("instance", "sha256:x", {}), "i-1");
+    appendFileSync(j.file, "not json\n");
+    expect(reader.referencedIds()).toEqual(new Set(["i-1"]));
+    expect(readerLogged).toEqual([
+      {
+        level: "warn",
+        message: "deploy journal: skipped a damaged line",
+        fields: { file: j.file, problem: "line 4 is not a journal record" },
+      },
+    ]);
+    expect(logged).toEqual([]);
+  });
+
+  test("closing an id closes its open entries only", () => {
+    let t = Date.parse("2026-04-02T00:00:00Z");
+    const { j } = journal({ now: () => t });
+    const first = j.sent("instance", "sha256:x", {});
+    j.answered(first, "i-1");
+    j.close(first, "destroyed");
+    const second = j.sent("instance", "sha256:x", {});
+    j.answered(second, "i-1");
+    t += 1000;
+    expect(j.closeId("i-1", "claimed")).toBe(1);
+    const byId = readJournalFile(j.file).entries;
+    expect(byId.get(first)?.closed).toStrictEqual({ reason: "destroyed", at: "2026-04-02T00:00:00.000Z" });
+    expect(byId.get(second)?.closed).toStrictEqual({ reason: "claimed", at: "2026-04-02T00:00:01.000Z" });
+  });
+
+  test("the exit hook writes the claims still queued", () => {
+    const { j } = journal();
+    const e = j.sent("instance", "sha256:x", {});
+    j.answered(e, "i-1");
+    const hooks = process.listeners("exit");
+    j.closeIdSoon("i-1", "claimed");
+    const hook = process.listeners("exit").find((l) => !hooks.includes(l));
+    expect(hook).toBeDefined();
+    process.removeListener("exit", hook as () => void);
+    (hook as () => void)();
+    expect(readJournalFile(j.file).entries.get(e)?.closed?.reason).toBe("claimed");
+  });
+
+  test("reading the entries waits for no lock", () => {
+    const { j } = journal();
+    j.sent("instance", "sha256:x", {});
+    writeFileSync(`${j.file}.lock`, JSON.stringify({ ...currentRun(), id: "another-configuration" }));
+    fakeWallClock();
+    expect(j.entries()).toHaveLength(1);
+    expect(j.live()).toHaveLength(1);
+    expect(j.referencedIds()).toEqual(new Set());
+  });
+
+  test("referencedIds reads every journal of the directory, and nothing else", () => {
+    const { j: none } = journal();
+    expect(none.referencedIds()).toEqual(new Set());
+    const { j } = journal();
+    j.answered(j.sent("instance", "sha256:x", {}), "i-mine");
+    j.sent("instance", "sha256:x", {}); // no id yet
+    const { j: other } = journal({
+      location: locateJournal({ cwd: dir, env: { TF_WORKSPACE: "other" } }),
+    });
+    other.answered(other.sent("instance", "sha256:x", {}), "i-other");
+    // A copy under another name and a directory named like a journal are not journals.
+    writeFileSync(
+      join(j.location.dir, "old.jsonl.bak"),
+      readFileSync(j.file, "utf8").replace("i-mine", "i-bak"),
+    );
+    mkdirSync(join(j.location.dir, "odd.jsonl"));
+    expect(j.referencedIds()).toEqual(new Set(["i-mine", "i-other"]));
+  });
+});
+
+describe("compaction", () => {
+  const day = 24 * 3600_000;
+
+  test("a journal whose every entry was closed more than a week ago is removed; one closed exactly a week ago is kept", () => {
+    const t0 = Date.parse("2026-05-01T00:00:00Z");
+    let t = t0;
+    const { j } = journal({ now: () => t });
+    const e = j.sent("instance", "sha256:x", {});
+    j.close(e, "destroyed");
+    // A week, written out: the constant itself is what is checked.
+    expect(CLOSED_KEPT_MS).toBe(7 * day);
+    t = t0 + 7 * day;
+    j.close("no-such-entry", "abandoned");
+    expect(j.entries().map((x) => x.entry)).toEqual([e]);
+    t = t0 + 7 * day + 1;
+    j.close("no-such-entry", "abandoned");
+    expect(() => statSync(j.file)).toThrow("ENOENT");
+    expect(j.entries()).toEqual([]);
+    // Written again from scratch, header first.
+    j.sent("instance", "sha256:y", {});
+    expect(records(j.file).map((r) => r.op)).toEqual(["header", "sent"]);
+  });
+
+  /** `closed` entries closed long ago, then `open` entries sent now; the line count after each send. */
+  function fill(closed: number, open: number) {
+    const t0 = Date.parse("2026-06-01T00:00:00Z");
+    let t = t0;
+    const { j, logged } = journal({ now: () => t });
+    for (let i = 0; i < closed; i++) j.close(j.sent("instance", "sha256:old", {}), "destroyed");
+    t = t0 + 8 * day;
+    const counts: number[] = [];
+    for (let i = 0; i < open; i++) {
+      j.sent("instance", "sha256:new", {});
+      counts.push(lines(j.file).length);
+    }
+    return { j, logged, counts };
+  }
+
+  test("the file is rewritten once it reaches 64 lines and holds at least two per kept entry", () => {
+    // 1 header + 32 lines of 16 old closed entries + 31 sends = 64 lines, 31 entries kept.
+    const { j, logged, counts } = fill(16, 31);
+    expect(counts.slice(-2)).toEqual([63, 32]);
+    expect(records(j.file).map((r) => r.op)).toEqual(["header", ...Array(31).fill("entry")]);
+    expect(j.live()).toHaveLength(31);
+    expect(j.entries()).toHaveLength(31);
+    expect(logged).toEqual([
+      {
+        level: "debug",
+        message: "deploy journal compacted",
+        fields: { file: j.file, lines: 64, kept: 31 },
+      },
+    ]);
+  });
+
+  test("64 lines holding less than two per kept entry are left as they are", () => {
+    // 1 header + 30 lines of 15 old closed entries + 33 sends = 64 lines, 33 entries kept.
+    const { j, logged, counts } = fill(15, 33);
+    expect(counts.at(-1)).toBe(64);
+    expect(logged).toEqual([]);
+    // The old tombstones are still there, to be dropped at the next compaction.
+    expect(j.entries()).toHaveLength(48);
+    expect(j.live()).toHaveLength(33);
+  });
+});
+
+describe("the lock", () => {
+  test("a journal whose directory cannot be created is an error naming it", () => {
+    writeFileSync(join(dir, "a-file"), "");
+    const jdir = join(dir, "a-file", "journal");
+    const { j } = journal({
+      location: {
+        dir: jdir,
+        file: join(jdir, "x.jsonl"),
+        workspace: "default",
+        backend: "local",
+      },
+    });
+    expect(() => j.sent("instance", "sha256:x", {})).toThrow(
+      expect.objectContaining({
+        name: "JournalError",
+        file: join(jdir, "x.jsonl"),
+        cause: expect.objectContaining({ code: "ENOTDIR" }),
+        message: expect.stringMatching(
+          /^Cannot create the deploy journal directory .*a-file\/journal: Error: ENOTDIR/,
+        ),
+      }),
+    );
+  });
+
+  test("a lock file that cannot be created is an error, not a wait", () => {
+    // The lock's name is one too long for the file system.
+    const file = join(dir, `${"j".repeat(251)}`);
+    const { j } = journal({
+      location: { dir, file, workspace: "default", backend: "local" },
+    });
+    expect(() => j.sent("instance", "sha256:x", {})).toThrow(
+      expect.objectContaining({
+        name: "JournalError",
+        cause: expect.objectContaining({ code: "ENAMETOOLONG" }),
+        message: expect.stringMatching(/^Cannot lock the deploy journal .*: Error: ENAMETOOLONG/),
+      }),
+    );
+  });
+
+  test("a lock held by a live process is waited for, then given up with an error naming the lock file", () => {
+    const { j } = journal();
+    mkdirSync(j.location.dir, { recursive: true });
+    const lock = `${j.file}.lock`;
+    writeFileSync(lock, JSON.stringify({ ...currentRun(), id: "another-configuration" }));
+    // Touched now, in the lock's eyes, however far its clock runs.
+    const future = new Date(Date.now() + 3600_000);
+    utimesSync(lock, future, future);
+    fakeWallClock();
+    expect(() => j.sent("instance", "sha256:x", {})).toThrow(
+      `The deploy journal ${j.file} stayed locked for 15 s (${lock}); if no other terraform command runs in this directory, delete the lock file.`,
+    );
+    expect(readFileSync(lock, "utf8")).toContain("another-configuration");
+    expect(() => statSync(j.file)).toThrow("ENOENT");
+  });
+
+  test("a half-written lock is waited for, and taken over once it is 10 s old", () => {
+    const { j } = journal();
+    mkdirSync(j.location.dir, { recursive: true });
+    const lock = `${j.file}.lock`;
+    writeFileSync(lock, '{"id":');
+    const now = Date.now();
+    utimesSync(lock, new Date(now), new Date(now));
+    let t = now;
+    const seen: number[] = [];
+    jest.spyOn(Date, "now").mockImplementation(() => {
+      t += 1000;
+      seen.push(t - now);
+      return t;
+    });
+    const e = j.sent("instance", "sha256:x", {});
+    expect(j.live().map((x) => x.entry)).toEqual([e]);
+    // Not taken over before it was 10 s old (one look per second of this clock).
+    expect(seen.length).toBeGreaterThanOrEqual(10);
+  });
+
+  /** Date.now() at `first` for its first look, at `held` for the next `n` looks, one millisecond later after. */
+  function boundaryClock(first: number, held: number, n: number): () => number {
+    let looks = 0;
+    jest.spyOn(Date, "now").mockImplementation(() => {
+      looks++;
+      if (looks === 1) return first;
+      return looks <= n + 1 ? held : held + 1;
+    });
+    return () => looks;
+  }
+
+  test("a lock exactly 10 s old is not yet taken over", () => {
+    const { j } = journal();
+    mkdirSync(j.location.dir, { recursive: true });
+    const lock = `${j.file}.lock`;
+    writeFileSync(lock, '{"id":');
+    const mtime = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+    utimesSync(lock, mtime / 1000, mtime / 1000);
+    expect(statSync(lock).mtimeMs).toBe(mtime);
+    const looks = boundaryClock(mtime + 10_000, mtime + 10_000, 6);
+    j.sent("instance", "sha256:x", {});
+    expect(looks()).toBeGreaterThan(7);
+  });
+
+  test("a wait of exactly 15 s is not yet given up", () => {
+    const { j } = journal();
+    mkdirSync(j.location.dir, { recursive: true });
+    const lock = `${j.file}.lock`;
+    writeFileSync(lock, JSON.stringify({ ...currentRun(), id: "another-configuration" }));
+    const future = new Date(Date.now() + 3600_000);
+    utimesSync(lock, future, future);
+    const start = Date.now();
+    const looks = boundaryClock(start, start + 15_000, 6);
+    expect(() => j.sent("instance", "sha256:x", {})).toThrow("stayed locked for 15 s");
+    expect(looks()).toBeGreaterThan(7);
+  });
+});
+
+describe("location", () => {
+  test("an unreadable backend file is the local backend, the same as none", () => {
+    const none = locateJournal({ cwd: dir, env: {} });
+    mkdirSync(join(dir, ".terraform"));
+    writeFileSync(join(dir, ".terraform", "terraform.tfstate"), "{not json");
+    const damaged = locateJournal({ cwd: dir, env: {} });
+    expect(damaged).toEqual(none);
+    expect(damaged.backend).toBe("local");
+  });
+
+  test.each([
+    ["no backend block", { version: 3 }],
+    ["a backend without a type", { backend: { config: { path: "terraform.tfstate" } } }],
+    [
+      "the local backend's default path",
+      { backend: { type: "local", config: { path: "terraform.tfstate" } } },
+    ],
+    ["an empty path", { backend: { type: "local", config: { path: "", workspace_dir: "" } } }],
+    [
+      "the path written from the state's directory",
+      { backend: { type: "local", config: { path: "./terraform.tfstate" } } },
+    ],
+  ])("the local backend's identity is its state file: %s is the default", (_what, meta) => {
+    const none = locateJournal({ cwd: dir, env: {} });
+    mkdirSync(join(dir, ".terraform"));
+    writeFileSync(join(dir, ".terraform", "terraform.tfstate"), JSON.stringify(meta));
+    expect(locateJournal({ cwd: dir, env: {} })).toEqual(none);
+  });
+
+  test("a local backend's workspace directory, a backend's type and its configuration each make another file", () => {
+    mkdirSync(join(dir, ".terraform"));
+    const files = new Map<string, string>();
+    const with_ = (what: string, meta: unknown) => {
+      writeFileSync(join(dir, ".terraform", "terraform.tfstate"), JSON.stringify(meta));
+      const loc = locateJournal({ cwd: dir, env: {} });
+      files.set(loc.file, what);
+      return loc;
+    };
+    with_("default", {});
+    with_("workspace_dir", {
+      backend: { type: "local", config: { workspace_dir: "ws" } },
+    });
+    expect(with_("s3", { backend: { type: "s3", config: { bucket: "b" } } }).backend).toBe("s3");
+    with_("gcs", { backend: { type: "gcs", config: { bucket: "b" } } });
+    with_("s3 without config", { backend: { type: "s3" } });
+    with_("s3 other bucket", {
+      backend: { type: "s3", config: { bucket: "c" } },
+    });
+    expect([...files.values()]).toEqual([
+      "default",
+      "workspace_dir",
+      "s3",
+      "gcs",
+      "s3 without config",
+      "s3 other bucket",
+    ]);
+    // The same configuration with its keys in another order is the same state.
+    const a = with_("s3 two keys", {
+      backend: { type: "s3", config: { bucket: "b", key: "k" } },
+    });
+    const b = with_("s3 two keys, reordered", {
+      backend: { type: "s3", config: { key: "k", bucket: "b" } },
+    });
+    expect(a.file).toBe(b.file);
+  });
+
+  test("the workspace's file name: unsafe characters replaced, at most 64 of them; a blank environment file is the default", () => {
+    const long = locateJournal({
+      cwd: dir,
+      env: { TF_WORKSPACE: `a/b c${"x".repeat(100)}` },
+    });
+    expect(long.workspace).toBe(`a/b c${"x".repeat(100)}`);
+    const name = long.file.slice(long.dir.length + 1);
+    expect(name).toMatch(/^a_b_cx{59}-[0-9a-f]{12}\.jsonl$/);
+    mkdirSync(join(dir, ".terraform"));
+    writeFileSync(join(dir, ".terraform", "environment"), "  \n");
+    const blank = locateJournal({ cwd: dir, env: {} });
+    expect(blank.workspace).toBe("default");
+    expect(blank.file).toBe(locateJournal({ cwd: dir, env: { TF_WORKSPACE: "default" } }).file);
+    expect(blank.file).not.toBe(locateJournal({ cwd: dir, env: { TF_WORKSPACE: "prod" } }).file);
+  });
+
+  test("workspaces whose file names read alike still get files of their own", () => {
+    const file = (ws: string) => locateJournal({ cwd: dir, env: { TF_WORKSPACE: ws } }).file;
+    const long = "w".repeat(64);
+    const files = [file("a/b"), file("a_b"), file(`${long}1`), file(`${long}2`)];
+    expect(new Set(files).size).toBe(4);
+  });
+
+  test("a state's file name stays the same from one version to the next", () => {
+    // The journal of an interrupted apply must be found by the next provider version.
+    expect(locateJournal({ cwd: "/nonexistent-gpurental/project", env: {} }).file).toBe(
+      "/nonexistent-gpurental/project/.terraform/gpurental-journal/default-f2cfc5e4f787.jsonl",
+    );
+    mkdirSync(join(dir, ".terraform"));
+    writeFileSync(
+      join(dir, ".terraform", "terraform.tfstate"),
+      JSON.stringify({ backend: { type: "pg", config: { schema_name: "a", conn_str: "postgres://h/db" } } }),
+    );
+    const pg = locateJournal({ cwd: dir, env: { TF_WORKSPACE: "prod" } });
+    expect(pg.file.slice(pg.dir.length + 1)).toBe("prod-e0f940e137b6.jsonl");
+  });
+
+  test("an absolute journal_dir is taken as it is; a relative GPURENTAL_JOURNAL_DIR from the working directory", () => {
+    const abs = join(dir, "abs");
+    expect(locateJournal({ cwd: "/elsewhere", env: {}, configured: abs }).dir).toBe(abs);
+    expect(locateJournal({ cwd: dir, env: { GPURENTAL_JOURNAL_DIR: "rel" } }).dir).toBe(join(dir, "rel"));
+    expect(
+      locateJournal({
+        cwd: dir,
+        env: { GPURENTAL_JOURNAL_DIR: "" },
+        configured: "",
+      }).dir,
+    ).toBe(join(dir, ".terraform", "gpurental-journal"));
+  });
+
+  test.each([
+    [{ b: 1, a: [2, { d: undefined, c: null }] }, '{"a":[2,{"c":null}],"b":1}'],
+    [[], "[]"],
+    [{}, "{}"],
+    [undefined, "null"],
+    ["s", '"s"'],
+  ])("stableJson(%j) is %s", (v, json) => {
+    expect(stableJson(v)).toBe(json);
+  });
+});
