@@ -123,6 +123,7 @@ const GROUPS = {
     ],
     tests: [
       "src/journal/store.test.ts",
+      "src/journal/store-edges.test.ts",
       "src/resources/deploy-journal.test.ts",
       "src/resources/api-key-journal.test.ts",
       "src/resources/instance-deploy.test.ts",
