@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { currentRun, parentCommand, type RunIdentity, runAlive } from "./run";
 
@@ -28,6 +29,22 @@ describe("runAlive", () => {
     ["a run of a boot that was not known", { id: "other", pid: process.pid, boot: null }, false],
   ])("%s: %s", (_what, run, alive) => {
     expect(runAlive(run, self)).toBe(alive);
+  });
+
+  test("a live pid this user may not signal (EPERM) is taken as alive; any other failure as gone", () => {
+    const failWith = (code: string) =>
+      jest.spyOn(process, "kill").mockImplementation(() => {
+        throw Object.assign(new Error(`kill: ${code}`), { code });
+      });
+    const other: RunIdentity = { id: "other", pid: process.pid, boot: "boot-1" };
+    try {
+      failWith("EPERM");
+      expect(runAlive(other, self)).toBe(true);
+      failWith("ESRCH");
+      expect(runAlive(other, self)).toBe(false);
+    } finally {
+      jest.restoreAllMocks();
+    }
   });
 
   test("judged against this process's run by default", () => {
@@ -62,6 +79,28 @@ describe("parentCommand", () => {
     ["an unset TF_CLI_ARGS_apply", { TF_CLI_ARGS_apply: undefined }, false],
   ])("%s: partial %s", (_what, env, partial) => {
     expect(cmd(env)).toEqual({ partial });
+  });
+
+  test("a parent whose command line has -target is partial, read from /proc", async () => {
+    // A process of our own stands in for terraform: its command line is all that is read.
+    const parent = spawn(
+      process.execPath,
+      ["-e", "setInterval(() => {}, 1000)", "-target=gpurental_instance.a"],
+      {
+        stdio: "ignore",
+      },
+    );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        parent.once("spawn", resolve);
+        parent.once("error", reject);
+      });
+      const pid = parent.pid ?? NO_SUCH_PID;
+      expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("-target=gpurental_instance.a");
+      expect(parentCommand({}, pid)).toEqual({ partial: true });
+    } finally {
+      parent.kill("SIGKILL");
+    }
   });
 
   test("a parent command line without -target is not partial", () => {
