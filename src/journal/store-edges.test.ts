@@ -626,6 +626,21 @@ describe("the lock", () => {
     expect(() => statSync(j.file)).toThrow("ENOENT");
   });
 
+  test("a lock whose holder is gone is taken over at once, however recent", () => {
+    const { j } = journal();
+    mkdirSync(j.location.dir, { recursive: true });
+    const lock = `${j.file}.lock`;
+    writeFileSync(lock, JSON.stringify(gone("killed-apply")));
+    // Touched now, in the lock's eyes, however far its clock runs: only its holder can make it stale.
+    const future = new Date(Date.now() + 3600_000);
+    utimesSync(lock, future, future);
+    fakeWallClock();
+    const e = j.sent("instance", "sha256:x", {});
+    expect(j.live().map((x) => x.entry)).toEqual([e]);
+    // Released after the write, not left behind with the dead holder's name.
+    expect(() => statSync(lock)).toThrow("ENOENT");
+  });
+
   test("a half-written lock is waited for, and taken over once it is 10 s old", () => {
     const { j } = journal();
     mkdirSync(j.location.dir, { recursive: true });
