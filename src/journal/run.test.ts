@@ -83,17 +83,17 @@ describe("parentCommand", () => {
 
   test("a parent whose command line has -target is partial, read from /proc", async () => {
     // A process of our own stands in for terraform: its command line is all that is read.
+    // It says when it runs: only then is its command line in /proc (not while it is being exec'd).
     const parent = spawn(
       process.execPath,
-      ["-e", "setInterval(() => {}, 1000)", "-target=gpurental_instance.a"],
-      {
-        stdio: "ignore",
-      },
+      ["-e", "process.stdout.write('up'); setInterval(() => {}, 1000)", "--", "-target=gpurental_instance.a"],
+      { stdio: ["ignore", "pipe", "ignore"] },
     );
     try {
       await new Promise<void>((resolve, reject) => {
-        parent.once("spawn", resolve);
+        parent.stdout.once("data", () => resolve());
         parent.once("error", reject);
+        parent.once("exit", (code) => reject(new Error(`the stand-in exited with ${code}`)));
       });
       const pid = parent.pid ?? NO_SUCH_PID;
       expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("-target=gpurental_instance.a");
