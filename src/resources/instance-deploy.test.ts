@@ -1,8 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Agent } from "undici";
 import { GpurentalClient } from "../api/client";
 import {
   ApiError,
@@ -12,8 +9,8 @@ import {
   TimeoutError,
 } from "../api/errors";
 import type { Instance } from "../api/schemas";
-import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { currentRun, DeployJournal, type JournalEntry, locateJournal, type RunIdentity } from "../journal";
+import { useFakeBackend } from "../testing/fake-backend";
 import {
   adoptFromJournal,
   type DeployEnv,
@@ -34,44 +31,23 @@ import type { DeploySettings } from "./provider-data";
 // the journal a reader finds afterwards, the instances on the fake backend, the errors and the
 // warnings. Time that the code sleeps through is a fake clock, moved by the sleeps themselves.
 
-let backend: FakeBackend;
-let creds: DemoCredentials;
-let agent: Agent;
-let workDir: string;
-
-beforeAll(async () => {
-  backend = await startFakeBackend({ port: 0, seed: "demo" });
-});
-afterAll(async () => {
-  await backend.close();
-});
-beforeEach(() => {
-  creds = backend.seedDemo();
-  backend.setTransitions("immediate");
-  agent = new Agent({ keepAliveTimeout: 10 });
-  workDir = mkdtempSync(join(tmpdir(), "gpurental-instance-deploy-test-"));
-});
-afterEach(async () => {
-  backend.clearFaults();
-  await agent.close();
-  rmSync(workDir, { recursive: true, force: true });
-});
+const fake = useFakeBackend({ workDir: "test" });
 
 /** A process of another boot: gone, so its entries can be adopted. */
 const goneRun: RunIdentity = { id: "gone-run", pid: 1, boot: "a-boot-before-a-restart" };
 
-function client(token = creds.admin_session_token): GpurentalClient {
+function client(token = fake.creds.admin_session_token): GpurentalClient {
   return new GpurentalClient({
-    baseUrl: backend.url,
+    baseUrl: fake.url,
     token,
-    dispatcher: agent,
+    dispatcher: fake.agent,
     retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
     sleep: async () => {},
   });
 }
 
 function journalOf(run: RunIdentity, now: () => number = Date.now): DeployJournal {
-  return new DeployJournal(locateJournal({ cwd: workDir, env: {} }), { run, now });
+  return new DeployJournal(locateJournal({ cwd: fake.workDir, env: {} }), { run, now });
 }
 
 const FP = "fingerprint-of-the-configuration";
@@ -91,7 +67,7 @@ function deployEnv(over: Partial<DeployEnv> = {}) {
       journal: journalOf(currentRun()),
       reconcileTimeoutMs: 5000,
       partial: false,
-      account: { base_url: backend.url, org_id: null },
+      account: { base_url: fake.url, org_id: null },
     },
     fingerprint: FP,
     ...over,
@@ -100,14 +76,14 @@ function deployEnv(over: Partial<DeployEnv> = {}) {
 }
 
 const body = (over: Record<string, unknown> = {}) => ({
-  offer_id: creds.offer_id,
-  template_id: creds.template_id,
+  offer_id: fake.creds.offer_id,
+  template_id: fake.creds.template_id,
   disk_gb: 50,
   label: "deploy-test",
   ...over,
 });
 
-const live = () => backend.listInstances(creds.org_id).filter((i) => i.status !== "destroyed");
+const live = () => fake.backend.listInstances(fake.creds.org_id).filter((i) => i.status !== "destroyed");
 
 /** The entries of the working directory's journal, as a reader of the file finds them. */
 const entries = () => journalOf(currentRun()).entries();
@@ -126,7 +102,7 @@ describe("deployJournaled", () => {
     const got = await deployJournaled(
       {
         ...body(),
-        ssh_key_id: creds.ssh_key_id,
+        ssh_key_id: fake.creds.ssh_key_id,
         env_overrides: [
           { key: "A", value: "1", secret: false },
           { key: "PASSWORD", value: "hunter2", secret: true },
@@ -141,11 +117,11 @@ describe("deployJournaled", () => {
       kind: "instance",
       fingerprint: FP,
       request: {
-        offer_id: creds.offer_id,
-        template_id: creds.template_id,
+        offer_id: fake.creds.offer_id,
+        template_id: fake.creds.template_id,
         disk_gb: 50,
         label: "deploy-test",
-        ssh_key_id: creds.ssh_key_id,
+        ssh_key_id: fake.creds.ssh_key_id,
         env_overrides: 2,
       },
       before: [existing.id],
@@ -157,10 +133,13 @@ describe("deployJournaled", () => {
 
   test("a request without label, key or env is journaled with nulls and no overrides", async () => {
     const { env } = deployEnv();
-    await deployJournaled({ offer_id: creds.offer_id, template_id: creds.template_id, disk_gb: 50 }, env);
+    await deployJournaled(
+      { offer_id: fake.creds.offer_id, template_id: fake.creds.template_id, disk_gb: 50 },
+      env,
+    );
     expect(entries()[0]!.request).toEqual({
-      offer_id: creds.offer_id,
-      template_id: creds.template_id,
+      offer_id: fake.creds.offer_id,
+      template_id: fake.creds.template_id,
       disk_gb: 50,
       label: null,
       ssh_key_id: null,
@@ -181,7 +160,7 @@ describe("deployJournaled", () => {
   test("a refused deploy closes its entry as unsent, with the code, and is thrown", async () => {
     const { env } = deployEnv();
     const err = await deployJournaled(
-      body({ disk_gb: 1900, offer_id: creds.small_disk_offer_id }),
+      body({ disk_gb: 1900, offer_id: fake.creds.small_disk_offer_id }),
       env,
     ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -198,8 +177,8 @@ describe("deployJournaled", () => {
     await new Promise((r) => closed.close(r));
     const nowhere = new GpurentalClient({
       baseUrl: `http://127.0.0.1:${port}`,
-      token: creds.admin_session_token,
-      dispatcher: agent,
+      token: fake.creds.admin_session_token,
+      dispatcher: fake.agent,
       retry: { maxAttempts: 1 },
     });
     env.client = { ...bound(env.client), deployInstance: nowhere.deployInstance.bind(nowhere) };
@@ -238,7 +217,7 @@ describe("deployJournaled", () => {
     env.signal = stop.signal;
     const real = bound(env.client);
     // Terraform's stop comes while the deploy is in flight; the deploy lands all the same.
-    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
     env.client = {
       ...real,
       deployInstance: async (...a: Parameters<InstanceApi["deployInstance"]>) => {
@@ -289,11 +268,11 @@ describe("deployJournaled", () => {
       ...real,
       deployInstance: async (...a: Parameters<InstanceApi["deployInstance"]>) => {
         theirs = await other.deployInstance(a[0]);
-        const j = new DeployJournal(locateJournal({ cwd: workDir, env: { TF_WORKSPACE: "staging" } }), {
+        const j = new DeployJournal(locateJournal({ cwd: fake.workDir, env: { TF_WORKSPACE: "staging" } }), {
           run: goneRun,
         });
         j.answered(j.sent("instance", "another", body(), []), theirs.id);
-        backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+        fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
         return real.deployInstance(...a);
       },
     };
@@ -304,7 +283,7 @@ describe("deployJournaled", () => {
 
   test("an answer that cannot be read is not resent: the deploy is looked for by listing", async () => {
     // A template of a mode this provider does not know: the answers naming it do not parse.
-    const odd = backend.createTemplate({ name: "odd", mode: "telnet" as never, visibility: "public" });
+    const odd = fake.backend.createTemplate({ name: "odd", mode: "telnet" as never, visibility: "public" });
     const { env } = deployEnv();
     const logs: string[] = [];
     env.log = (m) => logs.push(m);
@@ -325,7 +304,7 @@ describe("deployJournaled", () => {
       ...bound(real),
       deployInstance: async (...a: Parameters<InstanceApi["deployInstance"]>) => {
         theirs = await other.deployInstance(a[0]);
-        backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+        fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
         return real.deployInstance(...a);
       },
     };
@@ -347,7 +326,7 @@ describe("deployJournaled", () => {
   });
 
   test("a lost answer that lands is recorded, and said in the log", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
     const { env } = deployEnv();
     const logs: string[] = [];
     env.log = (m) => logs.push(m);
@@ -361,7 +340,7 @@ describe("deployJournaled", () => {
   });
 
   test("a lost answer that never lands: outcome unknown, pointing at the journal, looked for over the whole window", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
     const { env, clock } = deployEnv();
     const err = (await deployJournaled(body(), env).catch((e: unknown) => e)) as DeployOutcomeUnknownError;
     expect(err).toBeInstanceOf(DeployOutcomeUnknownError);
@@ -381,7 +360,7 @@ describe("deployJournaled", () => {
   });
 
   test("the window ends with the create's deadline when that comes first", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
     const { env, clock } = deployEnv();
     // A wait that ends exactly at the window's end is still taken.
     env.deadline = clock.t + 750;
@@ -405,7 +384,7 @@ describe("deployJournaled", () => {
   });
 
   test("without a journal, outcome unknown says how to find and import the instance", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
     const { env } = deployEnv();
     env.settings = { ...env.settings, journal: null, reconcileTimeoutMs: 120_000 };
     env.deadline = env.now() + 600_000;
@@ -459,11 +438,11 @@ describe("adoptFromJournal", () => {
     const sender = journalOf(goneRun);
     // Destroyed first: going back to immediate transitions would finish a destroy left pending.
     for (const status of ["destroyed", "destroying"]) {
-      backend.setTransitions(status === "destroying" ? "manual" : "immediate");
+      fake.backend.setTransitions(status === "destroying" ? "manual" : "immediate");
       const inst = await c.deployInstance(body());
-      if (status === "destroying") backend.completeTransition(inst.id);
+      if (status === "destroying") fake.backend.completeTransition(inst.id);
       await c.destroyInstance(inst.id);
-      expect(backend.instance(inst.id)!.status).toBe(status);
+      expect(fake.backend.instance(inst.id)!.status).toBe(status);
       sender.answered(sender.sent("instance", FP, body(), []), inst.id);
     }
     expect(live().map((i) => i.status)).toEqual(["destroying"]);
@@ -858,40 +837,45 @@ describe("journal writes after the request that fail are logged, never failing w
       .filter((l) => l["@level"] === "warn")
       .map((l) => [l["@message"], String(l.error).includes("newer provider")]);
 
-  /** A client whose deploy spoils the journal after it was sent and before its answer is recorded. */
-  function spoiling(env: DeployEnv, lost = false): InstanceApi {
+  /**
+   * A deploy environment whose client spoils the journal each time `at` is called, just before the
+   * real call (and, for a `lost` deploy, loses its answer): the journal's writes after it fail.
+   */
+  function spoiledEnv(at: "deployInstance" | "listInstances", lost = false): DeployEnv {
+    const { env } = deployEnv();
     const real = bound(env.client);
-    return {
-      ...real,
-      deployInstance: async (...a: Parameters<InstanceApi["deployInstance"]>) => {
+    const spoilFirst =
+      <A extends unknown[], R>(call: (...a: A) => Promise<R>) =>
+      async (...a: A): Promise<R> => {
         spoilJournal();
-        if (lost) backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
-        return real.deployInstance(...a);
-      },
-    };
+        if (lost) fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+        return call(...a);
+      };
+    env.client =
+      at === "deployInstance"
+        ? { ...real, deployInstance: spoilFirst(real.deployInstance) }
+        : { ...real, listInstances: spoilFirst(real.listInstances) };
+    return env;
   }
 
   test("the answer of a deploy", async () => {
-    const { env } = deployEnv();
-    env.client = spoiling(env);
+    const env = spoiledEnv("deployInstance");
     const got = await deployJournaled(body(), env);
     expect(got.instance.id).toBe(live()[0]!.id);
     expect(warnings()).toEqual([["deploy journal: could not record a deploy's answer", true]]);
   });
 
   test("the instance a lost deploy created", async () => {
-    const { env } = deployEnv();
-    env.client = spoiling(env, true);
+    const env = spoiledEnv("deployInstance", true);
     const got = await deployJournaled(body(), env);
     expect(got.instance.id).toBe(live()[0]!.id);
     expect(warnings()).toEqual([["deploy journal: could not record a deploy's instance", true]]);
   });
 
   test("a refused deploy", async () => {
-    const { env } = deployEnv();
-    env.client = spoiling(env);
+    const env = spoiledEnv("deployInstance");
     const err = await deployJournaled(
-      body({ disk_gb: 1900, offer_id: creds.small_disk_offer_id }),
+      body({ disk_gb: 1900, offer_id: fake.creds.small_disk_offer_id }),
       env,
     ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -901,15 +885,7 @@ describe("journal writes after the request that fail are logged, never failing w
   test("the instance an adopted entry's deploy created", async () => {
     lostEntry(Date.now() - 60_000);
     const inst = await client().deployInstance(body());
-    const { env } = deployEnv();
-    const real = bound(env.client);
-    env.client = {
-      ...real,
-      listInstances: async (...a: Parameters<InstanceApi["listInstances"]>) => {
-        spoilJournal();
-        return real.listInstances(...a);
-      },
-    };
+    const env = spoiledEnv("listInstances");
     const got = await adoptFromJournal(env);
     expect(got).toMatchObject({ kind: "adopted", instance: { id: inst.id } });
     expect(warnings()).toEqual([["deploy journal: could not record an adopted instance", true]]);
@@ -917,15 +893,7 @@ describe("journal writes after the request that fail are logged, never failing w
 
   test("a deploy that left nothing", async () => {
     lostEntry(Date.now() - 60_000);
-    const { env } = deployEnv();
-    const real = bound(env.client);
-    env.client = {
-      ...real,
-      listInstances: async (...a: Parameters<InstanceApi["listInstances"]>) => {
-        spoilJournal();
-        return real.listInstances(...a);
-      },
-    };
+    const env = spoiledEnv("listInstances");
     const got = await adoptFromJournal(env);
     expect(got.kind === "none" && got.diagnostics.map((d) => d.summary)).toEqual([
       expect.stringMatching(/never appeared$/),
