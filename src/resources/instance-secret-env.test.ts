@@ -13,11 +13,14 @@ import type { InstanceArgs } from "./instance-model";
 
 type Rec = Record<string, CtyValue>;
 
-const fake = useFakeBackend();
+// Terraform's working directory of the provider, where its deploy journal goes, is one for the file
+// (never the directory the tests run in).
+const fake = useFakeBackend({ workDir: "file" });
 
 async function configured() {
   const h = createHarness(
     createProvider({
+      cwd: fake.workDir,
       env: {},
       clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
     }),
