@@ -544,11 +544,33 @@ describe("adoptFromJournal", () => {
     expect(entries()[0]!.closed?.reason).toBe("abandoned");
   });
 
-  test("the wait for a young entry ends with the create's deadline", async () => {
+  test("a young entry the create's deadline cuts short is an error, kept in the journal, and nothing is deployed", async () => {
     const { env, clock } = deployEnv();
-    env.deadline = clock.t + 1000;
+    env.deadline = clock.t + 3000;
+    const sentAt = clock.t;
+    const entry = lostEntry(sentAt);
+    const got = await adoptFromJournal(env);
+    // Each wait leaves a second for one more listing before the deadline: 250 + 500 + 1000 ms, and
+    // not the 2 s wait that would end at 3.75 s.
+    expect(clock.sleeps).toEqual([250, 500, 1000]);
+    const until = new Date(sentAt + 5000).toISOString();
+    expect(got).toEqual({
+      kind: "error",
+      diagnostic: {
+        severity: "error",
+        summary: "An earlier deploy of this configuration may still land",
+        detail: `An interrupted apply sent a deploy for this configuration at ${new Date(sentAt).toISOString()} whose answer was lost, and no instance of it has appeared yet. It may still land until ${until}, after this create's deadline, so nothing was deployed and the deploy journal keeps it. Run terraform apply again (after ${until} it is given up if nothing landed), or give the create a longer timeout. Deploy journal entry ${entry}.`,
+      },
+    });
+    expect(entries()[0]!.closed).toBeNull();
+    expect(live()).toHaveLength(0);
+  });
+
+  test("a wait that leaves exactly a second for the listing before the deadline is taken", async () => {
+    const { env, clock } = deployEnv();
+    env.deadline = clock.t + 1750;
     lostEntry(clock.t);
-    expect((await adoptFromJournal(env)).kind).toBe("none");
+    expect((await adoptFromJournal(env)).kind).toBe("error");
     expect(clock.sleeps).toEqual([250, 500]);
   });
 

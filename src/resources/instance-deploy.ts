@@ -327,7 +327,7 @@ async function byListing(
   const sentAt = Date.parse(e.sent_at);
   const referenced = journal.referencedIds();
   // A young entry may still land: wait out what is left of its reconcile window.
-  const end = Math.min(sentAt + env.settings.reconcileTimeoutMs, env.deadline);
+  const windowEnd = sentAt + env.settings.reconcileTimeoutMs;
   let delay = 250;
   for (;;) {
     let items: Instance[];
@@ -353,10 +353,28 @@ async function byListing(
         },
       };
     }
-    if (env.now() + delay > end) return "gone";
+    const next = env.now() + delay;
+    if (next > windowEnd) return "gone";
+    // The create's deadline comes before the window ends: the deploy may still land, so the entry
+    // is kept (not given up) and nothing is deployed.
+    if (next + LISTING_ROOM_MS > env.deadline) return stillPendingError(e, windowEnd);
     await env.sleep(delay, env.signal);
     delay = Math.min(delay * 2, 2000);
   }
+}
+
+/** Time left after a wait for one more listing of instances, else the wait is not taken. */
+const LISTING_ROOM_MS = 1000;
+
+function stillPendingError(e: JournalEntry, windowEnd: number): { error: ResourceDiagnostic } {
+  const until = new Date(windowEnd).toISOString();
+  return {
+    error: {
+      severity: "error",
+      summary: "An earlier deploy of this configuration may still land",
+      detail: `An interrupted apply sent a deploy for this configuration at ${e.sent_at} whose answer was lost, and no instance of it has appeared yet. It may still land until ${until}, after this create's deadline, so nothing was deployed and the deploy journal keeps it. Run terraform apply again (after ${until} it is given up if nothing landed), or give the create a longer timeout. Deploy journal entry ${e.entry}.`,
+    },
+  };
 }
 
 function deployedAt(inst: Instance, e: JournalEntry): string {
