@@ -127,6 +127,7 @@ const GROUPS = {
       "src/resources/deploy-journal.test.ts",
       "src/resources/api-key-journal.test.ts",
       "src/resources/instance-deploy.test.ts",
+      "src/resources/instance-deploy.pure.test.ts",
       "src/journal/lost-requests.test.ts",
       "src/journal/run.test.ts",
       "src/resources/instance-ops.test.ts",

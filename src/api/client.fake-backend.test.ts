@@ -1,6 +1,6 @@
 import { inspect } from "node:util";
-import { Agent } from "undici";
-import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+import { DEMO_IDS, startFakeBackend } from "../fake-backend";
+import { useFakeBackend } from "../testing/fake-backend";
 import { type ClientOptions, GpurentalClient, type LogLevel } from "./client";
 import {
   AmbiguousRequestError,
@@ -16,38 +16,20 @@ import { waitForInstance } from "./waiter";
 // The client against the real fake backend, in-process on port 0: the API's actual answers,
 // plus faults injected by route (429/503 with Retry-After, dropped connections, lost responses).
 
-let backend: FakeBackend;
-let creds: DemoCredentials;
-let agent: Agent;
+const fake = useFakeBackend();
 let sleeps: number[];
 let logs: { level: LogLevel; msg: string; fields: Record<string, unknown> }[];
 
-beforeAll(async () => {
-  backend = await startFakeBackend({ port: 0, seed: "demo" });
-});
-
-afterAll(async () => {
-  await backend.close();
-});
-
 beforeEach(() => {
-  creds = backend.seedDemo();
-  backend.setTransitions("immediate");
-  agent = new Agent({ keepAliveTimeout: 10 });
   sleeps = [];
   logs = [];
 });
 
-afterEach(async () => {
-  backend.clearFaults();
-  await agent.close();
-});
-
 function client(extra: Partial<ClientOptions> = {}): GpurentalClient {
   return new GpurentalClient({
-    baseUrl: backend.url,
-    token: creds.admin_session_token,
-    dispatcher: agent,
+    baseUrl: fake.url,
+    token: fake.creds.admin_session_token,
+    dispatcher: fake.agent,
     retry: { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 50 },
     // Retry waits are recorded, not slept: asserting Retry-After is honoured takes no real time.
     sleep: async (ms) => {
@@ -65,41 +47,41 @@ const attempts = (endpoint: string) =>
 
 function deployBody() {
   return {
-    offer_id: creds.offer_id,
-    template_id: creds.template_id,
+    offer_id: fake.creds.offer_id,
+    template_id: fake.creds.template_id,
     disk_gb: 50,
-    ssh_key_id: creds.ssh_key_id,
+    ssh_key_id: fake.creds.ssh_key_id,
   };
 }
 
-const orgInstances = () => backend.listInstances(creds.org_id);
+const orgInstances = () => fake.backend.listInstances(fake.creds.org_id);
 
 describe("every endpoint parses the backend's answers", () => {
   test("account, catalogue and billing reads", async () => {
     const c = client();
     const me = await c.getMe();
-    expect(me.organization.id).toBe(creds.org_id);
+    expect(me.organization.id).toBe(fake.creds.org_id);
     expect(me.role).toBe("admin");
 
     const offers = await c.listOffers({ sort: "price_asc" });
     expect(offers.length).toBeGreaterThan(0);
-    expect(offers.map((o) => o.id)).toContain(creds.offer_id);
-    const offer = await c.getOffer(creds.offer_id);
+    expect(offers.map((o) => o.id)).toContain(fake.creds.offer_id);
+    const offer = await c.getOffer(fake.creds.offer_id);
     expect(offer.machine.disk_gb).toBe(2000);
     expect(await c.listOffers({ gpu_model: offer.gpu_model, num_gpus: offer.num_gpus })).not.toHaveLength(0);
 
     const templates = await c.listTemplates({ mode: "ssh" });
     expect(templates.every((t) => t.mode === "ssh")).toBe(true);
     await c.listTemplates({ tab: "recommended" });
-    const template = await c.getTemplate(creds.template_id);
-    expect(template.id).toBe(creds.template_id);
+    const template = await c.getTemplate(fake.creds.template_id);
+    expect(template.id).toBe(fake.creds.template_id);
 
     const keys = await c.listSshKeys();
-    expect(keys.map((k) => k.id)).toContain(creds.ssh_key_id);
+    expect(keys.map((k) => k.id)).toContain(fake.creds.ssh_key_id);
 
     const members = await c.listMembers();
     expect(members.map((m) => m.user_id)).toEqual(
-      expect.arrayContaining([creds.admin_user_id, creds.member_user_id]),
+      expect.arrayContaining([fake.creds.admin_user_id, fake.creds.member_user_id]),
     );
 
     const order = await c.createBillingOrder({ amount_micro: 10_000_000 });
@@ -154,14 +136,14 @@ describe("every endpoint parses the backend's answers", () => {
 
   test("removing a member", async () => {
     const c = client();
-    await c.removeMember(creds.member_user_id);
-    expect((await c.listMembers()).map((m) => m.user_id)).not.toContain(creds.member_user_id);
+    await c.removeMember(fake.creds.member_user_id);
+    expect((await c.listMembers()).map((m) => m.user_id)).not.toContain(fake.creds.member_user_id);
   });
 });
 
 describe("instances in every kind of state parse", () => {
   test("provision failure: the waiter reports error_code", async () => {
-    backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });
+    fake.backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });
     const c = client();
     const inst = await c.deployInstance(deployBody());
     const err = (await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 }).catch(
@@ -174,7 +156,7 @@ describe("instances in every kind of state parse", () => {
 
   test("a jupyter instance reports its URL", async () => {
     const c = client();
-    const inst = await c.deployInstance({ ...deployBody(), template_id: creds.jupyter_template_id });
+    const inst = await c.deployInstance({ ...deployBody(), template_id: fake.creds.jupyter_template_id });
     const running = await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 });
     expect(running.template.mode).toBe("jupyter");
     expect(running.jupyter_url).toEqual(expect.any(String));
@@ -184,8 +166,8 @@ describe("instances in every kind of state parse", () => {
     const c = client();
     const inst = await c.deployInstance(deployBody());
     await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 });
-    backend.setBalance(creds.org_id, 1_000_000);
-    backend.clock.advance(6 * 3_600_000);
+    fake.backend.setBalance(fake.creds.org_id, 1_000_000);
+    fake.backend.clock.advance(6 * 3_600_000);
     const stopped = await c.getInstance(inst.id);
     expect(stopped.status).toBe("stopped");
     expect(stopped.spend_micro).toBeGreaterThan(0);
@@ -197,12 +179,12 @@ describe("instances in every kind of state parse", () => {
   });
 
   test("an unconfirmed stop returns to running with stop_timed_out", async () => {
-    backend.setHostBehaviour(DEMO_IDS.machineLarge, { neverConfirmStop: true });
+    fake.backend.setHostBehaviour(DEMO_IDS.machineLarge, { neverConfirmStop: true });
     const c = client();
     const inst = await c.deployInstance(deployBody());
     await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 });
     await c.stopInstance(inst.id);
-    backend.clock.advance(31 * 60_000);
+    fake.backend.clock.advance(31 * 60_000);
     const back = await c.getInstance(inst.id);
     expect(back.status).toBe("running");
     expect(back.error_code).toBe("stop_timed_out");
@@ -214,7 +196,7 @@ describe("instances in every kind of state parse", () => {
     await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 });
     await c.stopInstance(inst.id);
     await waitForInstance(c, inst.id, { target: "stopped", timeoutMs: 5000 });
-    backend.setHostBehaviour(DEMO_IDS.machineLarge, { startUnavailable: true });
+    fake.backend.setHostBehaviour(DEMO_IDS.machineLarge, { startUnavailable: true });
     const err = await c.startInstance(inst.id).catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 503, code: "START_UNAVAILABLE" });
     expect(attempts("POST /v1/instances/{id}/start")).toBe(4);
@@ -225,7 +207,7 @@ describe("instances in every kind of state parse", () => {
 describe("coded errors", () => {
   test("DISK_TOO_LARGE carries max_disk_gb", async () => {
     const err = (await client()
-      .deployInstance({ ...deployBody(), offer_id: creds.small_disk_offer_id, disk_gb: 800 })
+      .deployInstance({ ...deployBody(), offer_id: fake.creds.small_disk_offer_id, disk_gb: 800 })
       .catch((e: unknown) => e)) as ApiError;
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({
@@ -239,7 +221,7 @@ describe("coded errors", () => {
   });
 
   test("INSUFFICIENT_BALANCE carries balance and requirement", async () => {
-    backend.setBalance(creds.org_id, 1);
+    fake.backend.setBalance(fake.creds.org_id, 1);
     const err = (await client()
       .deployInstance(deployBody())
       .catch((e: unknown) => e)) as ApiError;
@@ -263,7 +245,7 @@ describe("coded errors", () => {
       status: 404,
       code: "INSTANCE_NOT_FOUND",
     });
-    await expect(client({ orgId: creds.other_org_id }).listInstances()).rejects.toMatchObject({
+    await expect(client({ orgId: fake.creds.other_org_id }).listInstances()).rejects.toMatchObject({
       status: 403,
       code: "ORG_MISMATCH",
     });
@@ -277,7 +259,7 @@ describe("coded errors", () => {
 
 describe("retries against injected faults", () => {
   test("429 with Retry-After on a GET: retried, and the wait is the server's", async () => {
-    backend.addFault({
+    fake.backend.addFault({
       route: "GET /v1/offers",
       kind: "status",
       status: 429,
@@ -291,7 +273,7 @@ describe("retries against injected faults", () => {
   });
 
   test("503 with Retry-After on deploy: refused, retried, exactly one instance", async () => {
-    backend.addFault({
+    fake.backend.addFault({
       route: "POST /v1/instances",
       kind: "status",
       status: 503,
@@ -305,7 +287,7 @@ describe("retries against injected faults", () => {
   });
 
   test("a persistent 429 surfaces as RATE_LIMITED after maxAttempts", async () => {
-    backend.addFault({ route: "GET /v1/instances", kind: "status", status: 429, retryAfterSeconds: 1 });
+    fake.backend.addFault({ route: "GET /v1/instances", kind: "status", status: 429, retryAfterSeconds: 1 });
     const err = await client()
       .listInstances()
       .catch((e: unknown) => e);
@@ -314,7 +296,7 @@ describe("retries against injected faults", () => {
   });
 
   test("a 500 on a GET is retried: reads are idempotent", async () => {
-    backend.addFault({ route: "GET /v1/instances", kind: "status", status: 500, times: 2 });
+    fake.backend.addFault({ route: "GET /v1/instances", kind: "status", status: 500, times: 2 });
     await expect(client().listInstances()).resolves.toEqual([]);
     expect(attempts("GET /v1/instances")).toBe(3);
   });
@@ -322,13 +304,13 @@ describe("retries against injected faults", () => {
   test("a dropped connection on GET is retried", async () => {
     const c = client();
     const inst = await c.deployInstance(deployBody());
-    backend.addFault({ route: "GET /v1/instances/:id", kind: "drop", times: 1 });
+    fake.backend.addFault({ route: "GET /v1/instances/:id", kind: "drop", times: 1 });
     await expect(c.getInstance(inst.id)).resolves.toMatchObject({ id: inst.id });
     expect(attempts("GET /v1/instances/{id}")).toBe(2);
   });
 
   test("a lost deploy response is ambiguous, not resent: exactly one instance exists", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
     const err = (await client()
       .deployInstance(deployBody())
       .catch((e: unknown) => e)) as AmbiguousRequestError;
@@ -344,7 +326,7 @@ describe("retries against injected faults", () => {
     const other = await c.deployInstance({ ...deployBody(), label: "other" });
     await c.deployInstance({ ...deployBody(), disk_gb: 60 });
     const body = { ...deployBody(), label: "lost" };
-    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
     const sentAt = Date.now();
     await expect(c.deployInstance(body)).rejects.toThrow(AmbiguousRequestError);
     const candidates = await findDeployCandidates(c, body, { sentAt });
@@ -355,14 +337,14 @@ describe("retries against injected faults", () => {
 
   test("reconciling a deploy that never landed finds nothing", async () => {
     const c = client();
-    backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
     const sentAt = Date.now();
     await expect(c.deployInstance(deployBody())).rejects.toThrow(AmbiguousRequestError);
     expect(await findDeployCandidates(c, deployBody(), { sentAt })).toEqual([]);
   });
 
   test("a deploy dropped before processing is also ambiguous to the client, and nothing was created", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
     await expect(client().deployInstance(deployBody())).rejects.toThrow(AmbiguousRequestError);
     expect(attempts("POST /v1/instances")).toBe(1);
     expect(orgInstances()).toHaveLength(0);
@@ -372,20 +354,20 @@ describe("retries against injected faults", () => {
   // sent again after any status that says "not now" or "a gateway failed"; a deploy only after the
   // ones by which the server says it did not act (429, 503), never after one that leaves it open.
   test.each([429, 502, 503, 504])("a %i on a read is retried, and the read succeeds", async (status) => {
-    backend.addFault({ route: "GET /v1/offers", kind: "status", status, times: 1 });
+    fake.backend.addFault({ route: "GET /v1/offers", kind: "status", status, times: 1 });
     await expect(client().listOffers()).resolves.not.toHaveLength(0);
     expect(attempts("GET /v1/offers")).toBe(2);
   });
 
   test.each([429, 503])("a %i on deploy is retried: exactly one instance", async (status) => {
-    backend.addFault({ route: "POST /v1/instances", kind: "status", status, times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "status", status, times: 1 });
     await expect(client().deployInstance(deployBody())).resolves.toHaveProperty("id");
     expect(attempts("POST /v1/instances")).toBe(2);
     expect(orgInstances()).toHaveLength(1);
   });
 
   test.each([500, 502, 504])("a %i on deploy is ambiguous and never resent", async (status) => {
-    backend.addFault({ route: "POST /v1/instances", kind: "status", status, times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "status", status, times: 1 });
     const err = await client()
       .deployInstance(deployBody())
       .catch((e: unknown) => e);
@@ -395,8 +377,8 @@ describe("retries against injected faults", () => {
   });
 
   test.each([400, 404, 409, 422])("a %i is final for a read and a deploy", async (status) => {
-    backend.addFault({ route: "GET /v1/offers", kind: "status", status, times: 1 });
-    backend.addFault({ route: "POST /v1/instances", kind: "status", status, times: 1 });
+    fake.backend.addFault({ route: "GET /v1/offers", kind: "status", status, times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "status", status, times: 1 });
     await expect(client().listOffers()).rejects.toMatchObject({ status });
     await expect(client().deployInstance(deployBody())).rejects.toMatchObject({ status });
     expect(attempts("GET /v1/offers")).toBe(1);
@@ -405,7 +387,7 @@ describe("retries against injected faults", () => {
   });
 
   test("a 500 on deploy is ambiguous", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "status", status: 500, times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "status", status: 500, times: 1 });
     await expect(client().deployInstance(deployBody())).rejects.toMatchObject({
       reason: "status",
       status: 500,
@@ -417,7 +399,7 @@ describe("retries against injected faults", () => {
     const c = client();
     const inst = await c.deployInstance(deployBody());
     await waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 });
-    backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "lost-response", times: 1 });
     await expect(c.stopInstance(inst.id)).rejects.toThrow(AmbiguousRequestError);
     expect(attempts("POST /v1/instances/{id}/stop")).toBe(1);
     await expect(waitForInstance(c, inst.id, { target: "stopped", timeoutMs: 5000 })).resolves.toMatchObject({
@@ -428,7 +410,7 @@ describe("retries against injected faults", () => {
   test("a lost destroy response is resent and reconciled to the destroyed instance", async () => {
     const c = client();
     const inst = await c.deployInstance(deployBody());
-    backend.addFault({ route: "DELETE /v1/instances/:id", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "DELETE /v1/instances/:id", kind: "lost-response", times: 1 });
     const out = await c.destroyInstance(inst.id);
     expect(["destroying", "destroyed"]).toContain(out.status);
     expect(attempts("DELETE /v1/instances/{id}")).toBe(2);
@@ -437,7 +419,7 @@ describe("retries against injected faults", () => {
   test("a lost revoke response is resent and treated as revoked", async () => {
     const c = client();
     const { key } = await c.createApiKey({ name: "to-revoke" });
-    backend.addFault({ route: "DELETE /v1/api-keys/:id", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "DELETE /v1/api-keys/:id", kind: "lost-response", times: 1 });
     await expect(c.revokeApiKey(key.id)).resolves.toBeUndefined();
     expect((await c.listApiKeys()).map((k) => k.id)).not.toContain(key.id);
   });
@@ -456,7 +438,7 @@ describe("retries against injected faults", () => {
 
 describe("waiting and cancellation", () => {
   test("the waiter times out with the last status when transitions are held", async () => {
-    backend.setTransitions("manual");
+    fake.backend.setTransitions("manual");
     const c = client();
     const inst = await c.deployInstance(deployBody());
     const err = (await waitForInstance(c, inst.id, {
@@ -467,7 +449,7 @@ describe("waiting and cancellation", () => {
     expect(err).toBeInstanceOf(WaitTimeoutError);
     expect(err.lastStatus).toBe("creating");
     expect(err.lastInstance?.id).toBe(inst.id);
-    backend.completeTransition(inst.id);
+    fake.backend.completeTransition(inst.id);
     await expect(waitForInstance(c, inst.id, { target: "running", timeoutMs: 5000 })).resolves.toMatchObject({
       status: "running",
     });
@@ -476,14 +458,14 @@ describe("waiting and cancellation", () => {
   test("an AbortSignal cancels a request the server holds", async () => {
     // The fake holds the request until the test lets it go, so the call can only end through the
     // abort: no clock decides the outcome. The bounded wait turns a hang into a clear failure.
-    backend.addFault({ route: "GET /v1/offers", kind: "late-commit", delayMs: 600_000, times: 1 });
+    fake.backend.addFault({ route: "GET /v1/offers", kind: "late-commit", delayMs: 600_000, times: 1 });
     const ac = new AbortController();
     const call = client().listOffers(undefined, { signal: ac.signal });
     try {
-      for (let i = 0; i < 1000 && backend.lateCommitsPending() === 0; i++) {
+      for (let i = 0; i < 1000 && fake.backend.lateCommitsPending() === 0; i++) {
         await new Promise((r) => setTimeout(r, 10));
       }
-      expect(backend.lateCommitsPending()).toBe(1);
+      expect(fake.backend.lateCommitsPending()).toBe(1);
       ac.abort();
       const outcome = await Promise.race([
         call.then(
@@ -493,14 +475,14 @@ describe("waiting and cancellation", () => {
         new Promise((r) => setTimeout(() => r("still waiting after 10 s"), 10_000).unref()),
       ]);
       expect(outcome).toBeInstanceOf(RequestAbortedError);
-      expect(backend.lateCommitsPending()).toBe(1);
+      expect(fake.backend.lateCommitsPending()).toBe(1);
     } finally {
-      await backend.flushLateCommits();
+      await fake.backend.flushLateCommits();
     }
   });
 
   test("an AbortSignal cancels a wait", async () => {
-    backend.setTransitions("manual");
+    fake.backend.setTransitions("manual");
     const c = client();
     const inst = await c.deployInstance(deployBody());
     const ac = new AbortController();
@@ -516,8 +498,8 @@ describe("credentials", () => {
     const c = client({ retry: { maxAttempts: 2, baseDelayMs: 1 } });
     const { secret } = await c.createApiKey({ name: "secret-holder" });
     const viaKey = client({ token: secret, retry: { maxAttempts: 2, baseDelayMs: 1 } });
-    backend.addFault({ route: "GET /v1/offers", kind: "drop" });
-    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "GET /v1/offers", kind: "drop" });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
     const errors = [
       await c.listOffers().catch((e: unknown) => e),
       await viaKey.listOffers().catch((e: unknown) => e),
@@ -537,7 +519,7 @@ describe("credentials", () => {
       inspect(c),
       inspect(viaKey),
     ].join("\n");
-    for (const token of [creds.admin_session_token, secret]) expect(rendered).not.toContain(token);
+    for (const token of [fake.creds.admin_session_token, secret]) expect(rendered).not.toContain(token);
     expect(logs.length).toBeGreaterThan(5);
   });
 });

@@ -1,32 +1,18 @@
 import { GpurentalClient } from "../api/client";
-import { DEMO_IDS, type FakeBackend, startFakeBackend } from "../fake-backend";
-import type { DemoCredentials } from "../fake-backend/types";
+import { DEMO_IDS } from "../fake-backend";
 import { type CtyValue, type Diagnostic, unknown } from "../framework";
 import type { Attributes, Schema } from "../framework/schema";
 import { createHarness, fullObject } from "../framework/testing";
 import { decodeMsgpack, encodeMsgpack, isRecord } from "../plugin/cty";
 import type * as proto from "../plugin/tfplugin6";
 import { createProvider } from "../provider";
+import { useFakeBackend } from "../testing/fake-backend";
 import { dataSources } from ".";
 
 // Every data source read through the provider service in memory (msgpack in and out, as Terraform
 // sends it) against the fake backend on port 0.
 
-let fb: FakeBackend;
-let creds: DemoCredentials;
-
-beforeAll(async () => {
-  fb = await startFakeBackend({ port: 0, seed: "demo" });
-  creds = fb.credentials!;
-});
-
-afterAll(async () => {
-  await fb.close();
-});
-
-beforeEach(() => {
-  creds = fb.seedDemo();
-});
+const fake = useFakeBackend();
 
 type Rec = Record<string, CtyValue>;
 
@@ -57,7 +43,7 @@ function diagnostics(diags: readonly proto.DiagnosticOut[] | undefined): Diagnos
 // source, so the lookup must be by data source.
 async function harnessWith(token: string, extra: Rec = {}) {
   const h = createHarness(createProvider({ env: {}, clientOptions: { retry: { maxAttempts: 1 } } }));
-  const diags = await h.configure({ base_url: fb.url, token, ...extra });
+  const diags = await h.configure({ base_url: fake.url, token, ...extra });
   expect(diags).toEqual([]);
   return {
     async readData(
@@ -77,7 +63,7 @@ async function harnessWith(token: string, extra: Rec = {}) {
 }
 
 function adminClient(): GpurentalClient {
-  return new GpurentalClient({ baseUrl: fb.url, token: creds.admin_session_token });
+  return new GpurentalClient({ baseUrl: fake.url, token: fake.creds.admin_session_token });
 }
 
 function list(value: Rec | null, name: string): Rec[] {
@@ -139,7 +125,7 @@ describe("schemas", () => {
 
 describe("reads against the fake backend", () => {
   it("gpurental_offers filters by model and count and sorts by price", async () => {
-    const h = await harnessWith(creds.admin_session_token);
+    const h = await harnessWith(fake.creds.admin_session_token);
     const { value, diags } = await h.readData("gpurental_offers", {
       gpu_model: "rtx 4090",
       num_gpus: 1,
@@ -162,9 +148,9 @@ describe("reads against the fake backend", () => {
   });
 
   it("gpurental_offers filters by price and region like offer_filter", async () => {
-    const h = await harnessWith(creds.admin_session_token);
-    const m = fb.createMachine({ disk_gb: 1000 });
-    const north = fb.createOffer({
+    const h = await harnessWith(fake.creds.admin_session_token);
+    const m = fake.backend.createMachine({ disk_gb: 1000 });
+    const north = fake.backend.createOffer({
       machine_id: m.id,
       gpu_model: "RTX 4090",
       price_per_hour_micro: 1_000_000,
@@ -190,9 +176,13 @@ describe("reads against the fake backend", () => {
   });
 
   it("gpurental_offers with deployable_with leaves out offers a deploy would refuse, doubtful ones last", async () => {
-    const h = await harnessWith(creds.admin_session_token);
-    const small = fb.createMachine({ disk_gb: 100 });
-    fb.createOffer({ machine_id: small.id, gpu_model: "RTX 4090", price_per_hour_micro: 1_000_000 });
+    const h = await harnessWith(fake.creds.admin_session_token);
+    const small = fake.backend.createMachine({ disk_gb: 100 });
+    fake.backend.createOffer({
+      machine_id: small.id,
+      gpu_model: "RTX 4090",
+      price_per_hour_micro: 1_000_000,
+    });
     const read = async (template_id: string, disk_gb: number) => {
       const r = await h.readData("gpurental_offers", {
         sort: "price_asc",
@@ -214,7 +204,7 @@ describe("reads against the fake backend", () => {
   });
 
   it("gpurental_offers with deployable_with reports an unknown template on its attribute", async () => {
-    const h = await harnessWith(creds.admin_session_token);
+    const h = await harnessWith(fake.creds.admin_session_token);
     const r = await h.readData("gpurental_offers", {
       deployable_with: { template_id: "00000000-0000-4000-8000-0000000000fe", disk_gb: 50 },
     });
@@ -225,7 +215,7 @@ describe("reads against the fake backend", () => {
   });
 
   it("gpurental_offers lists unavailable offers only when asked", async () => {
-    const h = await harnessWith(creds.admin_session_token);
+    const h = await harnessWith(fake.creds.admin_session_token);
     const plain = list((await h.readData("gpurental_offers", {})).value, "offers");
     expect(plain.map((o) => o.id)).not.toContain(DEMO_IDS.offerSoldOut);
     const all = list((await h.readData("gpurental_offers", { include_unavailable: true })).value, "offers");
@@ -236,14 +226,14 @@ describe("reads against the fake backend", () => {
   });
 
   it("gpurental_offer reads one offer, also a sold-out one", async () => {
-    const h = await harnessWith(creds.admin_session_token);
+    const h = await harnessWith(fake.creds.admin_session_token);
     const { value, diags } = await h.readData("gpurental_offer", { id: DEMO_IDS.offerSoldOut });
     expect(diags).toEqual([]);
     expect(value).toMatchObject({ id: DEMO_IDS.offerSoldOut, availability: "sold_out", num_gpus: 4 });
   });
 
   it("gpurental_offer reports an unknown id with the API's code", async () => {
-    const h = await harnessWith(creds.admin_session_token);
+    const h = await harnessWith(fake.creds.admin_session_token);
     const missing = "00000000-0000-4000-8000-0000000009ff";
     const { value, diags } = await h.readData("gpurental_offer", { id: missing });
     expect(value).toBeNull();
@@ -255,7 +245,7 @@ describe("reads against the fake backend", () => {
   });
 
   it("gpurental_templates filters by tab and mode; secret env values stay hidden", async () => {
-    const h = await harnessWith(creds.admin_session_token);
+    const h = await harnessWith(fake.creds.admin_session_token);
     const ssh = list(
       (await h.readData("gpurental_templates", { tab: "recommended", mode: "ssh" })).value,
       "templates",
@@ -271,7 +261,7 @@ describe("reads against the fake backend", () => {
   });
 
   it("gpurental_template reads readme and onstart; an inactive one is still readable", async () => {
-    const h = await harnessWith(creds.admin_session_token);
+    const h = await harnessWith(fake.creds.admin_session_token);
     const { value, diags } = await h.readData("gpurental_template", { id: DEMO_IDS.templateSsh });
     expect(diags).toEqual([]);
     expect(value).toMatchObject({
@@ -284,7 +274,7 @@ describe("reads against the fake backend", () => {
   });
 
   it("gpurental_ssh_keys lists the signed-in user's keys", async () => {
-    const h = await harnessWith(creds.member_session_token);
+    const h = await harnessWith(fake.creds.member_session_token);
     const keys = list((await h.readData("gpurental_ssh_keys", {})).value, "ssh_keys");
     expect(keys.map((k) => k.id)).toEqual([DEMO_IDS.memberSshKey]);
     expect(keys[0]).toMatchObject({ name: "member workstation", fingerprint: expect.any(String) });
@@ -314,7 +304,7 @@ describe("reads against the fake backend", () => {
       id: b.key.id,
       kind: "team",
       prefix: b.secret.slice(0, 12),
-      creator_email: creds.admin_email,
+      creator_email: fake.creds.admin_email,
       creator_is_member: true,
     });
     // The key making the request has been used; the other one not yet.
@@ -328,20 +318,20 @@ describe("reads against the fake backend", () => {
   it("gpurental_instance and gpurental_instances read every field, the access token included", async () => {
     const client = adminClient();
     const deployed = await client.deployInstance({
-      offer_id: creds.offer_id,
-      template_id: creds.jupyter_template_id,
+      offer_id: fake.creds.offer_id,
+      template_id: fake.creds.jupyter_template_id,
       disk_gb: 40,
       label: "reader",
-      ssh_key_id: creds.ssh_key_id,
+      ssh_key_id: fake.creds.ssh_key_id,
     });
     const api = await client.getInstance(deployed.id);
-    const h = await harnessWith(creds.admin_session_token);
+    const h = await harnessWith(fake.creds.admin_session_token);
     const one = await h.readData("gpurental_instance", { id: deployed.id });
     expect(one.diags).toEqual([]);
     expect(one.value).toMatchObject({
       id: deployed.id,
-      offer_id: creds.offer_id,
-      template_id: creds.jupyter_template_id,
+      offer_id: fake.creds.offer_id,
+      template_id: fake.creds.jupyter_template_id,
       disk_gb: 40,
       label: "reader",
       status: api.status,
@@ -349,7 +339,7 @@ describe("reads against the fake backend", () => {
       ssh_port: api.ssh_port,
       access_token: api.access_token,
       allowed_actions: api.allowed_actions,
-      deployed_by: creds.admin_email,
+      deployed_by: fake.creds.admin_email,
       deployed_via_api_key: null,
     });
     expect(api.access_token).toMatch(/^[0-9a-f]{32}$/);
@@ -357,7 +347,7 @@ describe("reads against the fake backend", () => {
     expect((one.value!.template as Rec).readme).toBeNull();
 
     await client.destroyInstance(deployed.id);
-    fb.clock.advance(60_000);
+    fake.backend.clock.advance(60_000);
     const active = list((await h.readData("gpurental_instances", {})).value, "instances");
     expect(active.map((i) => i.id)).not.toContain(deployed.id);
     const all = list(
@@ -368,7 +358,7 @@ describe("reads against the fake backend", () => {
   });
 
   it("gpurental_instance reports an unknown id with INSTANCE_NOT_FOUND", async () => {
-    const h = await harnessWith(creds.admin_session_token);
+    const h = await harnessWith(fake.creds.admin_session_token);
     const { diags } = await h.readData("gpurental_instance", { id: "00000000-0000-4000-8000-0000000009fd" });
     expect(diags[0]!.summary).toMatch(/^INSTANCE_NOT_FOUND/);
     expect(diags[0]!.detail).toMatch(/^Reading data source gpurental_instance failed\./);
@@ -377,14 +367,14 @@ describe("reads against the fake backend", () => {
   it("gpurental_instance_logs reads the last lines, 200 by default", async () => {
     const client = adminClient();
     const deployed = await client.deployInstance({
-      offer_id: creds.offer_id,
-      template_id: creds.template_id,
+      offer_id: fake.creds.offer_id,
+      template_id: fake.creds.template_id,
       disk_gb: 20,
     });
     await client.getInstance(deployed.id); // lands the immediate transition to running
-    const h = await harnessWith(creds.admin_session_token);
+    const h = await harnessWith(fake.creds.admin_session_token);
     const before = (await h.readData("gpurental_instance_logs", { instance_id: deployed.id })).value!;
-    fb.appendLogs(
+    fake.backend.appendLogs(
       deployed.id,
       Array.from({ length: 250 }, (_, i) => `line ${i + 1}`),
     );
@@ -399,7 +389,7 @@ describe("reads against the fake backend", () => {
   });
 
   it("names the data source when the provider configuration is not known yet", async () => {
-    const h = await harnessWith(creds.admin_session_token, { token: unknown });
+    const h = await harnessWith(fake.creds.admin_session_token, { token: unknown });
     const { value, diags } = await h.readData("gpurental_api_keys", {});
     expect(value).toBeNull();
     expect(diags).toEqual([
@@ -413,9 +403,9 @@ describe("reads against the fake backend", () => {
 
   it("reports an unreachable API without a token in the message", async () => {
     const h = createHarness(createProvider({ env: {}, clientOptions: { retry: { maxAttempts: 1 } } }));
-    expect(await h.configure({ base_url: "http://127.0.0.1:9", token: creds.admin_session_token })).toEqual(
-      [],
-    );
+    expect(
+      await h.configure({ base_url: "http://127.0.0.1:9", token: fake.creds.admin_session_token }),
+    ).toEqual([]);
     const res = await h.service.ReadDataSource({
       type_name: "gpurental_offers",
       config: dynamic("gpurental_offers", {}),
@@ -427,7 +417,7 @@ describe("reads against the fake backend", () => {
     expect(diags[0]!.detail).toMatch(
       /^Reading data source gpurental_offers failed\. GET \/v1\/offers: cannot connect to http:\/\/127\.0\.0\.1:9 \(base_url in the provider block\): connect ECONNREFUSED 127\.0\.0\.1:9\. /,
     );
-    expect(JSON.stringify(diags)).not.toContain(creds.admin_session_token);
+    expect(JSON.stringify(diags)).not.toContain(fake.creds.admin_session_token);
   });
 
   it("names GPURENTAL_BASE_URL when the address came from the environment", async () => {
@@ -437,7 +427,7 @@ describe("reads against the fake backend", () => {
         clientOptions: { retry: { maxAttempts: 1 } },
       }),
     );
-    expect(await h.configure({ token: creds.admin_session_token })).toEqual([]);
+    expect(await h.configure({ token: fake.creds.admin_session_token })).toEqual([]);
     const res = await h.service.ReadDataSource({
       type_name: "gpurental_instances",
       config: dynamic("gpurental_instances", {}),
@@ -450,7 +440,7 @@ describe("reads against the fake backend", () => {
   });
 
   it("a credential of another organization gets ORG_MISMATCH", async () => {
-    const h = await harnessWith(creds.admin_session_token, { org_id: creds.other_org_id });
+    const h = await harnessWith(fake.creds.admin_session_token, { org_id: fake.creds.other_org_id });
     const { diags } = await h.readData("gpurental_offers", {});
     expect(diags[0]!.summary).toMatch(/^ORG_MISMATCH/);
   });

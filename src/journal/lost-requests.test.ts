@@ -1,9 +1,8 @@
-import { Agent } from "undici";
 import { GpurentalClient } from "../api/client";
 import { ApiError, NetworkError } from "../api/errors";
 import { findDeployCandidates } from "../api/reconcile";
 import { isTransient } from "../api/waiter";
-import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+import { useFakeBackend } from "../testing/fake-backend";
 import { CLOCK_SKEW_MS, createdInWindow, LATE_COMMIT_HORIZON_MS, listUntilFound } from "./lost-requests";
 
 // Finding what a request whose answer was lost created: the window its object's created_at must
@@ -179,36 +178,22 @@ describe("listUntilFound", () => {
 });
 
 describe("findDeployCandidates", () => {
-  let backend: FakeBackend;
-  let creds: DemoCredentials;
-  let agent: Agent;
+  const fake = useFakeBackend();
   let offerId: string;
 
-  beforeAll(async () => {
-    backend = await startFakeBackend({ port: 0, seed: "demo" });
-  });
-  afterAll(async () => {
-    await backend.close();
-  });
   beforeEach(() => {
-    creds = backend.seedDemo();
-    backend.setTransitions("immediate");
-    agent = new Agent({ keepAliveTimeout: 10 });
     // An offer with room for every instance of a test.
-    offerId = backend.createOffer({
-      machine_id: backend.createMachine({ disk_gb: 4000 }).id,
+    offerId = fake.backend.createOffer({
+      machine_id: fake.backend.createMachine({ disk_gb: 4000 }).id,
       free_units: 30,
     }).id;
   });
-  afterEach(async () => {
-    await agent.close();
-  });
 
   const client = () =>
-    new GpurentalClient({ baseUrl: backend.url, token: creds.admin_session_token, dispatcher: agent });
+    new GpurentalClient({ baseUrl: fake.url, token: fake.creds.admin_session_token, dispatcher: fake.agent });
   const body = (over: Record<string, unknown> = {}) => ({
     offer_id: offerId,
-    template_id: creds.template_id,
+    template_id: fake.creds.template_id,
     disk_gb: 50,
     ...over,
   });
@@ -219,8 +204,8 @@ describe("findDeployCandidates", () => {
     const labelled = await c.deployInstance(body({ label: "web" }));
     await c.deployInstance(body({ disk_gb: 60 }));
     await c.deployInstance(body({ label: "db" }));
-    await c.deployInstance(body({ template_id: backend.createTemplate({ name: "another" }).id }));
-    await c.deployInstance(body({ offer_id: creds.offer_id }));
+    await c.deployInstance(body({ template_id: fake.backend.createTemplate({ name: "another" }).id }));
+    await c.deployInstance(body({ offer_id: fake.creds.offer_id }));
     const sentAt = Date.now();
     expect((await findDeployCandidates(c, body(), { sentAt })).map((i) => i.id)).toEqual([unlabelled.id]);
     expect((await findDeployCandidates(c, body({ label: "web" }), { sentAt })).map((i) => i.id)).toEqual([
@@ -232,7 +217,7 @@ describe("findDeployCandidates", () => {
     const c = client();
     const inst = await c.deployInstance(body());
     await c.destroyInstance(inst.id);
-    expect(backend.instance(inst.id)!.status).toBe("destroyed");
+    expect(fake.backend.instance(inst.id)!.status).toBe("destroyed");
     expect((await findDeployCandidates(c, body(), { sentAt: Date.now() })).map((i) => i.id)).toEqual([
       inst.id,
     ]);

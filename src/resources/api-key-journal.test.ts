@@ -1,9 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Agent } from "undici";
 import { GpurentalClient } from "../api/client";
 import {
   AmbiguousRequestError,
@@ -12,7 +9,6 @@ import {
   RequestAbortedError,
   TimeoutError,
 } from "../api/errors";
-import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import {
   currentRun,
   DeployJournal,
@@ -22,6 +18,7 @@ import {
   type RunIdentity,
   secretDigest,
 } from "../journal";
+import { useFakeBackend } from "../testing/fake-backend";
 import { createKeyJournaled, type KeyEnv, sweepLostKeys, sweepLostKeysOf } from "./api-key-journal";
 import { bestEffort, orphanedEntriesWarning } from "./journal-notes";
 import { type DeploySettings, registerDeploySettings } from "./provider-data";
@@ -31,23 +28,10 @@ import { type DeploySettings, registerDeploySettings } from "./provider-data";
 // journal's next reader sees: the keys live on the backend, the journal's entries and how they were
 // closed, the errors and the warnings logged.
 
-let backend: FakeBackend;
-let creds: DemoCredentials;
-let agent: Agent;
-let workDir: string;
+const fake = useFakeBackend({ workDir: "test" });
 let logged: Record<string, unknown>[];
 
-beforeAll(async () => {
-  backend = await startFakeBackend({ port: 0, seed: "demo" });
-  agent = new Agent({ keepAliveTimeout: 10 });
-});
-afterAll(async () => {
-  await agent.close();
-  await backend.close();
-});
 beforeEach(() => {
-  creds = backend.seedDemo();
-  workDir = mkdtempSync(join(tmpdir(), "gpurental-key-journal-test-"));
   logged = [];
   // The provider's log goes to stderr as hclog JSON lines; warnings are written at the default level.
   jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
@@ -63,8 +47,6 @@ beforeEach(() => {
 });
 afterEach(() => {
   jest.restoreAllMocks();
-  backend.clearFaults();
-  rmSync(workDir, { recursive: true, force: true });
 });
 
 /** A provider process of another boot: never alive, so what it journaled is left over. */
@@ -72,18 +54,18 @@ const goneRun = (): RunIdentity => ({ id: `gone-${randomUUID()}`, pid: process.p
 /** A second provider process of this machine, alive (it is this one), other than the one that sent. */
 const thisRun = (): RunIdentity => ({ id: randomUUID(), pid: process.pid, boot: currentRun().boot });
 
-function client(token = creds.admin_session_token, baseUrl = backend.url): GpurentalClient {
+function client(token = fake.creds.admin_session_token, baseUrl = fake.url): GpurentalClient {
   return new GpurentalClient({
     baseUrl,
     token,
-    dispatcher: agent,
+    dispatcher: fake.agent,
     retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
     sleep: async () => {},
   });
 }
 
 function journal(run: RunIdentity = thisRun(), now?: () => number): DeployJournal {
-  return new DeployJournal(locateJournal({ cwd: workDir, env: {} }), { run, ...(now ? { now } : {}) });
+  return new DeployJournal(locateJournal({ cwd: fake.workDir, env: {} }), { run, ...(now ? { now } : {}) });
 }
 
 function settings(j: DeployJournal | null, over: Partial<DeploySettings> = {}): DeploySettings {
@@ -91,7 +73,7 @@ function settings(j: DeployJournal | null, over: Partial<DeploySettings> = {}): 
     journal: j,
     reconcileTimeoutMs: 60_000,
     partial: false,
-    account: { base_url: backend.url, org_id: null },
+    account: { base_url: fake.url, org_id: null },
     ...over,
   };
 }
@@ -113,8 +95,8 @@ function env(c: KeyEnv["client"], j: DeployJournal | null, over: Partial<DeployS
 }
 
 const liveKeys = (name: string) =>
-  Object.values(backend.state().api_keys)
-    .filter((k) => k.org_id === creds.org_id && k.name === name && k.revoked_at === null)
+  Object.values(fake.backend.state().api_keys)
+    .filter((k) => k.org_id === fake.creds.org_id && k.name === name && k.revoked_at === null)
     .map((k) => k.id);
 
 /** The warnings the provider logged, as `module: message`. */
@@ -140,7 +122,7 @@ function interruptible(j: DeployJournal, stop: AbortController, over: Partial<De
     revokeApiKey: (id, o) => admin.revokeApiKey(id, o),
     createApiKey: async (b, o) => {
       const sent = admin.createApiKey(b, o);
-      while (backend.lateCommitsPending() === 0) await new Promise((r) => setTimeout(r, 5));
+      while (fake.backend.lateCommitsPending() === 0) await new Promise((r) => setTimeout(r, 5));
       stop.abort();
       return sent;
     },
@@ -164,7 +146,7 @@ describe("a creation that provably created nothing", () => {
     // A member may not create team keys: 403 ADMIN_REQUIRED, before anything is created.
     const err = await createKeyJournaled(
       { name: "ci", kind: "team" },
-      env(client(creds.member_session_token), j),
+      env(client(fake.creds.member_session_token), j),
     ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).code).toBe("ADMIN_REQUIRED");
@@ -176,7 +158,7 @@ describe("a creation that provably created nothing", () => {
 
   test("a creation that never reached the server closes its entry as unsent, naming the failure", async () => {
     const admin = client();
-    const unreachable = client(creds.admin_session_token, `http://127.0.0.1:${await closedPort()}`);
+    const unreachable = client(fake.creds.admin_session_token, `http://127.0.0.1:${await closedPort()}`);
     const j = journal();
     const c: KeyEnv["client"] = {
       listApiKeys: (o) => admin.listApiKeys(o),
@@ -192,7 +174,7 @@ describe("a creation that provably created nothing", () => {
 
 describe("a lost answer", () => {
   test("one new key: it is revoked, its entry closed as revoked with its id, and the creation sent once more", async () => {
-    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
     const j = journal();
     const made = await createKeyJournaled({ name: "ci", kind: "team" }, env(client(), j));
     expect(liveKeys("ci")).toEqual([made.created.key.id]);
@@ -216,7 +198,7 @@ describe("a lost answer", () => {
       if (saved === undefined) delete process.env.TF_LOG_PROVIDER;
       else process.env.TF_LOG_PROVIDER = saved;
     }
-    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
     const j = journal();
     await started!.createKeyJournaled({ name: "ci", kind: "team" }, env(client(), j));
     const lost = j.entries()[0]!.id;
@@ -237,7 +219,7 @@ describe("a lost answer", () => {
       // Another client creates a key of the same name while this creation's answer is lost.
       createApiKey: async (b, o) => {
         await admin.createApiKey(b);
-        backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+        fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
         return admin.createApiKey(b, o);
       },
     };
@@ -271,7 +253,7 @@ describe("a lost answer, further", () => {
         const entry = theirs.sent("api_key", "sha256:theirs", { ...b }, []);
         others = (await admin.createApiKey(b)).key.id;
         theirs.answered(entry, others);
-        backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+        fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
         return admin.createApiKey(b, o);
       },
     };
@@ -282,7 +264,7 @@ describe("a lost answer, further", () => {
 
   test("no key within the reconcile window: the creation fails as outcome unknown, is not sent again, and its entry stays open", async () => {
     // The connection drops before the server processes the request: nothing is created.
-    backend.addFault({ route: "POST /v1/api-keys", kind: "drop" });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "drop" });
     const j = journal();
     const err = (await createKeyJournaled(
       { name: "ci", kind: "team" },
@@ -298,7 +280,7 @@ describe("a lost answer, further", () => {
   });
 
   test("without a journal, outcome unknown tells the user to revoke the key in the console", async () => {
-    backend.addFault({ route: "POST /v1/api-keys", kind: "drop" });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "drop" });
     const err = (await createKeyJournaled(
       { name: "ci", kind: "team" },
       env(client(), null, { reconcileTimeoutMs: 180_000 }),
@@ -310,7 +292,7 @@ describe("a lost answer, further", () => {
   });
 
   test("a second lost answer: both keys are revoked and the creation fails", async () => {
-    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 2 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 2 });
     const j = journal();
     const err = await createKeyJournaled({ name: "ci", kind: "team" }, env(client(), j)).catch(
       (e: unknown) => e,
@@ -324,14 +306,14 @@ describe("a lost answer, further", () => {
   });
 
   test("an interrupted creation whose key lands within the window: the key is revoked and the interruption reported", async () => {
-    backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 600_000, times: 1 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 600_000, times: 1 });
     const j = journal();
     const stop = new AbortController();
     const e = interruptible(j, stop);
     // The held request lands while the listings look for it.
     const sleep = e.sleep!;
     e.sleep = async (ms) => {
-      await backend.flushLateCommits();
+      await fake.backend.flushLateCommits();
       await sleep(ms);
     };
     const err = await createKeyJournaled({ name: "ci", kind: "team" }, e).catch((x: unknown) => x);
@@ -344,7 +326,7 @@ describe("a lost answer, further", () => {
   });
 
   test("a stop right after a lost answer: the key is still looked for and revoked, and the lost answer reported", async () => {
-    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
     const admin = client();
     const stop = new AbortController();
     const c: KeyEnv["client"] = {
@@ -369,7 +351,7 @@ describe("a lost answer, further", () => {
   });
 
   test("an interrupted creation that lands later: the interruption is reported, and the next apply revokes the key", async () => {
-    backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 600_000, times: 1 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 600_000, times: 1 });
     const sender = journal(goneRun());
     const e = interruptible(sender, new AbortController());
     const start = e.now!();
@@ -378,7 +360,7 @@ describe("a lost answer, further", () => {
     // A stopped apply looks for the key for 3 s at most, not for the whole reconcile window (60 s here).
     expect(e.now!() - start).toBeLessThanOrEqual(3000);
     expect(only(sender)).toMatchObject({ id: null, closed: null });
-    await backend.flushLateCommits();
+    await fake.backend.flushLateCommits();
     expect(liveKeys("ci")).toHaveLength(1);
     const next = journal();
     await sweepLostKeys({ client: client(), settings: settings(next) });
@@ -387,14 +369,14 @@ describe("a lost answer, further", () => {
   });
 
   test("a stop with a reconcile window under the interruption's 3 s looks for the key within that window", async () => {
-    backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 600_000, times: 1 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 600_000, times: 1 });
     const j = journal();
     const e = interruptible(j, new AbortController(), { reconcileTimeoutMs: 500 });
     const start = e.now!();
     const err = await createKeyJournaled({ name: "ci", kind: "team" }, e).catch((x: unknown) => x);
     expect(err).toBeInstanceOf(RequestAbortedError);
     expect(e.now!() - start).toBeLessThanOrEqual(500);
-    await backend.flushLateCommits();
+    await fake.backend.flushLateCommits();
   });
 
   test("a creation past its deadline sends nothing", async () => {
@@ -457,7 +439,7 @@ describe("the sweep of what lost creations left", () => {
     gone.answered(entry, key.key.id);
     const j = journal();
     // A member may not revoke a team key: 403 ADMIN_REQUIRED.
-    await sweepLostKeys({ client: client(creds.member_session_token), settings: settings(j) });
+    await sweepLostKeys({ client: client(fake.creds.member_session_token), settings: settings(j) });
     expect(only(j).closed).toBeNull();
     expect(liveKeys("ci")).toEqual([key.key.id]);
     const warned = logged.filter((l) => l["@level"] === "warn");
@@ -770,7 +752,7 @@ describe("a journal that fails mid-operation", () => {
   function breaking(
     j: DeployJournal,
     at: "create" | "list" | "list after create",
-    token = creds.admin_session_token,
+    token = fake.creds.admin_session_token,
   ): KeyEnv["client"] {
     const c = client(token);
     let created = false;
@@ -797,14 +779,14 @@ describe("a journal that fails mid-operation", () => {
     const j = journal();
     const err = await createKeyJournaled(
       { name: "ci", kind: "team" },
-      env(breaking(j, "create", creds.member_session_token), j),
+      env(breaking(j, "create", fake.creds.member_session_token), j),
     ).catch((e: unknown) => e);
     expect((err as ApiError).code).toBe("ADMIN_REQUIRED");
     expect(journalWarnings()).toEqual(["deploy journal: could not record a refused key creation"]);
   });
 
   test("a lost answer it cannot record: the key is still revoked, and each failed write logged", async () => {
-    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
     const j = journal();
     // It breaks while the provider looks for the key the lost answer made.
     await createKeyJournaled({ name: "ci", kind: "team" }, env(breaking(j, "list after create"), j)).catch(
@@ -845,7 +827,7 @@ describe("fingerprints", () => {
     const fp = async (
       name: string,
       kind: "team" | "personal",
-      acct: DeploySettings["account"] = { base_url: backend.url, org_id: null },
+      acct: DeploySettings["account"] = { base_url: fake.url, org_id: null },
     ) => {
       const j = journal();
       const made = await createKeyJournaled({ name, kind }, env(client(), j, { account: acct }));
@@ -856,13 +838,13 @@ describe("fingerprints", () => {
     const others = [
       await fp("cd", "team"),
       await fp("ci", "personal"),
-      await fp("ci", "team", { base_url: backend.url, org_id: creds.org_id }),
+      await fp("ci", "team", { base_url: fake.url, org_id: fake.creds.org_id }),
     ];
     expect(new Set([ci, ...others]).size).toBe(4);
     expect(ci).toBe(
       fingerprintOf({
         kind: "api_key",
-        account: { base_url: backend.url, org_id: null },
+        account: { base_url: fake.url, org_id: null },
         name: "ci",
         key_kind: "team",
       }),

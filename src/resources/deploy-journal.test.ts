@@ -1,9 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Agent } from "undici";
-import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { createHarness } from "../framework/testing";
 import {
   currentRun,
@@ -15,6 +12,7 @@ import {
 } from "../journal";
 import type { CtyValue } from "../plugin/cty";
 import { createProvider } from "../provider";
+import { useFakeBackend } from "../testing/fake-backend";
 import { instanceFingerprint } from "./instance-deploy";
 
 // The deploy journal through the provider, as Terraform drives it, against the in-process fake
@@ -23,28 +21,7 @@ import { instanceFingerprint } from "./instance-deploy";
 
 type Rec = Record<string, CtyValue>;
 
-let backend: FakeBackend;
-let creds: DemoCredentials;
-let agent: Agent;
-let workDir: string;
-
-beforeAll(async () => {
-  backend = await startFakeBackend({ port: 0, seed: "demo" });
-  agent = new Agent({ keepAliveTimeout: 10 });
-});
-afterAll(async () => {
-  await agent.close();
-  await backend.close();
-});
-beforeEach(() => {
-  creds = backend.seedDemo();
-  backend.setTransitions("immediate");
-  workDir = mkdtempSync(join(tmpdir(), "gpurental-journal-test-"));
-});
-afterEach(() => {
-  backend.clearFaults();
-  rmSync(workDir, { recursive: true, force: true });
-});
+const fake = useFakeBackend({ workDir: "test" });
 
 /** A run identity whose process has exited: what an interrupted apply leaves behind. */
 function deadRun(): RunIdentity {
@@ -60,20 +37,20 @@ async function provider(
 ): Promise<ReturnType<typeof createHarness>> {
   const h = createHarness(
     createProvider({
-      cwd: workDir,
+      cwd: fake.workDir,
       env,
       run,
-      clientOptions: { dispatcher: agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
+      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
     }),
   );
-  const diags = await h.configure({ base_url: backend.url, token: creds.admin_session_token, ...extra });
+  const diags = await h.configure({ base_url: fake.url, token: fake.creds.admin_session_token, ...extra });
   expect(diags.filter((d) => d.severity === "error")).toEqual([]);
   return h;
 }
 
 const config = (over: Rec = {}): Rec => ({
-  offer_id: creds.offer_id,
-  template_id: creds.template_id,
+  offer_id: fake.creds.offer_id,
+  template_id: fake.creds.template_id,
   disk_gb: 50,
   label: "journal",
   env: { A: "1" },
@@ -81,10 +58,10 @@ const config = (over: Rec = {}): Rec => ({
   ...over,
 });
 
-const live = () => backend.listInstances(creds.org_id).filter((i) => i.status !== "destroyed");
+const live = () => fake.backend.listInstances(fake.creds.org_id).filter((i) => i.status !== "destroyed");
 const liveKeys = (name: string) =>
-  Object.values(backend.state().api_keys).filter(
-    (k) => k.org_id === creds.org_id && k.name === name && k.revoked_at === null,
+  Object.values(fake.backend.state().api_keys).filter(
+    (k) => k.org_id === fake.creds.org_id && k.name === name && k.revoked_at === null,
   );
 
 async function create(h: Awaited<ReturnType<typeof provider>>, cfg: Rec = config()) {
@@ -96,7 +73,7 @@ async function create(h: Awaited<ReturnType<typeof provider>>, cfg: Rec = config
 
 /** The journal files of the working directory's default location, parsed. */
 function journals() {
-  return journalFiles(join(workDir, ".terraform", "gpurental-journal")).map((f) => ({
+  return journalFiles(join(fake.workDir, ".terraform", "gpurental-journal")).map((f) => ({
     file: f,
     text: readFileSync(f, "utf8"),
     ...parseJournal(readFileSync(f, "utf8")),
@@ -105,7 +82,7 @@ function journals() {
 
 /** The journal of the working directory's default state, as a process of `run` writes it. */
 function journalOf(run: RunIdentity): DeployJournal {
-  return new DeployJournal(locateJournal({ cwd: workDir, env: {} }), { run });
+  return new DeployJournal(locateJournal({ cwd: fake.workDir, env: {} }), { run });
 }
 
 /**
@@ -113,9 +90,12 @@ function journalOf(run: RunIdentity): DeployJournal {
  * journal entry sent and answered by a process that is gone, never handed to Terraform.
  */
 async function killedDeploy(cfg: Rec = config()): Promise<string> {
-  const res = await fetch(`${backend.url}/v1/instances`, {
+  const res = await fetch(`${fake.url}/v1/instances`, {
     method: "POST",
-    headers: { authorization: `Bearer ${creds.admin_session_token}`, "content-type": "application/json" },
+    headers: {
+      authorization: `Bearer ${fake.creds.admin_session_token}`,
+      "content-type": "application/json",
+    },
     body: JSON.stringify({
       offer_id: cfg.offer_id,
       template_id: cfg.template_id,
@@ -138,7 +118,7 @@ async function killedDeploy(cfg: Rec = config()): Promise<string> {
     desired_status: "running" as const,
   };
   const journal = journalOf(deadRun());
-  const fp = instanceFingerprint(args, { base_url: backend.url, org_id: null });
+  const fp = instanceFingerprint(args, { base_url: fake.url, org_id: null });
   const entry = journal.sent("instance", fp, { offer_id: args.offer_id, label: args.label }, []);
   journal.answered(entry, inst.id);
   return inst.id;
@@ -146,7 +126,7 @@ async function killedDeploy(cfg: Rec = config()): Promise<string> {
 
 /** A Ctrl-C while the instance is creating: Terraform's stop reaches the provider mid-wait. */
 async function interruptedDeploy(run = deadRun(), cfg: Rec = config()): Promise<string> {
-  backend.setTransitions("manual");
+  fake.backend.setTransitions("manual");
   const h = await provider(run);
   const p = await h.plan("gpurental_instance", null, cfg);
   const pending = h.apply("gpurental_instance", null, p.planned, cfg, p.private);
@@ -158,7 +138,7 @@ async function interruptedDeploy(run = deadRun(), cfg: Rec = config()): Promise<
   const id = answered()!.id!;
   h.service.stop();
   await pending;
-  backend.setTransitions("immediate");
+  fake.backend.setTransitions("immediate");
   return id;
 }
 
@@ -174,7 +154,7 @@ describe("interrupted deploys are adopted, never duplicated", () => {
     );
     const adopted = apply.diags.find((d) => d.summary.startsWith(`Adopted instance ${id}, deployed at `));
     expect(adopted).toBeDefined();
-    expect(adopted!.summary).toContain(new Date(backend.instance(id)!.created_at!).toISOString());
+    expect(adopted!.summary).toContain(new Date(fake.backend.instance(id)!.created_at!).toISOString());
     expect(apply.value).toMatchObject({ id, status: "running", label: "journal" });
     expect(live()).toHaveLength(1);
   });
@@ -225,9 +205,9 @@ describe("interrupted deploys are adopted, never duplicated", () => {
 
   test("an instance destroyed meanwhile is skipped and a new one deployed", async () => {
     const id = await interruptedDeploy();
-    await fetch(`${backend.url}/v1/instances/${id}`, {
+    await fetch(`${fake.url}/v1/instances/${id}`, {
       method: "DELETE",
-      headers: { authorization: `Bearer ${creds.admin_session_token}` },
+      headers: { authorization: `Bearer ${fake.creds.admin_session_token}` },
     });
     const next = await provider(currentRun());
     const { apply } = await create(next);
@@ -237,9 +217,14 @@ describe("interrupted deploys are adopted, never duplicated", () => {
   test("the provider warns at configure about deploys no state can hold", async () => {
     const id = await killedDeploy();
     const h = createHarness(
-      createProvider({ cwd: workDir, env: {}, run: currentRun(), clientOptions: { dispatcher: agent } }),
+      createProvider({
+        cwd: fake.workDir,
+        env: {},
+        run: currentRun(),
+        clientOptions: { dispatcher: fake.agent },
+      }),
     );
-    const diags = await h.configure({ base_url: backend.url, token: creds.admin_session_token });
+    const diags = await h.configure({ base_url: fake.url, token: fake.creds.admin_session_token });
     const w = diags.find((d) => d.summary.startsWith("The deploy journal holds 1 request"));
     expect(w?.severity).toBe("warning");
     expect(w?.detail).toContain(`instance ${id}`);
@@ -248,8 +233,8 @@ describe("interrupted deploys are adopted, never duplicated", () => {
 
 describe("resend only what provably did not land", () => {
   test("a late commit beyond the window fails with outcome unknown, and the next apply adopts it once it lands", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "late-commit", delayMs: 1500, times: 1 });
-    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "late-commit", delayMs: 1500, times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
     const first = await provider(deadRun(), {
       GPURENTAL_RECONCILE_TIMEOUT: "300ms",
       GPURENTAL_REQUEST_TIMEOUT: "300ms",
@@ -259,7 +244,7 @@ describe("resend only what provably did not land", () => {
     const d = apply.diags.find((x) => x.summary === "Deploy outcome unknown");
     expect(d?.detail).toContain("the next terraform apply of this configuration adopts it");
     expect(live()).toHaveLength(0);
-    while (backend.lateCommitsPending() > 0) await new Promise((r) => setTimeout(r, 20));
+    while (fake.backend.lateCommitsPending() > 0) await new Promise((r) => setTimeout(r, 20));
     expect(live()).toHaveLength(1);
 
     const next = await provider(currentRun());
@@ -272,7 +257,7 @@ describe("resend only what provably did not land", () => {
   });
 
   test("a late commit within the window is adopted by the same apply", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "late-commit", delayMs: 800, times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "late-commit", delayMs: 800, times: 1 });
     const h = await provider(currentRun(), {
       GPURENTAL_RECONCILE_TIMEOUT: "10s",
       GPURENTAL_REQUEST_TIMEOUT: "300ms",
@@ -284,19 +269,19 @@ describe("resend only what provably did not land", () => {
   });
 
   test("reconcile_timeout must be a duration, named on its attribute", async () => {
-    const h = createHarness(createProvider({ cwd: workDir, env: {} }));
+    const h = createHarness(createProvider({ cwd: fake.workDir, env: {} }));
     const diags = await h.configure({
-      base_url: backend.url,
-      token: creds.admin_session_token,
+      base_url: fake.url,
+      token: fake.creds.admin_session_token,
       reconcile_timeout: "soon",
     });
     expect(diags.map((d) => [d.summary, d.path])).toEqual([
       ["Invalid duration", [{ attribute: "reconcile_timeout" }]],
     ]);
     const env = createHarness(
-      createProvider({ cwd: workDir, env: { GPURENTAL_RECONCILE_TIMEOUT: "5 minutes" } }),
+      createProvider({ cwd: fake.workDir, env: { GPURENTAL_RECONCILE_TIMEOUT: "5 minutes" } }),
     );
-    const d2 = await env.configure({ base_url: backend.url, token: creds.admin_session_token });
+    const d2 = await env.configure({ base_url: fake.url, token: fake.creds.admin_session_token });
     expect(d2[0]?.detail).toContain("GPURENTAL_RECONCILE_TIMEOUT environment variable");
   });
 });
@@ -305,7 +290,7 @@ describe("API keys nobody holds are revoked", () => {
   const keyConfig: Rec = { name: "ci-journal", kind: "team" };
 
   test("a lost creation answer: the key it made is revoked and the creation sent once more", async () => {
-    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
     const h = await provider(currentRun());
     const p = await h.plan("gpurental_api_key", null, keyConfig);
     const a = await h.apply("gpurental_api_key", null, p.planned, keyConfig);
@@ -314,8 +299,8 @@ describe("API keys nobody holds are revoked", () => {
   });
 
   test("a key whose creation landed after the window is revoked by the next apply", async () => {
-    backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 800, times: 1 });
-    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "late-commit", delayMs: 800, times: 1 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
     const first = await provider(deadRun(), {
       GPURENTAL_RECONCILE_TIMEOUT: "200ms",
       GPURENTAL_REQUEST_TIMEOUT: "200ms",
@@ -323,7 +308,7 @@ describe("API keys nobody holds are revoked", () => {
     const p = await first.plan("gpurental_api_key", null, keyConfig);
     const a = await first.apply("gpurental_api_key", null, p.planned, keyConfig);
     expect(a.diags.map((d) => d.summary)).toEqual(["API key creation outcome unknown"]);
-    while (backend.lateCommitsPending() > 0) await new Promise((r) => setTimeout(r, 20));
+    while (fake.backend.lateCommitsPending() > 0) await new Promise((r) => setTimeout(r, 20));
     expect(liveKeys("ci-journal")).toHaveLength(1);
     const lost = liveKeys("ci-journal")[0]!.id;
 
@@ -380,7 +365,7 @@ describe("journal file", () => {
   test("journal_dir moves the journal", async () => {
     const h = await provider(currentRun(), {}, { journal_dir: "state/journal" });
     await create(h);
-    expect(journalFiles(join(workDir, "state", "journal"))).toHaveLength(1);
+    expect(journalFiles(join(fake.workDir, "state", "journal"))).toHaveLength(1);
     expect(journals()).toHaveLength(0);
   });
 });

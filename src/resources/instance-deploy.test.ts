@@ -1,8 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Agent } from "undici";
 import { GpurentalClient } from "../api/client";
 import {
   ApiError,
@@ -12,66 +9,39 @@ import {
   TimeoutError,
 } from "../api/errors";
 import type { Instance } from "../api/schemas";
-import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
-import { currentRun, DeployJournal, type JournalEntry, locateJournal, type RunIdentity } from "../journal";
+import { currentRun, DeployJournal, locateJournal, type RunIdentity } from "../journal";
+import { useFakeBackend } from "../testing/fake-backend";
 import {
   adoptFromJournal,
   type DeployEnv,
   DeployOutcomeUnknownError,
   DeployReconcileError,
   deployJournaled,
-  formatMs,
-  instanceFingerprint,
-  landedCandidates,
-  matchesRequest,
-  willAdoptNote,
 } from "./instance-deploy";
-import type { InstanceArgs } from "./instance-model";
 import type { InstanceApi } from "./instance-ops";
-import type { DeploySettings } from "./provider-data";
 
 // Sending a deploy through the journal, and adopting what an earlier one left, without Terraform:
 // the journal a reader finds afterwards, the instances on the fake backend, the errors and the
 // warnings. Time that the code sleeps through is a fake clock, moved by the sleeps themselves.
+// The parts that need no backend (matching, fingerprints, notes): instance-deploy.pure.test.ts.
 
-let backend: FakeBackend;
-let creds: DemoCredentials;
-let agent: Agent;
-let workDir: string;
-
-beforeAll(async () => {
-  backend = await startFakeBackend({ port: 0, seed: "demo" });
-});
-afterAll(async () => {
-  await backend.close();
-});
-beforeEach(() => {
-  creds = backend.seedDemo();
-  backend.setTransitions("immediate");
-  agent = new Agent({ keepAliveTimeout: 10 });
-  workDir = mkdtempSync(join(tmpdir(), "gpurental-instance-deploy-test-"));
-});
-afterEach(async () => {
-  backend.clearFaults();
-  await agent.close();
-  rmSync(workDir, { recursive: true, force: true });
-});
+const fake = useFakeBackend({ workDir: "test" });
 
 /** A process of another boot: gone, so its entries can be adopted. */
 const goneRun: RunIdentity = { id: "gone-run", pid: 1, boot: "a-boot-before-a-restart" };
 
-function client(token = creds.admin_session_token): GpurentalClient {
+function client(token = fake.creds.admin_session_token): GpurentalClient {
   return new GpurentalClient({
-    baseUrl: backend.url,
+    baseUrl: fake.url,
     token,
-    dispatcher: agent,
+    dispatcher: fake.agent,
     retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
     sleep: async () => {},
   });
 }
 
 function journalOf(run: RunIdentity, now: () => number = Date.now): DeployJournal {
-  return new DeployJournal(locateJournal({ cwd: workDir, env: {} }), { run, now });
+  return new DeployJournal(locateJournal({ cwd: fake.workDir, env: {} }), { run, now });
 }
 
 const FP = "fingerprint-of-the-configuration";
@@ -91,7 +61,7 @@ function deployEnv(over: Partial<DeployEnv> = {}) {
       journal: journalOf(currentRun()),
       reconcileTimeoutMs: 5000,
       partial: false,
-      account: { base_url: backend.url, org_id: null },
+      account: { base_url: fake.url, org_id: null },
     },
     fingerprint: FP,
     ...over,
@@ -100,14 +70,14 @@ function deployEnv(over: Partial<DeployEnv> = {}) {
 }
 
 const body = (over: Record<string, unknown> = {}) => ({
-  offer_id: creds.offer_id,
-  template_id: creds.template_id,
+  offer_id: fake.creds.offer_id,
+  template_id: fake.creds.template_id,
   disk_gb: 50,
   label: "deploy-test",
   ...over,
 });
 
-const live = () => backend.listInstances(creds.org_id).filter((i) => i.status !== "destroyed");
+const live = () => fake.backend.listInstances(fake.creds.org_id).filter((i) => i.status !== "destroyed");
 
 /** The entries of the working directory's journal, as a reader of the file finds them. */
 const entries = () => journalOf(currentRun()).entries();
@@ -126,7 +96,7 @@ describe("deployJournaled", () => {
     const got = await deployJournaled(
       {
         ...body(),
-        ssh_key_id: creds.ssh_key_id,
+        ssh_key_id: fake.creds.ssh_key_id,
         env_overrides: [
           { key: "A", value: "1", secret: false },
           { key: "PASSWORD", value: "hunter2", secret: true },
@@ -141,11 +111,11 @@ describe("deployJournaled", () => {
       kind: "instance",
       fingerprint: FP,
       request: {
-        offer_id: creds.offer_id,
-        template_id: creds.template_id,
+        offer_id: fake.creds.offer_id,
+        template_id: fake.creds.template_id,
         disk_gb: 50,
         label: "deploy-test",
-        ssh_key_id: creds.ssh_key_id,
+        ssh_key_id: fake.creds.ssh_key_id,
         env_overrides: 2,
       },
       before: [existing.id],
@@ -157,10 +127,13 @@ describe("deployJournaled", () => {
 
   test("a request without label, key or env is journaled with nulls and no overrides", async () => {
     const { env } = deployEnv();
-    await deployJournaled({ offer_id: creds.offer_id, template_id: creds.template_id, disk_gb: 50 }, env);
+    await deployJournaled(
+      { offer_id: fake.creds.offer_id, template_id: fake.creds.template_id, disk_gb: 50 },
+      env,
+    );
     expect(entries()[0]!.request).toEqual({
-      offer_id: creds.offer_id,
-      template_id: creds.template_id,
+      offer_id: fake.creds.offer_id,
+      template_id: fake.creds.template_id,
       disk_gb: 50,
       label: null,
       ssh_key_id: null,
@@ -181,7 +154,7 @@ describe("deployJournaled", () => {
   test("a refused deploy closes its entry as unsent, with the code, and is thrown", async () => {
     const { env } = deployEnv();
     const err = await deployJournaled(
-      body({ disk_gb: 1900, offer_id: creds.small_disk_offer_id }),
+      body({ disk_gb: 1900, offer_id: fake.creds.small_disk_offer_id }),
       env,
     ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -198,8 +171,8 @@ describe("deployJournaled", () => {
     await new Promise((r) => closed.close(r));
     const nowhere = new GpurentalClient({
       baseUrl: `http://127.0.0.1:${port}`,
-      token: creds.admin_session_token,
-      dispatcher: agent,
+      token: fake.creds.admin_session_token,
+      dispatcher: fake.agent,
       retry: { maxAttempts: 1 },
     });
     env.client = { ...bound(env.client), deployInstance: nowhere.deployInstance.bind(nowhere) };
@@ -238,7 +211,7 @@ describe("deployJournaled", () => {
     env.signal = stop.signal;
     const real = bound(env.client);
     // Terraform's stop comes while the deploy is in flight; the deploy lands all the same.
-    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
     env.client = {
       ...real,
       deployInstance: async (...a: Parameters<InstanceApi["deployInstance"]>) => {
@@ -289,11 +262,11 @@ describe("deployJournaled", () => {
       ...real,
       deployInstance: async (...a: Parameters<InstanceApi["deployInstance"]>) => {
         theirs = await other.deployInstance(a[0]);
-        const j = new DeployJournal(locateJournal({ cwd: workDir, env: { TF_WORKSPACE: "staging" } }), {
+        const j = new DeployJournal(locateJournal({ cwd: fake.workDir, env: { TF_WORKSPACE: "staging" } }), {
           run: goneRun,
         });
         j.answered(j.sent("instance", "another", body(), []), theirs.id);
-        backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+        fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
         return real.deployInstance(...a);
       },
     };
@@ -304,7 +277,7 @@ describe("deployJournaled", () => {
 
   test("an answer that cannot be read is not resent: the deploy is looked for by listing", async () => {
     // A template of a mode this provider does not know: the answers naming it do not parse.
-    const odd = backend.createTemplate({ name: "odd", mode: "telnet" as never, visibility: "public" });
+    const odd = fake.backend.createTemplate({ name: "odd", mode: "telnet" as never, visibility: "public" });
     const { env } = deployEnv();
     const logs: string[] = [];
     env.log = (m) => logs.push(m);
@@ -325,7 +298,7 @@ describe("deployJournaled", () => {
       ...bound(real),
       deployInstance: async (...a: Parameters<InstanceApi["deployInstance"]>) => {
         theirs = await other.deployInstance(a[0]);
-        backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+        fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
         return real.deployInstance(...a);
       },
     };
@@ -347,7 +320,7 @@ describe("deployJournaled", () => {
   });
 
   test("a lost answer that lands is recorded, and said in the log", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
     const { env } = deployEnv();
     const logs: string[] = [];
     env.log = (m) => logs.push(m);
@@ -361,7 +334,7 @@ describe("deployJournaled", () => {
   });
 
   test("a lost answer that never lands: outcome unknown, pointing at the journal, looked for over the whole window", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
     const { env, clock } = deployEnv();
     const err = (await deployJournaled(body(), env).catch((e: unknown) => e)) as DeployOutcomeUnknownError;
     expect(err).toBeInstanceOf(DeployOutcomeUnknownError);
@@ -381,7 +354,7 @@ describe("deployJournaled", () => {
   });
 
   test("the window ends with the create's deadline when that comes first", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
     const { env, clock } = deployEnv();
     // A wait that ends exactly at the window's end is still taken.
     env.deadline = clock.t + 750;
@@ -405,7 +378,7 @@ describe("deployJournaled", () => {
   });
 
   test("without a journal, outcome unknown says how to find and import the instance", async () => {
-    backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
     const { env } = deployEnv();
     env.settings = { ...env.settings, journal: null, reconcileTimeoutMs: 120_000 };
     env.deadline = env.now() + 600_000;
@@ -459,11 +432,11 @@ describe("adoptFromJournal", () => {
     const sender = journalOf(goneRun);
     // Destroyed first: going back to immediate transitions would finish a destroy left pending.
     for (const status of ["destroyed", "destroying"]) {
-      backend.setTransitions(status === "destroying" ? "manual" : "immediate");
+      fake.backend.setTransitions(status === "destroying" ? "manual" : "immediate");
       const inst = await c.deployInstance(body());
-      if (status === "destroying") backend.completeTransition(inst.id);
+      if (status === "destroying") fake.backend.completeTransition(inst.id);
       await c.destroyInstance(inst.id);
-      expect(backend.instance(inst.id)!.status).toBe(status);
+      expect(fake.backend.instance(inst.id)!.status).toBe(status);
       sender.answered(sender.sent("instance", FP, body(), []), inst.id);
     }
     expect(live().map((i) => i.status)).toEqual(["destroying"]);
@@ -693,169 +666,6 @@ describe("adoptFromJournal", () => {
   });
 });
 
-describe("willAdoptNote", () => {
-  const entry = (over: Partial<JournalEntry>): JournalEntry => ({
-    entry: "e1",
-    kind: "instance",
-    fingerprint: FP,
-    request: {},
-    before: [],
-    sent_at: "2026-11-24T10:00:00.000Z",
-    run: goneRun,
-    id: null,
-    answered_at: null,
-    handed_at: null,
-    taken: null,
-    closed: null,
-    ...over,
-  });
-
-  test("an entry with an instance: adopted by id, deployed when it was answered", () => {
-    expect(willAdoptNote(entry({ id: "inst_1", answered_at: "2026-11-24T10:00:05.000Z" }))).toEqual({
-      severity: "warning",
-      summary: "Will adopt instance inst_1, deployed at 2026-11-24T10:00:05.000Z",
-      detail:
-        "An earlier apply deployed instance inst_1 for this configuration (sent at 2026-11-24T10:00:00.000Z) and no state holds it. Applying adopts it instead of deploying another one. Deploy journal entry e1.",
-    });
-    expect(willAdoptNote(entry({ id: "inst_1" })).summary).toBe(
-      "Will adopt instance inst_1, deployed at 2026-11-24T10:00:00.000Z",
-    );
-  });
-
-  test("an entry without its answer: looked for first", () => {
-    expect(willAdoptNote(entry({}))).toEqual({
-      severity: "warning",
-      summary: "Will look for a deploy sent at 2026-11-24T10:00:00.000Z",
-      detail:
-        "An earlier apply sent a deploy for this configuration at 2026-11-24T10:00:00.000Z and stopped before its answer was recorded, so it may have landed. Applying first looks for the instance it created and adopts it; it deploys a new one only when the deploy did not land. Deploy journal entry e1.",
-    });
-  });
-});
-
-describe("formatMs", () => {
-  test.each([
-    [90_000, "90 s"],
-    [300, "0.3 s"],
-    [1250, "1.3 s"],
-    [60_000, "60 s"],
-    [119_999, "120 s"],
-    [120_000, "2 min"],
-    [150_000, "150 s"],
-    [180_000, "3 min"],
-  ])("%d ms is %s", (ms, text) => {
-    expect(formatMs(ms)).toBe(text);
-  });
-});
-
-describe("matching what a lost request created", () => {
-  const now = Date.parse("2026-11-24T10:00:00.000Z");
-  const inst = (
-    over: Omit<Partial<Instance>, "offer" | "template"> & { offer?: string; template?: string } = {},
-  ): Instance => {
-    const { offer, template, ...rest } = over;
-    return {
-      id: "inst_1",
-      offer: { id: offer ?? "off_1" },
-      template: { id: template ?? "tpl_1" },
-      disk_gb: 50,
-      label: "web",
-      status: "running",
-      created_at: "2026-11-24T10:00:01.000Z",
-      ...rest,
-    } as unknown as Instance;
-  };
-  const req = { offer_id: "off_1", template_id: "tpl_1", disk_gb: 50, label: "web" };
-
-  test.each<[string, Instance, Record<string, unknown>, boolean]>([
-    ["every field the same", inst(), req, true],
-    ["another offer", inst({ offer: "off_2" }), req, false],
-    ["another template", inst({ template: "tpl_2" }), req, false],
-    ["another disk", inst({ disk_gb: 60 }), req, false],
-    ["another label", inst({ label: "db" }), req, false],
-    ["destroyed", inst({ status: "destroyed" }), req, false],
-    ["stopped", inst({ status: "stopped" }), req, true],
-    ["no label on either side, null and empty", inst({ label: null }), { ...req, label: "" }, true],
-    ["no label on either side, empty and absent", inst({ label: "" }), { ...req, label: undefined }, true],
-    ["a label where none was asked for", inst(), { ...req, label: null }, false],
-  ])("%s", (_what, i, r, matches) => {
-    expect(matchesRequest(i, r)).toBe(matches);
-  });
-
-  test("candidates: new, unreferenced and created in the window", () => {
-    const list = [
-      inst({ id: "old" }),
-      inst({ id: "named" }),
-      inst({ id: "too_early", created_at: "2026-11-24T09:57:59.000Z" }),
-      inst({ id: "skewed", created_at: "2026-11-24T09:58:00.000Z" }),
-      inst({ id: "undated", created_at: null }),
-      inst({ id: "other", label: "db" }),
-      inst({ id: "ours" }),
-    ];
-    expect(
-      landedCandidates(list, req, { before: ["old"], sentAt: now }, new Set(["named"])).map((i) => i.id),
-    ).toEqual(["skewed", "undated", "ours"]);
-  });
-});
-
-describe("instanceFingerprint", () => {
-  const account: DeploySettings["account"] = { base_url: "https://api.example", org_id: null };
-  const a = (over: Partial<InstanceArgs> = {}): InstanceArgs => ({
-    offer_id: "off_1",
-    offer_filter: null,
-    template_id: "tpl_1",
-    disk_gb: 50,
-    label: "web",
-    ssh_key_id: null,
-    env: { A: "1" },
-    secret_env: { S: "secret" },
-    unset_env: ["B", "A"],
-    desired_status: "running",
-    ...over,
-  });
-  const fp = (over: Partial<InstanceArgs> = {}, acc = account) => instanceFingerprint(a(over), acc);
-
-  test("what makes two configurations the same", () => {
-    expect(fp({ unset_env: ["A", "B"] })).toBe(fp());
-    expect(fp({ label: "" })).toBe(fp({ label: null }));
-    expect(fp({ desired_status: "stopped" })).toBe(fp());
-    expect(fp({ secret_env_wo_version: null })).toBe(fp());
-  });
-
-  test.each<[string, Partial<InstanceArgs>]>([
-    ["offer", { offer_id: "off_2" }],
-    [
-      "offer filter instead of an offer",
-      { offer_filter: { gpu_model: "RTX 4090" } as InstanceArgs["offer_filter"] },
-    ],
-    ["template", { template_id: "tpl_2" }],
-    ["disk", { disk_gb: 60 }],
-    ["label", { label: "db" }],
-    ["no label", { label: null }],
-    ["ssh key", { ssh_key_id: "key_1" }],
-    ["env", { env: { A: "2" } }],
-    ["unset env", { unset_env: ["A"] }],
-    ["no unset env", { unset_env: null }],
-    ["a secret value", { secret_env: { S: "another" } }],
-    ["a write-only version", { secret_env_wo_version: 2 }],
-  ])("a different %s is another configuration", (_what, over) => {
-    expect(fp(over)).not.toBe(fp());
-  });
-
-  test("a configuration's fingerprint is stable across provider versions, so their journals are adopted after an upgrade", () => {
-    expect(fp()).toBe("sha256:416cdb9b9d90cb240dca814f387f1dbc9d174f0a78cf1f58a3fdaac72df239e0");
-  });
-
-  test("another offer filter is another configuration", () => {
-    const filter = (gpu_model: string) => ({ offer_filter: { gpu_model, num_gpus: 1 }, offer_id: null });
-    expect(fp(filter("RTX 4090"))).not.toBe(fp(filter("A100")));
-    expect(fp(filter("RTX 4090"))).toBe(fp(filter("RTX 4090")));
-  });
-
-  test("another account is another configuration", () => {
-    expect(fp({}, { ...account, org_id: "org_2" })).not.toBe(fp());
-  });
-});
-
 describe("journal writes after the request that fail are logged, never failing what already happened", () => {
   /** Makes the journal unwritable for this provider: a newer provider's format version. */
   function spoilJournal(): void {
@@ -880,40 +690,45 @@ describe("journal writes after the request that fail are logged, never failing w
       .filter((l) => l["@level"] === "warn")
       .map((l) => [l["@message"], String(l.error).includes("newer provider")]);
 
-  /** A client whose deploy spoils the journal after it was sent and before its answer is recorded. */
-  function spoiling(env: DeployEnv, lost = false): InstanceApi {
+  /**
+   * A deploy environment whose client spoils the journal each time `at` is called, just before the
+   * real call (and, for a `lost` deploy, loses its answer): the journal's writes after it fail.
+   */
+  function spoiledEnv(at: "deployInstance" | "listInstances", lost = false): DeployEnv {
+    const { env } = deployEnv();
     const real = bound(env.client);
-    return {
-      ...real,
-      deployInstance: async (...a: Parameters<InstanceApi["deployInstance"]>) => {
+    const spoilFirst =
+      <A extends unknown[], R>(call: (...a: A) => Promise<R>) =>
+      async (...a: A): Promise<R> => {
         spoilJournal();
-        if (lost) backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
-        return real.deployInstance(...a);
-      },
-    };
+        if (lost) fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+        return call(...a);
+      };
+    env.client =
+      at === "deployInstance"
+        ? { ...real, deployInstance: spoilFirst(real.deployInstance) }
+        : { ...real, listInstances: spoilFirst(real.listInstances) };
+    return env;
   }
 
   test("the answer of a deploy", async () => {
-    const { env } = deployEnv();
-    env.client = spoiling(env);
+    const env = spoiledEnv("deployInstance");
     const got = await deployJournaled(body(), env);
     expect(got.instance.id).toBe(live()[0]!.id);
     expect(warnings()).toEqual([["deploy journal: could not record a deploy's answer", true]]);
   });
 
   test("the instance a lost deploy created", async () => {
-    const { env } = deployEnv();
-    env.client = spoiling(env, true);
+    const env = spoiledEnv("deployInstance", true);
     const got = await deployJournaled(body(), env);
     expect(got.instance.id).toBe(live()[0]!.id);
     expect(warnings()).toEqual([["deploy journal: could not record a deploy's instance", true]]);
   });
 
   test("a refused deploy", async () => {
-    const { env } = deployEnv();
-    env.client = spoiling(env);
+    const env = spoiledEnv("deployInstance");
     const err = await deployJournaled(
-      body({ disk_gb: 1900, offer_id: creds.small_disk_offer_id }),
+      body({ disk_gb: 1900, offer_id: fake.creds.small_disk_offer_id }),
       env,
     ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -923,15 +738,7 @@ describe("journal writes after the request that fail are logged, never failing w
   test("the instance an adopted entry's deploy created", async () => {
     lostEntry(Date.now() - 60_000);
     const inst = await client().deployInstance(body());
-    const { env } = deployEnv();
-    const real = bound(env.client);
-    env.client = {
-      ...real,
-      listInstances: async (...a: Parameters<InstanceApi["listInstances"]>) => {
-        spoilJournal();
-        return real.listInstances(...a);
-      },
-    };
+    const env = spoiledEnv("listInstances");
     const got = await adoptFromJournal(env);
     expect(got).toMatchObject({ kind: "adopted", instance: { id: inst.id } });
     expect(warnings()).toEqual([["deploy journal: could not record an adopted instance", true]]);
@@ -939,15 +746,7 @@ describe("journal writes after the request that fail are logged, never failing w
 
   test("a deploy that left nothing", async () => {
     lostEntry(Date.now() - 60_000);
-    const { env } = deployEnv();
-    const real = bound(env.client);
-    env.client = {
-      ...real,
-      listInstances: async (...a: Parameters<InstanceApi["listInstances"]>) => {
-        spoilJournal();
-        return real.listInstances(...a);
-      },
-    };
+    const env = spoiledEnv("listInstances");
     const got = await adoptFromJournal(env);
     expect(got.kind === "none" && got.diagnostics.map((d) => d.summary)).toEqual([
       expect.stringMatching(/never appeared$/),

@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Agent } from "undici";
-import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+import { DEMO_IDS, type FakeBackend } from "../fake-backend";
 import { isUnknown, unknown } from "../framework";
 import { createHarness } from "../framework/testing";
 import type { CtyValue } from "../plugin/cty";
 import { createProvider } from "../provider";
+import { useFakeBackend } from "../testing/fake-backend";
 
 // gpurental_instance with an offer_filter, driven in memory the way Terraform drives it, against the
 // in-process fake backend: choosing the offer at plan and apply time, moving on after a lost race,
@@ -15,36 +12,18 @@ import { createProvider } from "../provider";
 
 type Rec = Record<string, CtyValue>;
 
-let backend: FakeBackend;
-let creds: DemoCredentials;
-let agent: Agent;
-
-// Terraform's working directory of the provider: where its deploy journal goes.
-const workDir = mkdtempSync(join(tmpdir(), "gpurental-journal-test-"));
-
-beforeAll(async () => {
-  backend = await startFakeBackend({ port: 0, seed: "demo" });
-  agent = new Agent({ keepAliveTimeout: 10 });
-});
-afterAll(async () => {
-  rmSync(workDir, { recursive: true, force: true });
-  await agent.close();
-  await backend.close();
-});
-beforeEach(() => {
-  creds = backend.seedDemo();
-  backend.setTransitions("immediate");
-});
+// Terraform's working directory of the provider, where its deploy journal goes, is one for the file.
+const fake = useFakeBackend({ workDir: "file" });
 
 async function configured() {
   const h = createHarness(
     createProvider({
-      cwd: workDir,
+      cwd: fake.workDir,
       env: {},
-      clientOptions: { dispatcher: agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
+      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
     }),
   );
-  expect(await h.configure({ base_url: backend.url, token: creds.admin_session_token })).toEqual([]);
+  expect(await h.configure({ base_url: fake.url, token: fake.creds.admin_session_token })).toEqual([]);
   return h;
 }
 
@@ -52,7 +31,7 @@ const RTX = { gpu_model: "RTX 4090", num_gpus: 1, max_price_per_hour_micro: 3_00
 
 const config = (over: Rec = {}): Rec => ({
   offer_filter: RTX,
-  template_id: creds.template_id,
+  template_id: fake.creds.template_id,
   disk_gb: 50,
   label: "market",
   ...over,
@@ -60,8 +39,8 @@ const config = (over: Rec = {}): Rec => ({
 
 /** An RTX 4090 offer on a machine of its own. */
 function rtxOffer(price: number, over: Parameters<FakeBackend["createOffer"]>[0] | object = {}) {
-  const m = backend.createMachine({ disk_gb: 2000, public_ip: "203.0.113.90" });
-  return backend.createOffer({
+  const m = fake.backend.createMachine({ disk_gb: 2000, public_ip: "203.0.113.90" });
+  return fake.backend.createOffer({
     machine_id: m.id,
     gpu_model: "RTX 4090",
     price_per_hour_micro: price,
@@ -70,9 +49,9 @@ function rtxOffer(price: number, over: Parameters<FakeBackend["createOffer"]>[0]
 }
 
 async function control(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${backend.url}/_control${path}`, {
+  const res = await fetch(`${fake.url}/_control${path}`, {
     method,
-    headers: { "x-control-token": backend.controlToken, "content-type": "application/json" },
+    headers: { "x-control-token": fake.backend.controlToken, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   expect(res.status).toBe(200);
@@ -88,7 +67,7 @@ async function created(h: Awaited<ReturnType<typeof configured>>, cfg: Rec) {
 describe("validation", () => {
   test("exactly one of offer_id and offer_filter, the error on the attribute", async () => {
     const h = await configured();
-    const both = await h.validate("gpurental_instance", config({ offer_id: creds.offer_id }));
+    const both = await h.validate("gpurental_instance", config({ offer_id: fake.creds.offer_id }));
     expect(both.map((d) => [d.summary, d.path])).toEqual([
       ["Both offer_id and offer_filter are set", [{ attribute: "offer_filter" }]],
     ]);
@@ -150,7 +129,7 @@ describe("create with a filter", () => {
   test("lands on the next candidate after a lost race, with a warning naming both", async () => {
     const h = await configured();
     const cheap = rtxOffer(2_000_000);
-    backend.loseNextRace(cheap.id, 1);
+    fake.backend.loseNextRace(cheap.id, 1);
     const r = await created(h, config());
     expect(r.value?.offer_id).toBe(DEMO_IDS.offer);
     expect(r.diags).toMatchObject([
@@ -167,7 +146,7 @@ describe("create with a filter", () => {
     const h = await configured();
     const cheap = rtxOffer(2_000_000);
     const p = await h.plan("gpurental_instance", null, config());
-    for (const id of [cheap.id, DEMO_IDS.offer]) backend.loseNextRace(id, 1);
+    for (const id of [cheap.id, DEMO_IDS.offer]) fake.backend.loseNextRace(id, 1);
     const r = await h.apply("gpurental_instance", null, p.planned, config());
     expect(r.value).toBeNull();
     // The maintenance offer is tried last and refused by the fake backend.
@@ -185,17 +164,17 @@ describe("create with a filter", () => {
     // A maintenance is no other deploy's doing: the words cover every reason a candidate is passed over.
     expect(detail).toContain("The deploy was refused on each offer tried");
     expect(detail).toContain("or the machine goes into maintenance too soon");
-    expect(backend.listInstances(creds.org_id)).toEqual([]);
+    expect(fake.backend.listInstances(fake.creds.org_id)).toEqual([]);
   });
 
   test("a lost deploy answer is reconciled, never followed by a deploy on another offer", async () => {
     const h = await configured();
     rtxOffer(2_000_000);
-    backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
     const r = await created(h, config());
-    backend.clearFaults();
+    fake.backend.clearFaults();
     expect(r.diags).toEqual([]);
-    expect(backend.listInstances(creds.org_id).map((i) => i.id)).toEqual([r.value?.id]);
+    expect(fake.backend.listInstances(fake.creds.org_id).map((i) => i.id)).toEqual([r.value?.id]);
   });
 
   test("nothing matching fails the plan on offer_filter, saying which criterion left out which offers", async () => {
@@ -235,8 +214,8 @@ describe("create with a filter", () => {
     expect(vm.diags.map((d) => d.summary)).toEqual(["No offer matches offer_filter"]);
     expect(vm.diags[0]?.detail).toContain("on machines that cannot run the vm template");
     // ... until one can.
-    const m = backend.createMachine({ disk_gb: 2000, vm_capable: true });
-    backend.createOffer({ machine_id: m.id, gpu_model: "RTX 4090", price_per_hour_micro: 2_900_000 });
+    const m = fake.backend.createMachine({ disk_gb: 2000, vm_capable: true });
+    fake.backend.createOffer({ machine_id: m.id, gpu_model: "RTX 4090", price_per_hour_micro: 2_900_000 });
     const ok = await h.plan("gpurental_instance", null, config({ template_id: DEMO_IDS.templateVm }));
     expect(ok.diags).toEqual([]);
     // Template-only refusals stay on template_id.
@@ -303,9 +282,9 @@ describe("the market moves under a running instance", () => {
 
   test("a pinned offer_id that left the market plans no change either", async () => {
     const h = await configured();
-    const cfg = config({ offer_filter: null, offer_id: creds.offer_id });
+    const cfg = config({ offer_filter: null, offer_id: fake.creds.offer_id });
     const state = (await created(h, cfg)).value!;
-    await control("PATCH", `/offers/${creds.offer_id}`, { availability: "withdrawn" });
+    await control("PATCH", `/offers/${fake.creds.offer_id}`, { availability: "withdrawn" });
     const refreshed = (await h.read("gpurental_instance", state)).value!;
     const again = await h.plan("gpurental_instance", refreshed, cfg);
     expect(again.diags).toEqual([]);
@@ -329,7 +308,7 @@ describe("changing the filter", () => {
     const applied = await h.apply("gpurental_instance", state, p.planned, next);
     expect(applied.diags).toEqual([]);
     expect(applied.value).toEqual(p.planned);
-    expect(backend.listInstances(creds.org_id)).toHaveLength(1);
+    expect(fake.backend.listInstances(fake.creds.org_id)).toHaveLength(1);
   });
 
   test.each<[string, Rec, string]>([
@@ -351,11 +330,11 @@ describe("changing the filter", () => {
 
   test("from a pinned offer_id to a filter it satisfies is recorded in place; back to the same id too", async () => {
     const h = await configured();
-    const pinned = config({ offer_filter: null, offer_id: creds.offer_id });
+    const pinned = config({ offer_filter: null, offer_id: fake.creds.offer_id });
     const state = (await created(h, pinned)).value!;
     const toFilter = await h.plan("gpurental_instance", state, config());
     expect(toFilter.requiresReplace).toEqual([]);
-    expect(toFilter.planned).toMatchObject({ offer_id: creds.offer_id, offer_filter: RTX });
+    expect(toFilter.planned).toMatchObject({ offer_id: fake.creds.offer_id, offer_filter: RTX });
     const filtered = (await h.apply("gpurental_instance", state, toFilter.planned, config())).value!;
     const back = await h.plan("gpurental_instance", filtered, pinned);
     expect(back.requiresReplace).toEqual([]);
@@ -377,12 +356,12 @@ describe("changing the filter", () => {
 
 test("a state written before offer_filter existed upgrades, and the next refresh records the offer", async () => {
   const h = await configured();
-  const cfg = config({ offer_filter: null, offer_id: creds.offer_id });
+  const cfg = config({ offer_filter: null, offer_id: fake.creds.offer_id });
   const state = (await created(h, cfg)).value!;
   const { offer_filter: _filter, offer: _offer, ...before } = state;
   const upgraded = await h.upgrade("gpurental_instance", 0, JSON.stringify(before));
   expect(upgraded.diags).toEqual([]);
-  expect(upgraded.value).toMatchObject({ offer_filter: null, offer: null, offer_id: creds.offer_id });
+  expect(upgraded.value).toMatchObject({ offer_filter: null, offer: null, offer_id: fake.creds.offer_id });
   const refreshed = (await h.read("gpurental_instance", upgraded.value!)).value!;
   expect(refreshed).toEqual(state);
   const p = await h.plan("gpurental_instance", refreshed, cfg);
@@ -392,8 +371,8 @@ test("a state written before offer_filter existed upgrades, and the next refresh
 
 test("an offer whose machine left the fleet (OFFER_NOT_PINNABLE) counts as taken, on offer_filter", async () => {
   const h = await configured();
-  const m = backend.createMachine({ disk_gb: 2000, registered: false });
-  const stale = backend.createOffer({
+  const m = fake.backend.createMachine({ disk_gb: 2000, registered: false });
+  const stale = fake.backend.createOffer({
     machine_id: m.id,
     gpu_model: "RTX 4090",
     price_per_hour_micro: 100_000,

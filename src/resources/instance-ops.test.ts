@@ -1,8 +1,8 @@
-import { Agent } from "undici";
 import { GpurentalClient } from "../api/client";
 import { RequestAbortedError } from "../api/errors";
 import type { RetryOptions } from "../api/retry";
-import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+import { DEMO_IDS } from "../fake-backend";
+import { useFakeBackend } from "../testing/fake-backend";
 import type { InstanceArgs } from "./instance-model";
 import { createInstance, deleteInstance, type OpContext, readInstance, updateInstance } from "./instance-ops";
 import type { DeploySettings } from "./provider-data";
@@ -10,31 +10,13 @@ import type { DeploySettings } from "./provider-data";
 // The instance lifecycle against the in-process fake backend, without Terraform: fast feedback on
 // the waits, the refusals, the lost-deploy reconciliation and the start failures.
 
-let backend: FakeBackend;
-let creds: DemoCredentials;
-let agent: Agent;
-
-beforeAll(async () => {
-  backend = await startFakeBackend({ port: 0, seed: "demo" });
-});
-afterAll(async () => {
-  await backend.close();
-});
-beforeEach(() => {
-  creds = backend.seedDemo();
-  backend.setTransitions("immediate");
-  agent = new Agent({ keepAliveTimeout: 10 });
-});
-afterEach(async () => {
-  backend.clearFaults();
-  await agent.close();
-});
+const fake = useFakeBackend();
 
 function ctx(timeoutMs = 5000, token?: string, retry: RetryOptions = { maxAttempts: 4 }): OpContext {
   const client = new GpurentalClient({
-    baseUrl: backend.url,
-    token: token ?? creds.admin_session_token,
-    dispatcher: agent,
+    baseUrl: fake.url,
+    token: token ?? fake.creds.admin_session_token,
+    dispatcher: fake.agent,
     retry: { baseDelayMs: 5, maxDelayMs: 20, ...retry },
     // Retry-After of 429/503 answers is honoured, but not slept for real in these tests.
     sleep: (ms, signal) => fastSleep(ms, signal),
@@ -51,12 +33,12 @@ function fastSleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 function args(over: Partial<InstanceArgs> = {}): InstanceArgs {
   return {
-    offer_id: creds.offer_id,
+    offer_id: fake.creds.offer_id,
     offer_filter: null,
-    template_id: creds.template_id,
+    template_id: fake.creds.template_id,
     disk_gb: 50,
     label: "ops-test",
-    ssh_key_id: creds.ssh_key_id,
+    ssh_key_id: fake.creds.ssh_key_id,
     env: { A: "1" },
     secret_env: { S: "secret-value" },
     unset_env: ["TZ"],
@@ -72,7 +54,7 @@ const noJournal: DeploySettings = {
   account: { base_url: "", org_id: null },
 };
 
-const live = () => backend.listInstances(creds.org_id).filter((i) => i.status !== "destroyed");
+const live = () => fake.backend.listInstances(fake.creds.org_id).filter((i) => i.status !== "destroyed");
 
 test("create, read, stop, start, delete", async () => {
   const created = await createInstance(args(), ctx());
@@ -81,9 +63,9 @@ test("create, read, stop, start, delete", async () => {
   expect(s.status).toBe("running");
   expect(s.desired_status).toBe("running");
   expect(s.env).toEqual({ A: "1" });
-  expect(s.ssh_key_id).toBe(creds.ssh_key_id);
+  expect(s.ssh_key_id).toBe(fake.creds.ssh_key_id);
   expect(s.allowed_actions).toEqual(["stop", "destroy"]);
-  const record = backend.instance(s.id)!;
+  const record = fake.backend.instance(s.id)!;
   expect(record.env.find((e) => e.key === "S")).toMatchObject({ value: "secret-value", secret: true });
   expect(record.env.find((e) => e.key === "TZ")).toBeUndefined();
 
@@ -99,7 +81,7 @@ test("create, read, stop, start, delete", async () => {
   expect(started.state).toMatchObject({ status: "running", desired_status: "running" });
 
   expect(await deleteInstance(s.id, ctx())).toEqual({ state: null, diagnostics: [] });
-  expect(backend.instance(s.id)?.status).toBe("destroyed");
+  expect(fake.backend.instance(s.id)?.status).toBe("destroyed");
   expect(await readInstance(s.id, s, ctx())).toEqual({ state: null, diagnostics: [] });
   // Deleting again is fine.
   expect(await deleteInstance(s.id, ctx())).toEqual({ state: null, diagnostics: [] });
@@ -112,7 +94,7 @@ test("create with desired_status stopped ends stopped", async () => {
 });
 
 test("a refused deploy records nothing and names the code on the attribute", async () => {
-  const r = await createInstance(args({ disk_gb: 1900, offer_id: creds.small_disk_offer_id }), ctx());
+  const r = await createInstance(args({ disk_gb: 1900, offer_id: fake.creds.small_disk_offer_id }), ctx());
   expect(r.state).toBeNull();
   expect(r.diagnostics[0]).toMatchObject({ severity: "error", path: [{ attribute: "disk_gb" }] });
   expect(r.diagnostics[0]!.summary).toMatch(/^DISK_TOO_LARGE: /);
@@ -121,16 +103,16 @@ test("a refused deploy records nothing and names the code on the attribute", asy
 });
 
 test("a deploy refused at the instance limit counts the instances that hold the places", async () => {
-  const m = backend.createMachine({ disk_gb: 4000 });
-  const bulk = backend.createOffer({ machine_id: m.id, free_units: 30 });
+  const m = fake.backend.createMachine({ disk_gb: 4000 });
+  const bulk = fake.backend.createOffer({ machine_id: m.id, free_units: 30 });
   const c = ctx();
   for (let i = 0; i < 25; i++) {
-    await c.client.deployInstance({ offer_id: bulk.id, template_id: creds.template_id, disk_gb: 10 });
+    await c.client.deployInstance({ offer_id: bulk.id, template_id: fake.creds.template_id, disk_gb: 10 });
   }
   // Destroyed instances do not count.
   await c.client.destroyInstance(live()[0]!.id);
   await c.client.listInstances();
-  await c.client.deployInstance({ offer_id: bulk.id, template_id: creds.template_id, disk_gb: 10 });
+  await c.client.deployInstance({ offer_id: bulk.id, template_id: fake.creds.template_id, disk_gb: 10 });
   const r = await createInstance(args({ offer_id: bulk.id }), c);
   expect(r.state).toBeNull();
   expect(r.diagnostics[0]!.summary).toMatch(/^INSTANCE_LIMIT_REACHED: /);
@@ -141,21 +123,21 @@ test("a deploy refused at the instance limit counts the instances that hold the 
 });
 
 test("a failed provisioning returns the instance with the error", async () => {
-  backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });
+  fake.backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });
   const r = await createInstance(args(), ctx());
   expect(r.state).toMatchObject({ status: "error", error_code: "provision_failed" });
   expect(r.diagnostics[0]!.summary).toMatch(/^provision_failed: /);
 });
 
 test("a wait that times out still returns the instance", async () => {
-  backend.setTransitions("manual");
+  fake.backend.setTransitions("manual");
   const r = await createInstance(args(), ctx(150));
   expect(r.state).toMatchObject({ status: "creating" });
   expect(r.diagnostics[0]!.summary).toMatch(/Timed out/);
 });
 
 test("a lost deploy answer is reconciled to the instance it created", async () => {
-  backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+  fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
   const r = await createInstance(args(), ctx());
   expect(r.diagnostics).toEqual([]);
   expect(live()).toHaveLength(1);
@@ -163,7 +145,7 @@ test("a lost deploy answer is reconciled to the instance it created", async () =
 });
 
 test("a deploy whose connection dropped is never sent again: its outcome is unknown", async () => {
-  backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
+  fake.backend.addFault({ route: "POST /v1/instances", kind: "drop", times: 1 });
   const r = await createInstance(args(), { ...ctx(), settings: { ...noJournal, reconcileTimeoutMs: 300 } });
   expect(r.state).toBeNull();
   expect(r.diagnostics.map((d) => d.summary)).toEqual(["Deploy outcome unknown"]);
@@ -174,7 +156,7 @@ test("a deploy whose connection dropped is never sent again: its outcome is unkn
 
 test("lost answers do not adopt instances that existed before", async () => {
   const first = await createInstance(args(), ctx());
-  backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
+  fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
   const second = await createInstance(args(), ctx());
   expect(second.diagnostics).toEqual([]);
   expect(second.state!.id).not.toBe(first.state!.id);
@@ -182,7 +164,7 @@ test("lost answers do not adopt instances that existed before", async () => {
 });
 
 test("parallel deploys with lost answers each get their own instance", async () => {
-  backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 2 });
+  fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 2 });
   const rs = await Promise.all([
     createInstance(args(), ctx()),
     createInstance(args(), ctx()),
@@ -194,14 +176,14 @@ test("parallel deploys with lost answers each get their own instance", async () 
 });
 
 test("429 and 503 on deploy converge", async () => {
-  backend.addFault({
+  fake.backend.addFault({
     route: "POST /v1/instances",
     kind: "status",
     status: 429,
     retryAfterSeconds: 0,
     times: 1,
   });
-  backend.addFault({ route: "POST /v1/instances", kind: "status", status: 503, times: 1 });
+  fake.backend.addFault({ route: "POST /v1/instances", kind: "status", status: 503, times: 1 });
   const r = await createInstance(args(), ctx());
   expect(r.diagnostics).toEqual([]);
   expect(live()).toHaveLength(1);
@@ -221,7 +203,7 @@ describe("start failures", () => {
     [{ startUnavailable: true }, "START_UNAVAILABLE"],
   ])("%o -> %s, state stays stopped", async (behaviour, code) => {
     const s = await stoppedInstance();
-    backend.setHostBehaviour(DEMO_IDS.machineLarge, behaviour);
+    fake.backend.setHostBehaviour(DEMO_IDS.machineLarge, behaviour);
     const r = await updateInstance(s.id, args(), ctx(400));
     expect(r.diagnostics[0]!.summary.startsWith(`${code}: `)).toBe(true);
     expect(r.diagnostics[0]!.path).toEqual([{ attribute: "desired_status" }]);
@@ -230,12 +212,12 @@ describe("start failures", () => {
 
   test("START_UNAVAILABLE is retried until it clears", async () => {
     const s = await stoppedInstance();
-    backend.setHostBehaviour(DEMO_IDS.machineLarge, { startUnavailable: true });
+    fake.backend.setHostBehaviour(DEMO_IDS.machineLarge, { startUnavailable: true });
     const c = ctx(60_000);
     let calls = 0;
     c.sleep = async () => {
       calls++;
-      if (calls === 2) backend.setHostBehaviour(DEMO_IDS.machineLarge, { startUnavailable: false });
+      if (calls === 2) fake.backend.setHostBehaviour(DEMO_IDS.machineLarge, { startUnavailable: false });
     };
     const r = await updateInstance(s.id, args(), c);
     expect(r.diagnostics).toEqual([]);
@@ -244,7 +226,7 @@ describe("start failures", () => {
 
   test("insufficient balance at start names the amounts", async () => {
     const s = await stoppedInstance();
-    backend.setBalance(creds.org_id, 1_000_000);
+    fake.backend.setBalance(fake.creds.org_id, 1_000_000);
     const r = await updateInstance(s.id, args(), ctx());
     expect(r.diagnostics[0]!.summary).toMatch(/^INSUFFICIENT_BALANCE: /);
     expect(r.diagnostics[0]!.detail).toContain("¥1.00");
@@ -253,13 +235,13 @@ describe("start failures", () => {
 
 test("a stop the host never confirms ends in stop_timed_out after 30 minutes", async () => {
   const r0 = await createInstance(args(), ctx());
-  backend.setHostBehaviour(DEMO_IDS.machineLarge, { neverConfirmStop: true });
+  fake.backend.setHostBehaviour(DEMO_IDS.machineLarge, { neverConfirmStop: true });
   const c = ctx(60_000);
   let advanced = false;
   c.sleep = async () => {
     if (!advanced) {
       advanced = true;
-      backend.clock.advance(31 * 60_000);
+      fake.backend.clock.advance(31 * 60_000);
     }
   };
   const r = await updateInstance(r0.state!.id, { ...args(), desired_status: "stopped" }, c);
@@ -269,20 +251,20 @@ test("a stop the host never confirms ends in stop_timed_out after 30 minutes", a
 
 test("an auto-stopped instance reads as stopped", async () => {
   const r0 = await createInstance(args(), ctx());
-  backend.setBalance(creds.org_id, 1);
-  backend.clock.advance(60_000);
+  fake.backend.setBalance(fake.creds.org_id, 1);
+  fake.backend.clock.advance(60_000);
   const r = await readInstance(r0.state!.id, r0.state!, ctx());
   expect(r.state).toMatchObject({ status: "stopped", desired_status: "stopped" });
 });
 
 test("deleting an instance already destroying waits for it", async () => {
   const r0 = await createInstance(args(), ctx());
-  backend.setTransitions("manual");
+  fake.backend.setTransitions("manual");
   await ctx().client.destroyInstance(r0.state!.id);
   const pending = deleteInstance(r0.state!.id, ctx());
-  setTimeout(() => backend.completeTransition(r0.state!.id), 50);
+  setTimeout(() => fake.backend.completeTransition(r0.state!.id), 50);
   expect(await pending).toEqual({ state: null, diagnostics: [] });
-  expect(backend.instance(r0.state!.id)?.status).toBe("destroyed");
+  expect(fake.backend.instance(r0.state!.id)?.status).toBe("destroyed");
 });
 
 test("a deploy interrupted in flight that still lands is found and returned, not leaked", async () => {
@@ -314,7 +296,7 @@ test("a deploy interrupted before it landed records nothing and is not resent", 
   // The answer is held 2 s, the stop comes after 100 ms: the client goes away long before the
   // backend would process the request (a shorter hold let a stalled event loop on a busy machine
   // run the held request before it saw the closed socket).
-  backend.addFault({ route: "POST /v1/instances", kind: "latency", latencyMs: 2000, times: 1 });
+  fake.backend.addFault({ route: "POST /v1/instances", kind: "latency", latencyMs: 2000, times: 1 });
   const stop = new AbortController();
   setTimeout(() => stop.abort(new Error("stop")), 100);
   const r = await createInstance(args(), { ...ctx(5000), signal: stop.signal });
@@ -325,11 +307,11 @@ test("a deploy interrupted before it landed records nothing and is not resent", 
 
 test("lost answers to stop and start are followed by a read, not an error", async () => {
   const r0 = await createInstance(args(), ctx());
-  backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "lost-response", times: 1 });
+  fake.backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "lost-response", times: 1 });
   const stopped = await updateInstance(r0.state!.id, { ...args(), desired_status: "stopped" }, ctx());
   expect(stopped.diagnostics).toEqual([]);
   expect(stopped.state?.status).toBe("stopped");
-  backend.addFault({ route: "POST /v1/instances/:id/start", kind: "drop", times: 1 });
+  fake.backend.addFault({ route: "POST /v1/instances/:id/start", kind: "drop", times: 1 });
   const started = await updateInstance(r0.state!.id, args(), ctx());
   expect(started.diagnostics).toEqual([]);
   expect(started.state?.status).toBe("running");
@@ -340,11 +322,11 @@ describe("retries within the operation's time limit", () => {
   const untilDeadline = (timeoutMs = 5000) => ctx(timeoutMs, undefined, {});
 
   test("500s on reads and DELETEs are retried until they pass, more often than any fixed count", async () => {
-    backend.addFault({ route: "GET /v1/instances/:id", kind: "status", status: 500, times: 6 });
+    fake.backend.addFault({ route: "GET /v1/instances/:id", kind: "status", status: 500, times: 6 });
     const created = await createInstance(args(), untilDeadline());
     expect(created.diagnostics).toEqual([]);
-    backend.addFault({ route: "DELETE /v1/instances/:id", kind: "status", status: 502, times: 3 });
-    backend.addFault({ route: "DELETE /v1/instances/:id", kind: "status", status: 504, times: 3 });
+    fake.backend.addFault({ route: "DELETE /v1/instances/:id", kind: "status", status: 502, times: 3 });
+    fake.backend.addFault({ route: "DELETE /v1/instances/:id", kind: "status", status: 504, times: 3 });
     expect(await deleteInstance(created.state!.id, untilDeadline())).toEqual({
       state: null,
       diagnostics: [],
@@ -355,23 +337,23 @@ describe("retries within the operation's time limit", () => {
   test("a DELETE whose answers were lost, resent to an instance already destroyed, counts as done", async () => {
     const created = await createInstance(args(), untilDeadline());
     // The first DELETE lands; the resend finds the instance destroyed (409 INVALID_STATE).
-    backend.addFault({ route: "DELETE /v1/instances/:id", kind: "lost-response", times: 2 });
+    fake.backend.addFault({ route: "DELETE /v1/instances/:id", kind: "lost-response", times: 2 });
     expect(await deleteInstance(created.state!.id, untilDeadline())).toEqual({
       state: null,
       diagnostics: [],
     });
-    expect(backend.instance(created.state!.id)?.status).toBe("destroyed");
+    expect(fake.backend.instance(created.state!.id)?.status).toBe("destroyed");
   });
 
   test("stop and start answers lost five times in a row still converge: a read decides each resend", async () => {
     const r0 = await createInstance(args(), untilDeadline());
     const id = r0.state!.id;
-    backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "drop", times: 4 });
-    backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "drop", times: 4 });
+    fake.backend.addFault({ route: "POST /v1/instances/:id/stop", kind: "lost-response", times: 1 });
     const stopped = await updateInstance(id, { ...args(), desired_status: "stopped" }, untilDeadline());
     expect(stopped.diagnostics).toEqual([]);
     expect(stopped.state?.status).toBe("stopped");
-    backend.addFault({ route: "POST /v1/instances/:id/start", kind: "status", status: 500, times: 5 });
+    fake.backend.addFault({ route: "POST /v1/instances/:id/start", kind: "status", status: 500, times: 5 });
     const started = await updateInstance(id, args(), untilDeadline());
     expect(started.diagnostics).toEqual([]);
     expect(started.state?.status).toBe("running");
@@ -379,13 +361,13 @@ describe("retries within the operation's time limit", () => {
 
   test("the operation's time limit ends the retries with the last answer", async () => {
     const r0 = await createInstance(args(), untilDeadline());
-    backend.addFault({ route: "GET /v1/instances/:id", kind: "status", status: 500 });
+    fake.backend.addFault({ route: "GET /v1/instances/:id", kind: "status", status: 500 });
     let attempts = 0;
     const c = untilDeadline(2000);
     c.client = new GpurentalClient({
-      baseUrl: backend.url,
-      token: creds.admin_session_token,
-      dispatcher: agent,
+      baseUrl: fake.url,
+      token: fake.creds.admin_session_token,
+      dispatcher: fake.agent,
       retry: { baseDelayMs: 5, maxDelayMs: 20 },
       logger: (_level, msg) => {
         if (msg === "request") attempts++;
@@ -400,7 +382,7 @@ describe("retries within the operation's time limit", () => {
 
   test("a Retry-After longer than the time left fails at once with RATE_LIMITED, not after waiting", async () => {
     const r0 = await createInstance(args(), untilDeadline());
-    backend.addFault({
+    fake.backend.addFault({
       route: "GET /v1/instances/:id",
       kind: "status",
       status: 429,
@@ -409,9 +391,9 @@ describe("retries within the operation's time limit", () => {
     const c = untilDeadline(60_000);
     const slept: number[] = [];
     c.client = new GpurentalClient({
-      baseUrl: backend.url,
-      token: creds.admin_session_token,
-      dispatcher: agent,
+      baseUrl: fake.url,
+      token: fake.creds.admin_session_token,
+      dispatcher: fake.agent,
       sleep: async (ms) => {
         slept.push(ms);
       },
@@ -420,8 +402,8 @@ describe("retries within the operation's time limit", () => {
     expect(r.diagnostics[0]?.summary).toMatch(/^RATE_LIMITED: /);
     expect(slept).toEqual([]);
     // With the time to wait (a create's 20 minutes), the same answers are waited out in full.
-    backend.clearFaults();
-    backend.addFault({
+    fake.backend.clearFaults();
+    fake.backend.addFault({
       route: "GET /v1/instances/:id",
       kind: "status",
       status: 429,

@@ -1,8 +1,7 @@
-import { Agent } from "undici";
-import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { createHarness } from "../framework/testing";
 import { type CtyValue, encodeMsgpack } from "../plugin/cty";
 import { createProvider } from "../provider";
+import { useFakeBackend } from "../testing/fake-backend";
 import { ACCESS_TOKEN_REFERENCE } from "./env";
 import { instanceResource } from "./instance";
 import { instanceFingerprint } from "./instance-deploy";
@@ -14,31 +13,19 @@ import type { InstanceArgs } from "./instance-model";
 
 type Rec = Record<string, CtyValue>;
 
-let backend: FakeBackend;
-let creds: DemoCredentials;
-let agent: Agent;
-
-beforeAll(async () => {
-  backend = await startFakeBackend({ port: 0, seed: "demo" });
-  agent = new Agent({ keepAliveTimeout: 10 });
-});
-afterAll(async () => {
-  await agent.close();
-  await backend.close();
-});
-beforeEach(() => {
-  creds = backend.seedDemo();
-  backend.setTransitions("immediate");
-});
+// Terraform's working directory of the provider, where its deploy journal goes, is one for the file
+// (never the directory the tests run in).
+const fake = useFakeBackend({ workDir: "file" });
 
 async function configured() {
   const h = createHarness(
     createProvider({
+      cwd: fake.workDir,
       env: {},
-      clientOptions: { dispatcher: agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
+      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
     }),
   );
-  expect(await h.configure({ base_url: backend.url, token: creds.admin_session_token })).toEqual([]);
+  expect(await h.configure({ base_url: fake.url, token: fake.creds.admin_session_token })).toEqual([]);
   return h;
 }
 
@@ -46,8 +33,8 @@ const SECRET = "wo-secret-7d41c0e9";
 const ROTATED = "wo-rotated-2b8f5a61";
 
 const instanceConfig = (over: Rec = {}): Rec => ({
-  offer_id: creds.offer_id,
-  template_id: creds.template_id,
+  offer_id: fake.creds.offer_id,
+  template_id: fake.creds.template_id,
   disk_gb: 50,
   secret_env_wo: { API_TOKEN: SECRET },
   secret_env_wo_version: 1,
@@ -55,7 +42,7 @@ const instanceConfig = (over: Rec = {}): Rec => ({
 });
 
 /** The env the fake backend's instance runs with. */
-const envOf = (id: unknown) => backend.instance(String(id))?.env ?? [];
+const envOf = (id: unknown) => fake.backend.instance(String(id))?.env ?? [];
 
 function expectNoSecret(...values: unknown[]): void {
   const text = JSON.stringify(values);
@@ -160,7 +147,7 @@ describe("secret_env_wo", () => {
     const cfg = instanceConfig();
     const p = await h.plan("gpurental_instance", null, cfg);
     const created = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
-    const deploys = backend.listInstances(creds.org_id).length;
+    const deploys = fake.backend.listInstances(fake.creds.org_id).length;
     const imported = await h.import("gpurental_instance", String(created.id));
     const refreshed = await h.read("gpurental_instance", imported.value!, imported.private);
     expect(refreshed.value).toMatchObject({ secret_env_wo: null, secret_env_wo_version: null });
@@ -173,13 +160,13 @@ describe("secret_env_wo", () => {
     expect(plan.diags[0]?.detail).toContain("`secret_env_wo_version`");
     const applied = await h.apply("gpurental_instance", refreshed.value, plan.planned, cfg, plan.private);
     expect(applied.value).toMatchObject({ secret_env_wo: null, secret_env_wo_version: 1 });
-    expect(backend.listInstances(creds.org_id)).toHaveLength(deploys);
+    expect(fake.backend.listInstances(fake.creds.org_id)).toHaveLength(deploys);
     expectNoSecret(plan, applied.value);
   });
 
   test("a template variable carrying the access token gets the overlay warning at plan time", async () => {
     const h = await configured();
-    const tpl = backend.createTemplate({
+    const tpl = fake.backend.createTemplate({
       name: "App with a token variable",
       mode: "ssh",
       env: [{ key: "APP_PASSWORD", value: ACCESS_TOKEN_REFERENCE, secret: false }],

@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Agent } from "undici";
-import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+import { DEMO_IDS } from "../fake-backend";
 import { isUnknown, unknown } from "../framework";
 import { createHarness } from "../framework/testing";
 import type { CtyValue } from "../plugin/cty";
 import { createProvider } from "../provider";
+import { useFakeBackend } from "../testing/fake-backend";
 import { ACCESS_TOKEN_REFERENCE } from "./env";
 
 // The provider definition driven in memory the way Terraform drives it (msgpack values, plan then
@@ -15,33 +12,15 @@ import { ACCESS_TOKEN_REFERENCE } from "./env";
 
 type Rec = Record<string, CtyValue>;
 
-let backend: FakeBackend;
-let creds: DemoCredentials;
-let agent: Agent;
-
-// Terraform's working directory of the provider: where its deploy journal goes.
-const workDir = mkdtempSync(join(tmpdir(), "gpurental-journal-test-"));
-
-beforeAll(async () => {
-  backend = await startFakeBackend({ port: 0, seed: "demo" });
-  agent = new Agent({ keepAliveTimeout: 10 });
-});
-afterAll(async () => {
-  rmSync(workDir, { recursive: true, force: true });
-  await agent.close();
-  await backend.close();
-});
-beforeEach(() => {
-  creds = backend.seedDemo();
-  backend.setTransitions("immediate");
-});
+// Terraform's working directory of the provider, where its deploy journal goes, is one for the file.
+const fake = useFakeBackend({ workDir: "file" });
 
 function harness(env: NodeJS.ProcessEnv = {}) {
   return createHarness(
     createProvider({
-      cwd: workDir,
+      cwd: fake.workDir,
       env,
-      clientOptions: { dispatcher: agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
+      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
     }),
   );
 }
@@ -49,8 +28,8 @@ function harness(env: NodeJS.ProcessEnv = {}) {
 async function configured(token?: string, extra: Rec = {}) {
   const h = harness();
   const diags = await h.configure({
-    base_url: backend.url,
-    token: token ?? creds.admin_session_token,
+    base_url: fake.url,
+    token: token ?? fake.creds.admin_session_token,
     ...extra,
   });
   expect(diags).toEqual([]);
@@ -58,11 +37,11 @@ async function configured(token?: string, extra: Rec = {}) {
 }
 
 const instanceConfig = (over: Rec = {}): Rec => ({
-  offer_id: creds.offer_id,
-  template_id: creds.template_id,
+  offer_id: fake.creds.offer_id,
+  template_id: fake.creds.template_id,
   disk_gb: 50,
   label: "svc",
-  ssh_key_id: creds.ssh_key_id,
+  ssh_key_id: fake.creds.ssh_key_id,
   ...over,
 });
 
@@ -77,9 +56,9 @@ describe("provider configuration", () => {
 
   test("an explicit empty string is an error on its attribute, not a fallback to the environment", async () => {
     const env = {
-      GPURENTAL_BASE_URL: backend.url,
-      GPURENTAL_TOKEN: creds.admin_session_token,
-      GPURENTAL_ORG_ID: creds.org_id,
+      GPURENTAL_BASE_URL: fake.url,
+      GPURENTAL_TOKEN: fake.creds.admin_session_token,
+      GPURENTAL_ORG_ID: fake.creds.org_id,
     };
     const diags = await harness(env).configure({ base_url: "", token: "", org_id: "" });
     expect(diags.map((d) => [d.summary, d.path])).toEqual([
@@ -88,7 +67,7 @@ describe("provider configuration", () => {
       ["Empty org_id", [{ attribute: "org_id" }]],
     ]);
     expect(diags[1]?.detail).toContain("GPURENTAL_TOKEN");
-    expect(JSON.stringify(diags)).not.toContain(creds.admin_session_token);
+    expect(JSON.stringify(diags)).not.toContain(fake.creds.admin_session_token);
     // Left unset, the same environment configures the provider.
     expect(await harness(env).configure({})).toEqual([]);
   });
@@ -108,16 +87,16 @@ describe("provider configuration", () => {
   });
 
   test("a base_url with the /v1 path is refused with the fix", async () => {
-    const diags = await harness({}).configure({ base_url: `${backend.url}/v1/`, token: "gps_x" });
+    const diags = await harness({}).configure({ base_url: `${fake.url}/v1/`, token: "gps_x" });
     expect(diags).toMatchObject([{ summary: "API address includes /v1", path: [{ attribute: "base_url" }] }]);
-    expect(diags[0]?.detail).toContain(JSON.stringify(backend.url));
+    expect(diags[0]?.detail).toContain(JSON.stringify(fake.url));
   });
 
   test("the environment fills in unset arguments", async () => {
     const h = harness({
-      GPURENTAL_BASE_URL: backend.url,
-      GPURENTAL_TOKEN: creds.admin_session_token,
-      GPURENTAL_ORG_ID: creds.org_id,
+      GPURENTAL_BASE_URL: fake.url,
+      GPURENTAL_TOKEN: fake.creds.admin_session_token,
+      GPURENTAL_ORG_ID: fake.creds.org_id,
     });
     expect(await h.configure({})).toEqual([]);
     const p = await h.plan("gpurental_instance", null, instanceConfig());
@@ -135,13 +114,13 @@ describe("provider configuration", () => {
     const p = await h.plan("gpurental_instance", null, cfg);
     const state = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
     const later = harness({});
-    expect(await later.configure({ base_url: backend.url, token: unknown })).toEqual([]);
+    expect(await later.configure({ base_url: fake.url, token: unknown })).toEqual([]);
     expect(await later.read("gpurental_instance", state)).toMatchObject({ value: state, diags: [] });
   });
 
   test("unknown values are accepted and planning skips the API", async () => {
     const h = harness({});
-    expect(await h.configure({ base_url: backend.url, token: unknown })).toEqual([]);
+    expect(await h.configure({ base_url: fake.url, token: unknown })).toEqual([]);
     const p = await h.plan("gpurental_instance", null, instanceConfig({ disk_gb: 99999 }));
     expect(p.diags.filter((d) => d.severity === "error").map((d) => d.summary)).toEqual([]);
   });
@@ -189,11 +168,11 @@ describe("gpurental_instance planning", () => {
 
   test("an API that cannot be asked never blocks a plan: the checks are skipped with a warning", async () => {
     const h = await configured();
-    backend.addFault({ route: "GET /v1/offers/:id", kind: "status", status: 503 });
+    fake.backend.addFault({ route: "GET /v1/offers/:id", kind: "status", status: 503 });
     const p = await h.plan("gpurental_instance", null, instanceConfig({ offer_id: DEMO_IDS.offerSoldOut }));
     expect(p.diags.filter((d) => d.severity === "error")).toEqual([]);
     expect(p.diags.map((d) => d.summary)).toContain("Some plan-time checks were skipped");
-    backend.clearFaults();
+    fake.backend.clearFaults();
   });
 
   test("a credential the API refuses is an error at plan time", async () => {
@@ -214,7 +193,7 @@ describe("gpurental_instance planning", () => {
 
   test("a template variable carrying the access token gets the overlay warning at plan time", async () => {
     const h = await configured();
-    const tpl = backend.createTemplate({
+    const tpl = fake.backend.createTemplate({
       name: "App with a token variable",
       mode: "ssh",
       env: [{ key: "APP_PASSWORD", value: ACCESS_TOKEN_REFERENCE, secret: false }],
@@ -342,7 +321,7 @@ describe("gpurental_instance lifecycle", () => {
     const destroyed = await h.apply("gpurental_instance", started.value, null, null);
     expect(destroyed.diags).toEqual([]);
     expect(destroyed.value).toBeNull();
-    expect(backend.listInstances(creds.org_id).every((i) => i.status === "destroyed")).toBe(true);
+    expect(fake.backend.listInstances(fake.creds.org_id).every((i) => i.status === "destroyed")).toBe(true);
     expect((await h.read("gpurental_instance", started.value!)).value).toBeNull();
   });
 
@@ -351,7 +330,7 @@ describe("gpurental_instance lifecycle", () => {
     const cfg = instanceConfig({ env: { A: "1" }, secret_env: { S: "s3cret-value" }, unset_env: ["TZ"] });
     const p = await h.plan("gpurental_instance", null, cfg);
     const created = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
-    const deploys = backend.listInstances(creds.org_id).length;
+    const deploys = fake.backend.listInstances(fake.creds.org_id).length;
 
     const imported = await h.import("gpurental_instance", created.id as string);
     const refreshed = await h.read("gpurental_instance", imported.value!, imported.private);
@@ -370,7 +349,7 @@ describe("gpurental_instance lifecycle", () => {
     expect(applied.diags).toEqual([]);
     expect(applied.value).toEqual(plan.planned);
     expect(applied.private).toEqual(Buffer.alloc(0));
-    expect(backend.listInstances(creds.org_id)).toHaveLength(deploys); // nothing redeployed
+    expect(fake.backend.listInstances(fake.creds.org_id)).toHaveLength(deploys); // nothing redeployed
 
     // Adopted: the next plan is empty, and a change now replaces as usual.
     const again = await h.plan("gpurental_instance", applied.value, cfg, applied.private);
@@ -442,7 +421,7 @@ describe("gpurental_instance lifecycle", () => {
 
   test("a failed provisioning is returned with the error (Terraform taints it)", async () => {
     const h = await configured();
-    backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });
+    fake.backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });
     const cfg = instanceConfig();
     const p = await h.plan("gpurental_instance", null, cfg);
     const r = await h.apply("gpurental_instance", null, p.planned, cfg);
@@ -455,9 +434,9 @@ describe("gpurental_instance lifecycle", () => {
     const cfg = instanceConfig();
     const p = await h.plan("gpurental_instance", null, cfg);
     const created = (await h.apply("gpurental_instance", null, p.planned, cfg)).value!;
-    backend.setBalance(creds.org_id, 1);
-    backend.clock.advance(60_000);
-    backend.setBalance(creds.org_id, 5_000_000_000);
+    fake.backend.setBalance(fake.creds.org_id, 1);
+    fake.backend.clock.advance(60_000);
+    fake.backend.setBalance(fake.creds.org_id, 5_000_000_000);
     const refreshed = (await h.read("gpurental_instance", created)).value!;
     expect(refreshed.desired_status).toBe("stopped");
     const again = await h.plan("gpurental_instance", refreshed, cfg);
@@ -501,7 +480,7 @@ describe("gpurental_api_key", () => {
   });
 
   test("a member session cannot create a team key: ADMIN_REQUIRED at plan and at apply", async () => {
-    const h = await configured(creds.member_session_token);
+    const h = await configured(fake.creds.member_session_token);
     const p = await h.plan("gpurental_api_key", null, keyConfig);
     expect(p.diags).toMatchObject([{ severity: "error", path: [{ attribute: "kind" }] }]);
     expect(p.diags[0]?.summary).toMatch(/^ADMIN_REQUIRED: /);
@@ -526,25 +505,25 @@ describe("gpurental_api_key", () => {
 
   test("a lost create answer leaves no orphan key: it is revoked and the key created again", async () => {
     const h = await configured();
-    backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
     const p = await h.plan("gpurental_api_key", null, keyConfig);
     const r = await h.apply("gpurental_api_key", null, p.planned, keyConfig);
     expect(r.diags).toEqual([]);
-    const active = Object.values(backend.state().api_keys).filter(
+    const active = Object.values(fake.backend.state().api_keys).filter(
       (k) => k.revoked_at === null && k.name === "ci",
     );
     expect(active.map((k) => k.id)).toEqual([r.value?.id]);
   });
 
   test("a personal key whose creator left the organization leaves the state; a team key stays", async () => {
-    const member = await configured(creds.member_session_token);
+    const member = await configured(fake.creds.member_session_token);
     const personal = { name: "mine" };
     const p = await member.plan("gpurental_api_key", null, personal);
     const key = (await member.apply("gpurental_api_key", null, p.planned, personal)).value!;
     const admin = await configured();
     const tp = await admin.plan("gpurental_api_key", null, keyConfig);
     const team = (await admin.apply("gpurental_api_key", null, tp.planned, keyConfig)).value!;
-    backend.removeMember(creds.org_id, creds.member_user_id);
+    fake.backend.removeMember(fake.creds.org_id, fake.creds.member_user_id);
     expect((await admin.read("gpurental_api_key", key)).value).toBeNull();
     const stillThere = (await admin.read("gpurental_api_key", team)).value;
     expect(stillThere?.id).toBe(team.id);

@@ -1,0 +1,94 @@
+// The fake backend as unit tests use it: one in-process server on port 0 for the test file (or the
+// describe block that calls this), the demo seed afresh before each test with transitions immediate
+// and no fault left from the test before, a keep-alive undici agent of the test's own, and, when
+// asked, a temporary working directory, removed afterwards. It registers Jest hooks, so the build
+// leaves this folder out (tsconfig.build.json). The contract suites have their own useFake()
+// (test/contract/helpers.ts), which speaks raw HTTP and starts with no seed.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { Agent } from "undici";
+import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+
+/** What the tests of a file read; each throws when read outside the hooks and tests that have it. */
+export interface FakeBackendFixture {
+  /** The fake backend, started once. */
+  readonly backend: FakeBackend;
+  /** Its base URL. */
+  readonly url: string;
+  /** The demo credentials of this test's seed. */
+  readonly creds: DemoCredentials;
+  /** A keep-alive agent for this test's clients, closed after it. */
+  readonly agent: Agent;
+  /** The temporary working directory (with the `workDir` option). */
+  readonly workDir: string;
+}
+
+/** Options of {@link useFakeBackend}. */
+export interface FakeBackendFixtureOptions {
+  /** A temporary working directory, fresh for each test ("test") or one for them all ("file"); none by default. */
+  workDir?: "test" | "file";
+}
+
+/** Registers the hooks that give each test a freshly seeded fake backend; returns what the tests read. */
+export function useFakeBackend(options: FakeBackendFixtureOptions = {}): FakeBackendFixture {
+  let backend: FakeBackend | undefined;
+  let creds: DemoCredentials | undefined;
+  let agent: Agent | undefined;
+  let workDir: string | undefined;
+
+  const makeWorkDir = () => {
+    // Named after the test file, so that a leftover says where it came from.
+    const file = basename(expect.getState().testPath ?? "unit", ".test.ts");
+    workDir = mkdtempSync(join(tmpdir(), `gpurental-${file}-`));
+  };
+  const removeWorkDir = () => {
+    if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+    workDir = undefined;
+  };
+
+  beforeAll(async () => {
+    backend = await startFakeBackend({ port: 0, seed: "demo" });
+    if (options.workDir === "file") makeWorkDir();
+  });
+  afterAll(async () => {
+    removeWorkDir();
+    await backend?.close();
+  });
+  beforeEach(() => {
+    creds = present(backend, "backend").seedDemo();
+    present(backend, "backend").setTransitions("immediate");
+    agent = new Agent({ keepAliveTimeout: 10 });
+    if (options.workDir === "test") makeWorkDir();
+  });
+  afterEach(async () => {
+    backend?.clearFaults();
+    await agent?.close();
+    agent = undefined;
+    if (options.workDir === "test") removeWorkDir();
+  });
+
+  return {
+    get backend() {
+      return present(backend, "backend");
+    },
+    get url() {
+      return present(backend, "backend").url;
+    },
+    get creds() {
+      return present(creds, "creds");
+    },
+    get agent() {
+      return present(agent, "agent");
+    },
+    get workDir() {
+      return present(workDir, "workDir");
+    },
+  };
+}
+
+/** `value`, or a clear error where a test reads what the fixture does not hold at that point. */
+function present<T>(value: T | undefined, name: keyof FakeBackendFixture): T {
+  if (value === undefined) throw new Error(`fake backend fixture: no ${name} here (see useFakeBackend)`);
+  return value;
+}
