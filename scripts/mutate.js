@@ -10,7 +10,8 @@
 // were added for them, and records their new results in the group's report; the mutated files must
 // be unchanged since that run.
 const { spawnSync } = require("node:child_process");
-const { existsSync, readFileSync, writeFileSync } = require("node:fs");
+const { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require("node:fs");
+const { tmpdir } = require("node:os");
 const { join } = require("node:path");
 
 const root = join(__dirname, "..");
@@ -99,11 +100,16 @@ for (const group of groups) {
     }
     env.MUTATE_RANGES = JSON.stringify(ranges);
   }
+  // The test runs get a temporary directory of their own, removed after the group: a mutant that
+  // hangs is killed before its test removes what it made there.
+  const scratch = mkdtempSync(join(tmpdir(), `gpurental-mutate-${group}-`));
+  env.TMPDIR = scratch;
   const r = spawnSync(join(root, "node_modules", ".bin", "stryker"), ["run", ...(force ? ["--force"] : [])], {
     cwd: root,
     stdio: "inherit",
     env,
   });
+  rmSync(scratch, { recursive: true, force: true });
   if (r.status !== 0) failed.push(group);
   else if (survivorsOnly) mergeSurvivors(group);
 }
