@@ -539,8 +539,9 @@ describe("adoptFromJournal", () => {
         },
       ],
     });
-    // The reconcile window (10 s) from when it was sent, backing off to 2 s, no wait taken past it.
-    expect(clock.sleeps).toEqual([250, 500, 1000, 2000, 2000, 2000, 2000]);
+    // The reconcile window (10 s) from when it was sent, backing off to 2 s, the last wait ending
+    // with the window, and one listing after it.
+    expect(clock.sleeps).toEqual([250, 500, 1000, 2000, 2000, 2000, 2000, 250]);
     expect(entries()[0]!.closed?.reason).toBe("abandoned");
   });
 
@@ -559,11 +560,57 @@ describe("adoptFromJournal", () => {
       diagnostic: {
         severity: "error",
         summary: "An earlier deploy of this configuration may still land",
-        detail: `An interrupted apply sent a deploy for this configuration at ${new Date(sentAt).toISOString()} whose answer was lost, and no instance of it has appeared yet. It may still land until ${until}, after this create's deadline, so nothing was deployed and the deploy journal keeps it. Run terraform apply again (after ${until} it is given up if nothing landed), or give the create a longer timeout. Deploy journal entry ${entry}.`,
+        detail: `An earlier apply sent a deploy for this configuration at ${new Date(sentAt).toISOString()} and lost its answer, and no instance of it has appeared yet. It may still land until ${until}, later than this create's deadline leaves time to look, so nothing was deployed and the deploy journal keeps it. Run terraform apply again (after ${until} it is given up if nothing landed), or give the create a longer timeout. Deploy journal entry ${entry}.`,
       },
+      diagnostics: [],
     });
     expect(entries()[0]!.closed).toBeNull();
     expect(live()).toHaveLength(0);
+  });
+
+  test("a window that ends less than a second before the deadline cannot be waited out: an error, the entry kept", async () => {
+    const { env, clock } = deployEnv();
+    // Waits of 250, 500, 1000 and 2000 ms reach 3.75 s; the 1.25 s left of the 5 s window would
+    // leave no second for the listing after it before the deadline at 5.5 s.
+    env.deadline = clock.t + 5500;
+    lostEntry(clock.t);
+    expect((await adoptFromJournal(env)).kind).toBe("error");
+    expect(clock.sleeps).toEqual([250, 500, 1000, 2000]);
+    expect(entries()[0]!.closed).toBeNull();
+  });
+
+  test("an error keeps the notes of the entries given up before it", async () => {
+    const { env, clock } = deployEnv();
+    env.deadline = clock.t + 3000;
+    const old = clock.t - 10_000;
+    lostEntry(old);
+    lostEntry(clock.t);
+    const got = await adoptFromJournal(env);
+    expect(got.kind).toBe("error");
+    expect(got.diagnostics.map((d) => d.summary)).toEqual([
+      `A deploy sent at ${new Date(old).toISOString()} never appeared`,
+    ]);
+  });
+
+  test("an entry sent at a time that cannot be read is given up after one listing", async () => {
+    const { env, clock } = deployEnv();
+    const entry = lostEntry(clock.t);
+    const file = journalOf(currentRun()).file;
+    const at = new Date(clock.t).toISOString();
+    writeFileSync(file, readFileSync(file, "utf8").replace(`"at":"${at}"`, '"at":"not a time"'));
+    expect(entries()[0]!.sent_at).toBe("not a time");
+    const got = await adoptFromJournal(env);
+    expect(got.kind).toBe("none");
+    expect(clock.sleeps).toEqual([]);
+    expect(entries().find((e) => e.entry === entry)!.closed?.reason).toBe("abandoned");
+  });
+
+  test("an entry sent in the future (another machine's clock) is waited for one window at most", async () => {
+    const { env, clock } = deployEnv();
+    lostEntry(clock.t + 3_600_000);
+    expect((await adoptFromJournal(env)).kind).toBe("none");
+    expect(clock.sleeps).toEqual([250, 500, 1000, 2000, 1250]);
+    expect(entries()[0]!.closed?.reason).toBe("abandoned");
   });
 
   test("a wait that leaves exactly a second for the listing before the deadline is taken", async () => {

@@ -261,11 +261,14 @@ async function findLanded(
   return { found, windowMs };
 }
 
-/** What a create found in the journal: an instance to adopt, nothing (with notes), or an error. */
+/**
+ * What a create found in the journal: an instance to adopt, nothing, or an error; `diagnostics`
+ * are the notes of entries given up on the way, said in every case.
+ */
 export type Adoption =
   | { kind: "adopted"; instance: Instance; entry: JournalEntry; diagnostics: ResourceDiagnostic[] }
   | { kind: "none"; diagnostics: ResourceDiagnostic[] }
-  | { kind: "error"; diagnostic: ResourceDiagnostic };
+  | { kind: "error"; diagnostic: ResourceDiagnostic; diagnostics: ResourceDiagnostic[] };
 
 /**
  * Takes the journal's oldest unclaimed entry of this configuration, if any, and returns its
@@ -288,7 +291,7 @@ export async function adoptFromJournal(env: DeployEnv): Promise<Adoption> {
       if (!e.id) notes.push(abandonedNote(e));
       continue;
     }
-    if ("error" in found) return { kind: "error", diagnostic: found.error };
+    if ("error" in found) return { kind: "error", diagnostic: found.error, diagnostics: notes };
     if (!e.id) bestEffort("an adopted instance", () => journal.answered(e.entry, found.instance.id));
     return {
       kind: "adopted",
@@ -326,8 +329,12 @@ async function byListing(
 ): Promise<{ instance: Instance } | "gone" | { error: ResourceDiagnostic }> {
   const sentAt = Date.parse(e.sent_at);
   const referenced = journal.referencedIds();
-  // A young entry may still land: wait out what is left of its reconcile window.
-  const windowEnd = sentAt + env.settings.reconcileTimeoutMs;
+  // A young entry may still land: wait out what is left of its reconcile window. A time that cannot
+  // be read is an old entry; one in the future (another machine's clock) waits one window at most.
+  const windowMs = env.settings.reconcileTimeoutMs;
+  const windowEnd = Number.isNaN(sentAt)
+    ? Number.NEGATIVE_INFINITY
+    : Math.min(sentAt + windowMs, env.now() + windowMs);
   let delay = 250;
   for (;;) {
     let items: Instance[];
@@ -353,12 +360,14 @@ async function byListing(
         },
       };
     }
-    const next = env.now() + delay;
-    if (next > windowEnd) return "gone";
-    // The create's deadline comes before the window ends: the deploy may still land, so the entry
-    // is kept (not given up) and nothing is deployed.
-    if (next + LISTING_ROOM_MS > env.deadline) return stillPendingError(e, windowEnd);
-    await env.sleep(delay, env.signal);
+    const now = env.now();
+    if (now >= windowEnd) return "gone";
+    // The last wait ends with the window, and a listing follows it.
+    const wait = Math.min(delay, windowEnd - now);
+    // The create's deadline leaves no room for the wait and one more listing before the window
+    // ends: the deploy may still land, so the entry is kept (not given up) and nothing is deployed.
+    if (now + wait + LISTING_ROOM_MS > env.deadline) return stillPendingError(e, windowEnd);
+    await env.sleep(wait, env.signal);
     delay = Math.min(delay * 2, 2000);
   }
 }
@@ -372,7 +381,7 @@ function stillPendingError(e: JournalEntry, windowEnd: number): { error: Resourc
     error: {
       severity: "error",
       summary: "An earlier deploy of this configuration may still land",
-      detail: `An interrupted apply sent a deploy for this configuration at ${e.sent_at} whose answer was lost, and no instance of it has appeared yet. It may still land until ${until}, after this create's deadline, so nothing was deployed and the deploy journal keeps it. Run terraform apply again (after ${until} it is given up if nothing landed), or give the create a longer timeout. Deploy journal entry ${e.entry}.`,
+      detail: `An earlier apply sent a deploy for this configuration at ${e.sent_at} and lost its answer, and no instance of it has appeared yet. It may still land until ${until}, later than this create's deadline leaves time to look, so nothing was deployed and the deploy journal keeps it. Run terraform apply again (after ${until} it is given up if nothing landed), or give the create a longer timeout. Deploy journal entry ${e.entry}.`,
     },
   };
 }

@@ -385,7 +385,8 @@ export async function createInstance(
   // What an interrupted or late deploy of this configuration created is adopted before anything
   // is deployed.
   const adoption = await adoptFromJournal(env);
-  if (adoption.kind === "error") return { state: null, diagnostics: [adoption.diagnostic] };
+  if (adoption.kind === "error")
+    return { state: null, diagnostics: [...adoption.diagnostics, adoption.diagnostic] };
   const landed = adoption.kind === "adopted" ? adopted(args, adoption) : await deployNew(args, ctx, env);
   if (!("instance" in landed)) {
     return { state: null, diagnostics: [...adoption.diagnostics, ...landed.diagnostics] };
