@@ -161,21 +161,24 @@ function alive(pid: number): boolean {
 /**
  * Terraform exits at a second interrupt even while it writes the state ("data loss may have
  * occurred"), and the local state it was writing can be left cut short. What a user does then:
- * put back the state from before this apply, terraform.tfstate.backup (or none, when the apply
- * began with none). Returns whether the state had to be put back.
+ * put back terraform.tfstate.backup, which Terraform wrote before (it may already hold instances
+ * of this apply), or, without one, remove the cut file. Says which, or null when the state is whole.
  */
-function putBackCutState(): boolean {
+function putBackCutState(): "backup" | "removed" | null {
   const path = join(s.tf.workDir, "terraform.tfstate");
-  if (!existsSync(path)) return false;
+  if (!existsSync(path)) return null;
   try {
     JSON.parse(readFileSync(path, "utf8"));
-    return false;
+    return null;
   } catch {
     // Cut short: fall through.
   }
-  if (existsSync(`${path}.backup`)) copyFileSync(`${path}.backup`, path);
-  else rmSync(path);
-  return true;
+  if (existsSync(`${path}.backup`)) {
+    copyFileSync(`${path}.backup`, path);
+    return "backup";
+  }
+  rmSync(path);
+  return "removed";
 }
 
 /** The instances the backend bills that the state does not hold. */
@@ -234,12 +237,12 @@ test("Ctrl-C twice, 20 ms apart, while 10 instances are creating: the next apply
   expect(liveInstances(s)).toHaveLength(10);
   // Terraform exits at the second interrupt: what it had not saved by then is billed outside the
   // state (how many depends on how far the provider's answers to the stop got in 20 ms); what it
-  // saved is tainted and replaced. If it was cut short mid-write, the state from before the apply
-  // is put back and all 10 are billed outside it. Either way the next apply must end with exactly
-  // 10, adopting every one the state does not hold.
-  const cut = putBackCutState();
+  // saved is tainted and replaced. If it was cut short mid-write, the backup Terraform wrote is put
+  // back (without one, no state is left and all 10 are billed outside it). Either way the next
+  // apply must end with exactly 10, adopting every one the state does not hold.
+  const putBack = putBackCutState();
   const untracked = await untrackedIds();
-  if (cut) expect(untracked).toHaveLength(10);
+  if (putBack === "removed") expect(untracked).toHaveLength(10);
   expect((await counts()).backend).toBe(10);
   const text = await convergeAndDestroy(10, untracked);
   expect(text).not.toContain("journal-secret-7d1e");
