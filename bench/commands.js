@@ -11,7 +11,7 @@
 // HOME, the working directories and the code caches. Nothing is written into $HOME.
 //
 // Usage: npm run bench:commands -- [--n 25] [--rounds 5] [--base <dir>] [--only plan,apply,destroy]
-//                                  [--cpu-prof <dir>] [--keep]
+//                                  [--resident] [--cpu-prof <dir>] [--keep]
 //   --base <dir>      a second build: a checkout with dist/provider-bundle/ built (e.g. a worktree of
 //                     an older commit after `npm run build`), or such a provider-bundle directory
 //   --only <cmds>     time only these commands (apply and destroy still run, untimed, as needed;
@@ -19,6 +19,9 @@
 //   --cpu-prof <dir>  write a V8 CPU profile of every provider process there (one round by default)
 //                     (GPURENTAL_PROVIDER_CPU_PROF, which the launcher honours); for looking at
 //                     where the time goes, not for timing (a build without it writes none)
+//   --resident        also time this build with the resident provider process on
+//                     (GPURENTAL_PROVIDER_RESIDENT=on); its CPU time, read from /proc before and
+//                     after each command, is counted with the command's and the provider's
 //   --keep            leave the temp directory in place and print where it is
 "use strict";
 
@@ -41,6 +44,7 @@ const rounds = Number(arg("--rounds", cpuProf ? "1" : "5"));
 const only = new Set(arg("--only", COMMANDS.join(",")).split(","));
 const keep = process.argv.includes("--keep");
 const baseArg = arg("--base", undefined);
+const resident = process.argv.includes("--resident");
 
 if (!Number.isInteger(rounds) || rounds < 1) fail("--rounds must be a positive integer");
 // The service allows 25 live instances per organization.
@@ -98,6 +102,37 @@ function childCpuMs() {
   const stat = fs.readFileSync("/proc/self/stat", "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
+}
+
+/** CPU time so far of the resident provider processes serving sockets in `dir` (Linux /proc). */
+function residentCpuMs(dir) {
+  if (!dir || TICK_MS === undefined) return 0;
+  let total = 0;
+  for (const pid of residentPids(dir)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      total += (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return total;
+}
+
+function residentPids(dir) {
+  const pids = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const args = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      const i = args.indexOf("--resident");
+      if (i !== -1 && (args[i + 1] ?? "").startsWith(`${dir}${path.sep}`)) pids.push(Number(name));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
 }
 
 function run(file, args, opts) {
@@ -317,8 +352,13 @@ async function tf(terraform, v, command, profile = false) {
     env.GPURENTAL_PROVIDER_CPU_PROF = path.join(path.resolve(cpuProf), v.name, command);
   const cpuLog = path.join(v.work, "..", "provider-cpu.log");
   env[CPU_LOG] = cpuLog;
+  const residentDir = v.env.GPURENTAL_PROVIDER_RESIDENT_DIR;
+  const resident0 = residentCpuMs(residentDir);
   const r = await run(terraform, ARGS[command], { cwd: v.work, env });
-  r.providerCpuMs = providerCpuMs(cpuLog);
+  // The resident process is no child of Terraform: its share is read from /proc.
+  const residentMs = residentCpuMs(residentDir) - resident0;
+  r.providerCpuMs = providerCpuMs(cpuLog) + residentMs;
+  r.cpuMs += residentMs;
   const expected = 0; // plan -detailed-exitcode: 0 means no changes, which is what is measured
   if (r.code !== expected) {
     throw new Error(
@@ -345,7 +385,7 @@ async function main() {
   try {
     backend = await startBackend(tmp);
     const templateId = "00000000-0000-4000-8000-000000000051"; // the demo seed's SSH template
-    const offerId = await makeRoom(backend, base ? 2 : 1);
+    const offerId = await makeRoom(backend, 1 + (base ? 1 : 0) + (resident ? 1 : 0));
     const variants = [
       makeVariant(tmp, "terraform_data", terraformDataConfig()),
       makeVariant(
@@ -355,6 +395,13 @@ async function main() {
         current,
       ),
     ];
+    if (resident) {
+      const token = await orgSession(backend, "bench-resident");
+      const v = makeVariant(tmp, "resident", gpurentalConfig(backend, token, offerId, templateId), current);
+      v.env.GPURENTAL_PROVIDER_RESIDENT = "on";
+      v.env.GPURENTAL_PROVIDER_RESIDENT_DIR = path.join(tmp, "resident", "run");
+      variants.push(v);
+    }
     if (base) {
       const token = await orgSession(backend, "bench-base");
       variants.push(makeVariant(tmp, "base", gpurentalConfig(backend, token, offerId, templateId), base));
@@ -393,6 +440,13 @@ async function main() {
     report(variants, node, base);
     if (cpuProf) process.stdout.write(`CPU profiles of the provider processes: ${path.resolve(cpuProf)}\n`);
   } finally {
+    for (const pid of resident ? residentPids(path.join(tmp, "resident", "run")) : []) {
+      try {
+        process.kill(pid, "SIGTERM");
+      } catch {
+        // gone already
+      }
+    }
     if (backend) {
       backend.child.kill("SIGTERM");
       await new Promise((r) => backend.child.once("exit", r));
@@ -417,13 +471,12 @@ function report(variants, node, base) {
     const rows = timed.map((c) => [`terraform ${c}`, ...variants.map((v) => fmtS(median(v[key][c])))]);
     lines.push(...table([head, ...rows]));
     lines.push(`provider overhead (minus terraform_data), ms and multiple of node -e 0${unit}:`);
-    const oHead = ["command", ...providers.map((v) => v.name)];
-    if (base) oHead.push("gpurental/base");
+    const oHead = ["command", ...providers.map((v) => v.name), ...ratioHeads(providers, base)];
     const oRows = timed.map((c) => {
       const f = median(floor[key][c]);
       const o = providers.map((v) => median(v[key][c]) - f);
       const cells = o.map((x) => `${x.toFixed(0)} ms ${(x / n).toFixed(1).padStart(5)}x`);
-      if (base) cells.push(`${(o[0] / o[1]).toFixed(2)}`);
+      cells.push(...ratios(o, base));
       return [`terraform ${c}`, ...cells];
     });
     lines.push(...table([oHead, ...oRows]));
@@ -435,16 +488,23 @@ function report(variants, node, base) {
   // The provider's own work alone: what each of its processes used, as it noted at exit.
   lines.push("");
   lines.push("CPU time of the provider processes alone (each notes its own at exit), summed per command:");
-  const pHead = ["command", ...providers.map((v) => v.name)];
-  if (base) pHead.push("gpurental/base");
+  const pHead = ["command", ...providers.map((v) => v.name), ...ratioHeads(providers, base)];
   const pRows = timed.map((c) => {
     const m = providers.map((v) => median(v.providerCpu[c]));
     const cells = m.map((x) => `${x.toFixed(0)} ms`);
-    if (base) cells.push((m[0] / m[1]).toFixed(2));
+    cells.push(...ratios(m, base));
     return [`terraform ${c}`, ...cells];
   });
   lines.push(...table([pHead, ...pRows]));
   process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** With --base (the last provider variant), each other provider variant's figure over the base's. */
+function ratioHeads(providers, base) {
+  return base ? providers.slice(0, -1).map((v) => `${v.name}/base`) : [];
+}
+function ratios(figures, base) {
+  return base ? figures.slice(0, -1).map((x) => (x / figures[figures.length - 1]).toFixed(2)) : [];
 }
 
 function table(rows) {

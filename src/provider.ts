@@ -115,6 +115,8 @@ export interface CreateProviderOptions {
   cwd?: string;
   /** The provider process as the journal records it; tests stand in for several processes. */
   run?: RunIdentity;
+  /** The pid of the terraform command that started the provider; default the process's parent. */
+  ppid?: number;
 }
 
 /** Builds the /v1 client from the provider configuration, reporting problems on their attribute. */
@@ -277,7 +279,7 @@ export async function configureClient(
     registerDeploySettings(client, {
       journal,
       reconcileTimeoutMs,
-      partial: parentCommand(env).partial,
+      partial: parentCommand(env, opts.ppid).partial,
       account: { base_url: client.baseUrl, org_id: client.orgId ?? null },
     });
     const orphaned = orphanedEntriesWarning(journal);

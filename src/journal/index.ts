@@ -10,7 +10,14 @@ export {
   type ListingLoop,
   listUntilFound,
 } from "./lost-requests";
-export { currentRun, type ParentCommand, parentCommand, type RunIdentity, runAlive } from "./run";
+export {
+  currentRun,
+  newRun,
+  type ParentCommand,
+  parentCommand,
+  type RunIdentity,
+  runAlive,
+} from "./run";
 export {
   CLOSED_KEPT_MS,
   type CloseReason,

@@ -28,8 +28,16 @@ let current: RunIdentity | undefined;
 
 /** This process's run. */
 export function currentRun(): RunIdentity {
-  current ??= { id: randomUUID(), pid: process.pid, boot: readBootId() };
+  current ??= newRun(process.pid);
   return current;
+}
+
+/**
+ * A run of its own for process `pid`: a resident provider process gives each Terraform session
+ * one, with the pid of the session's launch, which lives exactly as long as the session.
+ */
+export function newRun(pid: number): RunIdentity {
+  return { id: randomUUID(), pid, boot: readBootId() };
 }
 
 /** Whether the process of `run` may still be running: this one, or a live pid of the same boot. */

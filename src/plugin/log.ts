@@ -42,6 +42,25 @@ export function levelFromEnv(env: NodeJS.ProcessEnv = process.env): LogLevel | "
 /** Where log lines go; stderr unless a test says otherwise. */
 export type LogSink = (line: string) => void;
 
+/** Where the records of the current call go, and from which level, when they do not go to stderr. */
+export interface LogRoute {
+  level: LogLevel | "off";
+  sink: LogSink;
+}
+
+/**
+ * The global under which a resident provider process (resident-daemon.ts) installs a function
+ * that names the route of the session whose call is running. Every copy of this module (each
+ * production bundle has one) looks there, so the module-level loggers of the resources follow the
+ * session too. Unset in a provider process of its own: records go to the logger's own sink.
+ */
+export const LOG_ROUTE_KEY = Symbol.for("gpurental.provider.logRoute");
+
+function currentRoute(): LogRoute | undefined {
+  const route = (globalThis as Record<symbol, unknown>)[LOG_ROUTE_KEY];
+  return typeof route === "function" ? (route as () => LogRoute | undefined)() : undefined;
+}
+
 /** A structured logger writing hclog JSON lines. */
 export class Logger {
   /** Creates a logger for `module` at `level`, writing whole lines to `sink`. */
@@ -64,7 +83,7 @@ export class Logger {
 
   /** Whether a record at `level` would be written; lets callers skip building costly fields. */
   enabled(level: LogLevel): boolean {
-    return RANK[level] >= RANK[this.level];
+    return RANK[level] >= RANK[currentRoute()?.level ?? this.level];
   }
 
   /** Logs at trace level. */
@@ -94,7 +113,8 @@ export class Logger {
 
   /** Writes one record if `level` is enabled. */
   log(level: LogLevel, message: string, fields?: LogFields): void {
-    if (!this.enabled(level)) return;
+    const route = currentRoute();
+    if (RANK[level] < RANK[route?.level ?? this.level]) return;
     const head = {
       "@level": level,
       "@message": redactText(message),
@@ -113,7 +133,7 @@ export class Logger {
       // log call into a crash: the record is written without its fields.
       line = JSON.stringify({ ...head, fields: "[unserializable]" });
     }
-    this.sink(`${line}\n`);
+    (route?.sink ?? this.sink)(`${line}\n`);
   }
 }
 

@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { version } from "../version";
-import { HandshakeError } from "./handshake";
+import { checkMagicCookie, HandshakeError, negotiateProtocol } from "./handshake";
 import { logger, redactText } from "./log";
+import { ResidentSettingError, residentSettings } from "./resident";
+import type { AttachOptions } from "./resident-client";
 import { type ServeOptions, type ServiceSource, serveProvider } from "./server";
 import type { ProviderService } from "./tfplugin6";
 
@@ -54,7 +56,7 @@ function installCrashLogging(): void {
 export async function runProvider(
   source: ServiceSource,
   argv: readonly string[] = process.argv.slice(2),
-  opts: ServeOptions = {},
+  opts: ServeOptions & { resident?: () => AttachOptions } = {},
 ): Promise<void> {
   if (argv.includes("--version")) {
     process.stdout.write(`terraform-provider-gpurental ${version}\n`);
@@ -72,9 +74,10 @@ export async function runProvider(
   }
   installCrashLogging();
   try {
+    if (!argv.includes("--debug") && opts.resident && (await attached(opts.resident, opts.env))) return;
     await serveProvider(source, { debug: argv.includes("--debug"), ...opts });
   } catch (err) {
-    if (err instanceof HandshakeError) {
+    if (err instanceof HandshakeError || err instanceof ResidentSettingError) {
       process.stderr.write(`${err.message}\n`);
       process.exitCode = 1;
       return;
@@ -85,6 +88,22 @@ export async function runProvider(
     );
     process.exitCode = 1;
   }
+}
+
+/**
+ * Whether this launch is served by the resident process (GPURENTAL_PROVIDER_RESIDENT=on, see
+ * resident.ts). A launch that is no Terraform launch fails the handshake checks first, as it would
+ * without the mode; a setting that cannot be used is an error, never a silent fallback.
+ */
+async function attached(
+  resident: () => AttachOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<boolean> {
+  checkMagicCookie(env);
+  negotiateProtocol(env);
+  if (!residentSettings(env).enabled || process.platform === "win32") return false;
+  const { attachResident } = await import("./resident-client");
+  return attachResident(resident());
 }
 
 /**
@@ -103,10 +122,40 @@ export function preEncodedSchema(dir: string = __dirname): Buffer | undefined {
 /** Runs the gpurental provider; called by bin/terraform-provider-gpurental. */
 export function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
   let schema: Buffer | undefined | null = null;
+  const schemaResponse = () => {
+    if (schema === null) schema = preEncodedSchema();
+    return schema;
+  };
+  if (argv[0] === "--resident" && argv.length === 2) return runResident(argv[1] as string, schemaResponse);
   return runProvider(loadProvider, argv, {
-    schemaResponse: () => {
-      if (schema === null) schema = preEncodedSchema();
-      return schema;
-    },
+    schemaResponse,
+    resident: () => ({
+      env: process.env,
+      bundleDir: __dirname,
+      command: { node: process.execPath, script: process.argv[1] ?? "" },
+      stdout: (text) => void process.stdout.write(text),
+      stderr: (text) => void process.stderr.write(text),
+      exit: (code) => process.exit(code),
+    }),
   });
+}
+
+/** Runs the resident provider process (started by a launch, see resident-client.ts). */
+async function runResident(socket: string, schemaResponse: () => Buffer | undefined): Promise<void> {
+  installCrashLogging();
+  const { runResidentDaemon, AlreadyServing } = await import("./resident-daemon");
+  try {
+    // Loaded once, before the first session: every session builds its own provider from it.
+    const { createService } = await import("./provider-impl");
+    await runResidentDaemon({
+      socket,
+      schemaResponse,
+      createService,
+      loadGrpcServer: () => import("./grpc-server"),
+    });
+  } catch (err) {
+    if (err instanceof AlreadyServing) return;
+    logger.error("the resident provider process cannot start", { error: err });
+    process.exitCode = 1;
+  }
 }

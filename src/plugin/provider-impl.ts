@@ -1,5 +1,5 @@
 import { createProviderService } from "../framework/server";
-import { provider } from "../provider";
+import { type CreateProviderOptions, createProvider, provider } from "../provider";
 import { logger } from "./log";
 import { maskedService } from "./masked-service";
 import type { ProviderService } from "./tfplugin6";
@@ -8,11 +8,14 @@ import type { ProviderService } from "./tfplugin6";
 // API client. The production bundle builds this module as a second file (provider-impl.js) that
 // main.ts requires only after the handshake, so start-up neither parses nor runs any of it.
 
-/** Builds the gpurental provider service. */
-export function createService(): ProviderService {
+/**
+ * Builds the gpurental provider service: for this process by default, or, in a resident provider
+ * process, for one Terraform session (its environment, working directory and run identity).
+ */
+export function createService(session?: CreateProviderOptions): ProviderService {
   const log = logger.child("framework");
   return maskedService(
-    createProviderService(provider, {
+    createProviderService(session ? createProvider(session) : provider, {
       log: (level, message, fields) => log.log(level, message, fields),
     }),
   );

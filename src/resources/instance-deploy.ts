@@ -159,7 +159,7 @@ function provablyUnsent(err: unknown): boolean {
 
 // Deploys of one provider process are serialized from the listing before them to the end of their
 // reconciliation: an instance that appears after a lost answer can then be no other deploy's of
-// this process.
+// this process. A resident process serializes those of all its sessions alike.
 let deployQueue: Promise<unknown> = Promise.resolve();
 function serialized<T>(fn: () => Promise<T>): Promise<T> {
   const run = deployQueue.then(fn, fn);

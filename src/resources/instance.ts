@@ -528,9 +528,10 @@ function release(ctx: HandlerContext<GpurentalClient>, id: string | null): void 
   if (journal && id) bestEffort("a destroyed instance", () => journal.closeId(id, "destroyed"));
 }
 
-// How many creates of each configuration this process's plans have told about an adoption, so that
-// with count = N and fewer entries only as many plans say so as there are entries.
-const adoptionsPlanned = new Map<string, number>();
+// How many creates of each configuration this provider's plans have told about an adoption, so
+// that with count = N and fewer entries only as many plans say so as there are entries. Kept per
+// journal object: one per provider process, or per session of a resident process.
+const adoptionsPlanned = new WeakMap<object, Map<string, number>>();
 
 /** Warns on a create that the apply will adopt an instance from the deploy journal. */
 function planAdoption(plan: Plan, ctx: HandlerContext<GpurentalClient>): void {
@@ -547,10 +548,12 @@ function planAdoption(plan: Plan, ctx: HandlerContext<GpurentalClient>): void {
     if (plan.offer_filter === null && !known(plan.offer_id)) return;
     const fingerprint = instanceFingerprint(toArgs(plan), settings.account);
     const entries = journal.adoptable("instance", fingerprint, settings.partial);
-    const n = adoptionsPlanned.get(fingerprint) ?? 0;
+    const planned = adoptionsPlanned.get(journal) ?? new Map<string, number>();
+    adoptionsPlanned.set(journal, planned);
+    const n = planned.get(fingerprint) ?? 0;
     const next = entries[n];
     if (!next) return;
-    adoptionsPlanned.set(fingerprint, n + 1);
+    planned.set(fingerprint, n + 1);
     report(ctx.diags, [willAdoptNote(next)]);
   } catch (err) {
     opsLog.warn("deploy journal: could not check for adoptions", {

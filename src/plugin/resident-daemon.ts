@@ -1,0 +1,269 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { randomBytes } from "node:crypto";
+import { renameSync, rmSync, statSync } from "node:fs";
+import { connect, createServer, type Server as NetServer, type Socket } from "node:net";
+import { dirname, join } from "node:path";
+import { newRun } from "../journal/run";
+import { generateServerCertificate, handshakeCertificate } from "./cert";
+import type { GrpcServer, TlsMaterial } from "./grpc-server";
+import { checkMagicCookie, HandshakeError, handshakeLine, negotiateProtocol } from "./handshake";
+import { LOG_ROUTE_KEY, Logger, type LogRoute, levelFromEnv, logger } from "./log";
+import {
+  parseSessionRequest,
+  privateRunDir,
+  readMessages,
+  residentSettings,
+  type SessionMessage,
+  type SessionRequest,
+} from "./resident";
+import type { ProviderService } from "./tfplugin6";
+
+// The resident provider process (see resident.ts): started by the first launch that finds none,
+// it serves one gRPC session per launch until it has had no session for the idle time. Each
+// session is what one provider process would be: its own listener and certificates (the host's
+// from the launch's environment, a fresh one of ours), its own provider built from the launch's
+// environment and working directory, its own journal run (the launch's pid), and its logs sent to
+// the launch, which writes them on the stderr Terraform reads. When the launch goes away, its
+// session is stopped as the process would have been: its calls are cancelled and its in-flight
+// work aborted (what StopProvider does), so the journal treats it as an interrupted run.
+
+/** What the daemon needs from its launcher. */
+export interface ResidentDaemonOptions {
+  /** The control socket to serve (in a directory only the user can enter). */
+  socket: string;
+  /** The GetProviderSchema answer encoded at build time, if there is one. */
+  schemaResponse?: () => Buffer | undefined;
+  /** Builds a session's provider service (provider-impl.ts). */
+  createService: (session: {
+    env: NodeJS.ProcessEnv;
+    cwd: string;
+    ppid: number;
+    run: ReturnType<typeof newRun>;
+  }) => ProviderService;
+  /** Loads the gRPC half. */
+  loadGrpcServer: () => Promise<typeof import("./grpc-server")>;
+  /** Ends the process; tests replace it. */
+  exit?: (code: number) => void;
+}
+
+/** A running resident process. */
+export interface ResidentDaemon {
+  /** Sessions open now. */
+  sessions(): number;
+  /** Closes every session and the control socket. */
+  close(): void;
+}
+
+/** Serves sessions on `opts.socket` until idle; resolves once the control socket is bound. */
+export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<ResidentDaemon> {
+  const log = logger.child("resident");
+  const exit = opts.exit ?? ((code: number) => process.exit(code));
+  const dir = dirname(opts.socket);
+  if (!privateRunDir(dir)) throw new Error(`${dir} is not a directory only this user can use`);
+  const { idleMs } = residentSettings(process.env);
+  const { startGrpcServer } = await opts.loadGrpcServer();
+
+  // Each call of a session runs with that session's log route, and so does everything it awaits.
+  const routes = new AsyncLocalStorage<LogRoute>();
+  (globalThis as Record<symbol, unknown>)[LOG_ROUTE_KEY] = () => routes.getStore();
+
+  const open = new Set<() => void>();
+  let idleTimer: NodeJS.Timeout | undefined;
+  let closed = false;
+  let ownSocket: { dev: number; ino: number } | undefined;
+
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    if (idleTimer) clearTimeout(idleTimer);
+    control.close();
+    for (const end of [...open]) end();
+    // Remove the socket only if it is still ours: a newer process may have taken the name.
+    try {
+      const st = statSync(opts.socket);
+      if (ownSocket && st.dev === ownSocket.dev && st.ino === ownSocket.ino) rmSync(opts.socket);
+    } catch {
+      // already gone
+    }
+  };
+  const idle = () => {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = undefined;
+    if (open.size === 0 && !closed)
+      idleTimer = setTimeout(() => {
+        log.debug("no session for the idle time; exiting", { idle_ms: idleMs });
+        close();
+        exit(0);
+      }, idleMs);
+  };
+
+  const startSession = (ctl: Socket, req: SessionRequest) => {
+    const send = (m: SessionMessage) => {
+      if (!ctl.destroyed) ctl.write(`${JSON.stringify(m)}\n`);
+    };
+    const env: NodeJS.ProcessEnv = req.env;
+    let protocolVersion: number;
+    try {
+      checkMagicCookie(env);
+      protocolVersion = negotiateProtocol(env);
+    } catch (err) {
+      send({ t: "error", message: err instanceof HandshakeError ? err.message : String(err) });
+      ctl.end();
+      return;
+    }
+    const route: LogRoute = { level: levelFromEnv(env), sink: (line) => send({ t: "log", line }) };
+    const sessionLog = new Logger("gpurental", route.level, route.sink).child("plugin");
+
+    let tls: TlsMaterial | undefined;
+    let certField = "";
+    if (env.PLUGIN_CLIENT_CERT) {
+      const cert = generateServerCertificate();
+      tls = { clientCertPem: env.PLUGIN_CLIENT_CERT, certPem: cert.certPem, keyPem: cert.keyPem };
+      certField = handshakeCertificate(cert.der);
+    }
+
+    let service: ProviderService | undefined;
+    const getService = async () => {
+      service ??= inSession(
+        routes,
+        route,
+        opts.createService({ env, cwd: req.cwd, ppid: req.ppid, run: newRun(req.pid) }),
+      );
+      return service;
+    };
+
+    const address = join(dir, `s${randomBytes(6).toString("hex")}.sock`);
+    const listener = createServer({ pauseOnConnect: true });
+    let grpc: GrpcServer | undefined;
+    let ended = false;
+    const end = (code?: number) => {
+      if (ended) return;
+      ended = true;
+      open.delete(end);
+      listener.close();
+      grpc?.close();
+      rmSync(address, { force: true });
+      // Whatever the session still runs is stopped, as the end of its process would stop it.
+      service?.StopProvider({}).catch(() => {});
+      if (code !== undefined) send({ t: "exit", code });
+      ctl.end();
+      sessionLog.debug("session ended", { pid: req.pid });
+      idle();
+    };
+    open.add(end);
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = undefined;
+    ctl.on("close", () => end());
+    ctl.on("error", () => end());
+
+    grpc = startGrpcServer({
+      tls,
+      getService,
+      schemaResponse: opts.schemaResponse,
+      onShutdown: () => end(0),
+      log: sessionLog,
+    });
+    listener.on("connection", (socket) => {
+      if (grpc && !ended) grpc.serve(socket);
+      else socket.destroy();
+    });
+    listener.on("error", (err) => {
+      sessionLog.error("session listener failed", { error: err });
+      end(1);
+    });
+    listener.listen(address, () => {
+      if (ended) return;
+      send({
+        t: "ready",
+        handshake: handshakeLine({ protocolVersion, network: "unix", address, serverCert: certField }),
+      });
+      sessionLog.debug("session started", { pid: req.pid, address, tls: Boolean(tls) });
+    });
+  };
+
+  const control = createServer((ctl) => {
+    ctl.on("error", () => ctl.destroy());
+    let started = false;
+    readMessages(
+      ctl,
+      (value) => {
+        if (started) return; // a launch sends one request; nothing after it is read
+        started = true;
+        const req = parseSessionRequest(value);
+        if (typeof req === "string") {
+          ctl.end(`${JSON.stringify({ t: "error", message: `bad session request: ${req}` })}\n`);
+          return;
+        }
+        startSession(ctl, req);
+      },
+      (message) => {
+        ctl.end(`${JSON.stringify({ t: "error", message: `bad session request: ${message}` })}\n`);
+      },
+    );
+  });
+  control.on("error", (err) => log.error("control socket failed", { error: err }));
+
+  await bindControl(control, opts.socket);
+  const st = statSync(opts.socket);
+  ownSocket = { dev: st.dev, ino: st.ino };
+  log.debug("resident provider serving", { socket: opts.socket, idle_ms: idleMs });
+  idle();
+  return { sessions: () => open.size, close };
+}
+
+/**
+ * Binds the control socket under a name of its own, then moves it to `socket` unless a live
+ * resident process already answers there (two launches may each have started one).
+ */
+async function bindControl(control: NetServer, socket: string): Promise<void> {
+  if (await answers(socket)) throw new AlreadyServing(socket);
+  const temporary = `${socket}.${process.pid}.tmp`;
+  rmSync(temporary, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    control.once("error", reject);
+    control.listen(temporary, () => {
+      control.off("error", reject);
+      resolve();
+    });
+  });
+  if (await answers(socket)) {
+    control.close();
+    rmSync(temporary, { force: true });
+    throw new AlreadyServing(socket);
+  }
+  renameSync(temporary, socket);
+}
+
+/** Another resident process serves the socket already; this one has nothing to do. */
+export class AlreadyServing extends Error {
+  constructor(socket: string) {
+    super(`a resident provider process already serves ${socket}`);
+  }
+}
+
+function answers(socket: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect(socket);
+    probe.once("connect", () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once("error", () => resolve(false));
+  });
+}
+
+/** Wraps every method of `service` so that it runs, with all it awaits, in the session's route. */
+function inSession(
+  routes: AsyncLocalStorage<LogRoute>,
+  route: LogRoute,
+  service: ProviderService,
+): ProviderService {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(service as unknown as Record<string, unknown>)) {
+    wrapped[name] =
+      typeof fn === "function"
+        ? (...args: unknown[]) => routes.run(route, () => (fn as (...a: unknown[]) => unknown)(...args))
+        : fn;
+  }
+  return wrapped as unknown as ProviderService;
+}

@@ -1,0 +1,186 @@
+import { createHash } from "node:crypto";
+import { lstatSync, mkdirSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+// A resident provider process (opt-in, GPURENTAL_PROVIDER_RESIDENT=on): Terraform starts the
+// provider executable two to five times per command, and each launch pays for Node's start, for
+// loading grpc-js and the provider, and for code that runs for the first time. With this mode on,
+// a launch is a small shim: it asks a provider process that stays up between launches (one per
+// user, build and node) for a session, prints that session's handshake line, and Terraform talks
+// gRPC to the resident process directly. Everything that makes one launch one provider (its
+// environment, working directory, parent command, run identity in the journal, logs on its own
+// stderr, the host's certificate) is the session's, never the resident process's.
+//
+// The shim and the resident process speak JSON lines over a unix socket in a directory only the
+// user can enter. This module holds what both sides share: the settings, the socket's place, and
+// the messages.
+
+/** Turns the resident mode on ("on", "1", "true") or off ("off", "0", "false", unset). */
+export const RESIDENT_ENV = "GPURENTAL_PROVIDER_RESIDENT";
+/** Seconds the resident process stays up with no session, 5 to 3600; default 300. */
+export const RESIDENT_IDLE_ENV = "GPURENTAL_PROVIDER_RESIDENT_IDLE_SECONDS";
+/** Where the resident processes' sockets live; default `gpurental-provider-run-<uid>` in the temp dir. */
+export const RESIDENT_DIR_ENV = "GPURENTAL_PROVIDER_RESIDENT_DIR";
+
+const DEFAULT_IDLE_SECONDS = 300;
+const MIN_IDLE_SECONDS = 5;
+const MAX_IDLE_SECONDS = 3600;
+/** The longest message line either side accepts (a session's environment included). */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+/** The longest unix socket path every supported system binds whole. */
+const MAX_SOCKET_PATH_BYTES = 103;
+
+/** A setting of the resident mode that cannot be used; the message names the variable and value. */
+export class ResidentSettingError extends Error {}
+
+/** The resident mode's settings, read from the launch's environment. */
+export interface ResidentSettings {
+  enabled: boolean;
+  idleMs: number;
+}
+
+/** Reads the resident mode's settings; throws ResidentSettingError on a value it cannot use. */
+export function residentSettings(env: NodeJS.ProcessEnv): ResidentSettings {
+  const raw = (env[RESIDENT_ENV] ?? "").trim().toLowerCase();
+  let enabled: boolean;
+  if (raw === "" || raw === "off" || raw === "0" || raw === "false") enabled = false;
+  else if (raw === "on" || raw === "1" || raw === "true") enabled = true;
+  else
+    throw new ResidentSettingError(
+      `${RESIDENT_ENV} must be "on" or "off" (or 1/0, true/false), got ${JSON.stringify(env[RESIDENT_ENV])}`,
+    );
+  let idleSeconds = DEFAULT_IDLE_SECONDS;
+  const idle = (env[RESIDENT_IDLE_ENV] ?? "").trim();
+  if (idle !== "") {
+    idleSeconds = Number(idle);
+    if (!/^\d+$/.test(idle) || idleSeconds < MIN_IDLE_SECONDS || idleSeconds > MAX_IDLE_SECONDS)
+      throw new ResidentSettingError(
+        `${RESIDENT_IDLE_ENV} must be a whole number of seconds from ${MIN_IDLE_SECONDS} to ${MAX_IDLE_SECONDS}, got ${JSON.stringify(env[RESIDENT_IDLE_ENV])}`,
+      );
+  }
+  return { enabled, idleMs: idleSeconds * 1000 };
+}
+
+/** The directory of the resident processes' sockets (not created). */
+export function residentDir(env: NodeJS.ProcessEnv): string {
+  if (env[RESIDENT_DIR_ENV]) return env[RESIDENT_DIR_ENV];
+  const uid = typeof process.getuid === "function" ? process.getuid() : "user";
+  return join(tmpdir(), `gpurental-provider-run-${uid}`);
+}
+
+/**
+ * Creates `dir` if needed and says whether only this user can use it: a real directory (not a
+ * link), owned by the user, that nobody else can enter. Sessions carry the launch's environment,
+ * credentials included, so a socket anyone else could reach or replace is never used.
+ */
+export function privateRunDir(dir: string): boolean {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const st = lstatSync(dir);
+    const ownUid = typeof process.getuid === "function" ? process.getuid() : st.uid;
+    return st.isDirectory() && st.uid === ownUid && (st.mode & 0o077) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The control socket of the resident process for this build run by this node: one per bundle
+ * location and build (sizes and times of the bundles), node binary and version, and node options,
+ * so that a rebuilt or reinstalled provider never talks to a process running older code.
+ * Undefined when the path would be too long to bind.
+ */
+export function residentSocket(dir: string, bundleDir: string, env: NodeJS.ProcessEnv): string | undefined {
+  const hash = createHash("sha256");
+  hash.update(`${bundleDir}\0${process.execPath}\0${process.version}\0${process.execArgv.join(" ")}\0`);
+  hash.update(`${env.NODE_OPTIONS ?? ""}\0`);
+  for (const name of ["provider.js", "provider-transport.js", "provider-impl.js", "provider-schema.pb"]) {
+    try {
+      const st = statSync(join(bundleDir, name));
+      hash.update(`${name}:${st.size}:${Math.trunc(st.mtimeMs)}:${st.ino}\0`);
+    } catch {
+      hash.update(`${name}:none\0`);
+    }
+  }
+  const socket = join(dir, `${hash.digest("hex").slice(0, 16)}.sock`);
+  return Buffer.byteLength(socket) > MAX_SOCKET_PATH_BYTES ? undefined : socket;
+}
+
+/** What a launch asks the resident process for. */
+export interface SessionRequest {
+  t: "session";
+  /** The launch's environment: the host's certificate, TF_LOG, the provider's variables. */
+  env: Record<string, string>;
+  /** The launch's working directory (Terraform's). */
+  cwd: string;
+  /** The launch's pid: the journal's run is this process, alive as long as Terraform's session. */
+  pid: number;
+  /** The launch's parent: the terraform command, whose arguments the journal reads. */
+  ppid: number;
+}
+
+/** Messages of the resident process to a launch. */
+export type SessionMessage =
+  | { t: "ready"; handshake: string }
+  | { t: "log"; line: string }
+  | { t: "exit"; code: number }
+  | { t: "error"; message: string };
+
+/** Checks a session request read from the socket; returns a message naming the bad field, or the request. */
+export function parseSessionRequest(value: unknown): SessionRequest | string {
+  if (typeof value !== "object" || value === null) return "the request is not an object";
+  const v = value as Record<string, unknown>;
+  if (v.t !== "session") return `t must be "session", got ${JSON.stringify(v.t)}`;
+  if (typeof v.env !== "object" || v.env === null || Array.isArray(v.env)) return "env must be an object";
+  const env: Record<string, string> = {};
+  for (const [k, val] of Object.entries(v.env)) {
+    if (typeof val !== "string") return `env.${k} must be a string`;
+    env[k] = val;
+  }
+  if (typeof v.cwd !== "string" || !v.cwd.startsWith("/")) return "cwd must be an absolute path";
+  for (const key of ["pid", "ppid"] as const) {
+    const n = v[key];
+    if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1)
+      return `${key} must be a positive integer, got ${JSON.stringify(n)}`;
+  }
+  return { t: "session", env, cwd: v.cwd, pid: v.pid as number, ppid: v.ppid as number };
+}
+
+/**
+ * Splits a socket's data into JSON messages, one per line, at most MAX_MESSAGE_BYTES each. Calls
+ * `onError` once (and nothing after) when a line is too long or is not JSON.
+ */
+export function readMessages(
+  socket: NodeJS.ReadableStream,
+  onMessage: (value: unknown) => void,
+  onError: (message: string) => void,
+): void {
+  let buffered = "";
+  let failed = false;
+  socket.setEncoding("utf8");
+  socket.on("data", (chunk: string) => {
+    if (failed) return;
+    buffered += chunk;
+    let nl = buffered.indexOf("\n");
+    while (nl !== -1) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        failed = true;
+        onError("a message is not JSON");
+        return;
+      }
+      onMessage(value);
+      if (failed) return;
+      nl = buffered.indexOf("\n");
+    }
+    if (Buffer.byteLength(buffered) > MAX_MESSAGE_BYTES) {
+      failed = true;
+      onError(`a message is longer than ${MAX_MESSAGE_BYTES} bytes`);
+    }
+  });
+}
