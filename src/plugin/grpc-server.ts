@@ -91,9 +91,16 @@ export function startGrpcServer(opts: GrpcServerOptions): GrpcServer {
   // mutualTls) and grpc-js serves HTTP/2 on the connection once the host has proved who it is.
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
   const secure = tls ? mutualTls(tls, (connection) => injector.injectConnection(connection)) : undefined;
+  // The connections handed in, for close(): grpc-js closes an injector's sessions gracefully,
+  // letting calls in flight answer, and forceShutdown cancels only the sessions it tracks for
+  // channelz, which is off. A resident provider process closes a session's server while Terraform,
+  // its launch killed, still waits on calls; they must end there, as with the provider process gone.
+  const connections = new Set<Socket>();
   return {
     server,
     serve: (socket) => {
+      connections.add(socket);
+      socket.once("close", () => connections.delete(socket));
       if (secure) {
         secure(socket);
         return;
@@ -106,6 +113,8 @@ export function startGrpcServer(opts: GrpcServerOptions): GrpcServer {
     close: () => {
       injector.destroy();
       server.forceShutdown();
+      for (const socket of connections) socket.destroy();
+      connections.clear();
     },
   };
 }

@@ -63,6 +63,41 @@ describe("serveProvider with AutoMTLS", () => {
     }
   });
 
+  // What a resident provider process relies on when the launch of a session is killed: the
+  // session's server is closed while Terraform, still connected, waits on a call. That call must
+  // end there, as it would with the provider process gone, not get the answer its handler, stopped,
+  // returns later.
+  it("close() cancels a call in flight: the answer its handler returns afterwards reaches no one", async () => {
+    let started!: () => void;
+    const inFlight = new Promise<void>((r) => {
+      started = r;
+    });
+    let release!: () => void;
+    const service = createStubProviderService();
+    service.ValidateResourceConfig = async () => {
+      started();
+      await new Promise<void>((r) => {
+        release = r;
+      });
+      return { diagnostics: [] };
+    };
+    const { hs, serving } = await serve(service, { network: "tcp" });
+    const client = connect(
+      hs.address,
+      "tfplugin6.Provider",
+      tlsCredentials(serving.serverCertPem!, hostCert),
+    );
+    try {
+      const call = client.call("ValidateResourceConfig", { type_name: "x" });
+      await inFlight;
+      serving.close();
+      release();
+      await expect(call).rejects.toMatchObject({ code: status.UNAVAILABLE });
+    } finally {
+      client.close();
+    }
+  });
+
   // A refused host gets UNAVAILABLE at once, before any handler runs; a server that hung instead
   // would end the call at its deadline with DEADLINE_EXCEEDED. The same server serves the host
   // holding the right certificate, so the refusal is about the credential and nothing else.
