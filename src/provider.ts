@@ -117,6 +117,12 @@ export interface CreateProviderOptions {
   run?: RunIdentity;
   /** The pid of the terraform command that started the provider; default the process's parent. */
   ppid?: number;
+  /**
+   * Aborted when the process Terraform started for this provider is gone while this code still
+   * runs (a session of a resident provider process whose launch ended): the deploy journal then
+   * records nothing more, as the journal of a killed provider process would not.
+   */
+  ended?: AbortSignal;
 }
 
 /** Builds the /v1 client from the provider configuration, reporting problems on their attribute. */
@@ -274,6 +280,7 @@ export async function configureClient(
       {
         log: (level, msg, fields) => journalLog.log(level, msg, fields),
         ...(opts.run ? { run: opts.run } : {}),
+        ...(opts.ended ? { ended: opts.ended } : {}),
       },
     );
     registerDeploySettings(client, {

@@ -10,7 +10,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DeployJournal, locateJournal, parseJournal, type RunIdentity } from ".";
+import { DeployJournal, JournalError, locateJournal, parseJournal, type RunIdentity } from ".";
 import { currentRun } from "./run";
 
 // The journal file on its own: where it is, what survives a crash, who may take an entry.
@@ -152,6 +152,31 @@ describe("store", () => {
     old.handed(e);
     expect(journal().adoptable("instance", "sha256:x", true)).toEqual([]);
     expect(journal().adoptable("instance", "sha256:x", false)).toHaveLength(1);
+  });
+
+  test("a journal whose run has ended (a resident session whose launch is gone) writes nothing more", async () => {
+    const ended = new AbortController();
+    const j = new DeployJournal(locateJournal({ cwd: dir, env: {} }), {
+      run: deadRun(),
+      ended: ended.signal,
+    });
+    const e = j.sent("instance", "sha256:x", {});
+    j.answered(e, "i-1");
+    j.closeIdSoon("i-1", "claimed");
+    ended.abort();
+    const before = readFileSync(j.file, "utf8");
+    // The create whose launch was killed returns its instance to no one: no "handed" is recorded,
+    // so a -target apply still adopts it, as after a killed provider process.
+    expect(() => j.handed(e)).toThrow(JournalError);
+    expect(() => j.sent("instance", "sha256:x", {})).toThrow(JournalError);
+    expect(() => j.closeId("i-1", "destroyed")).toThrow(JournalError);
+    await new Promise((r) => setImmediate(r));
+    expect(readFileSync(j.file, "utf8")).toBe(before);
+    expect(
+      journal()
+        .adoptable("instance", "sha256:x", true)
+        .map((x) => x.id),
+    ).toEqual(["i-1"]);
   });
 
   test("compaction keeps open entries and a week of tombstones, one line each", () => {

@@ -205,6 +205,12 @@ export class JournalError extends Error {
 export interface DeployJournalOptions {
   now?: () => number;
   run?: RunIdentity;
+  /**
+   * Aborted when the run has ended while its code may still be running: a session of a resident
+   * provider process whose launch is gone. From then on the journal writes nothing, as a killed
+   * provider process would not: no "handed" for an answer Terraform never got.
+   */
+  ended?: AbortSignal;
   /** Told about damaged lines and compactions. */
   log?: (level: "debug" | "warn", message: string, fields?: Record<string, unknown>) => void;
 }
@@ -214,6 +220,7 @@ export class DeployJournal {
   readonly location: JournalLocation;
   readonly run: RunIdentity;
   private readonly now: () => number;
+  private readonly ended: AbortSignal | undefined;
   private readonly log: NonNullable<DeployJournalOptions["log"]>;
   private cache: { key: string; parsed: ParsedJournal } | null = null;
   private reported = new Set<string>();
@@ -225,6 +232,7 @@ export class DeployJournal {
     this.location = location;
     this.run = opts.run ?? currentRun();
     this.now = opts.now ?? Date.now;
+    this.ended = opts.ended;
     this.log = opts.log ?? (() => {});
   }
 
@@ -429,6 +437,12 @@ export class DeployJournal {
     build: (entries: Map<string, JournalEntry>) => JournalRecord[],
     { durable = true }: { durable?: boolean } = {},
   ): void {
+    if (this.ended?.aborted) {
+      throw new JournalError(
+        `The deploy journal ${this.file} is not written by this provider any more: Terraform's provider process ended.`,
+        this.file,
+      );
+    }
     if (durable) this.writeQueuedCloses();
     const release = this.lock();
     try {

@@ -24,8 +24,9 @@ import type { ProviderService } from "./tfplugin6";
 // from the launch's environment, a fresh one of ours), its own provider built from the launch's
 // environment and working directory, its own journal run (the launch's pid), and its logs sent to
 // the launch, which writes them on the stderr Terraform reads. When the launch goes away, its
-// session is stopped as the process would have been: its calls are cancelled and its in-flight
-// work aborted (what StopProvider does), so the journal treats it as an interrupted run.
+// session is stopped as the process would have been: its calls are cancelled (Terraform gets no
+// answer), its in-flight work aborted (what StopProvider does), and what that work still does is
+// kept out of the journal, so the journal treats it as an interrupted run.
 
 /** What the daemon needs from its launcher. */
 export interface ResidentDaemonOptions {
@@ -39,6 +40,8 @@ export interface ResidentDaemonOptions {
     cwd: string;
     ppid: number;
     run: ReturnType<typeof newRun>;
+    /** Aborted when the session's launch is gone (see startSession). */
+    ended: AbortSignal;
   }) => ProviderService;
   /** Loads the gRPC half. */
   loadGrpcServer: () => Promise<typeof import("./grpc-server")>;
@@ -122,12 +125,21 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       certField = handshakeCertificate(cert.der);
     }
 
+    // Aborted when the launch goes away without Terraform's Shutdown: what its calls still do
+    // reaches no one, so they must leave the journal as the killed process would have.
+    const launchGone = new AbortController();
     let service: ProviderService | undefined;
     const getService = async () => {
       service ??= inSession(
         routes,
         route,
-        opts.createService({ env, cwd: req.cwd, ppid: req.ppid, run: newRun(req.pid) }),
+        opts.createService({
+          env,
+          cwd: req.cwd,
+          ppid: req.ppid,
+          run: newRun(req.pid),
+          ended: launchGone.signal,
+        }),
       );
       return service;
     };
@@ -139,6 +151,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     const end = (code?: number) => {
       if (ended) return;
       ended = true;
+      if (code === undefined) launchGone.abort();
       open.delete(end);
       listener.close();
       grpc?.close();
