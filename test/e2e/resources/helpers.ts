@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../../src/fake-backend";
 import { type RunResult, type StateResource, TerraformHarness } from "../harness";
@@ -67,8 +67,12 @@ export function apply(
 }
 
 /** `terraform plan -detailed-exitcode`: code 0 no changes, 2 changes, 1 error. */
-export function plan(s: Suite, extra: readonly string[] = []): Promise<RunResult> {
-  return s.tf.run(["plan", "-input=false", "-detailed-exitcode", ...extra]);
+export function plan(
+  s: Suite,
+  extra: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<RunResult> {
+  return s.tf.run(["plan", "-input=false", "-detailed-exitcode", ...extra], env);
 }
 
 /** Fails with the whole output when a command did not end with `code`. */
@@ -129,4 +133,67 @@ export async function control(s: Suite, method: string, path: string, body?: unk
   if (!res.ok)
     throw new Error(`${method} /_control${path} answered ${res.status}: ${JSON.stringify(answer)}`);
   return answer;
+}
+
+/** Waits until `cond` holds; throws naming `what` after `ms`. */
+export async function until(cond: () => boolean, what: string, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Whether process `pid` is running. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The pids of the provider processes terraform (pid `parent`) started. */
+export function providerPids(parent: number): number[] {
+  const pids: number[] = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid !== parent) continue;
+      if (readFileSync(`/proc/${d}/cmdline`, "utf8").includes("terraform-provider-gpurental"))
+        pids.push(Number(d));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids;
+}
+
+/** How many instance deploys the deploy journal of working directory `workDir` holds the answer of. */
+export function journalAnswers(workDir: string): number {
+  const dir = join(workDir, ".terraform", "gpurental-journal");
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
+  } catch {
+    return 0;
+  }
+  const deploys = new Set<string>();
+  let n = 0;
+  for (const f of files) {
+    for (const line of readFileSync(join(dir, f), "utf8").split("\n")) {
+      let rec: { op?: string; entry?: string; kind?: string };
+      try {
+        rec = JSON.parse(line) as typeof rec;
+      } catch {
+        continue; // a line being written
+      }
+      if (rec.op === "sent" && rec.kind === "instance" && rec.entry) deploys.add(rec.entry);
+      if (rec.op === "answered" && rec.entry && deploys.has(rec.entry)) n++;
+    }
+  }
+  return n;
 }

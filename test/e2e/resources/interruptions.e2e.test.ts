@@ -1,15 +1,19 @@
-import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
+  alive,
   apply,
   expectCode,
+  journalAnswers,
   liveInstances,
   output,
+  providerPids,
   resetSuite,
   type Suite,
   startSuite,
   stateResources,
   stopSuite,
+  until,
   writeConfig,
 } from "./helpers";
 
@@ -63,42 +67,6 @@ resource "gpurental_instance" "gpu" {
 }`;
 }
 
-async function until(cond: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/** How many instance deploys the journal of the working directory holds the answer of. */
-function journalAnswers(): number {
-  const dir = join(s.tf.workDir, ".terraform", "gpurental-journal");
-  const deploys = new Set<string>();
-  let n = 0;
-  for (const f of readdirSafe(dir)) {
-    for (const line of readFileSync(join(dir, f), "utf8").split("\n")) {
-      let rec: { op?: string; entry?: string; kind?: string };
-      try {
-        rec = JSON.parse(line) as typeof rec;
-      } catch {
-        continue; // a line being written
-      }
-      if (rec.op === "sent" && rec.kind === "instance" && rec.entry) deploys.add(rec.entry);
-      if (rec.op === "answered" && rec.entry && deploys.has(rec.entry)) n++;
-    }
-  }
-  return n;
-}
-
-function readdirSafe(dir: string): string[] {
-  try {
-    return readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
-  } catch {
-    return [];
-  }
-}
-
 /** The organization's API keys of the test that are not revoked. */
 function liveKeys(): string[] {
   return Object.values(s.backend.state().api_keys)
@@ -129,33 +97,6 @@ async function counts() {
 /** Instances are created but stay in `creating` until the transitions are made immediate again. */
 function slowCreating(): void {
   s.backend.setTransitions({ afterMs: 600_000 });
-}
-
-/** The pids of the provider processes terraform (pid) started. */
-function providerPids(parent: number): number[] {
-  const pids: number[] = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid !== parent) continue;
-      if (readFileSync(`/proc/${d}/cmdline`, "utf8").includes("terraform-provider-gpurental"))
-        pids.push(Number(d));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return pids;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -255,7 +196,7 @@ test("the provider killed (kill -9) mid-apply: the next apply adopts the instanc
   await until(() => liveInstances(s).length === 4, "4 instances creating");
   // Killed once the journal holds each deploy's answer: a deploy killed between the server's
   // answer and the journal's line is the lost-answer case (adopted by listing), tested below.
-  await until(() => journalAnswers() === 4, "the journal to record 4 answers");
+  await until(() => journalAnswers(s.tf.workDir) === 4, "the journal to record 4 answers");
   const [pid] = providerPids(run.pid!);
   expect(pid).toBeDefined();
   process.kill(pid!, "SIGKILL");
