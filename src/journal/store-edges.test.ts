@@ -412,7 +412,7 @@ describe("writing a journal", () => {
     expect(readJournalFile(mine.file).entries.get(e)?.taken?.run.id).toBe("another-configuration");
   });
 
-  test("claims register one exit hook per journal, and none when no open entry has the id", async () => {
+  test("claims hold one exit hook per journal while they are queued, and none when no open entry has the id", async () => {
     const { j } = journal();
     j.answered(j.sent("instance", "sha256:x", {}), "i-1");
     j.answered(j.sent("instance", "sha256:x", {}), "i-2");
@@ -425,10 +425,15 @@ describe("writing a journal", () => {
     j.closeIdSoon("i-1", "claimed");
     expect(hooks()).toBe(before + 1);
     await new Promise((r) => setImmediate(r));
+    // Written: the process holds the journal no longer (a resident provider process makes one per
+    // session, and would otherwise keep them all, with a listener each).
+    expect(hooks()).toBe(before);
     j.answered(j.sent("instance", "sha256:x", {}), "i-3");
     j.closeIdSoon("i-3", "claimed");
-    await new Promise((r) => setImmediate(r));
+    j.closeIdSoon("i-3", "claimed");
     expect(hooks()).toBe(before + 1);
+    await new Promise((r) => setImmediate(r));
+    expect(hooks()).toBe(before);
     expect(j.live()).toEqual([]);
   });
 

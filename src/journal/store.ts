@@ -226,7 +226,12 @@ export class DeployJournal {
   private reported = new Set<string>();
   /** Closes queued by closeIdSoon: object id to reason. */
   private readonly queued = new Map<string, CloseReason>();
-  private exitHook = false;
+  /**
+   * Writes the queued closes if the process exits first; registered only while closes are
+   * queued, so that the journals of a long-lived process (the sessions of a resident provider
+   * process, one journal each) are not all held by listeners on the process until it exits.
+   */
+  private exitHook: (() => void) | undefined;
 
   constructor(location: JournalLocation, opts: DeployJournalOptions = {}) {
     this.location = location;
@@ -361,8 +366,8 @@ export class DeployJournal {
     if (this.queued.size > 1) return;
     setImmediate(() => this.writeQueuedCloses());
     if (!this.exitHook) {
-      this.exitHook = true;
-      process.once("exit", () => this.writeQueuedCloses());
+      this.exitHook = () => this.writeQueuedCloses();
+      process.once("exit", this.exitHook);
     }
   }
 
@@ -371,6 +376,8 @@ export class DeployJournal {
     if (this.queued.size === 0) return;
     const queued = new Map(this.queued);
     this.queued.clear();
+    if (this.exitHook) process.removeListener("exit", this.exitHook);
+    this.exitHook = undefined;
     // A claim closes entries of a file that exists; a journal removed meanwhile is not written again.
     if (!existsSync(this.file)) return;
     try {
