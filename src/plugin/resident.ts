@@ -87,14 +87,19 @@ export function privateRunDir(dir: string): boolean {
 
 /**
  * The control socket of the resident process for this build run by this node: one per bundle
- * location and build (sizes and times of the bundles), node binary and version, and node options,
+ * location and build (sizes and times of the bundles), node binary and version, and NODE_ variables,
  * so that a rebuilt or reinstalled provider never talks to a process running older code.
  * Undefined when the path would be too long to bind.
  */
 export function residentSocket(dir: string, bundleDir: string, env: NodeJS.ProcessEnv): string | undefined {
   const hash = createHash("sha256");
   hash.update(`${bundleDir}\0${process.execPath}\0${process.version}\0${process.execArgv.join(" ")}\0`);
-  hash.update(`${env.NODE_OPTIONS ?? ""}\0`);
+  // NODE_OPTIONS, NODE_EXTRA_CA_CERTS and the like take effect when node starts: the resident
+  // process runs with those of the launch that started it, so other values need another process.
+  for (const name of Object.keys(env)
+    .filter((k) => k.startsWith("NODE_"))
+    .sort())
+    hash.update(`${name}=${env[name]}\0`);
   for (const name of ["provider.js", "provider-transport.js", "provider-impl.js", "provider-schema.pb"]) {
     try {
       const st = statSync(join(bundleDir, name));

@@ -1,0 +1,240 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { connect as connectSocket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bundle } from "../../scripts/bundle-provider";
+import { derToPem, generateServerCertificate } from "./cert";
+import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
+import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
+
+// The resident mode as Terraform meets it: launches of the bundled executable, each a separate
+// process talking go-plugin on stdout, the first starting the resident process and the others
+// served by it.
+
+jest.setTimeout(90_000);
+
+const work = mkdtempSync(join(tmpdir(), "gpurental-resident-process-"));
+const runDir = join(work, "run");
+const hostCert = generateServerCertificate();
+
+beforeAll(async () => {
+  const bundleFile = await bundle(join(__dirname, "main.ts"), join(work, "provider.js"));
+  const launcher = await bundle(join(__dirname, "launcher.ts"), join(work, "provider-launcher.js"));
+  writeFileSync(
+    join(work, "run.js"),
+    `require(${JSON.stringify(launcher)}).launch(${JSON.stringify(bundleFile)}, process.argv.slice(2));\n`,
+  );
+}, 120_000);
+
+afterAll(() => {
+  for (const pid of residentPids()) process.kill(pid, "SIGKILL");
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** Resident processes serving a socket under this test's directory. */
+function residentPids(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const args = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      const i = args.indexOf("--resident");
+      if (i !== -1 && (args[i + 1] ?? "").startsWith(`${work}/`)) pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+interface Started {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const hostEnv = {
+  [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
+  PLUGIN_PROTOCOL_VERSIONS: "6",
+  PLUGIN_CLIENT_CERT: hostCert.certPem,
+  GPURENTAL_PROVIDER_RESIDENT: "on",
+  GPURENTAL_PROVIDER_RESIDENT_DIR: runDir,
+  GPURENTAL_PROVIDER_RESIDENT_IDLE_SECONDS: "5",
+};
+
+function start(env: NodeJS.ProcessEnv): Started {
+  const child = spawn(process.execPath, [join(work, "run.js")], {
+    env: { PATH: process.env.PATH, TMPDIR: work, GPURENTAL_PROVIDER_CODE_CACHE: "off", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (d) => {
+    out += d;
+  });
+  child.stderr!.on("data", (d) => {
+    err += d;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+async function until(what: string, check: () => boolean, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function handshake(s: Started): Promise<ReturnType<typeof parseHandshake> & { line: string }> {
+  await until(
+    `a handshake (stderr: ${s.stderr()})`,
+    () => s.stdout().includes("\n") || s.child.exitCode !== null,
+  );
+  if (s.child.exitCode !== null) throw new Error(`exited before the handshake; stderr: ${s.stderr()}`);
+  return { ...parseHandshake(s.stdout()), line: s.stdout() };
+}
+
+async function schemaAndShutdown(hs: ReturnType<typeof parseHandshake>): Promise<void> {
+  const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), hostCert);
+  const provider = connect(hs.address, "tfplugin6.Provider", creds);
+  const res = await provider.call("GetProviderSchema");
+  expect(Object.keys(res.resource_schemas as object)).toContain("gpurental_instance");
+  provider.close();
+  const controller = connect(hs.address, "plugin.GRPCController", creds);
+  await controller.call("Shutdown");
+  controller.close();
+}
+
+const controlSockets = () =>
+  existsSync(runDir) ? readdirSync(runDir).filter((f) => /^[0-9a-f]{16}\.sock$/.test(f)) : [];
+const sessionSockets = () =>
+  existsSync(runDir) ? readdirSync(runDir).filter((f) => /^s[0-9a-f]+\.sock$/.test(f)) : [];
+
+describe("the resident mode", () => {
+  it("a setting it cannot use stops the launch with the variable and the value named", async () => {
+    const s = start({ ...hostEnv, GPURENTAL_PROVIDER_RESIDENT: "maybe" });
+    expect((await s.exited).code).toBe(1);
+    expect(s.stdout()).toBe("");
+    expect(s.stderr()).toContain('GPURENTAL_PROVIDER_RESIDENT must be "on" or "off"');
+    expect(s.stderr()).toContain('got "maybe"');
+    expect(existsSync(runDir)).toBe(false);
+  });
+
+  it("never uses a directory others can enter: the launch serves Terraform itself", async () => {
+    const shared = join(work, "shared");
+    mkdirSync(shared);
+    chmodSync(shared, 0o755);
+    const s = start({ ...hostEnv, GPURENTAL_PROVIDER_RESIDENT_DIR: shared });
+    const hs = await handshake(s);
+    expect(hs.address.startsWith(`${shared}/`)).toBe(false);
+    await schemaAndShutdown(hs);
+    expect(await s.exited).toEqual({ code: 0, signal: null });
+    expect(readdirSync(shared)).toEqual([]);
+  });
+
+  it("the first launch serves Terraform itself and starts the resident process", async () => {
+    const s = start(hostEnv);
+    const hs = await handshake(s);
+    expect(hs.address.startsWith(`${runDir}/`)).toBe(false);
+    await schemaAndShutdown(hs);
+    expect(await s.exited).toEqual({ code: 0, signal: null });
+    await until("the resident process listens", () => controlSockets().length === 1);
+    expect(residentPids()).toHaveLength(1);
+  });
+
+  it("later launches are its sessions: mTLS with the launch's certificate, logs at the launch's level on its stderr, exit on Shutdown", async () => {
+    const traced = start({ ...hostEnv, TF_LOG: "trace" });
+    const quiet = start(hostEnv);
+    const [a, b] = [await handshake(traced), await handshake(quiet)];
+    for (const hs of [a, b]) expect(hs.address.startsWith(`${runDir}/s`)).toBe(true);
+    expect(a.address).not.toBe(b.address);
+    expect(a.cert).not.toBe(b.cert);
+    expect(sessionSockets()).toHaveLength(2);
+
+    // Another host's certificate is refused: the session accepts only its launch's host.
+    const stranger = generateServerCertificate();
+    const wrong = connect(
+      a.address,
+      "tfplugin6.Provider",
+      tlsCredentials(derToPem(Buffer.from(a.cert, "base64")), stranger),
+    );
+    await expect(wrong.call("GetProviderSchema")).rejects.toThrow();
+    wrong.close();
+
+    await schemaAndShutdown(a);
+    await schemaAndShutdown(b);
+    expect(await traced.exited).toEqual({ code: 0, signal: null });
+    expect(await quiet.exited).toEqual({ code: 0, signal: null });
+    expect(traced.stdout()).toBe(a.line);
+    const records = traced
+      .stderr()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records).toContainEqual(
+      expect.objectContaining({ "@level": "trace", "@message": "received RPC" }),
+    );
+    expect(quiet.stderr()).not.toContain("received RPC");
+    await until("the session sockets are removed", () => sessionSockets().length === 0);
+    expect(residentPids()).toHaveLength(1);
+  });
+
+  it("a launch that is killed ends its session", async () => {
+    const s = start(hostEnv);
+    const hs = await handshake(s);
+    expect(sessionSockets()).toHaveLength(1);
+    s.child.kill("SIGKILL");
+    await s.exited;
+    await until("the session is closed", () => sessionSockets().length === 0);
+    expect(existsSync(hs.address)).toBe(false);
+  });
+
+  it("refuses a request it cannot use, naming the field", async () => {
+    const [socket] = controlSockets();
+    const answer = (request: object) =>
+      new Promise<string>((resolve, reject) => {
+        const c = connectSocket(join(runDir, socket!));
+        let text = "";
+        c.on("data", (d) => {
+          text += d;
+        });
+        c.on("close", () => resolve(text));
+        c.on("error", reject);
+        c.write(`${JSON.stringify(request)}\n`);
+      });
+    expect(JSON.parse(await answer({ t: "session", env: {}, cwd: "relative", pid: 1, ppid: 1 }))).toEqual({
+      t: "error",
+      message: "bad session request: cwd must be an absolute path",
+    });
+    const noCookie = JSON.parse(await answer({ t: "session", env: {}, cwd: "/", pid: 1, ppid: 1 }));
+    expect(noCookie.t).toBe("error");
+    expect(noCookie.message).toMatch(/Terraform provider plugin/);
+    expect(sessionSockets()).toEqual([]);
+  });
+
+  it("exits after its idle time without a session, and removes its socket", async () => {
+    const [pid] = residentPids();
+    await until("the resident process exits", () => residentPids().length === 0, 30_000);
+    expect(controlSockets()).toEqual([]);
+    // Gone, or a zombie waiting for a reaper (its launch, the parent, exited long ago).
+    const state = existsSync(`/proc/${pid}/stat`)
+      ? readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0]
+      : "gone";
+    expect(["gone", "Z", "X"]).toContain(state);
+  });
+});

@@ -1,0 +1,153 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import {
+  MAX_MESSAGE_BYTES,
+  parseSessionRequest,
+  privateRunDir,
+  RESIDENT_ENV,
+  RESIDENT_IDLE_ENV,
+  readMessages,
+  residentSettings,
+  residentSocket,
+} from "./resident";
+
+const work = mkdtempSync(join(tmpdir(), "gpurental-resident-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe("residentSettings", () => {
+  it("is off unless turned on, and stays up 300 s without a session by default", () => {
+    expect(residentSettings({})).toEqual({ enabled: false, idleMs: 300_000 });
+    for (const off of ["", "off", "0", "false", " OFF "])
+      expect(residentSettings({ [RESIDENT_ENV]: off }).enabled).toBe(false);
+    for (const on of ["on", "1", "true", "On"])
+      expect(residentSettings({ [RESIDENT_ENV]: on }).enabled).toBe(true);
+    expect(residentSettings({ [RESIDENT_IDLE_ENV]: "5" }).idleMs).toBe(5000);
+    expect(residentSettings({ [RESIDENT_IDLE_ENV]: "3600" }).idleMs).toBe(3_600_000);
+  });
+
+  it("names the variable, the accepted values and the value it cannot use", () => {
+    expect(() => residentSettings({ [RESIDENT_ENV]: "yes please" })).toThrow(
+      'GPURENTAL_PROVIDER_RESIDENT must be "on" or "off" (or 1/0, true/false), got "yes please"',
+    );
+    for (const bad of ["4", "3601", "1.5", "-10", "ten"])
+      expect(() => residentSettings({ [RESIDENT_IDLE_ENV]: bad })).toThrow(
+        `GPURENTAL_PROVIDER_RESIDENT_IDLE_SECONDS must be a whole number of seconds from 5 to 3600, got "${bad}"`,
+      );
+  });
+});
+
+describe("privateRunDir", () => {
+  it("creates a directory only the user can enter", () => {
+    const dir = join(work, "fresh", "run");
+    expect(privateRunDir(dir)).toBe(true);
+    expect(privateRunDir(dir)).toBe(true);
+  });
+
+  it("refuses a directory others can enter or write, and a link", () => {
+    const open = join(work, "open");
+    mkdirSync(open, { mode: 0o755 });
+    chmodSync(open, 0o755);
+    expect(privateRunDir(open)).toBe(false);
+    const writable = join(work, "writable");
+    mkdirSync(writable);
+    chmodSync(writable, 0o730);
+    expect(privateRunDir(writable)).toBe(false);
+    const real = join(work, "real");
+    expect(privateRunDir(real)).toBe(true);
+    const link = join(work, "link");
+    symlinkSync(real, link);
+    expect(privateRunDir(link)).toBe(false);
+    const file = join(work, "file");
+    writeFileSync(file, "");
+    expect(privateRunDir(file)).toBe(false);
+  });
+});
+
+describe("residentSocket", () => {
+  const bundle = join(work, "bundle");
+  beforeAll(() => {
+    mkdirSync(bundle);
+    for (const f of ["provider.js", "provider-transport.js", "provider-impl.js", "provider-schema.pb"])
+      writeFileSync(join(bundle, f), f);
+  });
+
+  it("is one per build: the same files give the same socket, a rebuilt bundle another", () => {
+    const first = residentSocket(work, bundle, {});
+    expect(first).toMatch(/\/[0-9a-f]{16}\.sock$/);
+    expect(residentSocket(work, bundle, {})).toBe(first);
+    writeFileSync(join(bundle, "provider-impl.js"), "rebuilt, longer");
+    const rebuilt = residentSocket(work, bundle, {});
+    expect(rebuilt).not.toBe(first);
+    utimesSync(join(bundle, "provider-impl.js"), new Date(0), new Date(0));
+    expect(residentSocket(work, bundle, {})).not.toBe(rebuilt);
+  });
+
+  it("is one per node setting: other NODE_ variables get a process of their own", () => {
+    const plain = residentSocket(work, bundle, {});
+    expect(residentSocket(work, bundle, { NODE_OPTIONS: "--max-old-space-size=512" })).not.toBe(plain);
+    expect(residentSocket(work, bundle, { NODE_EXTRA_CA_CERTS: "/etc/ca.pem" })).not.toBe(plain);
+    expect(residentSocket(work, bundle, { TF_LOG: "trace" })).toBe(plain);
+  });
+
+  it("is undefined where the path is too long to bind", () => {
+    expect(residentSocket(join(work, "x".repeat(120)), bundle, {})).toBeUndefined();
+  });
+});
+
+describe("parseSessionRequest", () => {
+  const good = { t: "session", env: { TF_LOG: "debug" }, cwd: "/work", pid: 12, ppid: 11 };
+
+  it("accepts a well-formed request", () => {
+    expect(parseSessionRequest(good)).toEqual(good);
+  });
+
+  it("names the field that is wrong", () => {
+    expect(parseSessionRequest(null)).toBe("the request is not an object");
+    expect(parseSessionRequest({ ...good, t: "other" })).toBe('t must be "session", got "other"');
+    expect(parseSessionRequest({ ...good, env: [] })).toBe("env must be an object");
+    expect(parseSessionRequest({ ...good, env: { A: 1 } })).toBe("env.A must be a string");
+    expect(parseSessionRequest({ ...good, cwd: "relative" })).toBe("cwd must be an absolute path");
+    expect(parseSessionRequest({ ...good, pid: 0 })).toBe("pid must be a positive integer, got 0");
+    expect(parseSessionRequest({ ...good, ppid: "1" })).toBe('ppid must be a positive integer, got "1"');
+  });
+});
+
+describe("readMessages", () => {
+  function reader() {
+    const stream = new PassThrough();
+    const messages: unknown[] = [];
+    const errors: string[] = [];
+    readMessages(
+      stream,
+      (m) => messages.push(m),
+      (e) => errors.push(e),
+    );
+    return { stream, messages, errors };
+  }
+
+  it("reads one JSON value per line, across chunks", async () => {
+    const r = reader();
+    r.stream.write('{"a":1}\n{"b"');
+    r.stream.write(':2}\n{"c":');
+    await new Promise((done) => setImmediate(done));
+    expect(r.messages).toEqual([{ a: 1 }, { b: 2 }]);
+    expect(r.errors).toEqual([]);
+  });
+
+  it("stops at a line that is not JSON or is too long", async () => {
+    const bad = reader();
+    bad.stream.write('not json\n{"a":1}\n');
+    await new Promise((done) => setImmediate(done));
+    expect(bad.errors).toEqual(["a message is not JSON"]);
+    expect(bad.messages).toEqual([]);
+
+    const long = reader();
+    long.stream.write("x".repeat(MAX_MESSAGE_BYTES + 1));
+    long.stream.write('\n{"a":1}\n');
+    await new Promise((done) => setImmediate(done));
+    expect(long.errors).toEqual([`a message is longer than ${MAX_MESSAGE_BYTES} bytes`]);
+    expect(long.messages).toEqual([]);
+  });
+});
