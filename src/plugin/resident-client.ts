@@ -1,5 +1,6 @@
 import { closeSync, openSync } from "node:fs";
 import { connect } from "node:net";
+import { logger } from "./log";
 import {
   privateRunDir,
   RESIDENT_DIR_ENV,
@@ -14,6 +15,8 @@ import {
 // process for a session, prints its handshake line, writes its log lines on stderr and exits when
 // the session ends. When there is no resident process yet, the launch starts one for the launches
 // after it and serves Terraform itself, as without the mode.
+
+const log = logger.child("resident");
 
 /** How long a launch waits for the resident process's answer before serving Terraform itself. */
 const READY_TIMEOUT_MS = 5000;
@@ -42,9 +45,21 @@ export interface AttachOptions {
  */
 export async function attachResident(opts: AttachOptions): Promise<boolean> {
   const dir = residentDir(opts.env);
-  if (!privateRunDir(dir)) return false;
+  if (!privateRunDir(dir)) {
+    log.warn(
+      "the resident provider's directory is not private to this user; this launch serves Terraform itself",
+      { dir },
+    );
+    return false;
+  }
   const socket = residentSocket(dir, opts.bundleDir, opts.env);
-  if (!socket) return false;
+  if (!socket) {
+    log.warn(
+      "the resident provider's socket path would be longer than 103 bytes; this launch serves Terraform itself (set GPURENTAL_PROVIDER_RESIDENT_DIR to a shorter directory)",
+      { dir },
+    );
+    return false;
+  }
 
   const ctl = connect(socket);
   const ready = await new Promise<boolean>((resolve) => {

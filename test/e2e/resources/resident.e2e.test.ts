@@ -1,5 +1,6 @@
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
 import { DEMO_IDS } from "../../../src/fake-backend";
 import type { RunResult, TerraformHarness } from "../harness";
 import {
@@ -41,6 +42,7 @@ afterEach(() => stopResidents());
 afterAll(async () => {
   await stopResidents();
   await stopSuite(s);
+  for (const dir of residentDirs) rmSync(dir, { recursive: true, force: true });
 });
 beforeEach(() => {
   resetSuite(s);
@@ -74,7 +76,11 @@ function instances(count: number, label: string): string {
  * process go and the next command's first launch serve itself.
  */
 function residentMode(tf: TerraformHarness, name: string): string {
-  const dir = join(s.tf.root, `resident-${name}`);
+  // Short, in the temp directory itself: a unix socket path longer than 103 bytes cannot be bound
+  // (the launch then serves Terraform itself), and CI's temp directories are deep.
+  const dir =
+    residentDirs.find((d) => basename(d).startsWith(`gpr-${name}-`)) ??
+    mkdtempSync(join(tmpdir(), `gpr-${name}-`));
   if (!residentDirs.includes(dir)) residentDirs.push(dir);
   tf.env.GPURENTAL_PROVIDER_RESIDENT = "on";
   tf.env.GPURENTAL_PROVIDER_RESIDENT_DIR = dir;
