@@ -10,6 +10,7 @@ import {
   type SessionMessage,
   type SessionRequest,
 } from "./resident";
+import { watchParent } from "./server";
 
 // The launch side of the resident mode (see resident.ts): a provider launch asks the resident
 // process for a session, prints its handshake line, writes its log lines on stderr and exits when
@@ -117,14 +118,10 @@ export async function attachResident(opts: AttachOptions): Promise<boolean> {
       ctl.destroy();
       opts.exit(0);
     });
-    const parent = process.ppid;
-    const timer = setInterval(() => {
-      if (process.ppid !== parent) {
-        ctl.destroy();
-        opts.exit(0);
-      }
-    }, 500);
-    timer.unref();
+    watchParent(() => {
+      ctl.destroy();
+      opts.exit(0);
+    });
   }
   return true;
 }

@@ -13,6 +13,7 @@ import { connect as connectSocket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundle } from "../../scripts/bundle-provider";
+import { residentPids as residentPidsIn } from "../testing/resident";
 import { derToPem, generateServerCertificate } from "./cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
 import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
@@ -41,21 +42,7 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
-/** Resident processes serving a socket under this test's directory. */
-function residentPids(): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const args = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
-      const i = args.indexOf("--resident");
-      if (i !== -1 && (args[i + 1] ?? "").startsWith(`${work}/`)) pids.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
+const residentPids = () => residentPidsIn(work);
 
 interface Started {
   child: ChildProcess;

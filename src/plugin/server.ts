@@ -248,7 +248,7 @@ function memoize<T>(fn: () => Promise<T>): () => Promise<T> {
  * dies itself, we are re-parented and should not linger. stdin is no signal: Terraform hands the
  * provider its own terminal stdin, which must not be read.
  */
-function watchParent(onExit: () => void): void {
+export function watchParent(onExit: () => void): void {
   const parent = process.ppid;
   const timer = setInterval(() => {
     if (process.ppid !== parent) {

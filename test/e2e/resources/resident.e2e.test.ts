@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { DEMO_IDS } from "../../../src/fake-backend";
+import { residentPids } from "../../../src/testing/resident";
 import type { RunResult, TerraformHarness } from "../harness";
 import {
   alive,
@@ -86,22 +87,6 @@ function residentMode(tf: TerraformHarness, name: string): string {
   tf.env.GPURENTAL_PROVIDER_RESIDENT_DIR = dir;
   tf.env.GPURENTAL_PROVIDER_RESIDENT_IDLE_SECONDS = "10";
   return dir;
-}
-
-/** The resident processes serving sockets in `dir` (`node <provider> --resident <dir>/<socket>`). */
-function residentPids(dir: string): number[] {
-  const pids: number[] = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const argv = readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0");
-      const i = argv.indexOf("--resident");
-      if (i !== -1 && argv[i + 1]?.startsWith(`${dir}/`)) pids.push(Number(d));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return pids;
 }
 
 /** Stops the resident processes of every directory the tests used: SIGTERM, then SIGKILL. */
