@@ -120,6 +120,20 @@ const GROUPS = {
       "src/resources/api-key-journal.ts",
       "src/resources/journal-notes.ts",
       "src/api/reconcile.ts",
+      // The plan's count of the adoptions it announced, per journal (per provider process, or
+      // per session of a resident process): no more "will adopt" notes than entries.
+      between(
+        "src/resources/instance.ts",
+        "const planned = adoptionsPlanned.get(journal)",
+        "[willAdoptNote(next)]",
+      ),
+      // The provider's journal: the run it records, and the signal that closes it to writes once
+      // the launch of a resident session is gone.
+      between(
+        "src/provider.ts",
+        "...(opts.run ? { run: opts.run } : {})",
+        "...(opts.ended ? { ended: opts.ended } : {})",
+      ),
     ],
     tests: [
       "src/journal/store.test.ts",

@@ -168,6 +168,10 @@ describe("store", () => {
     // The create whose launch was killed returns its instance to no one: no "handed" is recorded,
     // so a -target apply still adopts it, as after a killed provider process.
     expect(() => j.handed(e)).toThrow(JournalError);
+    // What the session's log says of each write it refuses: which journal, and why.
+    expect(() => j.handed(e)).toThrow(
+      `The deploy journal ${j.file} is not written by this provider any more: Terraform's provider process ended.`,
+    );
     expect(() => j.sent("instance", "sha256:x", {})).toThrow(JournalError);
     expect(() => j.closeId("i-1", "destroyed")).toThrow(JournalError);
     await new Promise((r) => setImmediate(r));

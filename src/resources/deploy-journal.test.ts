@@ -7,6 +7,7 @@ import {
   DeployJournal,
   journalFiles,
   locateJournal,
+  newRun,
   parseJournal,
   type RunIdentity,
 } from "../journal";
@@ -29,17 +30,22 @@ function deadRun(): RunIdentity {
   return { id: `dead-${child.pid}`, pid: child.pid!, boot: currentRun().boot };
 }
 
-/** A configured provider standing for one provider process. */
+/**
+ * A configured provider standing for one provider process (or one session of a resident provider
+ * process: a run of its own, and `ended` aborted when its launch is gone).
+ */
 async function provider(
   run: RunIdentity,
   env: NodeJS.ProcessEnv = {},
   extra: Rec = {},
+  ended?: AbortSignal,
 ): Promise<ReturnType<typeof createHarness>> {
   const h = createHarness(
     createProvider({
       cwd: fake.workDir,
       env,
       run,
+      ...(ended ? { ended } : {}),
       clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
     }),
   );
@@ -124,10 +130,15 @@ async function killedDeploy(cfg: Rec = config()): Promise<string> {
   return inst.id;
 }
 
-/** A Ctrl-C while the instance is creating: Terraform's stop reaches the provider mid-wait. */
-async function interruptedDeploy(run = deadRun(), cfg: Rec = config()): Promise<string> {
+/**
+ * A Ctrl-C while the instance is creating: Terraform's stop reaches the provider mid-wait. With
+ * `launchGone`, the launch of a resident session is killed instead: the session's `ended` signal
+ * is aborted just before the stop.
+ */
+async function interruptedDeploy(run = deadRun(), cfg: Rec = config(), launchGone = false): Promise<string> {
   fake.backend.setTransitions("manual");
-  const h = await provider(run);
+  const ended = new AbortController();
+  const h = await provider(run, {}, {}, ended.signal);
   const p = await h.plan("gpurental_instance", null, cfg);
   const pending = h.apply("gpurental_instance", null, p.planned, cfg, p.private);
   const answered = () =>
@@ -136,6 +147,7 @@ async function interruptedDeploy(run = deadRun(), cfg: Rec = config()): Promise<
       .find((e) => e.id && !e.handed_at);
   for (let i = 0; i < 200 && !answered(); i++) await new Promise((r) => setTimeout(r, 10));
   const id = answered()!.id!;
+  if (launchGone) ended.abort();
   h.service.stop();
   await pending;
   fake.backend.setTransitions("immediate");
@@ -165,6 +177,66 @@ describe("interrupted deploys are adopted, never duplicated", () => {
     const { apply } = await create(next);
     expect(apply.value!.id).toBe(id);
     expect(live()).toHaveLength(1);
+  });
+
+  test("count = N: as many plans tell of an adoption as there are entries, each of its own entry", async () => {
+    const ids = [await killedDeploy(), await killedDeploy()];
+    const next = await provider(currentRun());
+    const warned: string[] = [];
+    jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+      warned.push(String(chunk));
+      return true;
+    });
+    const notes: string[][] = [];
+    for (let i = 0; i < 3; i++) {
+      const p = await next.plan("gpurental_instance", null, config());
+      notes.push(p.diags.map((d) => d.summary).filter((s) => s.startsWith("Will adopt")));
+    }
+    jest.restoreAllMocks();
+    expect(notes).toEqual([
+      [expect.stringMatching(`^Will adopt instance ${ids[0]},`)],
+      [expect.stringMatching(`^Will adopt instance ${ids[1]},`)],
+      [],
+    ]);
+    // The third plan found no entry left for it: nothing went wrong, so nothing is logged.
+    expect(warned).toEqual([]);
+  });
+
+  test("each journal counts its own: two sessions of one resident process both tell of the entry", async () => {
+    const id = await killedDeploy();
+    for (const session of [newRun(process.pid), newRun(process.pid)]) {
+      const h = await provider(session);
+      const p = await h.plan("gpurental_instance", null, config());
+      expect(p.diags.map((d) => d.summary)).toContainEqual(
+        expect.stringMatching(`^Will adopt instance ${id},`),
+      );
+    }
+  });
+
+  test("a resident session whose launch is gone records nothing more: its stopped create is not handed, and a -target apply adopts it", async () => {
+    // The session's run has the pid of its launch, which is gone.
+    const id = await interruptedDeploy(deadRun(), config(), true);
+    const entry = journals()
+      .flatMap((j) => [...j.entries.values()])
+      .find((e) => e.id === id);
+    // No "handed": Terraform, whose launch is gone, never got the instance.
+    expect(entry).toMatchObject({ id, handed_at: null, closed: null });
+    const targeted = await provider(currentRun(), { TF_CLI_ARGS_apply: "-target=gpurental_instance.a" });
+    const { apply } = await create(targeted);
+    expect(apply.value!.id).toBe(id);
+    expect(live()).toHaveLength(1);
+  });
+
+  test("a -target apply leaves alone an instance handed to Terraform before a Ctrl-C", async () => {
+    const id = await interruptedDeploy(deadRun());
+    const entry = journals()
+      .flatMap((j) => [...j.entries.values()])
+      .find((e) => e.id === id);
+    expect(entry?.handed_at).toEqual(expect.any(String));
+    const targeted = await provider(currentRun(), { TF_CLI_ARGS_apply: "-target=gpurental_instance.a" });
+    const { apply } = await create(targeted);
+    expect(apply.value!.id).not.toBe(id);
+    expect(live()).toHaveLength(2);
   });
 
   test("count = N: each create takes a different entry, and the rest are deployed", async () => {
