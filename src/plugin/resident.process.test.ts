@@ -1,18 +1,13 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect as connectSocket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bundle } from "../../scripts/bundle-provider";
+import {
+  buildExecutable,
+  handshakeLine,
+  type Started,
+  startExecutable,
+} from "../testing/provider-executable";
 import { residentPids as residentPidsIn } from "../testing/resident";
 import { derToPem, generateServerCertificate } from "./cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
@@ -28,13 +23,10 @@ const work = mkdtempSync(join(tmpdir(), "gpurental-resident-process-"));
 const runDir = join(work, "run");
 const hostCert = generateServerCertificate();
 
+let executable = "";
+
 beforeAll(async () => {
-  const bundleFile = await bundle(join(__dirname, "main.ts"), join(work, "provider.js"));
-  const launcher = await bundle(join(__dirname, "launcher.ts"), join(work, "provider-launcher.js"));
-  writeFileSync(
-    join(work, "run.js"),
-    `require(${JSON.stringify(launcher)}).launch(${JSON.stringify(bundleFile)}, process.argv.slice(2));\n`,
-  );
+  ({ executable } = await buildExecutable(work));
 }, 120_000);
 
 afterAll(() => {
@@ -43,13 +35,6 @@ afterAll(() => {
 });
 
 const residentPids = () => residentPidsIn(work);
-
-interface Started {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
 
 const hostEnv = {
   [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
@@ -61,22 +46,12 @@ const hostEnv = {
 };
 
 function start(env: NodeJS.ProcessEnv): Started {
-  const child = spawn(process.execPath, [join(work, "run.js")], {
-    env: { PATH: process.env.PATH, TMPDIR: work, GPURENTAL_PROVIDER_CODE_CACHE: "off", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+  return startExecutable(executable, {
+    PATH: process.env.PATH,
+    TMPDIR: work,
+    GPURENTAL_PROVIDER_CODE_CACHE: "off",
+    ...env,
   });
-  let out = "";
-  let err = "";
-  child.stdout!.on("data", (d) => {
-    out += d;
-  });
-  child.stderr!.on("data", (d) => {
-    err += d;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal })),
-  );
-  return { child, stdout: () => out, stderr: () => err, exited };
 }
 
 async function until(what: string, check: () => boolean, ms = 30_000): Promise<void> {
@@ -88,12 +63,8 @@ async function until(what: string, check: () => boolean, ms = 30_000): Promise<v
 }
 
 async function handshake(s: Started): Promise<ReturnType<typeof parseHandshake> & { line: string }> {
-  await until(
-    `a handshake (stderr: ${s.stderr()})`,
-    () => s.stdout().includes("\n") || s.child.exitCode !== null,
-  );
-  if (s.child.exitCode !== null) throw new Error(`exited before the handshake; stderr: ${s.stderr()}`);
-  return { ...parseHandshake(s.stdout()), line: s.stdout() };
+  const line = await handshakeLine(s);
+  return { ...parseHandshake(line), line };
 }
 
 async function schemaAndShutdown(hs: ReturnType<typeof parseHandshake>): Promise<void> {
