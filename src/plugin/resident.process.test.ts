@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { connect as connectSocket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { formatStatus, formatStop, residentStatus, stopResident } from "../cli/resident";
 import {
   buildExecutable,
   handshakeLine,
@@ -183,6 +184,53 @@ describe("the resident mode", () => {
     expect(noCookie.t).toBe("error");
     expect(noCookie.message).toMatch(/Terraform provider plugin/);
     expect(sessionSockets()).toEqual([]);
+  });
+
+  it("`gpurental provider resident status` lists it with its sessions; `stop` frees its socket at once, and it exits when its last session ends", async () => {
+    const [pid] = residentPids();
+    const s = start(hostEnv);
+    const hs = await handshake(s);
+    const entries = await residentStatus(runDir);
+    expect(entries).toEqual([
+      {
+        socket: join(runDir, controlSockets()[0]!),
+        status: {
+          t: "status",
+          pid,
+          started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          sessions: 1,
+          idle_exit_at: null,
+          executable,
+          node: process.version,
+        },
+      },
+    ]);
+    expect(formatStatus(runDir, entries)).toContain(`pid ${pid}: serving 1 session; up since `);
+
+    const stopped = await stopResident(runDir);
+    expect(stopped).toEqual([{ socket: entries[0]!.socket, pid, sessions: 1 }]);
+    expect(formatStop(runDir, stopped)).toBe(
+      `pid ${pid}: stops once the 1 session it serves end (it takes no new one, and no longer shows in status)\n`,
+    );
+    // The name is free for the next command's resident process; this one finishes its session.
+    expect(controlSockets()).toEqual([]);
+    expect(await residentStatus(runDir)).toEqual([]);
+    expect(residentPids()).toEqual([pid]);
+    await schemaAndShutdown(hs);
+    expect(await s.exited).toEqual({ code: 0, signal: null });
+    await until("the stopped process exits", () => residentPids().length === 0);
+
+    // The next launch serves Terraform itself and starts a new resident process.
+    const next = start(hostEnv);
+    const nextHs = await handshake(next);
+    expect(nextHs.address.startsWith(`${runDir}/s`)).toBe(false);
+    await schemaAndShutdown(nextHs);
+    await until("a new resident process listens", () => controlSockets().length === 1);
+    expect(residentPids()).not.toContain(pid);
+    const [idle] = await residentStatus(runDir);
+    expect(idle?.status?.sessions).toBe(0);
+    expect(Date.parse(idle?.status?.idle_exit_at ?? "")).toBeGreaterThan(Date.now());
+    expect(formatStop(runDir, [])).toBe(`No resident provider process in ${runDir}.\n`);
   });
 
   it("exits after its idle time without a session, and removes its socket", async () => {
