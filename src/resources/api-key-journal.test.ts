@@ -31,7 +31,8 @@ async function closedPort(): Promise<number> {
 
 /** A creation whose signal Terraform's stop fires once the server holds its request. */
 function interruptible(j: DeployJournal, stop: AbortController, over: Partial<DeploySettings> = {}): KeyEnv {
-  const admin = client();
+  // As the provider builds it: every call of the client ends with Terraform's stop.
+  const admin = client(undefined, undefined, stop.signal);
   const c: KeyEnv["client"] = {
     listApiKeys: (o) => admin.listApiKeys(o),
     revokeApiKey: (id, o) => admin.revokeApiKey(id, o),
@@ -242,8 +243,9 @@ describe("a lost answer, further", () => {
 
   test("a stop right after a lost answer: the key is still looked for and revoked, and the lost answer reported", async () => {
     fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
-    const admin = client();
     const stop = new AbortController();
+    // As the provider builds it: every call of the client ends with Terraform's stop.
+    const admin = client(undefined, undefined, stop.signal);
     const c: KeyEnv["client"] = {
       listApiKeys: (o) => admin.listApiKeys(o),
       revokeApiKey: (id, o) => admin.revokeApiKey(id, o),

@@ -18,8 +18,8 @@ export interface KeyJournalFixture {
   goneRun: () => RunIdentity;
   /** A second provider process of this machine, alive (it is this one), other than the one that sent. */
   thisRun: () => RunIdentity;
-  /** A client of the fake backend, with quick retries. */
-  client: (token?: string, baseUrl?: string) => GpurentalClient;
+  /** A client of the fake backend, with quick retries; with `stop`, one whose calls Terraform's stop ends, as the provider builds it. */
+  client: (token?: string, baseUrl?: string, stop?: AbortSignal) => GpurentalClient;
   /** The deploy journal of this test's working directory. */
   journal: (run?: RunIdentity, now?: () => number) => DeployJournal;
   settings: (j: DeployJournal | null, over?: Partial<DeploySettings>) => DeploySettings;
@@ -67,10 +67,11 @@ export function useKeyJournalFixture(): KeyJournalFixture {
     logged,
     goneRun: () => ({ id: `gone-${randomUUID()}`, pid: process.pid, boot: "another-boot" }),
     thisRun,
-    client: (token = fake.creds.admin_session_token, baseUrl = fake.url) =>
+    client: (token = fake.creds.admin_session_token, baseUrl = fake.url, stop) =>
       new GpurentalClient({
         baseUrl,
         token,
+        signal: stop,
         dispatcher: fake.agent,
         retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
         sleep: async () => {},
