@@ -42,7 +42,7 @@ export interface ResidentDaemonOptions {
     cwd: string;
     ppid: number;
     run: ReturnType<typeof newRun>;
-    /** Aborted when the session's launch is gone (see startSession). */
+    /** Aborted when the session ends: Terraform's Shutdown, or its launch gone (see startSession). */
     ended: AbortSignal;
   }) => ProviderService;
   /** Loads the gRPC half. */
@@ -153,9 +153,10 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       certField = handshakeCertificate(cert.der);
     }
 
-    // Aborted when the launch goes away without Terraform's Shutdown: what its calls still do
-    // reaches no one, so they must leave the journal as the killed process would have.
-    const launchGone = new AbortController();
+    // Aborted when the session ends, by Terraform's Shutdown or with its launch gone: a provider
+    // process would exit then, so what the session's calls still do reaches no one and must leave
+    // the journal as the ended process would have (no "handed" for an answer never delivered).
+    const sessionEnded = new AbortController();
     let service: ProviderService | undefined;
     const getService = async () => {
       service ??= inSession(
@@ -166,7 +167,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
           cwd: req.cwd,
           ppid: req.ppid,
           run: newRun(req.pid),
-          ended: launchGone.signal,
+          ended: sessionEnded.signal,
         }),
       );
       return service;
@@ -179,7 +180,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     const end = (code?: number) => {
       if (ended) return;
       ended = true;
-      if (code === undefined) launchGone.abort();
+      sessionEnded.abort();
       open.delete(end);
       listener.close();
       grpc?.close();
