@@ -140,6 +140,7 @@ const GROUPS = {
       "src/journal/store-edges.test.ts",
       "src/resources/deploy-journal.test.ts",
       "src/resources/api-key-journal.test.ts",
+      "src/resources/journal-notes.test.ts",
       "src/resources/instance-deploy.test.ts",
       "src/resources/instance-deploy.pure.test.ts",
       "src/journal/lost-requests.test.ts",

@@ -118,9 +118,10 @@ export interface CreateProviderOptions {
   /** The pid of the terraform command that started the provider; default the process's parent. */
   ppid?: number;
   /**
-   * Aborted when the process Terraform started for this provider is gone while this code still
-   * runs (a session of a resident provider process whose launch ended): the deploy journal then
-   * records nothing more, as the journal of a killed provider process would not.
+   * Aborted when the process Terraform started for this provider has ended while this code still
+   * runs (a session of a resident provider process, ended by Terraform's Shutdown or with its
+   * launch gone): the deploy journal then records nothing more, as the journal of an ended
+   * provider process would not.
    */
   ended?: AbortSignal;
 }

@@ -759,6 +759,22 @@ describe("cancellation", () => {
     await expect(client({ signal: ac.signal }).listOffers()).rejects.toThrow(RequestAbortedError);
     expect(server.seen).toHaveLength(0);
   });
+
+  test("a call that outlives the client's stop goes on, bounded by its own signal; without one it stops", async () => {
+    const stop = new AbortController();
+    stop.abort();
+    server.always(ok({ items: [] }));
+    const c = client({ signal: stop.signal });
+    const own = new AbortController();
+    await expect(c.listOffers(undefined, { signal: own.signal, outlivesStop: true })).resolves.toEqual([]);
+    expect(server.seen).toHaveLength(1);
+    await expect(c.listOffers(undefined, { outlivesStop: true })).rejects.toThrow(RequestAbortedError);
+    own.abort();
+    await expect(c.listOffers(undefined, { signal: own.signal, outlivesStop: true })).rejects.toThrow(
+      RequestAbortedError,
+    );
+    expect(server.seen).toHaveLength(1);
+  });
 });
 
 describe("credentials never leak", () => {

@@ -503,8 +503,16 @@ export class GpurentalClient {
     );
   }
 
-  #call<T>(call: Omit<Call<T>, "signal" | "deadlineMs">, opts: RequestOptions | undefined): Promise<T> {
-    return this.#transport.send({ ...call, signal: opts?.signal, deadlineMs: opts?.deadlineMs });
+  #call<T>(
+    call: Omit<Call<T>, "signal" | "deadlineMs" | "outlivesStop">,
+    opts: RequestOptions | undefined,
+  ): Promise<T> {
+    return this.#transport.send({
+      ...call,
+      signal: opts?.signal,
+      deadlineMs: opts?.deadlineMs,
+      outlivesStop: opts?.outlivesStop,
+    });
   }
 }
 

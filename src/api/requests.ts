@@ -15,6 +15,13 @@ export interface RequestOptions {
    * `retry.deadlineMs`.
    */
   deadlineMs?: number | undefined;
+  /**
+   * Goes on after the client's own signal (Terraform's StopProvider) fires, bounded by this call's
+   * `signal`, which it must have, and deadline: for what an interruption must still do at once, as
+   * finding and recording what an interrupted request created, or revoking a key whose secret was
+   * lost with the answer. Without a `signal` of its own the call stops with the client as any other.
+   */
+  outlivesStop?: boolean | undefined;
 }
 
 /** Body of POST /v1/api-keys. */

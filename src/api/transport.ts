@@ -48,6 +48,8 @@ export interface Call<T> {
   signal?: AbortSignal | undefined;
   /** The call's time budget; the transport's default when absent. */
   deadlineMs?: number | undefined;
+  /** Not stopped by the client's signal when it has a signal of its own (RequestOptions.outlivesStop). */
+  outlivesStop?: boolean | undefined;
 }
 
 /** What the transport is built with; the client validates it first. */
@@ -92,7 +94,7 @@ export class Transport {
   async send<T>(call: Call<T>): Promise<T> {
     const endpoint: Endpoint = `${call.method} ${call.path}`;
     const url = this.#url(call);
-    const linked = linkSignals([this.#s.signal, call.signal]);
+    const linked = linkSignals([call.outlivesStop && call.signal ? undefined : this.#s.signal, call.signal]);
     try {
       return await this.#attempts(call, endpoint, url, linked.signal);
     } finally {

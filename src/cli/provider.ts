@@ -235,7 +235,9 @@ export function register(program: Command): void {
   // `install --version <v>` must reach the subcommand instead of printing the program's version:
   // with positional options, program options are only those written before the subcommand.
   program.enablePositionalOptions();
-  const provider = program.command("provider").description("Install the Terraform provider");
+  const provider = program
+    .command("provider")
+    .description("Install the Terraform provider; list or stop its resident processes");
   provider
     .command("install")
     .description(
@@ -263,5 +265,37 @@ export function register(program: Command): void {
             : "Point Terraform at the mirror with this CLI configuration (e.g. in a file named by TF_CLI_CONFIG_FILE):\n\n") +
           result.cliConfig,
       );
+    });
+
+  const resident = provider
+    .command("resident")
+    .description(
+      "The resident provider processes of this user (GPURENTAL_PROVIDER_RESIDENT=on): list them, or stop them",
+    );
+  const dirOption = [
+    "--dir <dir>",
+    "their directory (default: GPURENTAL_PROVIDER_RESIDENT_DIR, else gpurental-provider-run-<uid> in the temp directory)",
+  ] as const;
+  resident
+    .command("status")
+    .description("List the resident provider processes: pid, sessions served, when an idle one exits")
+    .option(...dirOption)
+    .action(async (options: { dir?: string }) => {
+      const { chosenDir, formatStatus, residentStatus } = await import("./resident");
+      const dir = chosenDir(options.dir);
+      process.stdout.write(formatStatus(dir, await residentStatus(dir)));
+    });
+  resident
+    .command("stop")
+    .description(
+      "Stop the resident provider processes: each takes no new session and exits once the commands it serves end",
+    )
+    .option(...dirOption)
+    .action(async (options: { dir?: string }) => {
+      const { chosenDir, formatStop, stopResident } = await import("./resident");
+      const dir = chosenDir(options.dir);
+      const results = await stopResident(dir);
+      process.stdout.write(formatStop(dir, results));
+      if (results.some((r) => !("pid" in r) && !("removed" in r))) process.exitCode = 1;
     });
 }

@@ -257,32 +257,33 @@ function checkObject(
   diags: Diagnostics,
 ): void {
   for (const [name, a] of attributeEntries(attributes)) {
-    const here = (): Path => [...at, { attribute: name }];
     const p = planned[name] ?? null;
     const c = config ? (config[name] ?? null) : null;
     if (a.writeOnly) {
-      if (p !== null) invalid(diags, here(), "a write-only attribute must be planned as null");
+      if (p !== null) invalid(diags, at, name, "a write-only attribute must be planned as null");
       continue;
     }
     if (a.computed && c === null) continue;
     if (isUnknown(c)) {
       if (!isUnknown(p))
-        invalid(diags, here(), "the configuration value is unknown, so the plan must be too");
+        invalid(diags, at, name, "the configuration value is unknown, so the plan must be too");
       continue;
     }
     if (a.nested && a.nested.nesting === "single" && asRec(p) && asRec(c)) {
-      checkObject(a.nested.attributes, asRec(p)!, asRec(c), here(), diags);
+      checkObject(a.nested.attributes, asRec(p)!, asRec(c), [...at, { attribute: name }], diags);
       continue;
     }
     if (a.nested && a.nested.nesting !== "single") continue; // elements may carry computed values
     if (!valuesEqual(p, c, a.type) && !(p === null && c === null)) {
-      invalid(diags, here(), "a configured value must be planned exactly as configured");
+      invalid(diags, at, name, "a configured value must be planned exactly as configured");
     }
   }
 }
 
-function invalid(diags: Diagnostics, at: Path, why: string): void {
-  diags.addAttributeError(at, "Invalid plan", `The provider planned ${formatPath(at)} wrongly: ${why}.`);
+/** A wrong plan of attribute `name` of the object at `at`. */
+function invalid(diags: Diagnostics, at: Path, name: string, why: string): void {
+  const here: Path = [...at, { attribute: name }];
+  diags.addAttributeError(here, "Invalid plan", `The provider planned ${formatPath(here)} wrongly: ${why}.`);
 }
 
 /** Replaces every unknown left in a value by null; returns the paths where it did. */

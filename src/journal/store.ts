@@ -207,8 +207,9 @@ export interface DeployJournalOptions {
   run?: RunIdentity;
   /**
    * Aborted when the run has ended while its code may still be running: a session of a resident
-   * provider process whose launch is gone. From then on the journal writes nothing, as a killed
-   * provider process would not: no "handed" for an answer Terraform never got.
+   * provider process, ended by Terraform's Shutdown or with its launch gone. From then on the
+   * journal writes nothing, as an ended provider process would not: no "handed" for an answer
+   * Terraform never got.
    */
   ended?: AbortSignal;
   /** Told about damaged lines and compactions. */

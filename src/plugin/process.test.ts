@@ -1,8 +1,14 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundle, descriptorText } from "../../scripts/bundle-provider";
+import {
+  buildExecutable,
+  handshakeLine,
+  type Started,
+  startExecutable,
+} from "../testing/provider-executable";
 import { derToPem, generateServerCertificate } from "./cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
 import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
@@ -14,57 +20,24 @@ jest.setTimeout(60_000);
 
 const work = mkdtempSync(join(tmpdir(), "gpurental-provider-process-"));
 const cacheDir = join(work, "cache");
-let launcher = "";
-let bundleFile = "";
+let executable = "";
 const hostCert = generateServerCertificate();
 
 beforeAll(async () => {
-  bundleFile = await bundle(join(__dirname, "main.ts"), join(work, "provider.js"));
-  launcher = await bundle(join(__dirname, "launcher.ts"), join(work, "provider-launcher.js"));
-  // The same two lines as the installed executable.
-  writeFileSync(
-    join(work, "run.js"),
-    `require(${JSON.stringify(launcher)}).launch(${JSON.stringify(bundleFile)}, process.argv.slice(2));\n`,
-  );
+  ({ executable } = await buildExecutable(work));
 });
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-interface Started {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 function start(env: NodeJS.ProcessEnv, args: string[] = []): Started {
-  const child = spawn(process.execPath, [join(work, "run.js"), ...args], {
-    env: { PATH: process.env.PATH, TMPDIR: work, GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  child.stdout!.on("data", (d) => {
-    out += d;
-  });
-  child.stderr!.on("data", (d) => {
-    err += d;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal })),
+  return startExecutable(
+    executable,
+    { PATH: process.env.PATH, TMPDIR: work, GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir, ...env },
+    args,
   );
-  return { child, stdout: () => out, stderr: () => err, exited };
 }
 
-async function handshake(s: Started): Promise<string> {
-  const deadline = Date.now() + 20_000;
-  while (!s.stdout().includes("\n")) {
-    if (Date.now() > deadline) throw new Error(`no handshake; stderr: ${s.stderr()}`);
-    if (s.child.exitCode !== null) throw new Error(`exited before the handshake; stderr: ${s.stderr()}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return s.stdout();
-}
+const handshake = (s: Started): Promise<string> => handshakeLine(s, 20_000);
 
 const hostEnv = {
   [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,

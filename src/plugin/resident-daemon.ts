@@ -9,8 +9,10 @@ import type { GrpcServer, TlsMaterial } from "./grpc-server";
 import { checkMagicCookie, HandshakeError, handshakeLine, negotiateProtocol } from "./handshake";
 import { LOG_ROUTE_KEY, Logger, type LogRoute, levelFromEnv, logger } from "./log";
 import {
-  parseSessionRequest,
+  parseControlRequest,
   privateRunDir,
+  type ResidentStatus,
+  type ResidentStopping,
   readMessages,
   residentSettings,
   type SessionMessage,
@@ -40,7 +42,7 @@ export interface ResidentDaemonOptions {
     cwd: string;
     ppid: number;
     run: ReturnType<typeof newRun>;
-    /** Aborted when the session's launch is gone (see startSession). */
+    /** Aborted when the session ends: Terraform's Shutdown, or its launch gone (see startSession). */
     ended: AbortSignal;
   }) => ProviderService;
   /** Loads the gRPC half. */
@@ -71,16 +73,17 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
   (globalThis as Record<symbol, unknown>)[LOG_ROUTE_KEY] = () => routes.getStore();
 
   const open = new Set<() => void>();
+  const startedAt = new Date().toISOString();
   let idleTimer: NodeJS.Timeout | undefined;
+  let idleExitAt: number | null = null;
   let closed = false;
+  // A stop was asked: no new session, and the exit comes as soon as the last one ends.
+  let stopping = false;
   let ownSocket: { dev: number; ino: number } | undefined;
 
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    if (idleTimer) clearTimeout(idleTimer);
+  /** Stops taking sessions: the control socket is closed and its name freed for a newer process. */
+  const stopListening = () => {
     control.close();
-    for (const end of [...open]) end();
     // Remove the socket only if it is still ours: a newer process may have taken the name.
     try {
       const st = statSync(opts.socket);
@@ -89,16 +92,41 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       // already gone
     }
   };
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    if (idleTimer) clearTimeout(idleTimer);
+    for (const end of [...open]) end();
+    stopListening();
+  };
   const idle = () => {
     if (idleTimer) clearTimeout(idleTimer);
     idleTimer = undefined;
-    if (open.size === 0 && !closed)
-      idleTimer = setTimeout(() => {
-        log.debug("no session for the idle time; exiting", { idle_ms: idleMs });
-        close();
-        exit(0);
-      }, idleMs);
+    idleExitAt = null;
+    if (open.size !== 0 || closed) return;
+    if (stopping) {
+      log.debug("stopped on request; exiting");
+      close();
+      // Once the answers written to the sockets have gone out.
+      setImmediate(() => exit(0));
+      return;
+    }
+    idleExitAt = Date.now() + idleMs;
+    idleTimer = setTimeout(() => {
+      log.debug("no session for the idle time; exiting", { idle_ms: idleMs });
+      close();
+      exit(0);
+    }, idleMs);
   };
+  const status = (): ResidentStatus => ({
+    t: "status",
+    pid: process.pid,
+    started_at: startedAt,
+    sessions: open.size,
+    idle_exit_at: idleExitAt === null ? null : new Date(idleExitAt).toISOString(),
+    executable: process.argv[1] ?? "",
+    node: process.version,
+  });
 
   const startSession = (ctl: Socket, req: SessionRequest) => {
     const send = (m: SessionMessage) => {
@@ -125,9 +153,10 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       certField = handshakeCertificate(cert.der);
     }
 
-    // Aborted when the launch goes away without Terraform's Shutdown: what its calls still do
-    // reaches no one, so they must leave the journal as the killed process would have.
-    const launchGone = new AbortController();
+    // Aborted when the session ends, by Terraform's Shutdown or with its launch gone: a provider
+    // process would exit then, so what the session's calls still do reaches no one and must leave
+    // the journal as the ended process would have (no "handed" for an answer never delivered).
+    const sessionEnded = new AbortController();
     let service: ProviderService | undefined;
     const getService = async () => {
       service ??= inSession(
@@ -138,7 +167,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
           cwd: req.cwd,
           ppid: req.ppid,
           run: newRun(req.pid),
-          ended: launchGone.signal,
+          ended: sessionEnded.signal,
         }),
       );
       return service;
@@ -151,7 +180,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     const end = (code?: number) => {
       if (ended) return;
       ended = true;
-      if (code === undefined) launchGone.abort();
+      sessionEnded.abort();
       open.delete(end);
       listener.close();
       grpc?.close();
@@ -166,6 +195,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     open.add(end);
     if (idleTimer) clearTimeout(idleTimer);
     idleTimer = undefined;
+    idleExitAt = null;
     ctl.on("close", () => end());
     ctl.on("error", () => end());
 
@@ -202,9 +232,29 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       (value) => {
         if (started) return; // a launch sends one request; nothing after it is read
         started = true;
-        const req = parseSessionRequest(value);
+        const req = parseControlRequest(value);
         if (typeof req === "string") {
           ctl.end(`${JSON.stringify({ t: "error", message: `bad session request: ${req}` })}\n`);
+          return;
+        }
+        if (req.t === "status") {
+          ctl.end(`${JSON.stringify(status())}\n`);
+          return;
+        }
+        if (req.t === "stop") {
+          const answer: ResidentStopping = { t: "stopping", pid: process.pid, sessions: open.size };
+          ctl.end(`${JSON.stringify(answer)}\n`);
+          if (!stopping) log.debug("asked to stop", { sessions: open.size });
+          stopping = true;
+          stopListening();
+          idle();
+          return;
+        }
+        if (stopping) {
+          // A launch that connected before the socket was closed: it serves Terraform itself.
+          ctl.end(
+            `${JSON.stringify({ t: "error", message: "the resident provider process is stopping" })}\n`,
+          );
           return;
         }
         startSession(ctl, req);

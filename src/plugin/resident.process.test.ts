@@ -1,18 +1,14 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect as connectSocket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bundle } from "../../scripts/bundle-provider";
+import { formatStatus, formatStop, residentStatus, stopResident } from "../cli/resident";
+import {
+  buildExecutable,
+  handshakeLine,
+  type Started,
+  startExecutable,
+} from "../testing/provider-executable";
 import { residentPids as residentPidsIn } from "../testing/resident";
 import { derToPem, generateServerCertificate } from "./cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
@@ -28,13 +24,10 @@ const work = mkdtempSync(join(tmpdir(), "gpurental-resident-process-"));
 const runDir = join(work, "run");
 const hostCert = generateServerCertificate();
 
+let executable = "";
+
 beforeAll(async () => {
-  const bundleFile = await bundle(join(__dirname, "main.ts"), join(work, "provider.js"));
-  const launcher = await bundle(join(__dirname, "launcher.ts"), join(work, "provider-launcher.js"));
-  writeFileSync(
-    join(work, "run.js"),
-    `require(${JSON.stringify(launcher)}).launch(${JSON.stringify(bundleFile)}, process.argv.slice(2));\n`,
-  );
+  ({ executable } = await buildExecutable(work));
 }, 120_000);
 
 afterAll(() => {
@@ -43,13 +36,6 @@ afterAll(() => {
 });
 
 const residentPids = () => residentPidsIn(work);
-
-interface Started {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
 
 const hostEnv = {
   [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
@@ -61,22 +47,12 @@ const hostEnv = {
 };
 
 function start(env: NodeJS.ProcessEnv): Started {
-  const child = spawn(process.execPath, [join(work, "run.js")], {
-    env: { PATH: process.env.PATH, TMPDIR: work, GPURENTAL_PROVIDER_CODE_CACHE: "off", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+  return startExecutable(executable, {
+    PATH: process.env.PATH,
+    TMPDIR: work,
+    GPURENTAL_PROVIDER_CODE_CACHE: "off",
+    ...env,
   });
-  let out = "";
-  let err = "";
-  child.stdout!.on("data", (d) => {
-    out += d;
-  });
-  child.stderr!.on("data", (d) => {
-    err += d;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal })),
-  );
-  return { child, stdout: () => out, stderr: () => err, exited };
 }
 
 async function until(what: string, check: () => boolean, ms = 30_000): Promise<void> {
@@ -88,12 +64,8 @@ async function until(what: string, check: () => boolean, ms = 30_000): Promise<v
 }
 
 async function handshake(s: Started): Promise<ReturnType<typeof parseHandshake> & { line: string }> {
-  await until(
-    `a handshake (stderr: ${s.stderr()})`,
-    () => s.stdout().includes("\n") || s.child.exitCode !== null,
-  );
-  if (s.child.exitCode !== null) throw new Error(`exited before the handshake; stderr: ${s.stderr()}`);
-  return { ...parseHandshake(s.stdout()), line: s.stdout() };
+  const line = await handshakeLine(s);
+  return { ...parseHandshake(line), line };
 }
 
 async function schemaAndShutdown(hs: ReturnType<typeof parseHandshake>): Promise<void> {
@@ -212,6 +184,53 @@ describe("the resident mode", () => {
     expect(noCookie.t).toBe("error");
     expect(noCookie.message).toMatch(/Terraform provider plugin/);
     expect(sessionSockets()).toEqual([]);
+  });
+
+  it("`gpurental provider resident status` lists it with its sessions; `stop` frees its socket at once, and it exits when its last session ends", async () => {
+    const [pid] = residentPids();
+    const s = start(hostEnv);
+    const hs = await handshake(s);
+    const entries = await residentStatus(runDir);
+    expect(entries).toEqual([
+      {
+        socket: join(runDir, controlSockets()[0]!),
+        status: {
+          t: "status",
+          pid,
+          started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          sessions: 1,
+          idle_exit_at: null,
+          executable,
+          node: process.version,
+        },
+      },
+    ]);
+    expect(formatStatus(runDir, entries)).toContain(`pid ${pid}: serving 1 session; up since `);
+
+    const stopped = await stopResident(runDir);
+    expect(stopped).toEqual([{ socket: entries[0]!.socket, pid, sessions: 1 }]);
+    expect(formatStop(runDir, stopped)).toBe(
+      `pid ${pid}: stops once the 1 session it serves end (it takes no new one, and no longer shows in status)\n`,
+    );
+    // The name is free for the next command's resident process; this one finishes its session.
+    expect(controlSockets()).toEqual([]);
+    expect(await residentStatus(runDir)).toEqual([]);
+    expect(residentPids()).toEqual([pid]);
+    await schemaAndShutdown(hs);
+    expect(await s.exited).toEqual({ code: 0, signal: null });
+    await until("the stopped process exits", () => residentPids().length === 0);
+
+    // The next launch serves Terraform itself and starts a new resident process.
+    const next = start(hostEnv);
+    const nextHs = await handshake(next);
+    expect(nextHs.address.startsWith(`${runDir}/s`)).toBe(false);
+    await schemaAndShutdown(nextHs);
+    await until("a new resident process listens", () => controlSockets().length === 1);
+    expect(residentPids()).not.toContain(pid);
+    const [idle] = await residentStatus(runDir);
+    expect(idle?.status?.sessions).toBe(0);
+    expect(Date.parse(idle?.status?.idle_exit_at ?? "")).toBeGreaterThan(Date.now());
+    expect(formatStop(runDir, [])).toBe(`No resident provider process in ${runDir}.\n`);
   });
 
   it("exits after its idle time without a session, and removes its socket", async () => {

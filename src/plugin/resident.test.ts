@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import {
   MAX_MESSAGE_BYTES,
-  parseSessionRequest,
+  parseControlRequest,
   privateRunDir,
   RESIDENT_ENV,
   RESIDENT_IDLE_ENV,
@@ -96,21 +96,28 @@ describe("residentSocket", () => {
   });
 });
 
-describe("parseSessionRequest", () => {
+describe("parseControlRequest", () => {
   const good = { t: "session", env: { TF_LOG: "debug" }, cwd: "/work", pid: 12, ppid: 11 };
 
-  it("accepts a well-formed request", () => {
-    expect(parseSessionRequest(good)).toEqual(good);
+  it("accepts a well-formed session request", () => {
+    expect(parseControlRequest(good)).toEqual(good);
+  });
+
+  it("accepts status and stop, and keeps nothing else of them", () => {
+    expect(parseControlRequest({ t: "status" })).toEqual({ t: "status" });
+    expect(parseControlRequest({ t: "stop", env: { A: "b" } })).toEqual({ t: "stop" });
   });
 
   it("names the field that is wrong", () => {
-    expect(parseSessionRequest(null)).toBe("the request is not an object");
-    expect(parseSessionRequest({ ...good, t: "other" })).toBe('t must be "session", got "other"');
-    expect(parseSessionRequest({ ...good, env: [] })).toBe("env must be an object");
-    expect(parseSessionRequest({ ...good, env: { A: 1 } })).toBe("env.A must be a string");
-    expect(parseSessionRequest({ ...good, cwd: "relative" })).toBe("cwd must be an absolute path");
-    expect(parseSessionRequest({ ...good, pid: 0 })).toBe("pid must be a positive integer, got 0");
-    expect(parseSessionRequest({ ...good, ppid: "1" })).toBe('ppid must be a positive integer, got "1"');
+    expect(parseControlRequest(null)).toBe("the request is not an object");
+    expect(parseControlRequest({ ...good, t: "other" })).toBe(
+      't must be "session", "status" or "stop", got "other"',
+    );
+    expect(parseControlRequest({ ...good, env: [] })).toBe("env must be an object");
+    expect(parseControlRequest({ ...good, env: { A: 1 } })).toBe("env.A must be a string");
+    expect(parseControlRequest({ ...good, cwd: "relative" })).toBe("cwd must be an absolute path");
+    expect(parseControlRequest({ ...good, pid: 0 })).toBe("pid must be a positive integer, got 0");
+    expect(parseControlRequest({ ...good, ppid: "1" })).toBe('ppid must be a positive integer, got "1"');
   });
 });
 

@@ -132,11 +132,49 @@ export type SessionMessage =
   | { t: "exit"; code: number }
   | { t: "error"; message: string };
 
+/**
+ * What `gpurental provider resident` asks: the process's state, or that it stop. Only the user can
+ * reach the socket (its directory is private), and neither request carries or answers a secret.
+ */
+export type ControlRequest = SessionRequest | { t: "status" } | { t: "stop" };
+
+/** The answer to a status request. */
+export interface ResidentStatus {
+  t: "status";
+  pid: number;
+  /** When the process started (ISO 8601). */
+  started_at: string;
+  /** Sessions open now: Terraform commands' provider launches it serves. */
+  sessions: number;
+  /** When it exits if no session starts before (ISO 8601); null while it serves a session. */
+  idle_exit_at: string | null;
+  /** The provider executable it runs, and the node that runs it. */
+  executable: string;
+  node: string;
+}
+
+/** The answer to a stop request. */
+export interface ResidentStopping {
+  t: "stopping";
+  pid: number;
+  /** Sessions it still serves before it exits; 0 when it exits now. */
+  sessions: number;
+}
+
+/** Checks a control request read from the socket; returns a message naming the bad field, or the request. */
+export function parseControlRequest(value: unknown): ControlRequest | string {
+  if (typeof value === "object" && value !== null) {
+    const t = (value as Record<string, unknown>).t;
+    if (t === "status" || t === "stop") return { t };
+  }
+  return parseSessionRequest(value);
+}
+
 /** Checks a session request read from the socket; returns a message naming the bad field, or the request. */
 export function parseSessionRequest(value: unknown): SessionRequest | string {
   if (typeof value !== "object" || value === null) return "the request is not an object";
   const v = value as Record<string, unknown>;
-  if (v.t !== "session") return `t must be "session", got ${JSON.stringify(v.t)}`;
+  if (v.t !== "session") return `t must be "session", "status" or "stop", got ${JSON.stringify(v.t)}`;
   if (typeof v.env !== "object" || v.env === null || Array.isArray(v.env)) return "env must be an object";
   const env: Record<string, string> = {};
   for (const [k, val] of Object.entries(v.env)) {

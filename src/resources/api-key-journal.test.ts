@@ -1,7 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { GpurentalClient } from "../api/client";
 import {
   AmbiguousRequestError,
   ApiError,
@@ -9,18 +7,9 @@ import {
   RequestAbortedError,
   TimeoutError,
 } from "../api/errors";
-import {
-  currentRun,
-  DeployJournal,
-  fingerprintOf,
-  type JournalEntry,
-  locateJournal,
-  type RunIdentity,
-  secretDigest,
-} from "../journal";
-import { useFakeBackend } from "../testing/fake-backend";
+import { type DeployJournal, fingerprintOf, type JournalEntry, secretDigest } from "../journal";
+import { useKeyJournalFixture } from "../testing/key-journal";
 import { createKeyJournaled, type KeyEnv, sweepLostKeys, sweepLostKeysOf } from "./api-key-journal";
-import { bestEffort, orphanedEntriesWarning } from "./journal-notes";
 import { type DeploySettings, registerDeploySettings } from "./provider-data";
 
 // Key creations and the sweep of lost keys, called directly with a client of the in-process fake
@@ -28,82 +17,8 @@ import { type DeploySettings, registerDeploySettings } from "./provider-data";
 // journal's next reader sees: the keys live on the backend, the journal's entries and how they were
 // closed, the errors and the warnings logged.
 
-const fake = useFakeBackend({ workDir: "test" });
-let logged: Record<string, unknown>[];
-
-beforeEach(() => {
-  logged = [];
-  // The provider's log goes to stderr as hclog JSON lines; warnings are written at the default level.
-  jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
-    for (const line of String(chunk).split("\n").filter(Boolean)) {
-      try {
-        logged.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        logged.push({ "@message": line });
-      }
-    }
-    return true;
-  });
-});
-afterEach(() => {
-  jest.restoreAllMocks();
-});
-
-/** A provider process of another boot: never alive, so what it journaled is left over. */
-const goneRun = (): RunIdentity => ({ id: `gone-${randomUUID()}`, pid: process.pid, boot: "another-boot" });
-/** A second provider process of this machine, alive (it is this one), other than the one that sent. */
-const thisRun = (): RunIdentity => ({ id: randomUUID(), pid: process.pid, boot: currentRun().boot });
-
-function client(token = fake.creds.admin_session_token, baseUrl = fake.url): GpurentalClient {
-  return new GpurentalClient({
-    baseUrl,
-    token,
-    dispatcher: fake.agent,
-    retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
-    sleep: async () => {},
-  });
-}
-
-function journal(run: RunIdentity = thisRun(), now?: () => number): DeployJournal {
-  return new DeployJournal(locateJournal({ cwd: fake.workDir, env: {} }), { run, ...(now ? { now } : {}) });
-}
-
-function settings(j: DeployJournal | null, over: Partial<DeploySettings> = {}): DeploySettings {
-  return {
-    journal: j,
-    reconcileTimeoutMs: 60_000,
-    partial: false,
-    account: { base_url: fake.url, org_id: null },
-    ...over,
-  };
-}
-
-/** A clock the listings' waits move forward, so that a reconcile window passes at once. */
-function fakeClock(start = Date.now()) {
-  let t = start;
-  return {
-    now: () => t,
-    sleep: async (ms: number) => {
-      t += ms;
-    },
-  };
-}
-
-function env(c: KeyEnv["client"], j: DeployJournal | null, over: Partial<DeploySettings> = {}): KeyEnv {
-  const clock = fakeClock();
-  return { client: c, signal: new AbortController().signal, settings: settings(j, over), ...clock };
-}
-
-const liveKeys = (name: string) =>
-  Object.values(fake.backend.state().api_keys)
-    .filter((k) => k.org_id === fake.creds.org_id && k.name === name && k.revoked_at === null)
-    .map((k) => k.id);
-
-/** The warnings the provider logged, as `module: message`. */
-const warnings = () =>
-  logged
-    .filter((l) => l["@level"] === "warn")
-    .map((l) => `${String(l["@module"])}: ${String(l["@message"])}`);
+const { fake, logged, goneRun, thisRun, client, journal, settings, env, liveKeys, warnings } =
+  useKeyJournalFixture();
 
 /** A local port nothing listens on: a request to it never reaches a server. */
 async function closedPort(): Promise<number> {
@@ -116,7 +31,8 @@ async function closedPort(): Promise<number> {
 
 /** A creation whose signal Terraform's stop fires once the server holds its request. */
 function interruptible(j: DeployJournal, stop: AbortController, over: Partial<DeploySettings> = {}): KeyEnv {
-  const admin = client();
+  // As the provider builds it: every call of the client ends with Terraform's stop.
+  const admin = client(undefined, undefined, stop.signal);
   const c: KeyEnv["client"] = {
     listApiKeys: (o) => admin.listApiKeys(o),
     revokeApiKey: (id, o) => admin.revokeApiKey(id, o),
@@ -327,8 +243,9 @@ describe("a lost answer, further", () => {
 
   test("a stop right after a lost answer: the key is still looked for and revoked, and the lost answer reported", async () => {
     fake.backend.addFault({ route: "POST /v1/api-keys", kind: "lost-response", times: 1 });
-    const admin = client();
     const stop = new AbortController();
+    // As the provider builds it: every call of the client ends with Terraform's stop.
+    const admin = client(undefined, undefined, stop.signal);
     const c: KeyEnv["client"] = {
       listApiKeys: (o) => admin.listApiKeys(o),
       revokeApiKey: (id, o) => admin.revokeApiKey(id, o),
@@ -618,110 +535,7 @@ describe("the sweep of what lost creations left", () => {
   });
 });
 
-describe("journal notes", () => {
-  test("the warning names each key no state can hold: an answered one by id, a lost answer by its name", () => {
-    const gone = journal(goneRun(), () => Date.parse("2026-11-24T10:00:00.000Z"));
-    const answered = gone.sent("api_key", "sha256:a", { name: "ci", kind: "team" }, []);
-    gone.answered(answered, "key-1");
-    gone.sent("api_key", "sha256:b", { name: "deploy", kind: "personal" }, []);
-    // Handed to Terraform: a state may hold it, so it is not named.
-    const handed = gone.sent("api_key", "sha256:c", { name: "held", kind: "team" }, []);
-    gone.answered(handed, "key-2");
-    gone.handed(handed);
-    // Sent by a process still running: not left over.
-    journal(thisRun()).sent("api_key", "sha256:d", { name: "running", kind: "team" }, []);
-    const j = journal();
-    expect(orphanedEntriesWarning(j)).toEqual({
-      summary: "The deploy journal holds 2 requests no Terraform state has claimed",
-      detail: [
-        "API keys created by interrupted or lost requests, whose secret nobody holds:",
-        '  - API key key-1 ("ci"), sent at 2026-11-24T10:00:00.000Z',
-        '  - an API key creation ("deploy") whose answer was lost, sent at 2026-11-24T10:00:00.000Z',
-        "The next apply or destroy revokes them.",
-        `Deploy journal: ${j.file}`,
-      ].join("\n"),
-    });
-  });
-
-  test("deploys and keys are told apart: an instance alone gives no paragraph on keys", () => {
-    const gone = journal(goneRun(), () => Date.parse("2026-11-24T10:00:00.000Z"));
-    const deploy = gone.sent("instance", "sha256:i", { label: "train" }, []);
-    gone.answered(deploy, "inst-1");
-    const j = journal();
-    const onlyDeploy = orphanedEntriesWarning(j)!;
-    expect(onlyDeploy.summary).toBe("The deploy journal holds 1 request no Terraform state has claimed");
-    expect(onlyDeploy.detail).toContain("  - instance inst-1, sent at 2026-11-24T10:00:00.000Z\n");
-    expect(onlyDeploy.detail).not.toContain("API key");
-    gone.sent("api_key", "sha256:a", { name: "ci", kind: "team" }, []);
-    const both = orphanedEntriesWarning(j)!.detail.split("\n\n");
-    expect(both).toHaveLength(2);
-    expect(both[0]).toContain("  - instance inst-1,");
-    expect(both[0]).not.toContain("API key");
-    expect(both[1]).toBe(
-      [
-        "API keys created by interrupted or lost requests, whose secret nobody holds:",
-        '  - an API key creation ("ci") whose answer was lost, sent at 2026-11-24T10:00:00.000Z',
-        "The next apply or destroy revokes them.",
-        `Deploy journal: ${j.file}`,
-      ].join("\n"),
-    );
-  });
-
-  test("an entry whose request lost its name or label is still described", () => {
-    const gone = journal(goneRun(), () => Date.parse("2026-11-24T10:00:00.000Z"));
-    const answered = gone.sent("api_key", "sha256:a", {}, []);
-    gone.answered(answered, "key-1");
-    gone.sent("api_key", "sha256:b", {}, []);
-    gone.sent("instance", "sha256:i", {}, []);
-    gone.answered(gone.sent("instance", "sha256:j", { label: "train" }, []), "inst-1");
-    const detail = orphanedEntriesWarning(journal())!.detail;
-    expect(detail).toContain('  - API key key-1 (""), sent at 2026-11-24T10:00:00.000Z\n');
-    expect(detail).toContain(
-      '  - an API key creation ("") whose answer was lost, sent at 2026-11-24T10:00:00.000Z\n',
-    );
-    expect(detail).toContain(
-      "  - a deploy (label null) whose answer was lost, sent at 2026-11-24T10:00:00.000Z\n  - instance inst-1, sent at 2026-11-24T10:00:00.000Z\n",
-    );
-  });
-
-  test("one request is named in the singular", () => {
-    journal(goneRun()).sent("api_key", "sha256:a", { name: "ci", kind: "team" }, []);
-    expect(orphanedEntriesWarning(journal())?.summary).toBe(
-      "The deploy journal holds 1 request no Terraform state has claimed",
-    );
-  });
-
-  test("a journal that cannot be read gives no warning", () => {
-    const j = journal();
-    mkdirSync(j.file, { recursive: true });
-    expect(orphanedEntriesWarning(j)).toBeNull();
-  });
-
-  test("a journal write that fails is logged with its reason and does not fail the operation", () => {
-    expect(() =>
-      bestEffort("a key's id", () => {
-        throw new Error("no space left on device");
-      }),
-    ).not.toThrow();
-    expect(() =>
-      bestEffort("a revoked key", () => {
-        throw "EROFS";
-      }),
-    ).not.toThrow();
-    expect(logged.filter((l) => l["@level"] === "warn")).toEqual([
-      expect.objectContaining({
-        "@module": "gpurental.journal",
-        "@message": "deploy journal: could not record a key's id",
-        error: "no space left on device",
-      }),
-      expect.objectContaining({
-        "@module": "gpurental.journal",
-        "@message": "deploy journal: could not record a revoked key",
-        error: "EROFS",
-      }),
-    ]);
-  });
-
+describe("a journal write that fails", () => {
   test("a key's id the journal cannot record leaves the created key returned, with a warning", async () => {
     const admin = client();
     const j = journal();

@@ -18,6 +18,9 @@ import { type DeploySettings, deploySettingsOf } from "./provider-data";
 
 const log = logger.child("api_key");
 
+/** How long the revocation of a key a lost creation made may take, Terraform's stop or not. */
+const REVOKE_LOST_KEY_MS = 20_000;
+
 /** What creating a key needs. */
 export interface KeyEnv {
   client: Pick<GpurentalClient, "createApiKey" | "listApiKeys" | "revokeApiKey">;
@@ -128,8 +131,12 @@ async function createKey(body: { name: string; kind: ApiKeyKind }, env: KeyEnv):
       }
       const lost = found[0]!;
       if (entry) bestEffort("a lost key's id", () => journal?.answered(entry, lost.id));
-      // A budget of its own: after an interruption the key must still be revoked.
-      await client.revokeApiKey(lost.id, within(budgetOf(20_000)));
+      // A budget of its own: after an interruption (Terraform's stop included) the key must still
+      // be revoked.
+      await client.revokeApiKey(lost.id, {
+        ...within(budgetOf(REVOKE_LOST_KEY_MS, AbortSignal.timeout(REVOKE_LOST_KEY_MS))),
+        outlivesStop: true,
+      });
       if (entry) bestEffort("a revoked key", () => journal?.close(entry, "revoked"));
       log.info("revoked the key a lost creation made; its secret was lost with the answer", { id: lost.id });
       if (interrupted || attempt >= 2) throw err;
@@ -155,7 +162,11 @@ async function findLostKey(
   return listUntilFound({
     find: async (sig) =>
       lostKeyCandidates(
-        await env.client.listApiKeys(within({ signal: sig, deadline: end, now })),
+        // After an interruption, past Terraform's stop: the window's own signal bounds it.
+        await env.client.listApiKeys({
+          ...within({ signal: sig, deadline: end, now }),
+          outlivesStop: interrupted,
+        }),
         body,
         sent,
         referenced,

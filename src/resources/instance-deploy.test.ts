@@ -30,10 +30,12 @@ const fake = useFakeBackend({ workDir: "test" });
 /** A process of another boot: gone, so its entries can be adopted. */
 const goneRun: RunIdentity = { id: "gone-run", pid: 1, boot: "a-boot-before-a-restart" };
 
-function client(token = fake.creds.admin_session_token): GpurentalClient {
+/** A client; with `stop`, one the provider builds, whose calls Terraform's stop ends. */
+function client(token = fake.creds.admin_session_token, stop?: AbortSignal): GpurentalClient {
   return new GpurentalClient({
     baseUrl: fake.url,
     token,
+    signal: stop,
     dispatcher: fake.agent,
     retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
     sleep: async () => {},
@@ -205,11 +207,12 @@ describe("deployJournaled", () => {
     expect(live()).toHaveLength(0);
   });
 
-  test("an interrupted deploy is looked for over a short window of its own, even though the create's signal is aborted", async () => {
+  test("an interrupted deploy is looked for over a short window of its own, even though Terraform's stop aborted the create's signal and the client's", async () => {
     const { env, clock } = deployEnv();
     const stop = new AbortController();
     env.signal = stop.signal;
-    const real = bound(env.client);
+    // As the provider builds it: every call of the client ends with Terraform's stop.
+    const real = bound(client(fake.creds.admin_session_token, stop.signal));
     // Terraform's stop comes while the deploy is in flight; the deploy lands all the same.
     fake.backend.addFault({ route: "POST /v1/instances", kind: "lost-response", times: 1 });
     env.client = {

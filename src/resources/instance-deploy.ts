@@ -247,7 +247,11 @@ async function findLanded(
   const found = await listUntilFound({
     find: async (sig) =>
       landedCandidates(
-        await env.client.listInstances({}, within({ signal: sig, deadline: end, now: env.now })),
+        await env.client.listInstances(
+          {},
+          // After an interruption, past Terraform's stop: the window's own signal bounds it.
+          { ...within({ signal: sig, deadline: end, now: env.now }), outlivesStop: interrupted },
+        ),
         body as unknown as Record<string, unknown>,
         sent,
         referenced,

@@ -23,6 +23,7 @@ const ESTIMATES = {
   "test/e2e/pg-state.e2e.test.ts": 26,
   "test/e2e/resources/refusals.e2e.test.ts": 25,
   "test/e2e/examples-hcl.e2e.test.ts": 20,
+  "test/e2e/resources/resident-interruptions.e2e.test.ts": 20,
   "test/e2e/terraform.e2e.test.ts": 17,
   "src/cli/strays.test.ts": 13,
   "test/contract/robustness.test.ts": 13,

@@ -62,14 +62,11 @@ function onlySmallIntegers(text: string): boolean {
 
 function fromJson(json: unknown, type: CtyType, options: JsonDecodeOptions): CtyValue {
   if (json === null || json === undefined) return null;
-  const fail = (what: string): never => {
-    throw new CtyCodecError(`${what} expected`);
-  };
   switch (type.kind) {
     case "string":
-      return typeof json === "string" ? json : fail("string");
+      return typeof json === "string" ? json : expected("string");
     case "bool":
-      return typeof json === "boolean" ? json : fail("bool");
+      return typeof json === "boolean" ? json : expected("bool");
     case "number":
       try {
         // Only from JSON.parse, which is used only when every number is a small integer.
@@ -80,12 +77,12 @@ function fromJson(json: unknown, type: CtyType, options: JsonDecodeOptions): Cty
       } catch (err) {
         throw new CtyCodecError(err instanceof Error ? err.message : String(err));
       }
-      return fail("number");
+      return expected("number");
     case "list":
     case "set":
     case "tuple": {
-      if (!Array.isArray(json)) return fail(type.kind);
-      if (type.kind === "tuple" && json.length !== type.elements.length) return fail("tuple");
+      if (!Array.isArray(json)) return expected(type.kind);
+      if (type.kind === "tuple" && json.length !== type.elements.length) return expected("tuple");
       const out = new Array<CtyValue>(json.length);
       for (let i = 0; i < json.length; i++) {
         try {
@@ -97,7 +94,7 @@ function fromJson(json: unknown, type: CtyType, options: JsonDecodeOptions): Cty
       return out;
     }
     case "map": {
-      if (!isRecord(json)) return fail("map");
+      if (!isRecord(json)) return expected("map");
       const out = newRecord<CtyValue>();
       for (const k of Object.keys(json)) {
         try {
@@ -109,7 +106,7 @@ function fromJson(json: unknown, type: CtyType, options: JsonDecodeOptions): Cty
       return out;
     }
     case "object": {
-      if (!isRecord(json)) return fail("object");
+      if (!isRecord(json)) return expected("object");
       const out = newRecord<CtyValue>();
       for (const k of Object.keys(json)) {
         const at = Object.hasOwn(type.attributes, k) ? type.attributes[k] : undefined;
@@ -127,7 +124,7 @@ function fromJson(json: unknown, type: CtyType, options: JsonDecodeOptions): Cty
     }
     case "dynamic": {
       if (!isRecord(json) || !Object.hasOwn(json, "type") || !Object.hasOwn(json, "value")) {
-        return fail('dynamic {"value", "type"} object');
+        return expected('dynamic {"value", "type"} object');
       }
       let concrete: CtyType;
       try {
@@ -142,6 +139,11 @@ function fromJson(json: unknown, type: CtyType, options: JsonDecodeOptions): Cty
 }
 
 /** Encodes a wholly known value as cty JSON text; unknown values have no JSON form. */
+/** A value of the wrong kind for its type. (A function of the module, not a closure per value.) */
+function expected(what: string): never {
+  throw new CtyCodecError(`${what} expected`);
+}
+
 export function encodeJson(value: CtyValue | undefined, type: CtyType): string {
   return toJsonText(value, type, []);
 }

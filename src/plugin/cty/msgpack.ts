@@ -431,21 +431,19 @@ function encodeNumber(value: unknown): number | bigint | string {
 function toRaw(value: unknown, type: CtyType): unknown {
   if (value instanceof Unknown) return UNKNOWN_EXT;
   if (value === null || value === undefined) return null;
-  const fail = (what: string): never => {
-    throw new CtyCodecError(`${what} expected for ${typeName(type)}, got ${describeValue(value)}`);
-  };
   switch (type.kind) {
     case "string":
-      return typeof value === "string" ? value : fail("string");
+      return typeof value === "string" ? value : mismatch("string", type, value);
     case "bool":
-      return typeof value === "boolean" ? value : fail("bool");
+      return typeof value === "boolean" ? value : mismatch("bool", type, value);
     case "number":
       return encodeNumber(value);
     case "list":
     case "set":
     case "tuple": {
-      if (!Array.isArray(value)) return fail(type.kind);
-      if (type.kind === "tuple" && value.length !== type.elements.length) return fail("tuple");
+      if (!Array.isArray(value)) return mismatch(type.kind, type, value);
+      if (type.kind === "tuple" && value.length !== type.elements.length)
+        return mismatch("tuple", type, value);
       const out = new Array<unknown>(value.length);
       for (let i = 0; i < value.length; i++) {
         try {
@@ -457,7 +455,7 @@ function toRaw(value: unknown, type: CtyType): unknown {
       return out;
     }
     case "map": {
-      if (!isRecord(value)) return fail("map");
+      if (!isRecord(value)) return mismatch("map", type, value);
       const out = newRecord<unknown>();
       for (const k of Object.keys(value).sort()) {
         try {
@@ -469,7 +467,7 @@ function toRaw(value: unknown, type: CtyType): unknown {
       return out;
     }
     case "object": {
-      if (!isRecord(value)) return fail("object");
+      if (!isRecord(value)) return mismatch("object", type, value);
       for (const k in value) {
         if (!Object.hasOwn(type.attributes, k)) throw new CtyCodecError(`unsupported attribute "${k}"`);
       }
@@ -485,9 +483,14 @@ function toRaw(value: unknown, type: CtyType): unknown {
       return out;
     }
     case "dynamic":
-      if (!(value instanceof Dynamic)) return fail("Dynamic");
+      if (!(value instanceof Dynamic)) return mismatch("Dynamic", type, value);
       return [typeToBytes(value.type), toRaw(value.value, value.type)];
   }
+}
+
+/** A value of the wrong kind for its type. (A function of the module, not a closure per value.) */
+function mismatch(what: string, type: CtyType, value: unknown): never {
+  throw new CtyCodecError(`${what} expected for ${typeName(type)}, got ${describeValue(value)}`);
 }
 
 function describeValue(value: unknown): string {

@@ -1,11 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { DEMO_IDS } from "../../../src/fake-backend";
 import { residentPids } from "../../../src/testing/resident";
-import type { RunResult, TerraformHarness } from "../harness";
+import { slowCreating } from "./accounting";
 import {
-  alive,
   apply,
   expectCode,
   journalAnswers,
@@ -21,6 +19,15 @@ import {
   until,
   writeConfig,
 } from "./helpers";
+import {
+  controlSockets,
+  expectServedByResident,
+  launches,
+  ResidentDirs,
+  residentServing,
+  sessionSockets,
+  stateIds,
+} from "./residents";
 
 // The resident provider process (GPURENTAL_PROVIDER_RESIDENT=on) with the real terraform CLI: the
 // launches Terraform starts are served by sessions of one process that stays up between commands,
@@ -32,18 +39,17 @@ jest.setTimeout(300_000);
 
 let s: Suite;
 let offerId: string;
-
-/** The resident directories the tests used, so that afterEach and afterAll stop their processes. */
-const residentDirs: string[] = [];
+/** The resident directories of the tests, whose processes are stopped after each. */
+const residents = new ResidentDirs();
 
 beforeAll(async () => {
   s = await startSuite();
 });
-afterEach(() => stopResidents());
+afterEach(() => residents.stop(s?.tf));
 afterAll(async () => {
-  await stopResidents();
+  await residents.stop(s?.tf);
   await stopSuite(s);
-  for (const dir of residentDirs) rmSync(dir, { recursive: true, force: true });
+  residents.remove();
 });
 beforeEach(() => {
   resetSuite(s);
@@ -70,108 +76,8 @@ function instances(count: number, label: string): string {
 }`;
 }
 
-/**
- * Turns the resident mode on for `tf`'s commands, with a directory of the test's own; returns it.
- * The idle time is short, so that a resident process the cleanup missed goes away by itself, but
- * not the shortest (5 s): a pause that long between two commands on a busy machine would let the
- * process go and the next command's first launch serve itself.
- */
-function residentMode(tf: TerraformHarness, name: string): string {
-  // Short, in the temp directory itself: a unix socket path longer than 103 bytes cannot be bound
-  // (the launch then serves Terraform itself), and CI's temp directories are deep.
-  const dir =
-    residentDirs.find((d) => basename(d).startsWith(`gpr-${name}-`)) ??
-    mkdtempSync(join(tmpdir(), `gpr-${name}-`));
-  if (!residentDirs.includes(dir)) residentDirs.push(dir);
-  tf.env.GPURENTAL_PROVIDER_RESIDENT = "on";
-  tf.env.GPURENTAL_PROVIDER_RESIDENT_DIR = dir;
-  tf.env.GPURENTAL_PROVIDER_RESIDENT_IDLE_SECONDS = "10";
-  return dir;
-}
-
-/** Stops the resident processes of every directory the tests used: SIGTERM, then SIGKILL. */
-async function stopResidents(): Promise<void> {
-  for (const dir of residentDirs) {
-    const pids = residentPids(dir);
-    for (const pid of pids) process.kill(pid, "SIGTERM");
-    await until(() => pids.every((p) => !alive(p)), "the resident processes to exit", 10_000).catch(() => {
-      for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGKILL");
-    });
-  }
-  delete s?.tf.env.GPURENTAL_PROVIDER_RESIDENT;
-  delete s?.tf.env.GPURENTAL_PROVIDER_RESIDENT_DIR;
-  delete s?.tf.env.GPURENTAL_PROVIDER_RESIDENT_IDLE_SECONDS;
-}
-
-/** The session sockets of the resident processes in `dir` (one per launch being served). */
-function sessionSockets(dir: string): string[] {
-  return readdirSync(dir).filter((f) => /^s[0-9a-f]{12}\.sock$/.test(f));
-}
-
-/** The control sockets in `dir`: one per resident process (per build and node) once it serves. */
-function controlSockets(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-      .filter((f) => /^[0-9a-f]{16}\.sock$/.test(f))
-      .map((f) => join(dir, f));
-  } catch {
-    return [];
-  }
-}
-
-/**
- * Waits until one resident process serves `dir` (its control socket is moved into place once it
- * listens) and no other is running; returns its pid.
- */
-async function residentServing(dir: string): Promise<number> {
-  await until(
-    () => controlSockets(dir).length === 1 && residentPids(dir).length === 1,
-    "one resident process serving",
-    30_000,
-  );
-  return residentPids(dir)[0]!;
-}
-
-/**
- * From terraform's TF_LOG=debug (or trace) log: each provider launch (its pid) and the session
- * that served it, as the provider's own "session started" record relayed by the launch names it,
- * or null for a launch that served Terraform itself.
- */
-function launches(r: RunResult): Map<number, string | null> {
-  const out = new Map<number, string | null>();
-  for (const line of r.stderr.split("\n")) {
-    const started = / provider: plugin started: .* pid=(\d+)/.exec(line);
-    if (started) out.set(Number(started[1]), null);
-    if (line.includes(": session started: ")) {
-      const pid = / pid=(\d+)/.exec(line)?.[1];
-      const address = / address=(\S+)/.exec(line)?.[1];
-      if (pid && address && out.has(Number(pid))) out.set(Number(pid), address);
-    }
-  }
-  return out;
-}
-
-/** Expects every launch of `r` to have been served by a session of the resident process in `dir`. */
-function expectServedByResident(r: RunResult, dir: string): void {
-  const served = launches(r);
-  expect(served.size).toBeGreaterThan(0);
-  for (const [pid, address] of served) {
-    expect({ pid, address }).toEqual({ pid, address: expect.stringMatching(/\/s[0-9a-f]{12}\.sock$/) });
-    expect(address!.startsWith(`${dir}/`)).toBe(true);
-  }
-}
-
-/** The instance ids in the state of `tf`'s working directory. */
-async function stateIds(tf: TerraformHarness): Promise<string[]> {
-  const st = await tf.state();
-  return (st.values?.root_module?.resources ?? [])
-    .filter((r) => r.type === "gpurental_instance")
-    .map((r) => r.values.id as string)
-    .sort();
-}
-
 test("apply, a plan without changes and destroy, each launch after the first served by the resident process with its log relayed", async () => {
-  const dir = residentMode(s.tf, "lifecycle");
+  const dir = residents.use(s.tf, "lifecycle");
   writeConfig(s, instances(3, "resident"));
 
   const applied = expectCode(await apply(s, [], { TF_LOG: "debug" }), 0);
@@ -207,8 +113,8 @@ test("apply, a plan without changes and destroy, each launch after the first ser
 test("two working directories with credentials of two organizations, applied at once through one resident process: each keeps to its own, and no credential is written anywhere", async () => {
   const a = s.tf;
   const b = s.tf.workingDir("second-org");
-  const dir = residentMode(a, "orgs");
-  residentMode(b, "orgs");
+  const dir = residents.use(a, "orgs");
+  residents.use(b, "orgs");
   const tokenA = s.creds.admin_session_token;
   const tokenB = s.backend.createSession(DEMO_IDS.otherAdmin, DEMO_IDS.otherOrg);
   b.env.GPURENTAL_TOKEN = tokenB;
@@ -270,21 +176,16 @@ test("two working directories with credentials of two organizations, applied at 
   expect(live(DEMO_IDS.otherOrg)).toEqual([]);
 });
 
-/** Instances are created but stay in `creating` until the transitions are made immediate again. */
-function slowCreating(): void {
-  s.backend.setTransitions({ afterMs: 600_000 });
-}
-
 /**
  * An apply (with `extra` arguments) whose launch is killed while 3 instances are creating, then
  * the same apply again: it adopts the 3 from the deploy journal and deploys none.
  */
 async function killedLaunch(name: string, extra: readonly string[]): Promise<void> {
-  const dir = residentMode(s.tf, name);
+  const dir = residents.use(s.tf, name);
   writeConfig(s, instances(3, "killed"));
   await s.tf.ok(["validate"]);
   const resident = await residentServing(dir);
-  slowCreating();
+  slowCreating(s);
   const run = s.tf.spawn(["apply", "-auto-approve", "-input=false", "-no-color", ...extra]);
   let launched: number[] = [];
   try {

@@ -1,0 +1,114 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect as connectSocket, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { derToPem, generateServerCertificate } from "./cert";
+import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
+import { readMessages, type SessionMessage } from "./resident";
+import { type ResidentDaemon, type ResidentDaemonOptions, runResidentDaemon } from "./resident-daemon";
+import { createStubProviderService } from "./stub-service";
+import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
+
+// The resident process in this process: a launch's control connection and Terraform's gRPC calls
+// made by hand, and what each session's provider was given. (The executable as Terraform runs it
+// is src/plugin/resident.process.test.ts.)
+
+// Short: a unix socket's path must stay under 104 bytes, and CI's temp directory is deep.
+const dir = mkdtempSync(join(tmpdir(), "gpr-d-"));
+const hostCert = generateServerCertificate();
+type Session = Parameters<ResidentDaemonOptions["createService"]>[0];
+const sessions: Session[] = [];
+let daemon: ResidentDaemon;
+
+beforeAll(async () => {
+  daemon = await runResidentDaemon({
+    socket: join(dir, "0123456789abcdef.sock"),
+    createService: (session) => {
+      sessions.push(session);
+      return createStubProviderService();
+    },
+    loadGrpcServer: () => import("./grpc-server"),
+    exit: () => {},
+  });
+});
+
+afterAll(() => {
+  daemon.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A launch: asks for a session; resolves with its handshake, and the messages that follow. */
+async function launch(): Promise<{ ctl: Socket; handshake: string; messages: SessionMessage[] }> {
+  const ctl = connectSocket(join(dir, "0123456789abcdef.sock"));
+  const messages: SessionMessage[] = [];
+  const handshake = await new Promise<string>((resolve, reject) => {
+    ctl.once("error", reject);
+    readMessages(
+      ctl,
+      (m) => {
+        const message = m as SessionMessage;
+        if (message.t === "ready") resolve(message.handshake);
+        else messages.push(message);
+      },
+      reject,
+    );
+    ctl.write(
+      `${JSON.stringify({
+        t: "session",
+        env: {
+          [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
+          PLUGIN_PROTOCOL_VERSIONS: "6",
+          PLUGIN_CLIENT_CERT: hostCert.certPem,
+        },
+        cwd: dir,
+        pid: process.pid,
+        ppid: process.ppid,
+      })}\n`,
+    );
+  });
+  return { ctl, handshake, messages };
+}
+
+async function until(what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("a session of the resident process", () => {
+  it("ended by Terraform's Shutdown, closes its journal to writes as a launch gone does: work it still runs reaches no state", async () => {
+    const { ctl, handshake, messages } = await launch();
+    const hs = parseHandshake(handshake);
+    const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), hostCert);
+    const provider = connect(hs.address, "tfplugin6.Provider", creds);
+    await provider.call("GetMetadata");
+    provider.close();
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]!.ended.aborted).toBe(false);
+
+    const controller = connect(hs.address, "plugin.GRPCController", creds);
+    await controller.call("Shutdown");
+    controller.close();
+    await until("the launch is told to exit", () => messages.some((m) => m.t === "exit"));
+    expect(messages).toContainEqual({ t: "exit", code: 0 });
+    expect(sessions[0]!.ended.aborted).toBe(true);
+    ctl.destroy();
+    await until("the session is closed", () => daemon.sessions() === 0);
+  });
+
+  it("ended by its launch going away, closes its journal to writes", async () => {
+    const { ctl, handshake } = await launch();
+    const hs = parseHandshake(handshake);
+    const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), hostCert);
+    const provider = connect(hs.address, "tfplugin6.Provider", creds);
+    await provider.call("GetMetadata");
+    provider.close();
+    const session = sessions.at(-1)!;
+    expect(session.ended.aborted).toBe(false);
+    ctl.destroy();
+    await until("the session is closed", () => daemon.sessions() === 0);
+    expect(session.ended.aborted).toBe(true);
+  });
+});

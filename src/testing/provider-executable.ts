@@ -1,0 +1,59 @@
+// The provider executable as Terraform runs it, for the tests that start it as a separate process:
+// the bundles built from source into a test's directory, the same two-line executable the package
+// installs, and a started process whose output the test reads.
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { bundle } from "../../scripts/bundle-provider";
+
+/** Builds provider.js and provider-launcher.js into `dir`; returns the executable (run.js) and the bundle. */
+export async function buildExecutable(dir: string): Promise<{ executable: string; bundleFile: string }> {
+  const plugin = join(__dirname, "..", "plugin");
+  const bundleFile = await bundle(join(plugin, "main.ts"), join(dir, "provider.js"));
+  const launcher = await bundle(join(plugin, "launcher.ts"), join(dir, "provider-launcher.js"));
+  const executable = join(dir, "run.js");
+  // The same two lines as the installed executable.
+  writeFileSync(
+    executable,
+    `require(${JSON.stringify(launcher)}).launch(${JSON.stringify(bundleFile)}, process.argv.slice(2));\n`,
+  );
+  return { executable, bundleFile };
+}
+
+/** A started provider process. */
+export interface Started {
+  child: ChildProcess;
+  /** Everything it wrote on stdout so far. */
+  stdout: () => string;
+  /** Everything it wrote on stderr so far. */
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `executable` with exactly `env` (nothing of the test's own environment). */
+export function startExecutable(executable: string, env: NodeJS.ProcessEnv, args: string[] = []): Started {
+  const child = spawn(process.execPath, [executable, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (d) => {
+    out += d;
+  });
+  child.stderr?.on("data", (d) => {
+    err += d;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Waits for the handshake line; throws with the process's stderr if it exits first or takes over `ms`. */
+export async function handshakeLine(s: Started, ms = 30_000): Promise<string> {
+  const deadline = Date.now() + ms;
+  while (!s.stdout().includes("\n")) {
+    if (s.child.exitCode !== null) throw new Error(`exited before the handshake; stderr: ${s.stderr()}`);
+    if (Date.now() > deadline) throw new Error(`no handshake; stderr: ${s.stderr()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return s.stdout();
+}

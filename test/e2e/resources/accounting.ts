@@ -1,0 +1,146 @@
+import { copyFileSync, existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { RunResult } from "../harness";
+import { apply, expectCode, liveInstances, output, type Suite, stateResources } from "./helpers";
+
+// What "every paid instance is accounted for" means to the suites that interrupt an apply
+// (interruptions.e2e.test.ts, one provider process per launch; resident-interruptions.e2e.test.ts,
+// the resident provider process): instances and keys counted in the backend and in the state, the
+// state a user puts back after Terraform was cut short, and the apply that must converge by
+// adopting, never deploying twice, followed by a destroy that leaves nothing.
+
+/** The name of the API key the interrupted configurations hold beside their instances. */
+export const KEY_NAME = "ci-journal-e2e";
+/** The secret env value of the interrupted instances, which no output may show. */
+export const SECRET_ENV_VALUE = "journal-secret-7d1e";
+
+/**
+ * Gives the organization enough for an hour of ten instances' burn (the deploy balance rule) and
+ * adds an offer with room for 20; returns the offer's id.
+ */
+export function roomyOffer(s: Suite): string {
+  s.backend.setBalance(s.creds.org_id, 1_000_000_000);
+  const machine = s.backend.createMachine({ disk_gb: 20_000, available_disk_gb: 20_000, registered: true });
+  return s.backend.createOffer({
+    machine_id: machine.id,
+    gpu_model: "RTX 4090",
+    num_gpus: 1,
+    free_units: 20,
+  }).id;
+}
+
+/** A configuration of one API key and `count` instances on `offerId`. */
+export function paidConfig(s: Suite, offerId: string, count: number): string {
+  return `resource "gpurental_api_key" "ci" {
+  name = "${KEY_NAME}"
+  kind = "team"
+}
+
+resource "gpurental_instance" "gpu" {
+  count       = ${count}
+  offer_id    = "${offerId}"
+  template_id = "${s.creds.template_id}"
+  disk_gb     = 50
+  label       = "journal"
+  secret_env  = { TOKEN = "${SECRET_ENV_VALUE}" }
+}`;
+}
+
+/** The organization's API keys of the configuration that are not revoked. */
+function liveKeys(s: Suite): string[] {
+  return Object.values(s.backend.state().api_keys)
+    .filter((k) => k.org_id === s.creds.org_id && k.name === KEY_NAME && k.revoked_at === null)
+    .map((k) => k.id);
+}
+
+/** Instances and keys: in the backend, in the state, and those the backend bills outside the state. */
+export async function counts(s: Suite) {
+  const state = await stateResources(s);
+  const inState = Object.values(state)
+    .filter((r) => r.type === "gpurental_instance")
+    .map((r) => r.values.id as string);
+  const keysInState = Object.values(state)
+    .filter((r) => r.type === "gpurental_api_key")
+    .map((r) => r.values.id as string);
+  const backend = liveInstances(s).map((i) => i.id);
+  return {
+    backend: backend.length,
+    state: inState.length,
+    untracked: backend.filter((id) => !inState.includes(id)).length,
+    keys: liveKeys(s).length,
+    keysInState: keysInState.length,
+    strayKeys: liveKeys(s).filter((id) => !keysInState.includes(id)).length,
+  };
+}
+
+/** Instances are created but stay in `creating` until the transitions are made immediate again. */
+export function slowCreating(s: Suite): void {
+  s.backend.setTransitions({ afterMs: 600_000 });
+}
+
+/**
+ * Terraform exits at a second interrupt even while it writes the state ("data loss may have
+ * occurred"), and the local state it was writing can be left cut short. What a user does then:
+ * put back terraform.tfstate.backup, which Terraform wrote before (it may already hold instances
+ * of this apply), or, without one, remove the cut file. Says which, or null when the state is whole.
+ */
+export function putBackCutState(s: Suite): "backup" | "removed" | null {
+  const path = join(s.tf.workDir, "terraform.tfstate");
+  if (!existsSync(path)) return null;
+  try {
+    JSON.parse(readFileSync(path, "utf8"));
+    return null;
+  } catch {
+    // Cut short: fall through.
+  }
+  if (existsSync(`${path}.backup`)) {
+    copyFileSync(`${path}.backup`, path);
+    return "backup";
+  }
+  rmSync(path);
+  return "removed";
+}
+
+/** The instances the backend bills that the state does not hold. */
+export async function untrackedIds(s: Suite): Promise<string[]> {
+  const inState = new Set(Object.values(await stateResources(s)).map((r) => r.values.id));
+  return liveInstances(s)
+    .map((i) => i.id)
+    .filter((id) => !inState.has(id));
+}
+
+/**
+ * The apply after an interruption (with `env`): converges on `count` instances and the key, each
+ * instance of `adopted` adopted from the deploy journal rather than deployed again, nothing billed
+ * outside the state; then a destroy that leaves nothing. Returns the apply's result.
+ */
+export async function convergeAndDestroy(
+  s: Suite,
+  count: number,
+  adopted: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<RunResult> {
+  s.backend.setTransitions("immediate");
+  const again = expectCode(await apply(s, [], env), 0);
+  const text = output(again);
+  for (const id of adopted)
+    expect(text).toMatch(new RegExp(`Adopted instance ${id}, deployed at \\d{4}-\\d\\d-\\d\\dT`));
+  expect(await counts(s)).toEqual({
+    backend: count,
+    state: count,
+    untracked: 0,
+    keys: 1,
+    keysInState: 1,
+    strayKeys: 0,
+  });
+  expectCode(await s.tf.run(["destroy", "-auto-approve", "-input=false"]), 0);
+  expect(await counts(s)).toEqual({
+    backend: 0,
+    state: 0,
+    untracked: 0,
+    keys: 0,
+    keysInState: 0,
+    strayKeys: 0,
+  });
+  return again;
+}
