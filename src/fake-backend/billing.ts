@@ -174,14 +174,24 @@ export class Billing {
   /** Next time after `cursor` an organization's balance crosses zero or the auto-destroy threshold. */
   nextBalanceEventAt(cursor: number): number {
     let next = Number.POSITIVE_INFINITY;
+    // The open segments of each organization, found once: every request settles the clock, and
+    // the searches below read them some forty times per organization.
+    const open = new Map<string, BillingSegment[]>();
+    for (const inst of Object.values(this.state.instances)) {
+      if (!inst.segment) continue;
+      const segs = open.get(inst.org_id);
+      if (segs) segs.push(inst.segment);
+      else open.set(inst.org_id, [inst.segment]);
+    }
     for (const org of Object.values(this.state.orgs)) {
-      const rate = this.burnRate(org.id);
-      if (org.balance_micro > 0 && rate > 0) next = Math.min(next, this.crossing(org, 0, cursor, rate));
+      const segs = open.get(org.id) ?? [];
+      const rate = burnRate(segs);
+      if (org.balance_micro > 0 && rate > 0) next = Math.min(next, crossing(org, segs, 0, cursor, rate));
       if (org.non_positive_since !== null && this.hasDestroyable(org.id)) {
         let at = org.non_positive_since + AUTO_DESTROY_AFTER_MS;
         if (org.balance_micro > AUTO_DESTROY_BALANCE_MICRO) {
           if (rate <= 0) continue;
-          at = Math.max(at, this.crossing(org, AUTO_DESTROY_BALANCE_MICRO, cursor, rate));
+          at = Math.max(at, crossing(org, segs, AUTO_DESTROY_BALANCE_MICRO, cursor, rate));
         }
         next = Math.min(next, Math.max(at, cursor));
       }
@@ -231,45 +241,6 @@ export class Billing {
     return billed;
   }
 
-  private burnRate(orgId: string): number {
-    let rate = 0;
-    for (const inst of Object.values(this.state.instances)) {
-      if (inst.org_id === orgId && inst.segment) rate += inst.segment.rate_per_hour_micro;
-    }
-    return rate;
-  }
-
-  /** What the organization's open segments will have charged between their last accrual and `at`. */
-  private projectedDebit(orgId: string, at: number): number {
-    let debit = 0;
-    for (const inst of Object.values(this.state.instances)) {
-      const seg = inst.segment;
-      if (inst.org_id !== orgId || !seg || at <= seg.since) continue;
-      const seconds = Math.floor((at - seg.since) / 1000);
-      debit += Math.floor((seg.rate_per_hour_micro * seconds) / 3600) - seg.billed_micro;
-    }
-    return debit;
-  }
-
-  /**
-   * The first millisecond after `cursor` at which the balance is at or below `threshold`, found by
-   * binary search over the (monotone) projected debit, so per-second rounding never overshoots.
-   */
-  private crossing(org: OrgRecord, threshold: number, cursor: number, rate: number): number {
-    const reached = (t: number) => org.balance_micro - this.projectedDebit(org.id, t) <= threshold;
-    // Stryker disable next-line ArithmeticOperator: any first guess gives the same answer (the loop below grows it until reached); a close one saves steps.
-    let hi = cursor + Math.ceil(((org.balance_micro - threshold) * HOUR_MS) / rate) + 2000;
-    // Stryker disable next-line MethodExpression,ArithmeticOperator: any growth gives the same answer, the search below finds the first millisecond reached; doubling saves steps.
-    while (!reached(hi)) hi += Math.max(1000, hi - cursor);
-    let lo = cursor;
-    while (hi - lo > 1) {
-      const mid = Math.floor((lo + hi) / 2);
-      if (reached(mid)) hi = mid;
-      else lo = mid;
-    }
-    return hi;
-  }
-
   private hasDestroyable(orgId: string): boolean {
     return Object.values(this.state.instances).some(
       (i) => i.org_id === orgId && (i.status === "stopped" || i.status === "error"),
@@ -294,4 +265,48 @@ export class Billing {
     if (row) this.rowIndex.set(id, row);
     return row;
   }
+}
+
+/** What an organization's open segments burn per hour. */
+function burnRate(segs: readonly BillingSegment[]): number {
+  let rate = 0;
+  for (const seg of segs) rate += seg.rate_per_hour_micro;
+  return rate;
+}
+
+/** What the open segments will have charged between their last accrual and `at`. */
+function projectedDebit(segs: readonly BillingSegment[], at: number): number {
+  let debit = 0;
+  for (const seg of segs) {
+    if (at <= seg.since) continue;
+    const seconds = Math.floor((at - seg.since) / 1000);
+    debit += Math.floor((seg.rate_per_hour_micro * seconds) / 3600) - seg.billed_micro;
+  }
+  return debit;
+}
+
+/**
+ * The first millisecond after `cursor` at which the balance is at or below `threshold`, found by
+ * binary search over the (monotone) projected debit of the organization's open segments, so
+ * per-second rounding never overshoots.
+ */
+function crossing(
+  org: OrgRecord,
+  segs: readonly BillingSegment[],
+  threshold: number,
+  cursor: number,
+  rate: number,
+): number {
+  const reached = (t: number) => org.balance_micro - projectedDebit(segs, t) <= threshold;
+  // Stryker disable next-line ArithmeticOperator: any first guess gives the same answer (the loop below grows it until reached); a close one saves steps.
+  let hi = cursor + Math.ceil(((org.balance_micro - threshold) * HOUR_MS) / rate) + 2000;
+  // Stryker disable next-line MethodExpression,ArithmeticOperator: any growth gives the same answer, the search below finds the first millisecond reached; doubling saves steps.
+  while (!reached(hi)) hi += Math.max(1000, hi - cursor);
+  let lo = cursor;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (reached(mid)) hi = mid;
+    else lo = mid;
+  }
+  return hi;
 }
