@@ -23,6 +23,9 @@
 //                     (GPURENTAL_PROVIDER_RESIDENT=on); its CPU time, read from /proc before and
 //                     after each command, is counted with the command's and the provider's
 //   --keep            leave the temp directory in place and print where it is
+//
+// Last, it prints the fake backend's CPU time per command: it runs on the same cores, so it is part
+// of every gpurental wall time, but it is the benchmark's server, not the provider.
 "use strict";
 
 const { spawn, spawnSync } = require("node:child_process");
@@ -104,19 +107,23 @@ function childCpuMs() {
   return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
 }
 
+/** CPU time so far of one process (Linux /proc); 0 once it has exited. */
+function pidCpuMs(pid) {
+  if (TICK_MS === undefined) return 0;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return 0; // exited meanwhile
+  }
+}
+
 /** CPU time so far of the resident provider processes serving sockets in `dir` (Linux /proc). */
 function residentCpuMs(dir) {
-  if (!dir || TICK_MS === undefined) return 0;
+  if (!dir) return 0;
   let total = 0;
-  for (const pid of residentPids(dir)) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      total += (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-    } catch {
-      // exited meanwhile
-    }
-  }
+  for (const pid of residentPids(dir)) total += pidCpuMs(pid);
   return total;
 }
 
@@ -308,6 +315,7 @@ function makeVariant(tmp, name, config, bundle) {
     times: { apply: [], plan: [], destroy: [] },
     cpu: { apply: [], plan: [], destroy: [] },
     providerCpu: { apply: [], plan: [], destroy: [] },
+    backendCpu: { apply: [], plan: [], destroy: [] },
   };
 }
 
@@ -345,7 +353,7 @@ const ARGS = {
   destroy: ["destroy", "-auto-approve", "-input=false", "-no-color"],
 };
 
-async function tf(terraform, v, command, profile = false) {
+async function tf(terraform, v, command, backend, profile = false) {
   const env = { ...v.env };
   // Terraform passes its environment on to the provider processes, and the launcher profiles.
   if (profile && v.name !== "terraform_data")
@@ -354,9 +362,12 @@ async function tf(terraform, v, command, profile = false) {
   env[CPU_LOG] = cpuLog;
   const residentDir = v.env.GPURENTAL_PROVIDER_RESIDENT_DIR;
   const resident0 = residentCpuMs(residentDir);
+  const backend0 = pidCpuMs(backend.child.pid);
   const r = await run(terraform, ARGS[command], { cwd: v.work, env });
   // The resident process is no child of Terraform: its share is read from /proc.
   const residentMs = residentCpuMs(residentDir) - resident0;
+  // The fake backend is no child of Terraform either; its share is shown apart, not counted.
+  r.backendCpuMs = pidCpuMs(backend.child.pid) - backend0;
   r.providerCpuMs = providerCpuMs(cpuLog) + residentMs;
   r.cpuMs += residentMs;
   const expected = 0; // plan -detailed-exitcode: 0 means no changes, which is what is measured
@@ -411,12 +422,12 @@ async function main() {
       if (r.code !== 0) throw new Error(`${v.name}: terraform init failed\n${r.stdout}\n${r.stderr}`);
     }
     // Untimed: one whole cycle per variant writes the code caches and warms the file system.
-    for (const v of variants) for (const c of COMMANDS) await tf(terraform, v, c);
+    for (const v of variants) for (const c of COMMANDS) await tf(terraform, v, c, backend);
     // A round is apply, plan, destroy; when only plan is timed, the instances are created once and
     // the rounds are plans alone.
     const planOnly = !only.has("apply") && !only.has("destroy");
     const cycle = planOnly ? ["plan"] : COMMANDS;
-    if (planOnly) for (const v of variants) await tf(terraform, v, "apply");
+    if (planOnly) for (const v of variants) await tf(terraform, v, "apply", backend);
     const node = { times: [], cpu: [] };
     for (let round = 0; round < rounds; round++) {
       // Rotated order, so no variant always runs right after another.
@@ -426,17 +437,18 @@ async function main() {
         node.times.push(n.ms);
         node.cpu.push(n.cpuMs);
         for (const v of order) {
-          const r = await tf(terraform, v, c, cpuProf !== undefined && only.has(c));
+          const r = await tf(terraform, v, c, backend, cpuProf !== undefined && only.has(c));
           if (only.has(c)) {
             v.times[c].push(r.ms);
             v.cpu[c].push(r.cpuMs);
             v.providerCpu[c].push(r.providerCpuMs);
+            v.backendCpu[c].push(r.backendCpuMs);
           }
         }
       }
       process.stderr.write(`round ${round + 1}/${rounds} done\n`);
     }
-    if (planOnly) for (const v of variants) await tf(terraform, v, "destroy");
+    if (planOnly) for (const v of variants) await tf(terraform, v, "destroy", backend);
     report(variants, node, base);
     if (cpuProf) process.stdout.write(`CPU profiles of the provider processes: ${path.resolve(cpuProf)}\n`);
   } finally {
@@ -496,6 +508,15 @@ function report(variants, node, base) {
     return [`terraform ${c}`, ...cells];
   });
   lines.push(...table([pHead, ...pRows]));
+  // What the commands cost the fake backend, on the same cores: part of the wall times above.
+  lines.push("");
+  lines.push("CPU time of the fake backend answering each command (not counted above):");
+  const bHead = ["command", ...variants.map((v) => v.name)];
+  const bRows = timed.map((c) => [
+    `terraform ${c}`,
+    ...variants.map((v) => `${median(v.backendCpu[c]).toFixed(0)} ms`),
+  ]);
+  lines.push(...table([bHead, ...bRows]));
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 
