@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DEMO_IDS } from "../../../src/fake-backend";
 import { residentPids } from "../../../src/testing/resident";
-import { slowCreating } from "./accounting";
+import { roomyOffer, slowCreating } from "./accounting";
 import {
   apply,
   expectCode,
@@ -54,13 +54,7 @@ afterAll(async () => {
 beforeEach(() => {
   resetSuite(s);
   rmSync(join(s.tf.workDir, ".terraform", "gpurental-journal"), { recursive: true, force: true });
-  const machine = s.backend.createMachine({ disk_gb: 20_000, available_disk_gb: 20_000, registered: true });
-  offerId = s.backend.createOffer({
-    machine_id: machine.id,
-    gpu_model: "RTX 4090",
-    num_gpus: 1,
-    free_units: 20,
-  }).id;
+  offerId = roomyOffer(s);
 });
 
 const SECRET_ENV_VALUE = "resident-secret-5c2e81";
