@@ -58,6 +58,32 @@ export interface GrpcServer {
   close(): void;
 }
 
+/** The longest wait, after answering Shutdown, for the host to close its connections. */
+export const SHUTDOWN_LINGER_MS = 500;
+
+/** Calls `then` once, when every connection has closed or after `maxMs`, whichever comes first. */
+function afterConnectionsClose(connections: Set<Socket>, maxMs: number, then: () => void): void {
+  let done = false;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    then();
+  };
+  const timer = setTimeout(finish, maxMs);
+  let open = connections.size;
+  if (open === 0) {
+    finish();
+    return;
+  }
+  for (const socket of connections) {
+    socket.once("close", () => {
+      open -= 1;
+      if (open === 0) finish();
+    });
+  }
+}
+
 /** Builds the grpc-js server with the provider's three services. */
 export function startGrpcServer(opts: GrpcServerOptions): GrpcServer {
   const { tls, log } = opts;
@@ -68,6 +94,11 @@ export function startGrpcServer(opts: GrpcServerOptions): GrpcServer {
     // provider never registers.
     "grpc.enable_channelz": 0,
   });
+  // The connections handed in, for close(): grpc-js closes an injector's sessions gracefully,
+  // letting calls in flight answer, and forceShutdown cancels only the sessions it tracks for
+  // channelz, which is off. A resident provider process closes a session's server while Terraform,
+  // its launch killed, still waits on calls; they must end there, as with the provider process gone.
+  const connections = new Set<Socket>();
   const providerService = serviceDefinition("tfplugin6.Provider");
   server.addService(
     providerService,
@@ -76,8 +107,10 @@ export function startGrpcServer(opts: GrpcServerOptions): GrpcServer {
   server.addService(serviceDefinition("plugin.GRPCController"), {
     Shutdown: (_call: ServerUnaryCall<object, object>, callback: sendUnaryData<object>) => {
       callback(null, {});
-      // Give grpc-js a moment to flush the reply; the host waits up to 2 s for the exit.
-      setTimeout(opts.onShutdown, 5);
+      // The host closes its connection once it has the reply (go-plugin's client does), so the end
+      // waits for that and never cuts the reply off on a busy machine; but not for long, as the
+      // host kills a provider that has not exited 2 s after Shutdown.
+      afterConnectionsClose(connections, SHUTDOWN_LINGER_MS, opts.onShutdown);
     },
   });
   server.addService(serviceDefinition("grpc.health.v1.Health"), {
@@ -91,11 +124,6 @@ export function startGrpcServer(opts: GrpcServerOptions): GrpcServer {
   // mutualTls) and grpc-js serves HTTP/2 on the connection once the host has proved who it is.
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
   const secure = tls ? mutualTls(tls, (connection) => injector.injectConnection(connection)) : undefined;
-  // The connections handed in, for close(): grpc-js closes an injector's sessions gracefully,
-  // letting calls in flight answer, and forceShutdown cancels only the sessions it tracks for
-  // channelz, which is off. A resident provider process closes a session's server while Terraform,
-  // its launch killed, still waits on calls; they must end there, as with the provider process gone.
-  const connections = new Set<Socket>();
   return {
     server,
     serve: (socket) => {

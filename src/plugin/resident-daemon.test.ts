@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect as connectSocket, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { until } from "../testing/until";
 import { derToPem, generateServerCertificate } from "./cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
 import { readMessages, type SessionMessage } from "./resident";
@@ -67,14 +68,6 @@ async function launch(): Promise<{ ctl: Socket; handshake: string; messages: Ses
     );
   });
   return { ctl, handshake, messages };
-}
-
-async function until(what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 describe("a session of the resident process", () => {

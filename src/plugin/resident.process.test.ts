@@ -10,6 +10,7 @@ import {
   startExecutable,
 } from "../testing/provider-executable";
 import { residentPids as residentPidsIn } from "../testing/resident";
+import { until } from "../testing/until";
 import { derToPem, generateServerCertificate } from "./cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
 import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
@@ -53,14 +54,6 @@ function start(env: NodeJS.ProcessEnv): Started {
     GPURENTAL_PROVIDER_CODE_CACHE: "off",
     ...env,
   });
-}
-
-async function until(what: string, check: () => boolean, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 async function handshake(s: Started): Promise<ReturnType<typeof parseHandshake> & { line: string }> {

@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { status } from "@grpc/grpc-js";
+import { until } from "../testing/until";
 import { derToPem, generateServerCertificate } from "./cert";
-import { MAX_MESSAGE_BYTES } from "./grpc-server";
+import { MAX_MESSAGE_BYTES, SHUTDOWN_LINGER_MS } from "./grpc-server";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
 import { Logger } from "./log";
 import { type ServeOptions, type ServingProvider, serveProvider } from "./server";
@@ -242,16 +243,33 @@ describe("serveProvider RPCs (plaintext)", () => {
     }
   });
 
-  it("replies to GRPCController.Shutdown and then exits promptly", async () => {
+  it("replies to GRPCController.Shutdown and exits once the host has closed its connection", async () => {
     const { hs, exits } = await serve(createStubProviderService(), { env: plainEnv });
     const client = connect(hs.address, "plugin.GRPCController");
     try {
       await expect(client.call("Shutdown")).resolves.toEqual({});
-      // No measurement of time: the exit is scheduled before the reply leaves, and Node runs timers
-      // in the order they fall due, so an exit due within a second of the reply comes before a
-      // timer set now for one second, however busy the machine. Terraform kills a provider that
-      // has not exited 2 s after Shutdown.
-      await new Promise((r) => setTimeout(r, 1000));
+      // The exit waits for the host to close (go-plugin closes right after the reply): an exit on
+      // a fixed short timer could cut the reply off on a busy machine. The wait's own limit was set
+      // before the reply left, SHUTDOWN_LINGER_MS ahead, so a timer set now for a fifth of it falls
+      // due first unless the reply took most of that limit to arrive.
+      await new Promise((r) => setTimeout(r, SHUTDOWN_LINGER_MS / 5));
+      expect(exits).toEqual([]);
+    } finally {
+      client.close();
+    }
+    await until("the provider exits", () => exits.length > 0);
+    expect(exits).toEqual([0]);
+  });
+
+  it("exits after Shutdown even when the host keeps its connection open", async () => {
+    const { hs, exits } = await serve(createStubProviderService(), { env: plainEnv });
+    const client = connect(hs.address, "plugin.GRPCController");
+    try {
+      await expect(client.call("Shutdown")).resolves.toEqual({});
+      // No measurement of time: the limit's timer was set before the reply left, and Node runs
+      // timers in the order they fall due, so it comes before a timer set now for twice as long,
+      // however busy the machine. Terraform kills a provider that has not exited 2 s after Shutdown.
+      await new Promise((r) => setTimeout(r, SHUTDOWN_LINGER_MS * 2));
       expect(exits).toEqual([0]);
     } finally {
       client.close();
