@@ -242,11 +242,12 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
           return;
         }
         if (req.t === "stop") {
-          const answer: ResidentStopping = { t: "stopping", pid: process.pid, sessions: open.size };
-          ctl.end(`${JSON.stringify(answer)}\n`);
           if (!stopping) log.debug("asked to stop", { sessions: open.size });
           stopping = true;
+          // The socket is gone before the answer leaves: whoever reads the answer finds the name free.
           stopListening();
+          const answer: ResidentStopping = { t: "stopping", pid: process.pid, sessions: open.size };
+          ctl.end(`${JSON.stringify(answer)}\n`);
           idle();
           return;
         }
