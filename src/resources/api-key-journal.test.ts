@@ -9,7 +9,13 @@ import {
 } from "../api/errors";
 import { type DeployJournal, fingerprintOf, type JournalEntry, secretDigest } from "../journal";
 import { useKeyJournalFixture } from "../testing/key-journal";
-import { createKeyJournaled, type KeyEnv, sweepLostKeys, sweepLostKeysOf } from "./api-key-journal";
+import {
+  createKeyJournaled,
+  type KeyEnv,
+  pendingKeyCreations,
+  sweepLostKeys,
+  sweepLostKeysOf,
+} from "./api-key-journal";
 import { type DeploySettings, registerDeploySettings } from "./provider-data";
 
 // Key creations and the sweep of lost keys, called directly with a client of the in-process fake
@@ -51,6 +57,28 @@ const only = (j: DeployJournal): JournalEntry => {
   expect(all).toHaveLength(1);
   return all[0]!;
 };
+
+describe("creations side by side", () => {
+  test("creations of one name and kind are sent one after another; others run side by side", async () => {
+    fake.backend.addFault({ route: "POST /v1/api-keys", kind: "latency", latencyMs: 300, times: 2 });
+    const j = journal();
+    const created = await Promise.all(
+      [
+        { name: "ci", kind: "team" as const },
+        { name: "ci", kind: "team" as const },
+        { name: "ci", kind: "personal" as const },
+      ].map((b) => createKeyJournaled(b, env(client(), j))),
+    );
+    const [first, second, other] = created.map((c) => c.created.key.id);
+    const byId = new Map(j.entries().map((e) => [e.id, e]));
+    // The second of the same name listed after the first was answered; the other kind did not wait.
+    expect(byId.get(second!)?.before).toEqual([first]);
+    expect(byId.get(other!)?.before).toEqual([]);
+    const sentOrder = j.entries().map((e) => e.id);
+    expect(sentOrder.indexOf(other!)).toBeLessThan(sentOrder.indexOf(second!));
+    expect(pendingKeyCreations()).toBe(0);
+  });
+});
 
 describe("a creation that provably created nothing", () => {
   test("a refused creation closes its entry as unsent with the API's code, listing the keys of that name before it", async () => {

@@ -8,6 +8,7 @@ import { logger } from "../plugin/log";
 import { budgetOf, within } from "./deadline";
 import { formatMs } from "./instance-deploy";
 import { bestEffort } from "./journal-notes";
+import { KeyedQueue } from "./keyed-queue";
 import { type DeploySettings, deploySettingsOf } from "./provider-data";
 
 // Creating API keys so that none is ever left live without its secret in a state. A key's secret
@@ -69,9 +70,15 @@ function lostKeyCandidates(
   );
 }
 
-// Key creations of one provider process are serialized from the listing before them to the end of
-// their reconciliation, so that a key appearing after a lost answer can only be that creation's.
-let createQueue: Promise<unknown> = Promise.resolve();
+// Key creations of one provider process with the same name and kind are serialized from the
+// listing before them to the end of their reconciliation, so that a key appearing after a lost
+// answer can only be that creation's; others run side by side (no key can match both).
+const creations = new KeyedQueue();
+
+/** Key creation queues with a creation in them (for tests: none is left behind). */
+export function pendingKeyCreations(): number {
+  return creations.size;
+}
 
 /** A created key and its journal entry (null without a journal). */
 export interface CreatedKey {
@@ -89,9 +96,7 @@ export async function createKeyJournaled(
   env: KeyEnv,
 ): Promise<CreatedKey> {
   await sweepLostKeys(env);
-  const run = createQueue.then(() => createKey(body, env));
-  createQueue = run.catch(() => undefined);
-  return run;
+  return creations.run(JSON.stringify([body.name, body.kind]), () => createKey(body, env));
 }
 
 async function createKey(body: { name: string; kind: ApiKeyKind }, env: KeyEnv): Promise<CreatedKey> {

@@ -17,6 +17,7 @@ import {
   DeployOutcomeUnknownError,
   DeployReconcileError,
   deployJournaled,
+  pendingDeployQueues,
 } from "./instance-deploy";
 import type { InstanceApi } from "./instance-ops";
 
@@ -125,6 +126,39 @@ describe("deployJournaled", () => {
       closed: null,
     });
     expect(JSON.stringify(e)).not.toContain("hunter2");
+  });
+
+  test("deploys that could be taken for one another are sent one after another: the later one's listing counts the earlier one's instance as there before it", async () => {
+    // The first deploy's answer is slow; a second deploy listing meanwhile would not see its
+    // instance, and could take it for its own were its answer lost.
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "latency", latencyMs: 300, times: 1 });
+    const [first, second] = await Promise.all([
+      deployJournaled(body(), deployEnv().env),
+      deployJournaled(body(), deployEnv().env),
+    ]);
+    const [a, b] = entries();
+    expect(a).toMatchObject({ id: first.instance.id, before: [] });
+    expect(b).toMatchObject({ id: second.instance.id, before: [first.instance.id] });
+    expect(pendingDeployQueues()).toBe(0);
+  });
+
+  test("deploys that no instance could match both run side by side", async () => {
+    fake.backend.addFault({ route: "POST /v1/instances", kind: "latency", latencyMs: 300, times: 2 });
+    const deployed = await Promise.all([
+      deployJournaled(body({ label: "left" }), deployEnv().env),
+      deployJournaled(body({ label: "right" }), deployEnv().env),
+      deployJournaled(body({ disk_gb: 60 }), deployEnv().env),
+    ]);
+    // Every deploy was sent before any answer came.
+    const ops = readFileSync(journalOf(currentRun()).file, "utf8")
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((l) => (JSON.parse(l) as { op: string }).op);
+    expect(ops).toEqual(["sent", "sent", "sent", "answered", "answered", "answered"]);
+    expect(new Set(deployed.map((d) => d.instance.id)).size).toBe(3);
+    expect(entries().every((e) => e.before.length === 0)).toBe(true);
+    expect(pendingDeployQueues()).toBe(0);
   });
 
   test("a request without label, key or env is journaled with nulls and no overrides", async () => {

@@ -21,6 +21,7 @@ import { within } from "./deadline";
 import type { InstanceArgs } from "./instance-model";
 import type { InstanceApi } from "./instance-ops";
 import { bestEffort } from "./journal-notes";
+import { KeyedQueue } from "./keyed-queue";
 import type { DeploySettings } from "./provider-data";
 import type { ResourceDiagnostic } from "./refusals";
 
@@ -157,14 +158,21 @@ function provablyUnsent(err: unknown): boolean {
   return err instanceof ApiError || err instanceof NetworkError || err instanceof TimeoutError;
 }
 
-// Deploys of one provider process are serialized from the listing before them to the end of their
+// Deploys of one provider process that could be taken for one another (same offer, template, disk
+// and label: see matchesRequest) are serialized from the listing before them to the end of their
 // reconciliation: an instance that appears after a lost answer can then be no other deploy's of
-// this process. A resident process serializes those of all its sessions alike.
-let deployQueue: Promise<unknown> = Promise.resolve();
-function serialized<T>(fn: () => Promise<T>): Promise<T> {
-  const run = deployQueue.then(fn, fn);
-  deployQueue = run.catch(() => undefined);
-  return run;
+// this process. Deploys that differ in any of these run side by side, as Terraform sends them: no
+// instance can match both. A resident process serializes those of all its sessions alike.
+const deploys = new KeyedQueue();
+
+/** What deploys are serialized by: the fields matchesRequest compares. */
+function matchKey(body: DeployInstanceRequest): string {
+  return JSON.stringify([body.offer_id, body.template_id, body.disk_gb, body.label ?? ""]);
+}
+
+/** Deploy queues with a deploy in them (for tests: none is left behind). */
+export function pendingDeployQueues(): number {
+  return deploys.size;
 }
 
 /** A deploy that landed, and its journal entry. */
@@ -182,7 +190,7 @@ export interface Deployed {
  */
 export function deployJournaled(body: DeployInstanceRequest, env: DeployEnv): Promise<Deployed> {
   const journal = env.settings.journal;
-  return serialized(async () => {
+  return deploys.run(matchKey(body), async () => {
     const listed = await env.client.listInstances({}, within(env));
     const before = listed.filter((i) => matchesRequest(i, body)).map((i) => i.id);
     const sentAt = env.now();
