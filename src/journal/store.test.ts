@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import {
+import fs, {
   appendFileSync,
   existsSync,
   mkdirSync,
@@ -130,6 +130,47 @@ describe("store", () => {
     const k = journal();
     k.answered(e, "i-2");
     expect(k.live().map((x) => x.id)).toEqual(["i-2"]);
+  });
+
+  test("its own writes are not read back from the file; another process's writes are", () => {
+    const j = journal();
+    const e = j.sent("instance", "sha256:x", {});
+    const reads = jest.spyOn(fs, "readFileSync");
+    try {
+      j.answered(e, "i-1");
+      j.handed(e);
+      expect(j.live().map((x) => [x.id, x.handed_at !== null])).toEqual([["i-1", true]]);
+      expect(reads).not.toHaveBeenCalled();
+      // Another process of the directory writes: read again, once.
+      const other = journal(deadRun());
+      reads.mockClear();
+      const f = other.sent("instance", "sha256:y", {});
+      reads.mockClear();
+      expect(j.live().map((x) => x.entry)).toEqual([e, f]);
+      expect(j.live().map((x) => x.entry)).toEqual([e, f]);
+      expect(reads).toHaveBeenCalledTimes(1);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  test("a record written right after a torn line starts a line of its own and is read back", () => {
+    const j = journal(deadRun());
+    const e = j.sent("instance", "sha256:x", {});
+    appendFileSync(j.file, '{"op":"answered","entry":"');
+    const k = journal();
+    const f = k.sent("instance", "sha256:y", { label: "after the crash" });
+    k.answered(e, "i-3");
+    const read = parseJournal(readFileSync(j.file, "utf8"));
+    expect([...read.entries.keys()]).toEqual([e, f]);
+    expect(read.entries.get(e)?.id).toBe("i-3");
+    // The torn fragment is now a whole line of its own, reported as damaged.
+    expect(read.problems).toEqual(["line 3 is not a journal record"]);
+    expect(
+      journal()
+        .live()
+        .map((x) => x.entry),
+    ).toEqual([e, f]);
   });
 
   test("take gives each caller a different entry, and only entries of processes that are gone", () => {

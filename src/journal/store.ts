@@ -103,6 +103,8 @@ export interface ParsedJournal {
   /** Lines that could not be read (a torn last line is expected after a crash and not listed). */
   problems: string[];
   lines: number;
+  /** The file ends in a torn line (no newline): the next append must start on a line of its own. */
+  torn?: boolean;
 }
 
 /** Reads a journal's text; a damaged line is skipped and reported, never fatal. */
@@ -129,7 +131,7 @@ export function parseJournal(text: string): ParsedJournal {
       header = h;
     });
   });
-  return { header, entries, problems, lines: count };
+  return { header, entries, problems, lines: count, torn: text.length > 0 && !text.endsWith("\n") };
 }
 
 function apply(entries: Map<string, JournalEntry>, rec: JournalRecord, onHeader: (h: JournalHeader) => void) {
@@ -279,7 +281,10 @@ export class DeployJournal {
 
   /** The entries no state has claimed and nothing has closed. */
   live(kind?: EntryKind): JournalEntry[] {
-    return this.entries().filter((e) => e.closed === null && (kind === undefined || e.kind === kind));
+    this.writeQueuedCloses();
+    return [...this.read().entries.values()]
+      .filter((e) => e.closed === null && (kind === undefined || e.kind === kind))
+      .map((e) => structuredClone(e));
   }
 
   /**
@@ -465,15 +470,39 @@ export class DeployJournal {
       if (records.length === 0) return;
       const lines: JournalRecord[] = current.header ? [] : [this.header()];
       lines.push(...records);
-      append(this.file, `${lines.map((r) => JSON.stringify(r)).join("\n")}\n`, {
+      this.cache = null;
+      // After a torn line, a record appended to it would be torn with it.
+      const text = `${current.torn ? "\n" : ""}${lines.map((r) => JSON.stringify(r)).join("\n")}\n`;
+      append(this.file, text, {
         created: !current.header,
         durable,
       });
-      this.cache = null;
+      this.remember(current, lines);
       this.compactIfWorth();
     } finally {
       release();
     }
+  }
+
+  /**
+   * After an append under the lock: the file is what was read plus `lines`, so the parsed journal
+   * is brought up to date without reading the file again (every write would otherwise parse the
+   * whole file, and an apply of many instances write it several times per instance).
+   */
+  private remember(parsed: ParsedJournal, lines: JournalRecord[]): void {
+    let key: string;
+    try {
+      const st = statSync(this.file);
+      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return;
+    }
+    let header = parsed.header;
+    for (const rec of lines)
+      apply(parsed.entries, rec, (h) => {
+        header = h;
+      });
+    this.cache = { key, parsed: { ...parsed, header, lines: parsed.lines + lines.length, torn: false } };
   }
 
   private header(): JournalHeader {
