@@ -15,6 +15,7 @@ import {
 import { type DeployCheckData, deployFindings, findingDiagnostic } from "./plan-checks";
 import { credentialOf } from "./provider-data";
 import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
+import { sharedRead } from "./shared-reads";
 
 // What a plan of gpurental_instance asks the API before it is shown: the deploy checks of a create
 // (plan-checks.ts) for a pinned offer_id, or for an offer_filter the choice of the market
@@ -71,25 +72,49 @@ async function gatherCheckData(
     }
   };
   const session = cred.kind === "session";
+  // The plans of several instances of one process make the same reads at the same time: they share them.
+  const shared = <T>(key: string, read: () => Promise<T>) => sharedRead(client, key, budget.signal, read);
   const [offer, offers, template, sshKeys, instances, me] = await Promise.all([
     input.offer_id
-      ? settle<Offer>("offer", client.getOffer(input.offer_id, within(budget)), "OFFER_NOT_FOUND")
+      ? settle<Offer>(
+          "offer",
+          shared(`offer ${input.offer_id}`, () => client.getOffer(input.offer_id!, within(budget))),
+          "OFFER_NOT_FOUND",
+        )
       : undefined,
     input.offer_filter
-      ? settle<Offer[]>("offers", listMarketOffers(client, input.offer_filter, within(budget)))
+      ? settle<Offer[]>(
+          "offers",
+          shared(`offers ${JSON.stringify(input.offer_filter.gpu_model)}`, () =>
+            listMarketOffers(client, input.offer_filter!, within(budget)),
+          ),
+        )
       : undefined,
     input.template_id
       ? settle<Template>(
           "template",
-          client.getTemplate(input.template_id, within(budget)),
+          shared(`template ${input.template_id}`, () =>
+            client.getTemplate(input.template_id!, within(budget)),
+          ),
           "TEMPLATE_NOT_FOUND",
         )
       : undefined,
     session && input.ssh_key_id
-      ? settle<SshKey[]>("SSH keys", client.listSshKeys(within(budget)))
+      ? settle<SshKey[]>(
+          "SSH keys",
+          shared("ssh keys", () => client.listSshKeys(within(budget))),
+        )
       : undefined,
-    settle<Instance[]>("instances", client.listInstances({}, within(budget))),
-    session ? settle("balance", client.getMe(within(budget))) : undefined,
+    settle<Instance[]>(
+      "instances",
+      shared("instances", () => client.listInstances({}, within(budget))),
+    ),
+    session
+      ? settle(
+          "balance",
+          shared("me", () => client.getMe(within(budget))),
+        )
+      : undefined,
   ]);
   const data: DeployCheckData = {
     offer,

@@ -1,0 +1,48 @@
+import { RequestAbortedError } from "../api/errors";
+
+// Identical reads in flight at the same time share one request. Terraform plans up to ten
+// resources of a provider process at once, and the plan-time checks of each instance read the same
+// offer, template, SSH keys, instance list and balance: an apply of 25 instances asked for each of
+// them 25 times in its plan and 25 times again in the apply. A read that joins one in flight gets
+// an answer no older than a read of its own racing that one would; nothing is kept once it has
+// answered, so a later read always asks again.
+
+const inFlight = new WeakMap<object, Map<string, Promise<unknown>>>();
+
+/**
+ * The read of `key` in flight for `owner` (the client: one credential and endpoint), or `read()`
+ * made now and shared until it settles. Callers must not change what it resolves to. A shared read
+ * aborted by its first caller's signal is made again for a caller whose own signal is not aborted.
+ */
+export function sharedRead<T>(
+  owner: object,
+  key: string,
+  signal: AbortSignal | undefined,
+  read: () => Promise<T>,
+): Promise<T> {
+  let reads = inFlight.get(owner);
+  if (!reads) {
+    reads = new Map();
+    inFlight.set(owner, reads);
+  }
+  const pending = reads.get(key) as Promise<T> | undefined;
+  if (pending) {
+    return pending.catch((err: unknown) => {
+      if (err instanceof RequestAbortedError && !signal?.aborted) return read();
+      throw err;
+    });
+  }
+  const started = read();
+  const own = reads;
+  reads.set(key, started);
+  const done = () => {
+    if (own.get(key) === started) own.delete(key);
+  };
+  started.then(done, done);
+  return started;
+}
+
+/** Reads in flight for `owner` (for tests: none is left behind). */
+export function sharedReadsInFlight(owner: object): number {
+  return inFlight.get(owner)?.size ?? 0;
+}
