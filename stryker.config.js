@@ -107,6 +107,17 @@ const GROUPS = {
       "src/framework/plan.test.ts",
     ],
   },
+  // What runs side by side: deploys and key creations queued only behind those they could be taken
+  // for, and identical plan-time reads in flight at once sharing one request.
+  sharing: {
+    mutate: ["src/resources/keyed-queue.ts", "src/resources/shared-reads.ts"],
+    tests: [
+      "src/resources/keyed-queue.test.ts",
+      "src/resources/shared-reads.test.ts",
+      "src/resources/instance-deploy.test.ts",
+      "src/resources/api-key-journal.test.ts",
+    ],
+  },
   // The deploy reconciliation: every deploy and key creation journaled before it is sent, a lost
   // answer looked for (never resent), and what an interrupted apply created adopted or revoked.
   reconciliation: {

@@ -24,6 +24,7 @@ const ALL = [
   "retry",
   "schema",
   "reconciliation",
+  "sharing",
 ];
 const args = process.argv.slice(2);
 const force = args.includes("--force");

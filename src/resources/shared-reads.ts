@@ -35,9 +35,8 @@ export function sharedRead<T>(
   const started = read();
   const own = reads;
   reads.set(key, started);
-  const done = () => {
-    if (own.get(key) === started) own.delete(key);
-  };
+  // Only this read is ever under its key until it settles: a later caller joins it instead.
+  const done = () => own.delete(key);
   started.then(done, done);
   return started;
 }
