@@ -7,25 +7,30 @@
 // medians and, last, the provider's overhead per command (gpurental minus terraform_data) as a
 // multiple of `node -e 0`, measured in the same run.
 //
+// This build runs twice: as a person at a terminal runs it (`gpurental`: no CI variables, no
+// TF_IN_AUTOMATION, so on Linux its launches are sessions of the resident provider process), and
+// as automation runs it (`ci`: TF_IN_AUTOMATION=1, a provider process per launch). The base build
+// runs as a person would run it too, whatever its defaults are.
+//
 // Everything lives in one temp directory, removed at the end: the mirrors, the CLI configuration,
 // HOME, the working directories and the code caches. Nothing is written into $HOME.
 //
 // Usage: npm run bench:commands -- [--n 25] [--rounds 5] [--base <dir>] [--only plan,apply,destroy]
-//                                  [--resident] [--cpu-prof <dir>] [--keep]
+//                                  [--cpu-prof <dir>] [--keep]
 //   --base <dir>      a second build: a checkout with dist/provider-bundle/ built (e.g. a worktree of
 //                     an older commit after `npm run build`), or such a provider-bundle directory
 //   --only <cmds>     time only these commands (apply and destroy still run, untimed, as needed;
 //                     with plan alone, the instances are created once and each round is a plan)
 //   --cpu-prof <dir>  write a V8 CPU profile of every provider process there (one round by default)
 //                     (GPURENTAL_PROVIDER_CPU_PROF, which the launcher honours); for looking at
-//                     where the time goes, not for timing (a build without it writes none)
-//   --resident        also time this build with the resident provider process on
-//                     (GPURENTAL_PROVIDER_RESIDENT=on); its CPU time, read from /proc before and
-//                     after each command, is counted with the command's and the provider's
+//                     where the time goes, not for timing (a build without it writes none); a
+//                     resident provider process, started before the profiled round, writes none
 //   --keep            leave the temp directory in place and print where it is
 //
-// Last, it prints the fake backend's CPU time per command: it runs on the same cores, so it is part
-// of every gpurental wall time, but it is the benchmark's server, not the provider.
+// A resident provider process's CPU time, read from /proc before and after each command, is
+// counted with the command's and the provider's. Last, it prints the fake backend's CPU time per
+// command: it runs on the same cores, so it is part of every gpurental wall time, but it is the
+// benchmark's server, not the provider.
 "use strict";
 
 const { spawn, spawnSync } = require("node:child_process");
@@ -47,7 +52,6 @@ const rounds = Number(arg("--rounds", cpuProf ? "1" : "5"));
 const only = new Set(arg("--only", COMMANDS.join(",")).split(","));
 const keep = process.argv.includes("--keep");
 const baseArg = arg("--base", undefined);
-const resident = process.argv.includes("--resident");
 
 if (!Number.isInteger(rounds) || rounds < 1) fail("--rounds must be a positive integer");
 // The service allows 25 live instances per organization.
@@ -304,9 +308,10 @@ function makeVariant(tmp, name, config, bundle) {
     TMPDIR: process.env.TMPDIR ?? os.tmpdir(),
     TF_CLI_CONFIG_FILE: cliConfig,
     CHECKPOINT_DISABLE: "1",
-    TF_IN_AUTOMATION: "1",
     TF_INPUT: "0",
     GPURENTAL_PROVIDER_CODE_CACHE_DIR: path.join(dir, "code-cache"),
+    // Where a build whose default is the resident provider process keeps it: this variant's own.
+    GPURENTAL_PROVIDER_RESIDENT_DIR: path.join(dir, "run"),
   };
   return {
     name,
@@ -396,7 +401,7 @@ async function main() {
   try {
     backend = await startBackend(tmp);
     const templateId = "00000000-0000-4000-8000-000000000051"; // the demo seed's SSH template
-    const offerId = await makeRoom(backend, 1 + (base ? 1 : 0) + (resident ? 1 : 0));
+    const offerId = await makeRoom(backend, 2 + (base ? 1 : 0));
     const variants = [
       makeVariant(tmp, "terraform_data", terraformDataConfig()),
       makeVariant(
@@ -406,13 +411,15 @@ async function main() {
         current,
       ),
     ];
-    if (resident) {
-      const token = await orgSession(backend, "bench-resident");
-      const v = makeVariant(tmp, "resident", gpurentalConfig(backend, token, offerId, templateId), current);
-      v.env.GPURENTAL_PROVIDER_RESIDENT = "on";
-      v.env.GPURENTAL_PROVIDER_RESIDENT_DIR = path.join(tmp, "resident", "run");
-      variants.push(v);
-    }
+    const ci = makeVariant(
+      tmp,
+      "ci",
+      gpurentalConfig(backend, await orgSession(backend, "bench-ci"), offerId, templateId),
+      current,
+    );
+    // Terraform's own variable for automation: the provider's default is then a process per launch.
+    ci.env.TF_IN_AUTOMATION = "1";
+    variants.push(ci);
     if (base) {
       const token = await orgSession(backend, "bench-base");
       variants.push(makeVariant(tmp, "base", gpurentalConfig(backend, token, offerId, templateId), base));
@@ -423,6 +430,14 @@ async function main() {
     }
     // Untimed: one whole cycle per variant writes the code caches and warms the file system.
     for (const v of variants) for (const c of COMMANDS) await tf(terraform, v, c, backend);
+    // This build's default, where a person runs it, is the resident provider process (Linux).
+    if (
+      process.platform === "linux" &&
+      residentPids(variants[1].env.GPURENTAL_PROVIDER_RESIDENT_DIR).length !== 1
+    )
+      throw new Error("this build started no resident provider process where a person runs it");
+    if (residentPids(ci.env.GPURENTAL_PROVIDER_RESIDENT_DIR).length !== 0)
+      throw new Error("this build started a resident provider process under TF_IN_AUTOMATION");
     // A round is apply, plan, destroy; when only plan is timed, the instances are created once and
     // the rounds are plans alone.
     const planOnly = !only.has("apply") && !only.has("destroy");
@@ -452,7 +467,7 @@ async function main() {
     report(variants, node, base);
     if (cpuProf) process.stdout.write(`CPU profiles of the provider processes: ${path.resolve(cpuProf)}\n`);
   } finally {
-    for (const pid of resident ? residentPids(path.join(tmp, "resident", "run")) : []) {
+    for (const pid of residentPids(tmp)) {
       try {
         process.kill(pid, "SIGTERM");
       } catch {

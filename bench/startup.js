@@ -121,6 +121,8 @@ async function main() {
     PLUGIN_PROTOCOL_VERSIONS: "5,6",
     PLUGIN_MIN_PORT: "10000",
     PLUGIN_MAX_PORT: "25000",
+    // A provider process's own start-up, not a session of the resident one (unless asked for).
+    GPURENTAL_PROVIDER_RESIDENT: process.env.GPURENTAL_PROVIDER_RESIDENT ?? "off",
   };
   const certs = clientCert();
   env.PLUGIN_CLIENT_CERT = certs.certPem;

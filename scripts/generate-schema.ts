@@ -109,6 +109,7 @@ export async function fetchProviderSchema(opts: FetchSchemaOptions): Promise<Pro
       CHECKPOINT_DISABLE: "1",
       // The provider's code cache goes with the run's folder instead of staying in the temp directory.
       GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(work, "code-cache"),
+      GPURENTAL_PROVIDER_RESIDENT: "off",
     };
     delete env.TF_LOG;
     await run(terraform, ["init", "-backend=false", "-input=false", "-no-color"], { cwd: project, env });

@@ -443,6 +443,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       // and the provider's code cache stay in the work folder, and go with it.
       TMPDIR: tmpForChildren,
       GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(workDir, "provider-code-cache"),
+      // One command after another and then gone: no provider process that outlives the demo.
+      GPURENTAL_PROVIDER_RESIDENT: "off",
       DISABLE_VERSION_CHECK: "true",
       CI: "1",
       FORCE_COLOR: "0",

@@ -270,7 +270,7 @@ export function register(program: Command): void {
   const resident = provider
     .command("resident")
     .description(
-      "The resident provider processes of this user (GPURENTAL_PROVIDER_RESIDENT=on): list them, or stop them",
+      "The resident provider processes of this user (GPURENTAL_PROVIDER_RESIDENT; on by default outside automation on Linux): list them, or stop them",
     );
   const dirOption = [
     "--dir <dir>",

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { version } from "../version";
 import { checkMagicCookie, HandshakeError, negotiateProtocol } from "./handshake";
 import { logger, redactText } from "./log";
-import { ResidentSettingError, residentSettings } from "./resident";
+import { inAutomation, ResidentSettingError, residentSettings } from "./resident";
 import type { AttachOptions } from "./resident-client";
 import { type ServeOptions, type ServiceSource, serveProvider } from "./server";
 import type { ProviderService } from "./tfplugin6";
@@ -91,8 +91,8 @@ export async function runProvider(
 }
 
 /**
- * Whether this launch is served by the resident process (GPURENTAL_PROVIDER_RESIDENT=on, see
- * resident.ts). A launch that is no Terraform launch fails the handshake checks first, as it would
+ * Whether this launch is served by the resident process (GPURENTAL_PROVIDER_RESIDENT, on by
+ * default outside automation on Linux; see resident.ts). A launch that is no Terraform launch fails the handshake checks first, as it would
  * without the mode; a setting that cannot be used is an error, never a silent fallback.
  */
 async function attached(
@@ -101,9 +101,13 @@ async function attached(
 ): Promise<boolean> {
   checkMagicCookie(env);
   negotiateProtocol(env);
-  if (!residentSettings(env).enabled || process.platform === "win32") return false;
+  const settings = residentSettings(env, { automated: () => inAutomation(env), platform: process.platform });
+  if (!settings.enabled) {
+    logger.child("resident").debug("the resident provider process is off", { reason: settings.reason });
+    return false;
+  }
   const { attachResident } = await import("./resident-client");
-  return attachResident(resident());
+  return attachResident({ ...resident(), explicit: settings.mode === "on" });
 }
 
 /**

@@ -32,7 +32,13 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 function start(env: NodeJS.ProcessEnv, args: string[] = []): Started {
   return startExecutable(
     executable,
-    { PATH: process.env.PATH, TMPDIR: work, GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir, ...env },
+    {
+      PATH: process.env.PATH,
+      TMPDIR: work,
+      GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir,
+      GPURENTAL_PROVIDER_RESIDENT: "off",
+      ...env,
+    },
     args,
   );
 }
@@ -132,6 +138,7 @@ describe("the provider executable", () => {
           PATH: process.env.PATH,
           TMPDIR: work,
           GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir,
+          GPURENTAL_PROVIDER_RESIDENT: "off",
           ...hostEnv,
         },
         stdio: ["ignore", "pipe", "ignore"],

@@ -48,6 +48,7 @@ async function startProvider() {
       // The provider's socket goes into this suite's folder, which is removed with it, even when the provider is killed.
       TMPDIR: work,
       GPURENTAL_PROVIDER_CODE_CACHE: "off",
+      GPURENTAL_PROVIDER_RESIDENT: "off",
       [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
       PLUGIN_PROTOCOL_VERSIONS: "6",
       PLUGIN_CLIENT_CERT: hostCert.certPem,

@@ -37,6 +37,11 @@ export interface AttachOptions {
   exit: (code: number) => void;
   /** Installs the signal handlers and the parent watch; default true. */
   processHooks?: boolean;
+  /**
+   * The mode was asked for (GPURENTAL_PROVIDER_RESIDENT=on): a directory or socket it cannot use is
+   * then a warning; by default only a debug record, since nobody asked.
+   */
+  explicit?: boolean;
 }
 
 /**
@@ -46,8 +51,9 @@ export interface AttachOptions {
  */
 export async function attachResident(opts: AttachOptions): Promise<boolean> {
   const dir = residentDir(opts.env);
+  const unusable = opts.explicit ? log.warn.bind(log) : log.debug.bind(log);
   if (!privateRunDir(dir)) {
-    log.warn(
+    unusable(
       "the resident provider's directory is not private to this user; this launch serves Terraform itself",
       { dir },
     );
@@ -55,7 +61,7 @@ export async function attachResident(opts: AttachOptions): Promise<boolean> {
   }
   const socket = residentSocket(dir, opts.bundleDir, opts.env);
   if (!socket) {
-    log.warn(
+    unusable(
       "the resident provider's socket path would be longer than 103 bytes; this launch serves Terraform itself (set GPURENTAL_PROVIDER_RESIDENT_DIR to a shorter directory)",
       { dir },
     );

@@ -14,7 +14,7 @@ import {
   type ResidentStatus,
   type ResidentStopping,
   readMessages,
-  residentSettings,
+  residentIdleMs,
   type SessionMessage,
   type SessionRequest,
 } from "./resident";
@@ -65,7 +65,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
   const exit = opts.exit ?? ((code: number) => process.exit(code));
   const dir = dirname(opts.socket);
   if (!privateRunDir(dir)) throw new Error(`${dir} is not a directory only this user can use`);
-  const { idleMs } = residentSettings(process.env);
+  const idleMs = residentIdleMs(process.env);
   const { startGrpcServer } = await opts.loadGrpcServer();
 
   // Each call of a session runs with that session's log route, and so does everything it awaits.

@@ -82,7 +82,7 @@ describe("the resident mode", () => {
     const s = start({ ...hostEnv, GPURENTAL_PROVIDER_RESIDENT: "maybe" });
     expect((await s.exited).code).toBe(1);
     expect(s.stdout()).toBe("");
-    expect(s.stderr()).toContain('GPURENTAL_PROVIDER_RESIDENT must be "on" or "off"');
+    expect(s.stderr()).toContain('GPURENTAL_PROVIDER_RESIDENT must be "on", "off" or "auto"');
     expect(s.stderr()).toContain('got "maybe"');
     expect(existsSync(runDir)).toBe(false);
   });
@@ -144,6 +144,40 @@ describe("the resident mode", () => {
     expect(quiet.stderr()).not.toContain("received RPC");
     await until("the session sockets are removed", () => sessionSockets().length === 0);
     expect(residentPids()).toHaveLength(1);
+  });
+
+  it("is on by default for a person's launch, and off by default in automation: no directory, no process", async () => {
+    const { GPURENTAL_PROVIDER_RESIDENT: _, ...byDefault } = hostEnv;
+    const person = start(byDefault);
+    const hs = await handshake(person);
+    expect(hs.address.startsWith(`${runDir}/s`)).toBe(true);
+    await schemaAndShutdown(hs);
+    expect(await person.exited).toEqual({ code: 0, signal: null });
+
+    // CI (most systems), BUILD_ID (Jenkins, which sets no CI), Terraform's own TF_IN_AUTOMATION;
+    // CI=false turns ci-info's reading off, so that launch is a person's again.
+    const elsewhere = join(work, "automation");
+    for (const automation of [{ CI: "true" }, { BUILD_ID: "17" }, { TF_IN_AUTOMATION: "1" }]) {
+      const s = start({
+        ...byDefault,
+        ...automation,
+        GPURENTAL_PROVIDER_RESIDENT_DIR: elsewhere,
+        TF_LOG: "debug",
+      });
+      const own = await handshake(s);
+      await schemaAndShutdown(own);
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+      expect(s.stderr()).toContain("off by default in automation (CI or TF_IN_AUTOMATION)");
+      expect(existsSync(elsewhere)).toBe(false);
+    }
+    const notCi = start({ ...byDefault, CI: "false", GPURENTAL_PROVIDER_RESIDENT_DIR: elsewhere });
+    await schemaAndShutdown(await handshake(notCi));
+    expect(await notCi.exited).toEqual({ code: 0, signal: null });
+    await until(
+      "a resident process listens in the other directory",
+      () => residentPidsIn(elsewhere).length === 1,
+    );
+    for (const pid of residentPidsIn(elsewhere)) process.kill(pid, "SIGKILL");
   });
 
   it("a launch that is killed ends its session", async () => {

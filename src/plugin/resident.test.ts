@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import {
+  inAutomation,
+  type LaunchHost,
   MAX_MESSAGE_BYTES,
   parseControlRequest,
   privateRunDir,
@@ -17,24 +19,74 @@ const work = mkdtempSync(join(tmpdir(), "gpurental-resident-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("residentSettings", () => {
-  it("is off unless turned on, and stays up 300 s without a session by default", () => {
-    expect(residentSettings({})).toEqual({ enabled: false, idleMs: 300_000 });
-    for (const off of ["", "off", "0", "false", " OFF "])
-      expect(residentSettings({ [RESIDENT_ENV]: off }).enabled).toBe(false);
+  const person: LaunchHost = { automated: () => false, platform: "linux" };
+  const ci: LaunchHost = { automated: () => true, platform: "linux" };
+
+  it("is on by default for a person's commands on Linux, off in automation and elsewhere", () => {
+    expect(residentSettings({}, person)).toEqual({
+      enabled: true,
+      mode: "auto",
+      reason: "on by default outside automation",
+      idleMs: 300_000,
+    });
+    expect(residentSettings({ [RESIDENT_ENV]: " Auto " }, person).enabled).toBe(true);
+    expect(residentSettings({}, ci)).toMatchObject({
+      enabled: false,
+      mode: "auto",
+      reason: "off by default in automation (CI or TF_IN_AUTOMATION)",
+    });
+    expect(residentSettings({}, { ...person, platform: "darwin" })).toMatchObject({
+      enabled: false,
+      reason: "off by default on darwin",
+    });
+    expect(residentSettings({ [RESIDENT_ENV]: "on" }, { ...person, platform: "win32" })).toMatchObject({
+      enabled: false,
+      reason: "not available on Windows",
+    });
+  });
+
+  it("does as the variable says, in automation too, and asks whether it is automation only by default", () => {
+    let asked = 0;
+    const counted: LaunchHost = {
+      automated: () => {
+        asked++;
+        return true;
+      },
+      platform: "darwin",
+    };
+    for (const off of ["off", "0", "false", " OFF "])
+      expect(residentSettings({ [RESIDENT_ENV]: off }, person)).toMatchObject({
+        enabled: false,
+        mode: "off",
+      });
     for (const on of ["on", "1", "true", "On"])
-      expect(residentSettings({ [RESIDENT_ENV]: on }).enabled).toBe(true);
-    expect(residentSettings({ [RESIDENT_IDLE_ENV]: "5" }).idleMs).toBe(5000);
-    expect(residentSettings({ [RESIDENT_IDLE_ENV]: "3600" }).idleMs).toBe(3_600_000);
+      expect(residentSettings({ [RESIDENT_ENV]: on }, counted)).toMatchObject({
+        enabled: true,
+        mode: "on",
+        reason: "GPURENTAL_PROVIDER_RESIDENT=on",
+      });
+    expect(asked).toBe(0);
+    expect(residentSettings({ [RESIDENT_IDLE_ENV]: "5" }, person).idleMs).toBe(5000);
+    expect(residentSettings({ [RESIDENT_IDLE_ENV]: "3600" }, person).idleMs).toBe(3_600_000);
   });
 
   it("names the variable, the accepted values and the value it cannot use", () => {
-    expect(() => residentSettings({ [RESIDENT_ENV]: "yes please" })).toThrow(
-      'GPURENTAL_PROVIDER_RESIDENT must be "on" or "off" (or 1/0, true/false), got "yes please"',
+    expect(() => residentSettings({ [RESIDENT_ENV]: "yes please" }, person)).toThrow(
+      'GPURENTAL_PROVIDER_RESIDENT must be "on", "off" or "auto" (or 1/0, true/false), got "yes please"',
     );
     for (const bad of ["4", "3601", "1.5", "-10", "ten"])
-      expect(() => residentSettings({ [RESIDENT_IDLE_ENV]: bad })).toThrow(
+      expect(() => residentSettings({ [RESIDENT_ENV]: "off", [RESIDENT_IDLE_ENV]: bad }, person)).toThrow(
         `GPURENTAL_PROVIDER_RESIDENT_IDLE_SECONDS must be a whole number of seconds from 5 to 3600, got "${bad}"`,
       );
+  });
+});
+
+// Without TF_IN_AUTOMATION it reads CI systems' variables from the process's environment (ci-info):
+// resident.process.test.ts runs launches with and without them.
+describe("inAutomation", () => {
+  it("is true with TF_IN_AUTOMATION set to anything", () => {
+    expect(inAutomation({ TF_IN_AUTOMATION: "1" })).toBe(true);
+    expect(inAutomation({ TF_IN_AUTOMATION: "false" })).toBe(true);
   });
 });
 

@@ -3,20 +3,24 @@ import { lstatSync, mkdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-// A resident provider process (opt-in, GPURENTAL_PROVIDER_RESIDENT=on): Terraform starts the
-// provider executable two to five times per command, and each launch pays for Node's start, for
-// loading grpc-js and the provider, and for code that runs for the first time. With this mode on,
-// a launch is a small shim: it asks a provider process that stays up between launches (one per
-// user, build and node) for a session, prints that session's handshake line, and Terraform talks
-// gRPC to the resident process directly. Everything that makes one launch one provider (its
-// environment, working directory, parent command, run identity in the journal, logs on its own
-// stderr, the host's certificate) is the session's, never the resident process's.
+// A resident provider process: Terraform starts the provider executable two to five times per
+// command, and each launch pays for Node's start, for loading grpc-js and the provider, and for code
+// that runs for the first time. With this mode on, a launch is a small shim: it asks a provider
+// process that stays up between launches (one per user, build and node) for a session, prints that
+// session's handshake line, and Terraform talks gRPC to the resident process directly. Everything
+// that makes one launch one provider (its environment, working directory, parent command, run
+// identity in the journal, logs on its own stderr, the host's certificate) is the session's, never
+// the resident process's.
+//
+// It is on by default where a person runs Terraform on Linux, and off in automation (a CI system,
+// or TF_IN_AUTOMATION), where a process that outlives the command is nobody's to watch and most
+// runners start afresh anyway; GPURENTAL_PROVIDER_RESIDENT=on or off decides it either way.
 //
 // The shim and the resident process speak JSON lines over a unix socket in a directory only the
 // user can enter. This module holds what both sides share: the settings, the socket's place, and
 // the messages.
 
-/** Turns the resident mode on ("on", "1", "true") or off ("off", "0", "false", unset). */
+/** "on", "off", or "auto" (the default): on for a person's commands on Linux, off in automation. */
 export const RESIDENT_ENV = "GPURENTAL_PROVIDER_RESIDENT";
 /** Seconds the resident process stays up with no session, 5 to 3600; default 300. */
 export const RESIDENT_IDLE_ENV = "GPURENTAL_PROVIDER_RESIDENT_IDLE_SECONDS";
@@ -34,32 +38,68 @@ const MAX_SOCKET_PATH_BYTES = 103;
 /** A setting of the resident mode that cannot be used; the message names the variable and value. */
 export class ResidentSettingError extends Error {}
 
+/** Where a launch runs, as far as the default of the resident mode goes. */
+export interface LaunchHost {
+  /** Run by automation: a CI system, or TF_IN_AUTOMATION set (see inAutomation); asked only by default. */
+  automated: () => boolean;
+  platform: NodeJS.Platform;
+}
+
 /** The resident mode's settings, read from the launch's environment. */
 export interface ResidentSettings {
+  /** Whether this launch asks the resident process for a session. */
   enabled: boolean;
+  /** Set by the variable ("on", "off") or left to the default ("auto"). */
+  mode: "on" | "off" | "auto";
+  /** Why it is on or off, for the launch's debug log. */
+  reason: string;
   idleMs: number;
 }
 
+/**
+ * Whether the launch runs in automation: TF_IN_AUTOMATION set to anything (Terraform's own
+ * variable for wrappers that run it unattended), or a CI system ci-info recognises (CI, and the
+ * variables of the systems that do not set it). Reads this process's environment.
+ */
+export function inAutomation(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.TF_IN_AUTOMATION) return true;
+  // Loaded here: a launch with the mode set on or off never needs it.
+  return (require("ci-info") as typeof import("ci-info")).isCI;
+}
+
 /** Reads the resident mode's settings; throws ResidentSettingError on a value it cannot use. */
-export function residentSettings(env: NodeJS.ProcessEnv): ResidentSettings {
+export function residentSettings(env: NodeJS.ProcessEnv, host: LaunchHost): ResidentSettings {
   const raw = (env[RESIDENT_ENV] ?? "").trim().toLowerCase();
-  let enabled: boolean;
-  if (raw === "" || raw === "off" || raw === "0" || raw === "false") enabled = false;
-  else if (raw === "on" || raw === "1" || raw === "true") enabled = true;
+  let mode: ResidentSettings["mode"];
+  if (raw === "off" || raw === "0" || raw === "false") mode = "off";
+  else if (raw === "on" || raw === "1" || raw === "true") mode = "on";
+  else if (raw === "" || raw === "auto") mode = "auto";
   else
     throw new ResidentSettingError(
-      `${RESIDENT_ENV} must be "on" or "off" (or 1/0, true/false), got ${JSON.stringify(env[RESIDENT_ENV])}`,
+      `${RESIDENT_ENV} must be "on", "off" or "auto" (or 1/0, true/false), got ${JSON.stringify(env[RESIDENT_ENV])}`,
     );
-  let idleSeconds = DEFAULT_IDLE_SECONDS;
+  const idleMs = residentIdleMs(env);
+  // Unix sockets and detached processes as the mode uses them: not on Windows.
+  if (host.platform === "win32") return { enabled: false, mode, reason: "not available on Windows", idleMs };
+  if (mode !== "auto") return { enabled: mode === "on", mode, reason: `${RESIDENT_ENV}=${mode}`, idleMs };
+  if (host.automated())
+    return { enabled: false, mode, reason: "off by default in automation (CI or TF_IN_AUTOMATION)", idleMs };
+  // Tested on Linux; elsewhere it is there to be turned on.
+  if (host.platform !== "linux")
+    return { enabled: false, mode, reason: `off by default on ${host.platform}`, idleMs };
+  return { enabled: true, mode, reason: "on by default outside automation", idleMs };
+}
+
+/** How long the resident process stays up without a session; throws ResidentSettingError on a bad value. */
+export function residentIdleMs(env: NodeJS.ProcessEnv): number {
   const idle = (env[RESIDENT_IDLE_ENV] ?? "").trim();
-  if (idle !== "") {
-    idleSeconds = Number(idle);
-    if (!/^\d+$/.test(idle) || idleSeconds < MIN_IDLE_SECONDS || idleSeconds > MAX_IDLE_SECONDS)
-      throw new ResidentSettingError(
-        `${RESIDENT_IDLE_ENV} must be a whole number of seconds from ${MIN_IDLE_SECONDS} to ${MAX_IDLE_SECONDS}, got ${JSON.stringify(env[RESIDENT_IDLE_ENV])}`,
-      );
-  }
-  return { enabled, idleMs: idleSeconds * 1000 };
+  if (idle === "") return DEFAULT_IDLE_SECONDS * 1000;
+  const seconds = Number(idle);
+  if (!/^\d+$/.test(idle) || seconds < MIN_IDLE_SECONDS || seconds > MAX_IDLE_SECONDS)
+    throw new ResidentSettingError(
+      `${RESIDENT_IDLE_ENV} must be a whole number of seconds from ${MIN_IDLE_SECONDS} to ${MAX_IDLE_SECONDS}, got ${JSON.stringify(env[RESIDENT_IDLE_ENV])}`,
+    );
+  return seconds * 1000;
 }
 
 /** The directory of the resident processes' sockets (not created). */

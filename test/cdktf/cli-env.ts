@@ -14,6 +14,8 @@ export function cdktfCliEnv(vars: Record<string, string | undefined>): NodeJS.Pr
     CDKTF_DISABLE_PLUGIN_CACHE_ENV: "1",
     DISABLE_VERSION_CHECK: "true",
     CI: "1",
+    // Each suite's provider processes are its own, whatever the default.
+    GPURENTAL_PROVIDER_RESIDENT: "off",
     FORCE_COLOR: "0",
     NO_COLOR: "1",
     ...vars,

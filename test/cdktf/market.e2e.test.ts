@@ -133,6 +133,7 @@ beforeAll(async () => {
     GPURENTAL_BASE_URL: fake.url,
     GPURENTAL_TOKEN: creds.admin_session_token,
     GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(work, "code-cache"),
+    GPURENTAL_PROVIDER_RESIDENT: "off",
     TF_CLI_CONFIG_FILE: join(work, "terraform.rc"),
     CDKTF_HOME: join(work, "cdktf-home"),
     // The bundled app leaves cdktf, constructs and zod to be required from this package.

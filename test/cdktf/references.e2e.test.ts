@@ -33,6 +33,7 @@ beforeAll(async () => {
     TF_CLI_CONFIG_FILE: join(work, "terraform.rc"),
     CHECKPOINT_DISABLE: "1",
     GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(work, "code-cache"),
+    GPURENTAL_PROVIDER_RESIDENT: "off",
     GPURENTAL_BASE_URL: fake.url,
     GPURENTAL_TOKEN: creds.admin_session_token,
     GPURENTAL_ORG_ID: creds.org_id,

@@ -151,6 +151,7 @@ beforeAll(async () => {
     GPURENTAL_BASE_URL: fake.url,
     GPURENTAL_TOKEN: creds.admin_session_token,
     GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(work, "code-cache"),
+    GPURENTAL_PROVIDER_RESIDENT: "off",
     TF_CLI_CONFIG_FILE: join(work, "terraform.rc"),
     CDKTF_HOME: join(work, "cdktf-home"),
     NODE_PATH: join(ROOT, "node_modules"),

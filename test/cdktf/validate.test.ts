@@ -28,6 +28,7 @@ beforeAll(() => {
     TF_CLI_CONFIG_FILE: join(work, "terraform.rc"),
     CHECKPOINT_DISABLE: "1",
     GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(work, "code-cache"),
+    GPURENTAL_PROVIDER_RESIDENT: "off",
   };
   delete env.TF_PLUGIN_CACHE_DIR;
 });

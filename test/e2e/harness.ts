@@ -124,6 +124,8 @@ export class TerraformHarness {
       TF_INPUT: "0",
       GPURENTAL_PROVIDER_CODE_CACHE_DIR:
         install === shared?.install ? shared.codeCacheDir : join(root, "code-cache"),
+      // A provider process per launch, as in CI; the resident suites turn the mode on.
+      GPURENTAL_PROVIDER_RESIDENT: "off",
       ...opts.env,
     };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];

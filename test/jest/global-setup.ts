@@ -25,6 +25,8 @@ export default async (globalConfig: Config.GlobalConfig): Promise<void> => {
   // it, a terraform started that way (@cdktf/provider-generator probes it) would call HashiCorp's
   // checkpoint service and write ~/.terraform.d/checkpoint_signature.
   process.env.CHECKPOINT_DISABLE = "1";
+  // Likewise, provider processes the tests start are their own (the resident suites turn it on).
+  process.env.GPURENTAL_PROVIDER_RESIDENT = "off";
   setup();
   const shared = sharedDir()!;
   if (buildIfStale.selects(globalConfig, HARNESS_SUITES)) {

@@ -27,7 +27,7 @@ import {
 import { expectServedByResident, ResidentDirs, residentServing, sessionSockets } from "./residents";
 
 // No paid instance escapes Terraform when the provider runs as sessions of the resident process
-// (GPURENTAL_PROVIDER_RESIDENT=on) and the terraform command itself is interrupted, with the real
+// (the default where a person runs Terraform on Linux) and the terraform command itself is interrupted, with the real
 // terraform CLI: one Ctrl-C, two Ctrl-C 20 ms apart, and kill -9 of terraform, each while 10
 // instances are creating. The launches exit and their sessions end; the resident process stays
 // and serves the next apply, which adopts what no state holds and deploys nothing twice. The

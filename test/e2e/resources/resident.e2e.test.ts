@@ -29,11 +29,11 @@ import {
   stateIds,
 } from "./residents";
 
-// The resident provider process (GPURENTAL_PROVIDER_RESIDENT=on) with the real terraform CLI: the
-// launches Terraform starts are served by sessions of one process that stays up between commands,
-// and each session is the provider its launch would have been (its credentials, working directory,
-// journal run and log). Each test has a resident directory of its own; whatever resident process
-// a test started is stopped after it.
+// The resident provider process (the default where a person runs Terraform on Linux) with the real
+// terraform CLI: the launches Terraform starts are served by sessions of one process that stays up
+// between commands, and each session is the provider its launch would have been (its credentials,
+// working directory, journal run and log). Each test has a resident directory of its own; whatever
+// resident process a test started is stopped after it.
 
 jest.setTimeout(300_000);
 

@@ -5,8 +5,8 @@ import { residentPids } from "../../../src/testing/resident";
 import type { RunResult, TerraformHarness } from "../harness";
 import { alive, until } from "./helpers";
 
-// The resident provider process (GPURENTAL_PROVIDER_RESIDENT=on) in the suites that drive the real
-// terraform CLI with it (resident.e2e.test.ts, resident-interruptions.e2e.test.ts): a resident
+// The resident provider process (the default where a person runs Terraform on Linux) in the suites
+// that drive the real terraform CLI with it (resident.e2e.test.ts, resident-interruptions.e2e.test.ts): a resident
 // directory per test, the resident processes found and stopped, and which session served each of
 // a command's provider launches.
 
@@ -19,8 +19,9 @@ export class ResidentDirs {
   private readonly dirs: string[] = [];
 
   /**
-   * Turns the resident mode on for `tf`'s commands, with the directory named `name` (made at its
-   * first use); returns it. The idle time is short, so that a resident process the cleanup missed
+   * Runs `tf`'s commands as a person at a terminal runs them, where the resident mode is the
+   * default (GPURENTAL_PROVIDER_RESIDENT and TF_IN_AUTOMATION unset, no CI variable in the
+   * harness's environment), with the directory named `name` (made at its first use); returns it. The idle time is short, so that a resident process the cleanup missed
    * goes away by itself, but not the shortest (5 s): a pause that long between two commands on a
    * busy machine would let the process go and the next command's first launch serve itself.
    */
@@ -31,15 +32,16 @@ export class ResidentDirs {
       this.dirs.find((d) => basename(d).startsWith(`gpr-${name}-`)) ??
       mkdtempSync(join(tmpdir(), `gpr-${name}-`));
     if (!this.dirs.includes(dir)) this.dirs.push(dir);
-    tf.env.GPURENTAL_PROVIDER_RESIDENT = "on";
+    delete tf.env.GPURENTAL_PROVIDER_RESIDENT;
+    delete tf.env.TF_IN_AUTOMATION;
     tf.env.GPURENTAL_PROVIDER_RESIDENT_DIR = dir;
     tf.env.GPURENTAL_PROVIDER_RESIDENT_IDLE_SECONDS = "10";
     return dir;
   }
 
   /**
-   * Stops the resident processes of every directory used (SIGTERM, then SIGKILL) and turns the
-   * mode off again for `tf`.
+   * Stops the resident processes of every directory used (SIGTERM, then SIGKILL) and gives `tf`
+   * the harness's settings again (automation, the mode off).
    */
   async stop(tf: TerraformHarness | undefined): Promise<void> {
     for (const dir of this.dirs) {
@@ -49,7 +51,10 @@ export class ResidentDirs {
         for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGKILL");
       });
     }
-    delete tf?.env.GPURENTAL_PROVIDER_RESIDENT;
+    if (tf) {
+      tf.env.GPURENTAL_PROVIDER_RESIDENT = "off";
+      tf.env.TF_IN_AUTOMATION = "1";
+    }
     delete tf?.env.GPURENTAL_PROVIDER_RESIDENT_DIR;
     delete tf?.env.GPURENTAL_PROVIDER_RESIDENT_IDLE_SECONDS;
   }
