@@ -1,5 +1,7 @@
+import { generateServerCertificate } from "./cert";
 import {
   checkMagicCookie,
+  clientCertificate,
   HandshakeError,
   handshakeLine,
   MAGIC_COOKIE_KEY,
@@ -35,6 +37,25 @@ describe("protocol negotiation", () => {
     expect(() => negotiateProtocol({ PLUGIN_PROTOCOL_VERSIONS: offered })).toThrow(HandshakeError);
     expect(() => negotiateProtocol({ PLUGIN_PROTOCOL_VERSIONS: offered })).toThrow(message);
   });
+});
+
+describe("the host's certificate", () => {
+  it("is the PEM the host passed, or undefined for plaintext", () => {
+    const { certPem } = generateServerCertificate();
+    expect(clientCertificate({ PLUGIN_CLIENT_CERT: certPem })).toBe(certPem);
+    expect(clientCertificate({})).toBeUndefined();
+    expect(clientCertificate({ PLUGIN_CLIENT_CERT: "" })).toBeUndefined();
+  });
+
+  it.each(["not a certificate", "-----BEGIN CERTIFICATE-----\ngarbage\n-----END CERTIFICATE-----\n"])(
+    "refuses %j, naming the variable",
+    (pem) => {
+      expect(() => clientCertificate({ PLUGIN_CLIENT_CERT: pem })).toThrow(HandshakeError);
+      expect(() => clientCertificate({ PLUGIN_CLIENT_CERT: pem })).toThrow(
+        /^PLUGIN_CLIENT_CERT must be the host's certificate in PEM, as Terraform sets it; it cannot be read \(/,
+      );
+    },
+  );
 });
 
 describe("handshake line", () => {

@@ -1,3 +1,5 @@
+import { X509Certificate } from "node:crypto";
+
 // The go-plugin handshake: the environment the host sets before it starts a plugin, and the one
 // line the plugin answers with on stdout.
 
@@ -46,6 +48,24 @@ export function negotiateProtocol(env: NodeJS.ProcessEnv): number {
     `terraform-provider-gpurental speaks plugin protocol ${APP_PROTOCOL_VERSION} only, but the host offered ` +
       `${raw ? `"${raw}"` : "none"}. Use Terraform 1.0 or later, or OpenTofu.`,
   );
+}
+
+/**
+ * The host's certificate for AutoMTLS (PLUGIN_CLIENT_CERT, PEM), or undefined when the host asked
+ * for plaintext. Throws HandshakeError, naming the variable, when it is not a certificate: the
+ * provider could never accept the host's connection.
+ */
+export function clientCertificate(env: NodeJS.ProcessEnv): string | undefined {
+  const pem = env.PLUGIN_CLIENT_CERT;
+  if (!pem) return undefined;
+  try {
+    new X509Certificate(pem);
+  } catch (err) {
+    throw new HandshakeError(
+      `PLUGIN_CLIENT_CERT must be the host's certificate in PEM, as Terraform sets it; it cannot be read (${err instanceof Error ? err.message : String(err)})`,
+    );
+  }
+  return pem;
 }
 
 /** Fields of the handshake line. */

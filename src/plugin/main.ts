@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { version } from "../version";
-import { checkMagicCookie, HandshakeError, negotiateProtocol } from "./handshake";
+import { checkMagicCookie, clientCertificate, HandshakeError, negotiateProtocol } from "./handshake";
 import { logger, redactText } from "./log";
 import { inAutomation, ResidentSettingError, residentSettings } from "./resident";
 import type { AttachOptions } from "./resident-client";
@@ -101,6 +101,7 @@ async function attached(
 ): Promise<boolean> {
   checkMagicCookie(env);
   negotiateProtocol(env);
+  clientCertificate(env);
   const settings = residentSettings(env, { automated: () => inAutomation(env), platform: process.platform });
   if (!settings.enabled) {
     logger.child("resident").debug("the resident provider process is off", { reason: settings.reason });

@@ -66,6 +66,16 @@ describe("the provider executable", () => {
     expect(s.stderr()).toMatch(/protocol 6 only/);
   });
 
+  it("refuses a host certificate it cannot read before printing a handshake, naming the variable", async () => {
+    const s = start({
+      ...hostEnv,
+      PLUGIN_CLIENT_CERT: "-----BEGIN CERTIFICATE-----\nbad\n-----END CERTIFICATE-----\n",
+    });
+    expect((await s.exited).code).toBe(1);
+    expect(s.stdout()).toBe("");
+    expect(s.stderr()).toMatch(/^PLUGIN_CLIENT_CERT must be the host's certificate in PEM/);
+  });
+
   it("ignores SIGINT, serves over mTLS, and exits promptly on Shutdown with nothing else on stdout", async () => {
     const s = start({ ...hostEnv, TF_LOG: "trace" });
     try {

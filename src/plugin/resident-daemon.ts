@@ -6,7 +6,13 @@ import { dirname, join } from "node:path";
 import { newRun } from "../journal/run";
 import { generateServerCertificate, handshakeCertificate } from "./cert";
 import type { GrpcServer, TlsMaterial } from "./grpc-server";
-import { checkMagicCookie, HandshakeError, handshakeLine, negotiateProtocol } from "./handshake";
+import {
+  checkMagicCookie,
+  clientCertificate,
+  HandshakeError,
+  handshakeLine,
+  negotiateProtocol,
+} from "./handshake";
 import { LOG_ROUTE_KEY, Logger, type LogRoute, levelFromEnv, logger } from "./log";
 import {
   parseControlRequest,
@@ -22,8 +28,9 @@ import type { ProviderService } from "./tfplugin6";
 
 // The resident provider process (see resident.ts): started by the first launch that finds none,
 // it serves one gRPC session per launch until it has had no session for the idle time. Each
-// session is what one provider process would be: its own listener and certificates (the host's
-// from the launch's environment, a fresh one of ours), its own provider built from the launch's
+// session is what one provider process would be: its own listener, the host's certificate from the
+// launch's environment as the only client accepted (the process's own certificate is shown to
+// every session, as one process shows one), its own provider built from the launch's
 // environment and working directory, its own journal run (the launch's pid), and its logs sent to
 // the launch, which writes them on the stderr Terraform reads. When the launch goes away, its
 // session is stopped as the process would have been: its calls are cancelled (Terraform gets no
@@ -67,6 +74,17 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
   if (!privateRunDir(dir)) throw new Error(`${dir} is not a directory only this user can use`);
   const idleMs = residentIdleMs(process.env);
   const { startGrpcServer } = await opts.loadGrpcServer();
+  // The process's own certificate, made at its first session and shown to every session's host,
+  // as one provider process shows one: each host pins it, and each session accepts only its own
+  // host's certificate (mutualTls).
+  let own: { certPem: string; keyPem: string; handshake: string } | undefined;
+  const ownCertificate = () => {
+    if (!own) {
+      const cert = generateServerCertificate();
+      own = { certPem: cert.certPem, keyPem: cert.keyPem, handshake: handshakeCertificate(cert.der) };
+    }
+    return own;
+  };
 
   // Each call of a session runs with that session's log route, and so does everything it awaits.
   const routes = new AsyncLocalStorage<LogRoute>();
@@ -137,6 +155,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     try {
       checkMagicCookie(env);
       protocolVersion = negotiateProtocol(env);
+      clientCertificate(env);
     } catch (err) {
       send({ t: "error", message: err instanceof HandshakeError ? err.message : String(err) });
       ctl.end();
@@ -148,9 +167,9 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     let tls: TlsMaterial | undefined;
     let certField = "";
     if (env.PLUGIN_CLIENT_CERT) {
-      const cert = generateServerCertificate();
-      tls = { clientCertPem: env.PLUGIN_CLIENT_CERT, certPem: cert.certPem, keyPem: cert.keyPem };
-      certField = handshakeCertificate(cert.der);
+      const { certPem, keyPem, handshake } = ownCertificate();
+      tls = { clientCertPem: env.PLUGIN_CLIENT_CERT, certPem, keyPem };
+      certField = handshake;
     }
 
     // Aborted when the session ends, by Terraform's Shutdown or with its launch gone: a provider
@@ -199,13 +218,23 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     ctl.on("close", () => end());
     ctl.on("error", () => end());
 
-    grpc = startGrpcServer({
-      tls,
-      getService,
-      schemaResponse: opts.schemaResponse,
-      onShutdown: () => end(0),
-      log: sessionLog,
-    });
+    try {
+      grpc = startGrpcServer({
+        tls,
+        getService,
+        schemaResponse: opts.schemaResponse,
+        onShutdown: () => end(0),
+        log: sessionLog,
+      });
+    } catch (err) {
+      // What one launch sent never ends the process and the other launches' sessions with it.
+      send({
+        t: "error",
+        message: `the session cannot start: ${err instanceof Error ? err.message : String(err)}`,
+      });
+      end();
+      return;
+    }
     listener.on("connection", (socket) => {
       if (grpc && !ended) grpc.serve(socket);
       else socket.destroy();

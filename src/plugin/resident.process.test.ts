@@ -61,8 +61,8 @@ async function handshake(s: Started): Promise<ReturnType<typeof parseHandshake> 
   return { ...parseHandshake(line), line };
 }
 
-async function schemaAndShutdown(hs: ReturnType<typeof parseHandshake>): Promise<void> {
-  const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), hostCert);
+async function schemaAndShutdown(hs: ReturnType<typeof parseHandshake>, host = hostCert): Promise<void> {
+  const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), host);
   const provider = connect(hs.address, "tfplugin6.Provider", creds);
   const res = await provider.call("GetProviderSchema");
   expect(Object.keys(res.resource_schemas as object)).toContain("gpurental_instance");
@@ -111,11 +111,13 @@ describe("the resident mode", () => {
 
   it("later launches are its sessions: mTLS with the launch's certificate, logs at the launch's level on its stderr, exit on Shutdown", async () => {
     const traced = start({ ...hostEnv, TF_LOG: "trace" });
-    const quiet = start(hostEnv);
+    const quietHostCert = generateServerCertificate();
+    const quiet = start({ ...hostEnv, PLUGIN_CLIENT_CERT: quietHostCert.certPem });
     const [a, b] = [await handshake(traced), await handshake(quiet)];
     for (const hs of [a, b]) expect(hs.address.startsWith(`${runDir}/s`)).toBe(true);
     expect(a.address).not.toBe(b.address);
-    expect(a.cert).not.toBe(b.cert);
+    // The process's certificate, as one provider process has one; the hosts differ.
+    expect(a.cert).toBe(b.cert);
     expect(sessionSockets()).toHaveLength(2);
 
     // Another host's certificate is refused: the session accepts only its launch's host.
@@ -127,9 +129,17 @@ describe("the resident mode", () => {
     );
     await expect(wrong.call("GetProviderSchema")).rejects.toThrow();
     wrong.close();
+    // Nor does a session accept the other session's host.
+    const crossed = connect(
+      a.address,
+      "tfplugin6.Provider",
+      tlsCredentials(derToPem(Buffer.from(a.cert, "base64")), quietHostCert),
+    );
+    await expect(crossed.call("GetProviderSchema")).rejects.toThrow();
+    crossed.close();
 
     await schemaAndShutdown(a);
-    await schemaAndShutdown(b);
+    await schemaAndShutdown(b, quietHostCert);
     expect(await traced.exited).toEqual({ code: 0, signal: null });
     expect(await quiet.exited).toEqual({ code: 0, signal: null });
     expect(traced.stdout()).toBe(a.line);
@@ -210,7 +220,32 @@ describe("the resident mode", () => {
     const noCookie = JSON.parse(await answer({ t: "session", env: {}, cwd: "/", pid: 1, ppid: 1 }));
     expect(noCookie.t).toBe("error");
     expect(noCookie.message).toMatch(/Terraform provider plugin/);
+    // A host certificate it cannot read (a launch checks it first; the process must not rely on
+    // that): an answer to that request alone, and the process serves on.
+    const [pid] = residentPids();
+    const badCert = JSON.parse(
+      await answer({
+        t: "session",
+        env: {
+          ...hostEnv,
+          PLUGIN_CLIENT_CERT: "-----BEGIN CERTIFICATE-----\nbad\n-----END CERTIFICATE-----\n",
+        },
+        cwd: "/",
+        pid: 1,
+        ppid: 1,
+      }),
+    );
+    expect(badCert).toEqual({
+      t: "error",
+      message: expect.stringMatching(/^PLUGIN_CLIENT_CERT must be the host's certificate/),
+    });
     expect(sessionSockets()).toEqual([]);
+    const next = start(hostEnv);
+    const hs = await handshake(next);
+    expect(hs.address.startsWith(`${runDir}/s`)).toBe(true);
+    await schemaAndShutdown(hs);
+    expect(await next.exited).toEqual({ code: 0, signal: null });
+    expect(residentPids()).toEqual([pid]);
   });
 
   it("`gpurental provider resident status` lists it with its sessions; `stop` frees its socket at once, and it exits when its last session ends", async () => {

@@ -8,6 +8,7 @@ import { generateServerCertificate, handshakeCertificate } from "./cert";
 import type { GrpcServer, TlsMaterial } from "./grpc-server";
 import {
   checkMagicCookie,
+  clientCertificate,
   DEFAULT_PROVIDER_ADDRESS,
   handshakeLine,
   negotiateProtocol,
@@ -97,7 +98,7 @@ export async function serveProvider(
     protocolVersion = negotiateProtocol(env);
   }
 
-  const clientCert = debug ? undefined : env.PLUGIN_CLIENT_CERT;
+  const clientCert = debug ? undefined : clientCertificate(env);
   let tls: TlsMaterial | undefined;
   let certField = "";
   if (clientCert) {
