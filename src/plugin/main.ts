@@ -92,8 +92,9 @@ export async function runProvider(
 
 /**
  * Whether this launch is served by the resident process (GPURENTAL_PROVIDER_RESIDENT, on by
- * default outside automation on Linux; see resident.ts). A launch that is no Terraform launch fails the handshake checks first, as it would
- * without the mode; a setting that cannot be used is an error, never a silent fallback.
+ * default outside automation on Linux; see resident.ts). A launch that is no Terraform launch
+ * fails the handshake checks first, as it would without the mode; a setting that cannot be used
+ * is an error, never a silent fallback.
  */
 async function attached(
   resident: () => AttachOptions,
