@@ -105,3 +105,32 @@ describe("a session of the resident process", () => {
     expect(session.ended.aborted).toBe(true);
   });
 });
+
+describe("the control socket", () => {
+  it("is bound at the longest path a launch uses (103 bytes), through a temporary name no longer", async () => {
+    const name = `${"c".repeat(103 - dir.length - 1 - ".sock".length)}.sock`;
+    const socket = join(dir, name);
+    expect(Buffer.byteLength(socket)).toBe(103);
+    const long = await runResidentDaemon({
+      socket,
+      createService: () => createStubProviderService(),
+      loadGrpcServer: () => import("./grpc-server"),
+      exit: () => {},
+    });
+    try {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const c = connectSocket(socket);
+        let text = "";
+        c.on("data", (d) => {
+          text += d;
+        });
+        c.on("close", () => resolve(text));
+        c.on("error", reject);
+        c.write(`${JSON.stringify({ t: "status" })}\n`);
+      });
+      expect(JSON.parse(answer)).toMatchObject({ t: "status", pid: process.pid, sessions: 0 });
+    } finally {
+      long.close();
+    }
+  });
+});

@@ -310,7 +310,8 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
  */
 async function bindControl(control: NetServer, socket: string): Promise<void> {
   if (await answers(socket)) throw new AlreadyServing(socket);
-  const temporary = `${socket}.${process.pid}.tmp`;
+  // No longer than the socket's own name, whose path resident.ts keeps within what can be bound.
+  const temporary = join(dirname(socket), `b${randomBytes(6).toString("hex")}.tmp`);
   rmSync(temporary, { force: true });
   await new Promise<void>((resolve, reject) => {
     control.once("error", reject);

@@ -156,40 +156,6 @@ describe("the resident mode", () => {
     expect(residentPids()).toHaveLength(1);
   });
 
-  it("is on by default for a person's launch, and off by default in automation: no directory, no process", async () => {
-    const { GPURENTAL_PROVIDER_RESIDENT: _, ...byDefault } = hostEnv;
-    const person = start(byDefault);
-    const hs = await handshake(person);
-    expect(hs.address.startsWith(`${runDir}/s`)).toBe(true);
-    await schemaAndShutdown(hs);
-    expect(await person.exited).toEqual({ code: 0, signal: null });
-
-    // CI (most systems), BUILD_ID (Jenkins, which sets no CI), Terraform's own TF_IN_AUTOMATION;
-    // CI=false turns ci-info's reading off, so that launch is a person's again.
-    const elsewhere = join(work, "automation");
-    for (const automation of [{ CI: "true" }, { BUILD_ID: "17" }, { TF_IN_AUTOMATION: "1" }]) {
-      const s = start({
-        ...byDefault,
-        ...automation,
-        GPURENTAL_PROVIDER_RESIDENT_DIR: elsewhere,
-        TF_LOG: "debug",
-      });
-      const own = await handshake(s);
-      await schemaAndShutdown(own);
-      expect(await s.exited).toEqual({ code: 0, signal: null });
-      expect(s.stderr()).toContain("off by default in automation (CI or TF_IN_AUTOMATION)");
-      expect(existsSync(elsewhere)).toBe(false);
-    }
-    const notCi = start({ ...byDefault, CI: "false", GPURENTAL_PROVIDER_RESIDENT_DIR: elsewhere });
-    await schemaAndShutdown(await handshake(notCi));
-    expect(await notCi.exited).toEqual({ code: 0, signal: null });
-    await until(
-      "a resident process listens in the other directory",
-      () => residentPidsIn(elsewhere).length === 1,
-    );
-    for (const pid of residentPidsIn(elsewhere)) process.kill(pid, "SIGKILL");
-  });
-
   it("a launch that is killed ends its session", async () => {
     const s = start(hostEnv);
     const hs = await handshake(s);
@@ -304,5 +270,50 @@ describe("the resident mode", () => {
       ? readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0]
       : "gone";
     expect(["gone", "Z", "X"]).toContain(state);
+  });
+});
+
+// Apart from the suite above, whose resident process must stay up between its tests (its idle
+// time is short, for the test of the idle exit): directories of their own, short ones, as CI's
+// temp directories are deep.
+describe("the resident mode's default", () => {
+  const { GPURENTAL_PROVIDER_RESIDENT: _, ...byDefault } = hostEnv;
+  const person = join(work, "p");
+  const automated = join(work, "a");
+  afterAll(() => {
+    for (const pid of residentPidsIn(person)) process.kill(pid, "SIGKILL");
+  });
+
+  it("is on for a person's launches: the first starts the resident process, the next is its session", async () => {
+    const first = start({ ...byDefault, GPURENTAL_PROVIDER_RESIDENT_DIR: person });
+    await schemaAndShutdown(await handshake(first));
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+    await until("a resident process listens", () => residentPidsIn(person).length === 1);
+    const next = start({ ...byDefault, GPURENTAL_PROVIDER_RESIDENT_DIR: person });
+    const hs = await handshake(next);
+    expect(hs.address.startsWith(`${person}/s`)).toBe(true);
+    await schemaAndShutdown(hs);
+    expect(await next.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it("is off in automation: no directory, no process; CI=false is a person's launch again", async () => {
+    // CI (most systems), BUILD_ID (Jenkins, which sets no CI), Terraform's own TF_IN_AUTOMATION.
+    for (const automation of [{ CI: "true" }, { BUILD_ID: "17" }, { TF_IN_AUTOMATION: "1" }]) {
+      const s = start({
+        ...byDefault,
+        ...automation,
+        GPURENTAL_PROVIDER_RESIDENT_DIR: automated,
+        TF_LOG: "debug",
+      });
+      await schemaAndShutdown(await handshake(s));
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+      expect(s.stderr()).toContain("off by default in automation (CI or TF_IN_AUTOMATION)");
+      expect(existsSync(automated)).toBe(false);
+    }
+    const notCi = start({ ...byDefault, CI: "false", GPURENTAL_PROVIDER_RESIDENT_DIR: person });
+    const hs = await handshake(notCi);
+    expect(hs.address.startsWith(`${person}/s`)).toBe(true);
+    await schemaAndShutdown(hs);
+    expect(await notCi.exited).toEqual({ code: 0, signal: null });
   });
 });
