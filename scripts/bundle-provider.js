@@ -268,7 +268,7 @@ async function bundle(entry, outfile, opts = {}) {
     minifyWhitespace: true,
     minifySyntax: true,
     keepNames: true,
-    sourcemap: "linked",
+    sourcemap: opts.sourcemap === false ? false : "linked",
     sourcesContent: false,
     legalComments: "none",
     logLevel: "warning",
