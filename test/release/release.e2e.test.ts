@@ -15,6 +15,7 @@ import { type ReleaseResult, release } from "../../scripts/release";
 import { type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { generateServerCertificate } from "../../src/plugin/cert";
 import { version } from "../../src/version";
+import { cdktfCliEnv } from "../cdktf/cli-env";
 import { findTerraform } from "../e2e/harness";
 import { TestKeyring } from "./gpg";
 import { type StaticServer, serveStatic } from "./static-server";
@@ -256,3 +257,80 @@ test("terraform init refuses a tampered zip and a signature by another key, with
   expect(r2.out).toMatch(/Failed to install provider/);
   expect(r2.out).toMatch(/signature/i);
 }, 120_000);
+
+test("`terraform providers lock -net-mirror` gives a CDKTF stack the lock file with which `cdktf deploy` needs no --skip-provider-lock", async () => {
+  const repo = join(__dirname, "..", "..");
+  const dir = join(root, "cdktf");
+  for (const sub of ["app", "home", "tmp"]) mkdirSync(join(dir, sub), { recursive: true });
+  writeFileSync(join(dir, "cli.tfrc"), mirrorCliConfig());
+  const c = backend.credentials!;
+  writeFileSync(
+    join(dir, "app", "main.js"),
+    `const { App, TerraformStack } = require("cdktf");
+const { GpurentalProvider, Instance } = require(${JSON.stringify(join(repo, "dist", "index.js"))});
+const app = new App();
+const stack = new TerraformStack(app, "gpu");
+new GpurentalProvider(stack, "gpurental");
+new Instance(stack, "gpu", { offerId: "${c.offer_id}", templateId: "${c.template_id}", diskGb: 50, label: "cdktf-release" });
+app.synth();
+`,
+  );
+  writeFileSync(
+    join(dir, "app", "cdktf.json"),
+    JSON.stringify({
+      language: "typescript",
+      app: "node main.js",
+      output: "cdktf.out",
+      sendCrashReports: false,
+    }),
+  );
+  const env = cdktfCliEnv({
+    HOME: join(dir, "home"),
+    TMPDIR: join(dir, "tmp"),
+    CDKTF_HOME: join(dir, "home", ".cdktf"),
+    SSL_CERT_FILE: caFile,
+    TF_CLI_CONFIG_FILE: join(dir, "cli.tfrc"),
+    GPURENTAL_BASE_URL: backend.url,
+    GPURENTAL_TOKEN: c.admin_session_token,
+    NODE_PATH: join(repo, "node_modules"),
+  });
+  const cdktf = join(repo, "node_modules", "cdktf-cli", "bundle", "bin", "cdktf");
+  // Asynchronous: the static server and the fake backend answer from this process.
+  const run = (cmd: string, args: string[], cwd = join(dir, "app")) =>
+    new Promise<string>((ok, fail) => {
+      const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.on("data", (d) => {
+        out += d;
+      });
+      child.stderr.on("data", (d) => {
+        out += d;
+      });
+      child.on("error", fail);
+      child.on("close", (code) =>
+        code === 0 ? ok(out) : fail(new Error(`${cmd} ${args.join(" ")} exited ${code}:\n${out}`)),
+      );
+    });
+  await run(process.execPath, [cdktf, "synth"]);
+  const stackDir = join(dir, "app", "cdktf.out", "stacks", "gpu");
+  await run(
+    terraform,
+    ["providers", "lock", `-net-mirror=https://localhost:${server.port}/mirror/`, `-platform=${PLATFORM}`],
+    stackDir,
+  );
+  const archive = rel.built.find((b) => b.platform === PLATFORM)!;
+  expect(readFileSync(join(stackDir, ".terraform.lock.hcl"), "utf8")).toContain(archive.h1);
+  const deploy = await run(process.execPath, [cdktf, "deploy", "--auto-approve"]);
+  expect(deploy).not.toMatch(/providers lock/);
+  expect(
+    Object.values(backend.state().instances).filter(
+      (i) => i.label === "cdktf-release" && i.status !== "destroyed",
+    ),
+  ).toHaveLength(1);
+  await run(process.execPath, [cdktf, "destroy", "--auto-approve"]);
+  expect(
+    Object.values(backend.state().instances).filter(
+      (i) => i.label === "cdktf-release" && i.status !== "destroyed",
+    ),
+  ).toHaveLength(0);
+}, 300_000);
