@@ -269,7 +269,10 @@ async function release(opts = {}) {
       let executed = "";
       if (platform === hostPlatform()) {
         const exeFile = path.join(workDir, `${platform}.exe`);
-        const ran = spawnSync(exeFile, ["--version"], { encoding: "utf8", env: { PATH: "/nonexistent" } });
+        const ran = spawnSync(exeFile, ["--version"], {
+          encoding: "utf8",
+          env: { PATH: "/nonexistent", GPURENTAL_PROVIDER_CODE_CACHE: "off" },
+        });
         if (ran.status !== 0 || !ran.stdout.includes(version))
           throw new ReleaseError(`the ${platform} executable does not run: ${ran.stderr || ran.stdout}`);
         executed = ran.stdout.trim();
