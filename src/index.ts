@@ -1,5 +1,5 @@
 // The package root: CDKTF constructs, the typed /v1 client and the embedded fake backend. The
-// generated L1 bindings live under the "gpurental/providers" subpath.
+// generated L1 bindings live under the "@gpurental/gpurental/providers" subpath.
 
 import type { FakeBackend, FakeBackendOptions } from "./fake-backend";
 

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import {
   chmodSync,
+  copyFileSync,
   createWriteStream,
   existsSync,
   mkdirSync,
@@ -10,10 +11,10 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { FakeBackend, TransitionMode } from "../fake-backend";
-import { version } from "../version";
+import { packageName, version } from "../version";
 
 // `gpurental demo` shows the whole product in one command: the embedded fake backend with the demo
 // seed, the provider installed into a private filesystem mirror, the CDKTF example app deployed with
@@ -134,12 +135,44 @@ function packageRoot(): string {
     const file = join(dir, "package.json");
     if (existsSync(file)) {
       const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: unknown };
-      if (pkg.name === "gpurental") return dir;
+      if (pkg.name === packageName) return dir;
     }
     const up = dirname(dir);
     if (up === dir) throw new DemoError("cannot find the gpurental package folder");
     dir = up;
   }
+}
+
+/**
+ * cdktf-cli's folder: the project's own (the directory the demo runs in), else this package's (a
+ * clone has it as a dev dependency). An installed package does not bring it: CDKTF projects add
+ * it themselves.
+ */
+function cdktfCliDir(root: string): string {
+  try {
+    return dirname(require.resolve("cdktf-cli/package.json", { paths: [process.cwd(), root] }));
+  } catch {
+    throw new DemoError(
+      "the demo runs the cdktf CLI, which was not found in this project: npm install --save-dev cdktf-cli@0.21.0",
+    );
+  }
+}
+
+/** The node_modules folders this package's dependencies are installed in. */
+function dependencyDirs(root: string): string[] {
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+    dependencies?: Record<string, string>;
+  };
+  const dirs = new Set([join(root, "node_modules")]);
+  for (const name of Object.keys(pkg.dependencies ?? {})) {
+    try {
+      const manifest = require.resolve(`${name}/package.json`, { paths: [root] });
+      dirs.add(resolve(dirname(manifest), ...name.split("/").map(() => "..")));
+    } catch {
+      // A dependency whose package.json is not exported is found through its neighbours.
+    }
+  }
+  return [...dirs];
 }
 
 function terraformBinary(): string {
@@ -386,17 +419,25 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     step = report.step("bundling the example app (examples/cdktf-app)");
     const appDir = join(workDir, "app");
     mkdirSync(appDir, { recursive: true });
-    const esbuild = await import("esbuild");
+    // In a clone the example is bundled from its sources; an installed package carries it built
+    // (dist/demo-app.js, written by `npm run build`) and has no esbuild.
+    const exampleSource = join(root, "examples", "cdktf-app", "main.ts");
+    const prebuilt = join(root, "dist", "demo-app.js");
     try {
-      await esbuild.build({
-        entryPoints: [join(root, "examples", "cdktf-app", "main.ts")],
-        outfile: join(appDir, "app.js"),
-        bundle: true,
-        platform: "node",
-        target: "node20",
-        packages: "external",
-        logLevel: "silent",
-      });
+      if (existsSync(exampleSource)) {
+        const esbuild = await import("esbuild");
+        await esbuild.build({
+          entryPoints: [exampleSource],
+          outfile: join(appDir, "app.js"),
+          bundle: true,
+          platform: "node",
+          target: "node20",
+          packages: "external",
+          logLevel: "silent",
+        });
+      } else {
+        copyFileSync(prebuilt, join(appDir, "app.js"));
+      }
     } catch (err) {
       throw new DemoError(
         `cannot bundle examples/cdktf-app: ${err instanceof Error ? err.message : String(err)}`,
@@ -421,12 +462,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     );
     step.done("example app ready");
 
-    const cdktfBin = join(
-      dirname(require.resolve("cdktf-cli/package.json", { paths: [root] })),
-      "bundle",
-      "bin",
-      "cdktf",
-    );
+    const cdktfBin = join(cdktfCliDir(root), "bundle", "bin", "cdktf");
     const tmpForChildren = join(workDir, "tmp");
     mkdirSync(tmpForChildren, { recursive: true });
     const env = quietEnv({
@@ -449,8 +485,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       CI: "1",
       FORCE_COLOR: "0",
       NO_COLOR: "1",
-      // The bundled app leaves cdktf, constructs and zod to be required from this package.
-      NODE_PATH: join(root, "node_modules"),
+      // The bundled app leaves cdktf, constructs and zod to be required from this package's
+      // dependencies: in a clone its node_modules, in a project the folder npm put them in.
+      NODE_PATH: dependencyDirs(root).join(delimiter),
     });
     const cdktf = (argv: string[], onLine: (line: string) => void, signal = options.signal) =>
       runner.run(
