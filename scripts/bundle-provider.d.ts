@@ -16,7 +16,7 @@ export function bundle(
  * Builds the production bundles and the pre-encoded GetProviderSchema answer (SCHEMA_FILE) into
  * `outDir`; resolves to it.
  */
-export function buildProvider(outDir: string): Promise<string>;
+export function buildProvider(outDir: string, opts?: { sourcemap?: boolean }): Promise<string>;
 /** The file name of the pre-encoded GetProviderSchema answer. */
 export const SCHEMA_FILE: string;
 /** The .proto files that make up the descriptor. */

@@ -158,22 +158,18 @@ function nodeBinary(platform, version, cacheDir) {
   return file;
 }
 
-/** Bundles the provider for the executable: the SEA entry, one bundle of the provider, its schema answer. */
+/** Bundles the provider for the executable: the SEA entry and the production build's parts. */
 async function buildBundles(workDir) {
   const { bundle, buildProvider, SCHEMA_FILE } = require("./bundle-provider");
   const parts = path.join(workDir, "parts");
-  await buildProvider(parts);
-  const provider = await bundle(
-    path.join(root, "src", "plugin", "main.ts"),
-    path.join(workDir, "provider.js"),
-    {
-      sourcemap: false,
-    },
-  );
+  await buildProvider(parts, { sourcemap: false });
   const entry = await bundle(path.join(root, "src", "plugin", "sea.ts"), path.join(workDir, "sea-main.js"), {
     sourcemap: false,
   });
-  return { provider, entry, schema: path.join(parts, SCHEMA_FILE) };
+  const assets = {};
+  for (const name of ["provider.js", "provider-transport.js", "provider-impl.js", SCHEMA_FILE])
+    assets[name] = path.relative(workDir, path.join(parts, name));
+  return { entry, assets };
 }
 
 /** Writes the SEA blob (the same for every platform: no code cache, no snapshot). */
@@ -189,10 +185,7 @@ function buildBlob(workDir, bundles) {
       disableExperimentalSEAWarning: true,
       useCodeCache: false,
       useSnapshot: false,
-      assets: {
-        "provider.js": path.relative(workDir, bundles.provider),
-        "provider-schema.pb": path.relative(workDir, bundles.schema),
-      },
+      assets: bundles.assets,
     }),
   );
   execFileSync(BUILD_NODE, ["--experimental-sea-config", config], { cwd: workDir, stdio: "ignore" });

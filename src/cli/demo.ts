@@ -485,6 +485,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       CI: "1",
       FORCE_COLOR: "0",
       NO_COLOR: "1",
+      // The provider executable runs `node` from PATH: the demo's own Node.js comes first, so
+      // that the provider runs on the Node.js the demo was started with (npm scripts put a
+      // project's node_modules/.bin first, which may hold another `node`).
+      PATH: [dirname(process.execPath), process.env.PATH].filter(Boolean).join(delimiter),
       // The bundled app leaves cdktf, constructs and zod to be required from this package's
       // dependencies: in a clone its node_modules, in a project the folder npm put them in.
       NODE_PATH: dependencyDirs(root).join(delimiter),

@@ -93,11 +93,11 @@ function workspace(name: string, main: string, cliConfig = "") {
     GPURENTAL_BASE_URL: backend.url,
     GPURENTAL_TOKEN: backend.credentials!.admin_session_token,
   };
-  const run = (args: string[]): Promise<Run> =>
+  const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Run> =>
     new Promise((ok, fail) => {
       const child = spawn(terraform, args, {
         cwd: join(dir, "work"),
-        env,
+        env: { ...env, ...extra },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let out = "";
@@ -110,8 +110,8 @@ function workspace(name: string, main: string, cliConfig = "") {
       child.on("error", fail);
       child.on("close", (code) => ok({ code, out }));
     });
-  const ok = async (args: string[]) => {
-    const r = await run(args);
+  const ok = async (args: string[], extra: NodeJS.ProcessEnv = {}) => {
+    const r = await run(args, extra);
     if (r.code !== 0) throw new Error(`terraform ${args.join(" ")} exited ${r.code}:\n${r.out}`);
     return r.out;
   };
@@ -156,6 +156,22 @@ function mirrorCliConfig(): string {
   }
 }
 `;
+}
+
+/** The resident provider processes serving sockets in `dir` (Linux /proc). */
+function residentPids(dir: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        const i = args.indexOf("--resident");
+        return i !== -1 && (args[i + 1] ?? "").startsWith(`${dir}/`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 const hashesOf = (lock: string) => [...lock.matchAll(/"((?:h1|zh):[^"]+)"/g)].map((m) => m[1]);
@@ -204,6 +220,25 @@ test("terraform init installs from the private registry with the signature verif
   expect(Object.keys(backend.state().instances).length).toBe(before + 1);
   const plan = await ws.ok(["plan", "-no-color", "-detailed-exitcode"]);
   expect(plan).toContain("No changes.");
+
+  // The resident provider process works with the executable: the first plan starts it (the
+  // executable itself with --resident), the second is served by it.
+  const runDir = join(ws.dir, "run");
+  const resident = { GPURENTAL_PROVIDER_RESIDENT: "on", GPURENTAL_PROVIDER_RESIDENT_DIR: runDir };
+  try {
+    await ws.ok(["plan", "-no-color", "-detailed-exitcode"], resident);
+    await new Promise((r) => setTimeout(r, 500));
+    const again = await ws.ok(["plan", "-no-color", "-detailed-exitcode"], { ...resident, TF_LOG: "debug" });
+    expect(again).toContain("No changes.");
+    const pids = residentPids(runDir);
+    expect(pids).toHaveLength(1);
+    const cmdline = readFileSync(`/proc/${pids[0]}/cmdline`, "utf8").split("\0");
+    expect(cmdline[0]).toMatch(/terraform-provider-gpurental_v[^/]*$/);
+    expect(cmdline[1]).toBe("--resident");
+  } finally {
+    for (const pid of residentPids(runDir)) process.kill(pid, "SIGTERM");
+  }
+
   await ws.ok(["destroy", "-no-color", "-auto-approve"]);
   const left = Object.values(backend.state().instances).filter(
     (i) => i.label === "from-a-release" && i.status !== "destroyed",
