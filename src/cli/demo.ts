@@ -158,6 +158,26 @@ function cdktfCliDir(root: string): string {
   }
 }
 
+/**
+ * cdktf-cli 0.21 runs terraform through @cdktf/node-pty-prebuilt-multiarch, a native module
+ * shipped built for each Node.js ABI up to Node.js 22's: on a newer Node.js, `cdktf deploy`
+ * fails deep inside with "Cannot find module '../build/Release/pty.node'". Say so up front.
+ */
+export function checkTerminalModule(cliDir: string, abi = process.versions.modules): void {
+  let ptyDir: string;
+  try {
+    ptyDir = dirname(require.resolve("@cdktf/node-pty-prebuilt-multiarch/package.json", { paths: [cliDir] }));
+  } catch {
+    return; // another cdktf-cli, which may not use it
+  }
+  const prebuilt = join(ptyDir, "prebuilds", `${process.platform}-${process.arch}`, `node.abi${abi}.node`);
+  const built = join(ptyDir, "build", "Release", "pty.node");
+  if (existsSync(prebuilt) || existsSync(built)) return;
+  throw new DemoError(
+    `cdktf-cli cannot run on Node.js ${process.version}: its terminal module (@cdktf/node-pty-prebuilt-multiarch) has no build for this Node.js (ABI ${abi}). Run the demo with Node.js 20 or 22.`,
+  );
+}
+
 /** The node_modules folders this package's dependencies are installed in. */
 function dependencyDirs(root: string): string[] {
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
@@ -462,7 +482,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     );
     step.done("example app ready");
 
-    const cdktfBin = join(cdktfCliDir(root), "bundle", "bin", "cdktf");
+    const cliDir = cdktfCliDir(root);
+    checkTerminalModule(cliDir);
+    const cdktfBin = join(cliDir, "bundle", "bin", "cdktf");
     const tmpForChildren = join(workDir, "tmp");
     mkdirSync(tmpForChildren, { recursive: true });
     const env = quietEnv({
