@@ -240,6 +240,14 @@ async function release(opts = {}) {
   const workDir = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "gpurental-release-"));
   try {
     fs.mkdirSync(outDir, { recursive: true });
+    // A release of this version made before (with other platforms) is replaced, not mixed in.
+    const stale = (dir) => {
+      if (!fs.existsSync(dir)) return;
+      for (const f of fs.readdirSync(dir))
+        if (f.startsWith(`${PROVIDER}_${version}_`)) fs.rmSync(path.join(dir, f), { force: true });
+    };
+    stale(outDir);
+    stale(path.join(outDir, "site", "releases", version));
     const bundles = await buildBundles(workDir);
     const blob = buildBlob(workDir, bundles);
     const versions = nodeVersions(platforms, buildVersion);
@@ -427,6 +435,7 @@ function writeSite(siteDir, outDir, record) {
 
   writeJson(path.join(siteDir, ".well-known", "terraform.json"), { "providers.v1": "/v1/providers/" });
   const base = `v1/providers/${NAMESPACE}/${TYPE}`;
+  fs.rmSync(path.join(siteDir, base, record.version), { recursive: true, force: true });
   writeJson(path.join(siteDir, base, "versions"), {
     versions: records.map((r) => ({
       version: r.version,
