@@ -41,6 +41,8 @@ export interface HttpContext {
   registerControl(app: FastifyInstance): void;
   /** Limits on receiving a request; a stalled one is answered 408 REQUEST_TIMEOUT. */
   timeouts: RequestTimeouts;
+  /** Serve HTTPS with this certificate and key (PEM) instead of plain HTTP. */
+  tls?: { certPem: string; keyPem: string } | undefined;
 }
 
 const LOST_RESPONSE = Symbol("lostResponse");
@@ -96,7 +98,10 @@ function patternToRegExp(pattern: string): RegExp {
 
 /** Builds the Fastify app serving /v1 and /_control. */
 export function buildApp(ctx: HttpContext): FastifyInstance {
+  const server = serverOptions(ctx.timeouts);
+  // Fastify types an HTTPS instance apart; routes and hooks are the same, so one type serves both.
   const app = Fastify({
+    ...(ctx.tls ? { https: { ...server, cert: ctx.tls.certPem, key: ctx.tls.keyPem } } : {}),
     logger: false,
     bodyLimit: BODY_LIMIT,
     genReqId: () => randomUUID(),
@@ -104,7 +109,7 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     requestIdHeader: false,
     // Fastify's own 503 while closing is not in the documented shape: onRequest answers it.
     return503OnClosing: false,
-    http: serverOptions(ctx.timeouts),
+    http: server,
     requestTimeout: ctx.timeouts.requestMs,
     clientErrorHandler: clientErrorHandler(ctx.timeouts),
     // Long ids reach the routes and get their own 404; only absurd ones are cut off below.

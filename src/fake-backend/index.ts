@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
+import { createTestPki } from "../tls/issue";
 import { DEFAULT_REQUEST_TIMEOUTS, type RequestTimeouts } from "./client-errors";
 import { Clock } from "./clock";
 import { registerControl } from "./control";
@@ -65,12 +66,21 @@ export interface FakeBackendOptions {
   tickMs?: number;
   /** Limits on receiving a request (default headers 10 s, whole request 30 s); 408 past them. */
   requestTimeouts?: Partial<RequestTimeouts>;
+  /**
+   * Serve HTTPS: `true` generates a private CA and a server certificate it signs (for localhost,
+   * 127.0.0.1, ::1 and `tlsNames`), whose CA is then `caCertPem`; or a certificate and key of one's own.
+   */
+  tls?: true | { certPem: string; keyPem: string } | undefined;
+  /** Extra host names (or IPs) the generated server certificate is for, e.g. `api.gpurental.test`. */
+  tlsNames?: readonly string[] | undefined;
 }
 
 /** A running fake backend. */
 export interface FakeBackend {
-  /** Base URL, e.g. http://127.0.0.1:43123 (no trailing slash). */
+  /** Base URL, e.g. http://127.0.0.1:43123 or https://127.0.0.1:43123 (no trailing slash). */
   readonly url: string;
+  /** The PEM of the CA that signed the generated server certificate (`tls: true`), else undefined. */
+  readonly caCertPem: string | undefined;
   /** Token for the X-Control-Token header of /_control routes. */
   readonly controlToken: string;
   /** Credentials of the demo seed, when seeded with "demo". */
@@ -213,7 +223,14 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     persist();
   };
 
+  const pki = opts.tls === true ? createTestPki(opts.tlsNames ?? []) : undefined;
+  const tls = pki
+    ? { certPem: pki.server.certPem, keyPem: pki.server.keyPem }
+    : typeof opts.tls === "object"
+      ? opts.tls
+      : undefined;
   const app = buildApp({
+    tls,
     engine,
     faults,
     persist,
@@ -225,7 +242,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
   try {
     const address = app.server.address() as AddressInfo;
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-    url = `http://${host}:${address.port}`;
+    url = `${tls ? "https" : "http"}://${host}:${address.port}`;
     if (opts.seed === "demo" && !restored) doSeed();
     else if (opts.seed === "demo")
       credentials = reissueDemoCredentials(engine, url, controlToken) ?? doSeed();
@@ -264,6 +281,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
 
   const backend: FakeBackend = {
     url,
+    caCertPem: pki?.ca.certPem,
     controlToken,
     get credentials() {
       return credentials;
