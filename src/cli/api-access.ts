@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { GpurentalClient } from "../api/client";
-import { NetworkError, TimeoutError } from "../api/errors";
+import { ClientConfigError, ConnectionSetupError, NetworkError, TimeoutError } from "../api/errors";
 import { redactText } from "../api/redact";
 import { type CredentialKind, credentialKindOf } from "../resources/provider-data";
 
@@ -15,6 +15,7 @@ export const API_ENV = {
   baseUrl: "GPURENTAL_BASE_URL",
   token: "GPURENTAL_TOKEN",
   orgId: "GPURENTAL_ORG_ID",
+  caCertFile: "GPURENTAL_CA_CERT_FILE",
 } as const;
 
 /** The flags a command takes for the API. */
@@ -117,13 +118,26 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
     );
   }
   const credential = credentialKindOf(token.value);
-  const client = new GpurentalClient({
-    baseUrl: base.value,
-    token: token.value,
-    orgId: org?.value,
-    userAgent,
-    retry: { deadlineMs: COMMAND_REQUEST_BUDGET_MS },
-  });
+  const caFile = env[API_ENV.caCertFile];
+  let client: GpurentalClient;
+  try {
+    client = new GpurentalClient({
+      baseUrl: base.value,
+      token: token.value,
+      orgId: org?.value,
+      userAgent,
+      baseUrlSource: base.where,
+      retry: { deadlineMs: COMMAND_REQUEST_BUDGET_MS },
+      // Proxies and CAs as the provider reads them, from this command's environment.
+      network: {
+        env,
+        ...(caFile ? { caCertFile: { value: caFile, source: API_ENV.caCertFile } } : {}),
+      },
+    });
+  } catch (err) {
+    if (err instanceof ClientConfigError) throw new ApiSettingsError(err.message);
+    throw err;
+  }
   return { client, credential, ...(credential === "api_key" ? { keyPrefix: token.value.slice(0, 12) } : {}) };
 }
 
@@ -131,6 +145,7 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
 export function commandErrorText(err: Error): string {
   // A flag or a file may hold a credential pasted in the wrong place (a token given as --org-id, a
   // URL with ?token=), and messages quote what they refuse: mask before anything is printed.
+  if (err instanceof ConnectionSetupError) return redactText(err.message);
   if (err instanceof NetworkError || err instanceof TimeoutError) {
     return redactText(`${err.message} (the API address comes from --base-url or ${API_ENV.baseUrl})`);
   }
