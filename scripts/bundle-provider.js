@@ -158,7 +158,12 @@ const grpcServerOnly = {
 // loads the package on the first call; an import of another export fails the build. `entry` is
 // what is loaded: for undici, its request() without the rest of its index (scripts/undici-request.js).
 const LAZY_PACKAGES = {
-  undici: { exports: ["request"], entry: path.join(__dirname, "undici-request.js") },
+  undici: {
+    exports: ["request"],
+    // Constructed with `new`; only HTTPS and proxied clients make one (src/api/network.ts).
+    classes: ["Agent", "ProxyAgent"],
+    entry: path.join(__dirname, "undici-request.js"),
+  },
 };
 const lazyPackages = {
   name: "lazy-packages",
@@ -176,6 +181,10 @@ const lazyPackages = {
           `const load = () => (real ??= require(${JSON.stringify(pkg.entry ?? args.path)}));`,
           ...pkg.exports.map(
             (name) => `export function ${name}(...args) { return load().${name}(...args); }`,
+          ),
+          // A function that returns an object gives that object to `new`.
+          ...(pkg.classes ?? []).map(
+            (name) => `export function ${name}(...args) { return new (load().${name})(...args); }`,
           ),
         ].join("\n"),
         loader: "js",

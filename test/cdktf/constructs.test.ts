@@ -318,6 +318,26 @@ describe("GpurentalProvider", () => {
     expect(p.node.metadata.filter((m) => m.type === "@cdktf/warn")).toEqual([]);
   });
 
+  it("writes the network settings given, and warns of proxy credentials in a literal", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const p = new GpurentalProvider(stack, "gpurental", {
+      caCertFile: "ca.pem",
+      httpsProxy: "http://user:pw@proxy.example:3128",
+      noProxy: "internal.example,10.0.0.0/8",
+    });
+    expect(Testing.synth(stack)).toHaveProviderWithProperties(provider.GpurentalProvider, {
+      ca_cert_file: "ca.pem",
+      https_proxy: "http://user:pw@proxy.example:3128",
+      no_proxy: "internal.example,10.0.0.0/8",
+    });
+    expect(p.node.metadata.filter((m) => m.type === "@cdktf/warn").map((m) => String(m.data))).toEqual([
+      expect.stringMatching(/^httpsProxy holds credentials.*set HTTPS_PROXY where Terraform runs/),
+    ]);
+    const bad = new GpurentalProvider(new TerraformStack(Testing.app(), "t"), "g", { noProxy: " " });
+    expect(bad.node.validate()).toEqual([expect.stringContaining("noProxy must be a non-empty string")]);
+  });
+
   it("warns when a literal token would be written into the configuration", () => {
     const app = Testing.app();
     const stack = new TerraformStack(app, "s");
