@@ -1,5 +1,6 @@
 import {
   apply,
+  backendFetch,
   expectCode,
   liveInstances,
   output,
@@ -146,7 +147,7 @@ test("the instance limit warning and refusal count the instances that exist", as
   const m = s.backend.createMachine({ disk_gb: 4000 });
   const bulk = s.backend.createOffer({ machine_id: m.id, free_units: 40 });
   const deploy = () =>
-    fetch(`${s.backend.url}/v1/instances`, {
+    backendFetch(`${s.backend.url}/v1/instances`, {
       method: "POST",
       headers: { authorization: `Bearer ${s.creds.admin_session_token}`, "content-type": "application/json" },
       body: JSON.stringify({ offer_id: bulk.id, template_id: s.creds.template_id, disk_gb: 10 }),

@@ -1,5 +1,6 @@
 import {
   apply,
+  backendFetch,
   expectCode,
   liveInstances,
   output,
@@ -167,11 +168,11 @@ test("drift: destroyed out of band plans a create; auto-stopped plans a start; r
   expectCode(await plan(s), 0);
 
   // Destroyed and revoked outside Terraform.
-  await fetch(`${s.backend.url}/v1/instances/${id}`, {
+  await backendFetch(`${s.backend.url}/v1/instances/${id}`, {
     method: "DELETE",
     headers: { authorization: `Bearer ${s.creds.admin_session_token}` },
   });
-  await fetch(`${s.backend.url}/v1/api-keys/${keyId}`, {
+  await backendFetch(`${s.backend.url}/v1/api-keys/${keyId}`, {
     method: "DELETE",
     headers: { authorization: `Bearer ${s.creds.admin_session_token}` },
   });
