@@ -202,7 +202,7 @@ describe("proxies", () => {
     const err = await failure(bad.getMe());
     expect((err as ConnectionSetupError).problem).toBe("proxy_auth_required");
     expect(err.message).toContain(
-      `the proxy http://***@127.0.0.1:${proxy.port} (HTTPS_PROXY) refused the credentials`,
+      `the proxy http://***@127.0.0.1:${proxy.port} (HTTPS_PROXY) refused the credentials in its URL`,
     );
     expect(`${err.message} ${JSON.stringify(logs)}`).not.toMatch(/wrong-pw|s3cr/);
   });

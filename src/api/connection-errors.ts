@@ -135,7 +135,7 @@ export function classifyConnectionError(
         problem: "proxy_auth_required",
         setting: ctx.proxySetting ?? "the proxy setting",
         message: ctx.proxyHasCredentials
-          ? `the proxy ${ctx.proxy} refused the credentials in ${ctx.proxySetting} (407 Proxy Authentication Required). Correct the user name and password in it`
+          ? `the proxy ${ctx.proxy} refused the credentials in its URL (407 Proxy Authentication Required). Correct the user name and password in ${ctx.proxySetting}`
           : `the proxy ${ctx.proxy} requires credentials (407 Proxy Authentication Required). Put them in ${ctx.proxySetting}, as http://user:password@proxy:port`,
       };
     }
