@@ -152,7 +152,8 @@ export class Transport {
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw new RequestAbortedError(endpoint);
       const remaining = deadline - now();
-      if (remaining <= 0) throw lastError ?? new TimeoutError(endpoint, budgetMs, "deadline");
+      if (remaining <= 0)
+        throw this.#unreached(endpoint, lastError ?? new TimeoutError(endpoint, budgetMs, "deadline"));
       const attemptTimeout = Math.min(this.#s.timeoutMs, remaining);
       const t0 = now();
       this.#log("debug", "request", {
@@ -280,8 +281,8 @@ export class Transport {
         });
       }
       const cutByDeadline = failure.kind === "timeout" && attemptTimeout < this.#s.timeoutMs;
-      if (cutByDeadline && lastError) throw lastError;
-      if (verdict === "fail" || attempt >= retry.maxAttempts) throw error;
+      if (cutByDeadline && lastError) throw this.#unreached(endpoint, lastError);
+      if (verdict === "fail" || attempt >= retry.maxAttempts) throw this.#unreached(endpoint, error);
       let delay = retryDelay(attempt, retryAfterMs, retry, this.#s.random);
       if (!this.#reached && this.#unreachedSince !== undefined) {
         // The last try of a client that never reached the API falls at the end of its budget.
@@ -290,7 +291,7 @@ export class Transport {
       }
       // A wait the deadline cannot hold (a long Retry-After included) ends the call now, with the
       // answer that asked for it, instead of sleeping into an abort.
-      if (now() + delay >= deadline) throw error;
+      if (now() + delay >= deadline) throw this.#unreached(endpoint, error);
       if (mayHaveBeenApplied(failure)) possiblyApplied = true;
       lastError = error;
       this.#log("debug", "retrying", {
@@ -369,6 +370,14 @@ export class Transport {
     }
   }
 
+  /** A call's last error, saying how long it tried when the API has never answered this client. */
+  #unreached(endpoint: Endpoint, error: Error): Error {
+    // One try says nothing of how long; a timeout keeps its own kind and words.
+    if (this.#reached || this.#unreachedSince === undefined || this.#unreachedAttempts < 2) return error;
+    if (!(error instanceof NetworkError) || error instanceof ConnectionSetupError) return error;
+    return this.#gaveUp(endpoint, error, this.#s.now() - this.#unreachedSince);
+  }
+
   /** The error of a call that gave up because the API was never reached: says how long it tried. */
   #gaveUp(endpoint: Endpoint, error: Error, triedMs: number): Error {
     const seconds = Math.round(triedMs / 1000);
@@ -376,7 +385,7 @@ export class Transport {
     const base = error.message.startsWith(`${endpoint}: `)
       ? error.message.slice(endpoint.length + 2)
       : error.message;
-    const message = `${base}; tried ${tries} time${tries === 1 ? "" : "s"} over ${seconds} s without reaching the API, so the address, proxy or network is more likely wrong than the API briefly down`;
+    const message = `${base}; tried ${tries} time${tries === 1 ? "" : "s"} over ${seconds} s without reaching the API once, so the address, proxy or network is more likely wrong than the API briefly down`;
     this.#log("error", "gave up reaching the API", { endpoint, triedMs, attempts: tries });
     if (error instanceof NetworkError) {
       return new NetworkError(endpoint, message, error.errorCode, { cause: error.cause, apiReached: false });

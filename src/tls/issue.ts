@@ -113,7 +113,12 @@ export interface TestPki {
 export const LOCAL_NAMES: readonly string[] = ["localhost", "127.0.0.1", "::1"];
 
 /** Makes a CA and a server certificate for `names` plus {@link LOCAL_NAMES}. */
-export function createTestPki(names: readonly string[] = [], commonName = "gpurental test CA"): TestPki {
+export function createTestPki(
+  names: readonly string[] = [],
+  // A name of its own: OpenSSL finds an issuer by name, so two test CAs trusted together (two
+  // fake backends in one test run) must not share one.
+  commonName = `gpurental test CA ${randomBytes(4).toString("hex")}`,
+): TestPki {
   const ca = issueCertificate({ commonName, ca: true });
   const all = [...new Set([...LOCAL_NAMES, ...names])];
   const server = issueCertificate({

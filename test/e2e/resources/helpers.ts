@@ -58,7 +58,7 @@ export function trustBackend(tf: TerraformHarness, backend: FakeBackend): void {
   tf.env.GPURENTAL_CA_CERT_FILE = file;
   if (!trusted.has(backend.caCertPem)) {
     trusted.add(backend.caCertPem);
-    void agent?.close();
+    // A new agent for the new set; the old one is left to finish what it is doing.
     agent = undefined;
   }
 }
