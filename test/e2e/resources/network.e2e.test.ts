@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { startFakeBackend } from "../../../src/fake-backend";
+import { residentPids } from "../../../src/testing/resident";
 import { startTestProxy, TEST_API_HOST, type TestProxy } from "../../../src/testing/test-proxy";
 import {
   apply,
@@ -14,10 +15,12 @@ import {
   startSuite,
   stateResources,
   stopSuite,
+  TERRAFORM_BLOCK,
   trustBackend,
   until,
   writeConfig,
 } from "./helpers";
+import { ResidentDirs } from "./residents";
 
 // The real terraform over real network parts: the fake backend over HTTPS with a private CA, a
 // real proxy (CONNECT) that alone resolves the API's test host name, NO_PROXY, the proxy killed in
@@ -28,11 +31,16 @@ jest.setTimeout(300_000);
 
 let s: Suite;
 let proxy: TestProxy | undefined;
+const residents = new ResidentDirs();
 
 beforeAll(async () => {
   s = await startSuite();
 });
-afterAll(() => stopSuite(s));
+afterAll(async () => {
+  await residents.stop(s?.tf);
+  residents.remove();
+  await stopSuite(s);
+});
 beforeEach(() => resetSuite(s));
 afterEach(async () => {
   await proxy?.kill().catch(() => undefined);
@@ -157,6 +165,35 @@ test("the proxy killed in the middle of an apply: retried, nothing left behind, 
   await expectBackendEqualsState();
   expectCode(await s.tf.run(["destroy", "-auto-approve", "-input=false"]), 0);
   expect(liveInstances(s)).toHaveLength(0);
+});
+
+test("one resident provider process serves two commands with different proxies, each through its own", async () => {
+  proxy = await startTestProxy();
+  const other = await startTestProxy();
+  try {
+    const second = s.tf.workingDir("second");
+    const dir = residents.use(s.tf, "net");
+    residents.use(second, "net");
+    const offers = `${TERRAFORM_BLOCK}\nprovider "gpurental" {}\ndata "gpurental_offers" "all" {}\n`;
+    s.tf.write({ "main.tf": offers });
+    second.write({ "main.tf": offers });
+    expectCode(await second.run(["init", "-input=false"]), 0);
+    for (const [tf, p] of [
+      [s.tf, proxy],
+      [second, other],
+    ] as const) {
+      tf.env.HTTPS_PROXY = p.url;
+      tf.env.GPURENTAL_BASE_URL = viaProxyUrl();
+      tf.env.GPURENTAL_TOKEN = s.creds.admin_session_token;
+      expectCode(await tf.run(["plan", "-input=false"]), 0);
+    }
+    expect(residentPids(dir)).toHaveLength(1);
+    expect(proxy.connects.length).toBeGreaterThan(0);
+    expect(other.connects.length).toBeGreaterThan(0);
+  } finally {
+    await other.kill();
+    await residents.stop(s.tf);
+  }
 });
 
 test("a wrong port fails the plan within 30 s, saying how long it tried", async () => {
