@@ -16,7 +16,7 @@ const path = require("node:path");
 
 const root = path.resolve(__dirname, "..");
 const protoDir = path.join(root, "src", "plugin", "proto");
-const PROTO_FILES = ["tfplugin6.proto", "grpc_controller.proto", "health.proto"];
+const PROTO_FILES = ["timestamp.proto", "tfplugin6.proto", "grpc_controller.proto", "health.proto"];
 
 /** Parses our .proto files (snake_case names kept) into protobufjs JSON. */
 function buildDescriptor() {

@@ -204,8 +204,10 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       listener.close();
       grpc?.close();
       rmSync(address, { force: true });
-      // Whatever the session still runs is stopped, as the end of its process would stop it.
+      // Whatever the session still runs is stopped, as the end of its process would stop it, and
+      // the ephemeral resources Terraform left open (after an error or a Ctrl-C) are closed.
       service?.StopProvider({}).catch(() => {});
+      service?.closeOpenEphemeralResources?.().catch(() => {});
       if (code !== undefined) send({ t: "exit", code });
       ctl.end();
       sessionLog.debug("session ended", { pid: req.pid });
