@@ -5,6 +5,7 @@
 //   docs/index.md                     the provider: configuration, authentication, the type list
 //   docs/resources/<name>.md          one per resource, with an example and an import section
 //   docs/data-sources/<name>.md       one per data source, with an example
+//   docs/ephemeral-resources/<name>.md one per ephemeral resource, with an example
 //
 // Examples come from examples/hcl/snippets/, where they are plain .tf files that a test formats and
 // validates with the real terraform CLI. The layout follows the Terraform Registry's (names without
@@ -43,7 +44,20 @@ export interface DocumentedProvider {
   readonly schema: Schema;
   readonly resources: readonly DocumentedType[];
   readonly dataSources: readonly DocumentedType[];
+  readonly ephemeralResources?: readonly DocumentedType[];
 }
+
+type Kind = "resources" | "data-sources" | "ephemeral-resources";
+
+const KINDS: Readonly<Record<Kind, { file: string; label: string; subcategory: string }>> = {
+  resources: { file: "resource.tf", label: "Resource", subcategory: "Resources" },
+  "data-sources": { file: "data-source.tf", label: "Data Source", subcategory: "Data Sources" },
+  "ephemeral-resources": {
+    file: "ephemeral-resource.tf",
+    label: "Ephemeral Resource",
+    subcategory: "Ephemeral Resources",
+  },
+};
 
 // What to know about importing each resource that its schema cannot say.
 const IMPORT_NOTES: Readonly<Record<string, string>> = {
@@ -186,8 +200,8 @@ function readSnippet(...parts: string[]): string | undefined {
   return existsSync(file) ? readFileSync(file, "utf8").trimEnd() : undefined;
 }
 
-function example(kind: "resources" | "data-sources", typeName: string): string[] {
-  const file = kind === "resources" ? "resource.tf" : "data-source.tf";
+function example(kind: Kind, typeName: string): string[] {
+  const file = KINDS[kind].file;
   const text = readSnippet(kind, typeName, file);
   if (text === undefined)
     throw new Error(`missing example ${join("examples/hcl/snippets", kind, typeName, file)}`);
@@ -206,12 +220,12 @@ function frontMatter(title: string, subcategory: string, description: string): s
   ];
 }
 
-function typePage(kind: "resources" | "data-sources", t: DocumentedType): string {
+function typePage(kind: Kind, t: DocumentedType): string {
   const resource = kind === "resources";
   const description = t.description ?? t.schema.description;
-  const title = `${t.typeName} (${resource ? "Resource" : "Data Source"})`;
+  const title = `${t.typeName} (${KINDS[kind].label})`;
   const lines = [
-    ...frontMatter(title, resource ? "Resources" : "Data Sources", description),
+    ...frontMatter(title, KINDS[kind].subcategory, description),
     `# ${title}`,
     "",
     description.trim(),
@@ -296,6 +310,12 @@ function indexPage(p: DocumentedProvider): string {
     "",
     ...p.dataSources.map((t) => link("data-sources", t)),
     "",
+    "## Ephemeral Resources",
+    "",
+    "Values for one run (Terraform 1.10 or later), never written to a plan or a state; see [Secrets and the state](../README.md#secrets-and-the-state).",
+    "",
+    ...(p.ephemeralResources ?? []).map((t) => link("ephemeral-resources", t)),
+    "",
   ];
   return `${lines.join("\n").trimEnd()}\n`;
 }
@@ -315,6 +335,12 @@ export function generateDocs(p: DocumentedProvider): DocFile[] {
       content: typePage("data-sources", d),
     });
   }
+  for (const e of p.ephemeralResources ?? []) {
+    files.push({
+      path: `docs/ephemeral-resources/${shortName(e.typeName, p.typeName)}.md`,
+      content: typePage("ephemeral-resources", e),
+    });
+  }
   return files;
 }
 
@@ -328,7 +354,7 @@ export function undescribedAttributes(p: DocumentedProvider): string[] {
     }
   };
   walk(p.typeName, p.schema.attributes);
-  for (const t of [...p.resources, ...p.dataSources]) {
+  for (const t of [...p.resources, ...p.dataSources, ...(p.ephemeralResources ?? [])]) {
     if (!(t.description ?? t.schema.description).trim()) missing.push(t.typeName);
     walk(t.typeName, t.schema.attributes);
   }
@@ -337,7 +363,7 @@ export function undescribedAttributes(p: DocumentedProvider): string[] {
 
 /** Writes the docs, removing pages of types that no longer exist. */
 export function writeDocs(files: readonly DocFile[], root = ROOT): void {
-  for (const sub of ["resources", "data-sources"]) {
+  for (const sub of ["resources", "data-sources", "ephemeral-resources"]) {
     const dir = join(root, "docs", sub);
     if (!existsSync(dir)) continue;
     const keep = new Set(files.map((f) => join(root, f.path)));

@@ -221,15 +221,15 @@ const schema = defineSchema({
     ssh_port: num("SSH port assigned to the instance (never 22)."),
     ssh_user: str("User to connect as with SSH."),
     jupyter_url: str(
-      "JupyterLab address with its token, once a jupyter template reports it; otherwise null. Sensitive because it carries the access token.",
+      "JupyterLab address with its token, once a jupyter template reports it; otherwise null. Sensitive because it carries the access token. Null with `store_access_secrets = false`: read it for a run with the `gpurental_instance_access` ephemeral resource, and show `jupyter_address` instead.",
       true,
     ),
     open_url: str(
-      "Address of the template's open button, once reported; otherwise null. Sensitive because it may carry the access token.",
+      "Address of the template's open button, once reported; otherwise null. Sensitive because it may carry the access token. Null with `store_access_secrets = false`: read it for a run with the `gpurental_instance_access` ephemeral resource.",
       true,
     ),
     access_token: str(
-      "The instance access token: the JupyterLab token, the bearer key of the template's app ports, and the password of accounts the template creates. Null when the template uses none.",
+      "The instance access token: the JupyterLab token, the bearer key of the template's app ports, and the password of accounts the template creates. Null when the template uses none. Kept in the state in clear text unless `store_access_secrets = false`; then null, and the `gpurental_instance_access` ephemeral resource gives it to the run that needs it.",
       true,
     ),
     store_access_secrets: attr.bool({
