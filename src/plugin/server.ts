@@ -66,7 +66,7 @@ export interface ServingProvider {
 }
 
 /** How long closing the ephemeral resources left open may delay the exit (go-plugin waits 2 s). */
-const SHUTDOWN_CLOSE_MS = 1500;
+const SHUTDOWN_CLOSE_MS = 1200;
 
 /** How often the parent process is checked, so that an orphaned provider does not linger. */
 const PARENT_POLL_MS = 500;
@@ -144,7 +144,8 @@ export async function serveProvider(
       exit(code);
     };
     // Terraform skips closing ephemeral resources after an error or a Ctrl-C; what is still open
-    // is closed now (a run's key revoked), within go-plugin's 2 s of grace before it kills us.
+    // is closed now (a run's key revoked), within go-plugin's 2 s of grace (less the 0.5 s the
+    // Shutdown reply may linger) before it kills us.
     const left = service?.closeOpenEphemeralResources?.();
     if (!left) return done();
     const grace = setTimeout(done, SHUTDOWN_CLOSE_MS);
