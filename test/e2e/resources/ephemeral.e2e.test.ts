@@ -17,6 +17,7 @@ import {
   until,
   writeConfig,
 } from "./helpers";
+import { expectServedByResident, ResidentDirs } from "./residents";
 
 // Ephemeral resources and a state without access tokens, with the real terraform CLI (1.11) and
 // the fake backend. A run creates a team key for itself (ephemeral "gpurental_api_key"), configures
@@ -31,11 +32,18 @@ import {
 jest.setTimeout(300_000);
 
 let s: Suite;
+/** The resident directory of the test that runs with the resident provider process. */
+const residents = new ResidentDirs();
 
 beforeAll(async () => {
   s = await startSuite();
 });
-afterAll(() => stopSuite(s));
+afterEach(() => residents.stop(s?.tf));
+afterAll(async () => {
+  await residents.stop(s?.tf);
+  await stopSuite(s);
+  residents.remove();
+});
 beforeEach(() => {
   resetSuite(s);
   rmSync(join(s.tf.workDir, ".terraform", "gpurental-journal"), { recursive: true, force: true });
@@ -203,6 +211,29 @@ test("a failed apply still revokes the run's key", async () => {
   expect(output(r)).toContain("local-exec provisioner error");
   expect(runKeys().all.length).toBeGreaterThanOrEqual(1);
   expect(runKeys().live).toHaveLength(0);
+});
+
+test("with the resident provider process (the default at a terminal), a failed apply still revokes the run's key", async () => {
+  const dir = residents.use(s.tf, "eph");
+  writeConfig(
+    s,
+    withRunKey(`resource "terraform_data" "fails" {
+  provisioner "local-exec" {
+    command     = "exit 3"
+    environment = { RUN_KEY = ephemeral.gpurental_api_key.run.secret }
+  }
+}`),
+  );
+  // The first launch starts the resident process; every launch of the apply is then its session.
+  expectCode(await s.tf.run(["validate", "-no-color"]), 0);
+  const r = expectCode(
+    await s.tf.run(["apply", "-input=false", "-auto-approve", "-no-color"], { TF_LOG: "debug" }),
+    1,
+  );
+  expectServedByResident(r, dir);
+  expect(runKeys().all.length).toBeGreaterThanOrEqual(1);
+  // The session's end closes what Terraform left open; the resident process outlives it.
+  await until(() => runKeys().live.length === 0, "the run's key to be revoked", 10_000);
 });
 
 function slowConfig(): string {
