@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { runStrays, STRAYS_EXIT } from "../../../src/cli/strays";
+import { journalFiles, readJournalFile } from "../../../src/journal";
 import { testIO } from "../commands/io";
 import {
   alive,
@@ -195,6 +196,17 @@ test("a run key, an alias, write-only hand-overs: no secret in state, saved plan
   expectCode(await s.tf.run(["destroy", "-input=false", "-auto-approve"]), 0);
   expect(liveInstances(s)).toHaveLength(0);
   expect(runKeys().live).toHaveLength(0);
+  // Every run key's journal entry is closed as revoked: nothing is left for a later sweep.
+  const entries = journalFiles(join(s.tf.workDir, ".terraform", "gpurental-journal")).flatMap((f) => [
+    ...readJournalFile(f).entries.values(),
+  ]);
+  const runEntries = entries.filter((e) => e.kind === "api_key" && e.request.ephemeral === true);
+  expect(runEntries.map((e) => e.id).sort()).toEqual(
+    runKeys()
+      .all.map((k) => k.id)
+      .sort(),
+  );
+  expect(runEntries.every((e) => e.closed?.reason === "revoked")).toBe(true);
 });
 
 test("a failed apply still revokes the run's key", async () => {
