@@ -209,6 +209,29 @@ test("a run key, an alias, write-only hand-overs: no secret in state, saved plan
   expect(runEntries.every((e) => e.closed?.reason === "revoked")).toBe(true);
 });
 
+test("store_access_secrets = false survives an import: the apply that imports stores no secret", async () => {
+  const body = `resource "gpurental_instance" "n" {
+  offer_id             = "${s.creds.offer_id}"
+  template_id          = "${s.creds.jupyter_template_id}"
+  disk_gb              = 40
+  store_access_secrets = false
+}`;
+  writeConfig(s, body);
+  expectCode(await s.tf.run(["apply", "-input=false", "-auto-approve"]), 0);
+  const id = (await stateOf(s, "gpurental_instance.n")).id as string;
+  const token = s.backend.instance(id)!.access_token!;
+  await s.tf.ok(["state", "rm", "gpurental_instance.n"]);
+  writeConfig(s, `${body}\n\nimport {\n  to = gpurental_instance.n\n  id = "${id}"\n}`);
+  const imported = expectCode(await s.tf.run(["apply", "-input=false", "-auto-approve", "-no-color"]), 0);
+  expect(imported.stdout).toContain("1 imported, 0 added, 1 changed, 0 destroyed");
+  const n = await stateOf(s, "gpurental_instance.n");
+  expect(n).toMatchObject({ id, access_token: null, jupyter_url: null, open_url: null });
+  expect(n.jupyter_address).toContain("token=…");
+  expectNone("the state after the import", workDirText(), [token]);
+  expectCode(await s.tf.run(["plan", "-input=false", "-detailed-exitcode"]), 0);
+  expectCode(await s.tf.run(["destroy", "-input=false", "-auto-approve"]), 0);
+});
+
 test("a failed apply still revokes the run's key", async () => {
   writeConfig(
     s,
