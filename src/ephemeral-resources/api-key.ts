@@ -41,7 +41,7 @@ const schema = defineSchema({
   description: [
     "An API key for the length of one Terraform run (Terraform 1.10 or later): created when the run first needs it, revoked when the run is done with it, and never written to a plan or a state. Use it where a run needs a credential only while it runs: as the `token` of a provider alias (a `team` key makes the instances that alias deploys show `deployed_via_api_key`), or as the value of another provider's write-only argument.",
     "Each run that needs the value creates a key of its own: a `terraform apply` creates one while it plans and another while it applies, each revoked at the end of its phase, after a failed apply and after a Ctrl-C too. A key whose revocation never came (Ctrl-C twice, terraform or the provider killed) is recorded in the deploy journal (see the provider's `journal_dir`) before it is created, and the next plan or apply of the configuration revokes it; until then `gpurental strays` lists it as a key no state holds.",
-    "Creating and revoking keys needs a signed-in session (`gps_…` token) in the provider that owns this block; a `team` key needs an admin's. Keys do not expire, so the key is never renewed. To keep a key across runs, use the `gpurental_api_key` resource (its secret is then kept in the state).",
+    "Creating and revoking keys needs a signed-in session (`gps_…` token) in the provider that owns this block; a `team` key needs an admin's. Keys do not expire, so the key is never renewed. Whatever receives the secret (an instance's `secret_env_wo`, another provider) can use it only until the run ends. To keep a key across runs, use the `gpurental_api_key` resource (its secret is then kept in the state).",
   ].join("\n\n"),
   attributes: {
     name: attr.string({

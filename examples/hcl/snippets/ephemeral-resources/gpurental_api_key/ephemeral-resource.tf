@@ -18,8 +18,9 @@ resource "gpurental_instance" "nightly" {
   template_id  = "00000000-0000-4000-8000-000000000051"
   disk_gb      = 50
 
-  # The instance's job reports back with the run's key (Terraform 1.11 or later): write-only, so it
-  # is sent at deploy time and stored nowhere.
+  # Write-only (Terraform 1.11 or later): sent at deploy time and stored nowhere. The key is revoked
+  # when the run ends, so it serves what the instance does while the apply lasts (e.g. registering
+  # itself), not a job that outlives the run.
   secret_env_wo         = { GPURENTAL_TOKEN = ephemeral.gpurental_api_key.run.secret }
   secret_env_wo_version = 1
 }
