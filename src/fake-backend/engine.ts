@@ -20,22 +20,23 @@ import {
   templateVisible,
 } from "./deploy-checks";
 import { ApiFailure, adminRequired, tokenInvalid } from "./errors";
-import type {
-  ApiKeyRecord,
-  EnvEntry,
-  FakeState,
-  HostBehaviour,
-  InstanceRecord,
-  InstanceStatus,
-  MachineRecord,
-  OfferRecord,
-  OperationKind,
-  OrgRecord,
-  Role,
-  SshKeyRecord,
-  TemplateRecord,
-  TransitionMode,
-  UserRecord,
+import {
+  type ApiKeyRecord,
+  type EnvEntry,
+  type FakeState,
+  type HostBehaviour,
+  type InstanceRecord,
+  type InstanceStatus,
+  MAP_FIELDS,
+  type MachineRecord,
+  type OfferRecord,
+  type OperationKind,
+  type OrgRecord,
+  type Role,
+  type SshKeyRecord,
+  type TemplateRecord,
+  type TransitionMode,
+  type UserRecord,
 } from "./types";
 
 export {
@@ -115,27 +116,13 @@ export function emptyState(): FakeState {
   };
 }
 
-const RECORD_MAPS = [
-  "orgs",
-  "users",
-  "sessions",
-  "api_keys",
-  "ssh_keys",
-  "machines",
-  "offers",
-  "templates",
-  "instances",
-  "host_behaviour",
-  "race_losses",
-] as const;
-
 /**
  * Re-creates every id-keyed record map without a prototype, so an id taken from a request path
  * ("__proto__", "constructor", "toString") finds nothing instead of an inherited member.
  */
 export function withoutPrototypes(state: FakeState): FakeState {
   const target = state as unknown as Record<string, Record<string, unknown>>;
-  for (const key of RECORD_MAPS) {
+  for (const key of MAP_FIELDS) {
     target[key] = Object.assign(Object.create(null) as Record<string, unknown>, target[key]);
   }
   return state;

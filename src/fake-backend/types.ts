@@ -275,6 +275,24 @@ export interface FakeState {
   transitions: TransitionMode;
 }
 
+/** The top-level fields of {@link FakeState} that are maps from id to record. */
+export const MAP_FIELDS = [
+  "orgs",
+  "users",
+  "sessions",
+  "api_keys",
+  "ssh_keys",
+  "machines",
+  "offers",
+  "templates",
+  "instances",
+  "host_behaviour",
+  "race_losses",
+] as const satisfies readonly (keyof FakeState)[];
+
+/** One of {@link MAP_FIELDS}. */
+export type MapField = (typeof MAP_FIELDS)[number];
+
 /**
  * How asynchronous transitions land: "immediate" (on the next request or clock step), "manual"
  * (they wait until completed through the control API), "realistic" (creating 3 s, start and stop
