@@ -3,12 +3,14 @@ import type { AddressInfo } from "node:net";
 import { DEFAULT_REQUEST_TIMEOUTS, type RequestTimeouts } from "./client-errors";
 import { Clock } from "./clock";
 import { registerControl } from "./control";
-import { type Caller, Engine, emptyState } from "./engine";
+import { Engine } from "./engine";
 import { FaultStore } from "./faults";
 import { buildApp } from "./http";
 import { reissueDemoCredentials, seedDemo } from "./seed";
 import { readStateFile, StateFileError, StateLog } from "./state-file";
+import { emptyState } from "./store";
 import type {
+  Caller,
   DemoCredentials,
   FakeState,
   FaultSpec,
@@ -312,7 +314,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     renderInstance: (id) =>
       act(() => {
         const inst = engine.state.instances[id];
-        return inst ? engine.renderInstance(inst) : undefined;
+        return inst ? engine.instances.render(inst) : undefined;
       }),
     ledger: (filter = {}) =>
       act(() =>
