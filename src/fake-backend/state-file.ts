@@ -1,7 +1,7 @@
 /**
  * The fake backend's state file: a snapshot followed by an append-only log of changes, so that a
  * write costs what changed rather than the whole state. The format, the guarantee and the fsync
- * policy are in README.md ("State file"); the figures behind the choices in docs/development.md.
+ * policy are in README.md ("State file"); the figures behind the choices in docs/design/fake-backend-state-file.md.
  * What changed is found by `change-tracker.ts`; when to write (after each committed change, before
  * the answer leaves) is decided by `index.ts` and `http.ts`.
  */
