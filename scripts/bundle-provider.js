@@ -284,7 +284,7 @@ const SCHEMA_FILE = "provider-schema.pb";
  * provider-impl.js, provider-launcher.js, and provider-schema.pb, the GetProviderSchema answer
  * encoded once here from the bundled provider itself. The first provider process of every
  * Terraform command asks for nothing but the schema; answering it from this file spares that
- * process loading provider-impl.js at all (see docs/development.md, "Start-up time").
+ * process loading provider-impl.js at all (see docs/design/provider-process.md, "Start-up time").
  */
 async function buildProvider(outDir) {
   const part = (name) => path.join(outDir, name);
