@@ -5,6 +5,7 @@ import { isUuid } from "./api/ids";
 import { Network, TrustSettingError } from "./api/network";
 import { ProxySettingError, type ProxySettings } from "./api/proxy";
 import { dataSources } from "./data-sources";
+import { ephemeralResources } from "./ephemeral-resources";
 import {
   type AnyResourceDefinition,
   attr,
@@ -413,6 +414,7 @@ export function createProvider(
     configure: (req, ctx) => configureClient(req, ctx, opts),
     resources,
     dataSources,
+    ephemeralResources,
   };
 }
 
