@@ -63,6 +63,16 @@ export function trustBackend(tf: TerraformHarness, backend: FakeBackend): void {
   }
 }
 
+/** The /v1 client options of a test's own calls to the suite's backend: its address and CA. */
+export function suiteClientOptions(s: Suite, token: string) {
+  const ca = s.tf.env.GPURENTAL_CA_CERT_FILE;
+  return {
+    baseUrl: s.backend.url,
+    token,
+    network: { env: {}, ...(ca ? { caCertFile: { value: ca, source: "GPURENTAL_CA_CERT_FILE" } } : {}) },
+  };
+}
+
 /** fetch for the tests' own calls to a fake backend, trusting the CAs of the backends started here. */
 export function backendFetch(url: string, init: Parameters<typeof undiciFetch>[1] = {}) {
   agent ??= new Agent({ connect: { ca: [...rootCertificates, ...trusted] } });
