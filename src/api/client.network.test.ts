@@ -74,6 +74,26 @@ describe("trust", () => {
     await expect(c.getMe()).resolves.toHaveProperty("organization");
   });
 
+  it("reads a CA file again once it was replaced (a resident process outlives it)", async () => {
+    const other = await startFakeBackend({ tls: true, seed: "demo" });
+    try {
+      const file = join(dir, "replaced.pem");
+      writeFileSync(file, https.caCertPem!);
+      const opts = (url: string, t: string) => ({
+        baseUrl: url,
+        token: t,
+        network: { env: {}, caCertFile: { value: file, source: "ca_cert_file" } },
+      });
+      await new GpurentalClient(opts(https.url, token())).getMe();
+      await new Promise((r) => setTimeout(r, 20));
+      writeFileSync(file, other.caCertPem!);
+      const c = new GpurentalClient(opts(other.url, other.credentials!.admin_session_token));
+      await expect(c.getMe()).resolves.toHaveProperty("organization");
+    } finally {
+      await other.close();
+    }
+  });
+
   it("refuses an unknown CA at once, naming the host and the settings", async () => {
     const err = await failure(client({ network: { env: {} } }).getMe());
     expect(err).toBeInstanceOf(ConnectionSetupError);

@@ -1,5 +1,5 @@
 import { X509Certificate } from "node:crypto";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createSecureContext, rootCertificates, type SecureContext } from "node:tls";
 import { Agent, type Dispatcher, ProxyAgent } from "undici";
@@ -94,8 +94,18 @@ export class Network {
 const dispatchers = new Map<string, Dispatcher>();
 const contexts = new Map<string, SecureContext>();
 
+// A resident process lives for many commands: a CA file replaced in between is read again.
 function contextKey(env: NodeJS.ProcessEnv, caFile: SourcedValue | undefined): string {
-  return JSON.stringify([env.SSL_CERT_FILE, env.SSL_CERT_DIR, env.NODE_EXTRA_CA_CERTS, caFile?.value]);
+  const files = [env.SSL_CERT_FILE, env.NODE_EXTRA_CA_CERTS, caFile?.value];
+  return JSON.stringify([env.SSL_CERT_DIR, ...files.map((f) => (f ? `${f}@${mtimeOf(f)}` : null))]);
+}
+
+function mtimeOf(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
 }
 
 function trustContext(env: NodeJS.ProcessEnv, caFile: SourcedValue | undefined): SecureContext {

@@ -10,6 +10,7 @@ const { relative } = require("node:path");
 
 /** Seconds each slow suite took alone (docs/design/test-run-time.md). */
 const ESTIMATES = {
+  "test/e2e/resources/network.e2e.test.ts": 70,
   "test/cdktf/demo.e2e.test.ts": 68,
   "test/e2e/resources/faults.e2e.test.ts": 65,
   "test/cdktf/market.e2e.test.ts": 55,
