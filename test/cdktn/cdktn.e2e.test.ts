@@ -1,0 +1,250 @@
+import { spawn } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { build } from "esbuild";
+import type { GpuWorkstationStackProps } from "../../examples/cdktn-app/stack";
+import { installProvider } from "../../src/cli/provider";
+import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
+import { version } from "../../src/version";
+import { cdktfCliEnv } from "../cdktf/cli-env";
+import { cdktnCli } from "./cdktn-cli";
+import type { CdktnTestAppSettings } from "./fixtures/app";
+
+// The example CDK Terrain app (examples/cdktn-app, plus a lookup by id) through the real cdktn-cli
+// and terraform against the in-process fake backend, offline: synth-time validation, diff, one
+// deploy checked several ways (outputs, sensitive ones too; the write-only secret env; the lookup;
+// plan-report and strays reading the project), an in-place stop, and destroy.
+// Needs the built package (dist/).
+
+jest.setTimeout(600_000);
+
+const ROOT = join(__dirname, "..", "..");
+const STACK = "gpu-workstation";
+const SECRET = "cdktn-hf-token-5b0c91d7e2";
+
+let work: string;
+let app: string;
+let fake: FakeBackend;
+let creds: DemoCredentials;
+let env: NodeJS.ProcessEnv;
+
+interface Run {
+  code: number | null;
+  output: string;
+}
+
+function spawnCollect(command: string, args: string[], extraEnv: NodeJS.ProcessEnv, cwd = app): Promise<Run> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...env, ...extraEnv },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (c: Buffer) => {
+      output += c.toString("utf8");
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      output += c.toString("utf8");
+    });
+    child.on("error", fail);
+    child.on("close", (code) => done({ code, output }));
+  });
+}
+
+function cdktn(args: string[], props: Partial<GpuWorkstationStackProps> = {}): Promise<Run> {
+  const settings: CdktnTestAppSettings = {
+    props: { statePath: join(work, "terraform.gpu-workstation.tfstate"), secretEnv: ["HF_TOKEN"], ...props },
+  };
+  const { command, argv } = cdktnCli(ROOT);
+  return spawnCollect(command, [...argv, ...args], {
+    GPURENTAL_TEST_APP: JSON.stringify(settings),
+    TF_VAR_hf_token: SECRET,
+  });
+}
+
+function gpurental(args: string[]): Promise<Run> {
+  return spawnCollect(process.execPath, [join(ROOT, "bin", "gpurental"), ...args], {});
+}
+
+async function deploy(props: Partial<GpuWorkstationStackProps> = {}): Promise<Record<string, unknown>> {
+  const outputs = join(work, "outputs.json");
+  const r = await cdktn(
+    [
+      "deploy",
+      STACK,
+      "--auto-approve",
+      "--skip-provider-lock",
+      "--outputs-file",
+      outputs,
+      "--outputs-file-include-sensitive-outputs",
+    ],
+    props,
+  );
+  if (r.code !== 0) throw new Error(`cdktn deploy exited ${r.code}\n${r.output}`);
+  expect(r.output).not.toContain(SECRET);
+  return (JSON.parse(readFileSync(outputs, "utf8")) as Record<string, Record<string, unknown>>)[STACK]!;
+}
+
+/** Every file the run wrote (but the provider mirror and the outputs file, which holds the sensitive outputs asked for). */
+function writtenFiles(): Array<[string, string]> {
+  const files: Array<[string, string]> = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const p = join(dir, name);
+      if (name === "mirror" || name === "node_modules" || name === "outputs.json") continue;
+      const st = statSync(p, { throwIfNoEntry: false });
+      if (st?.isDirectory()) walk(p);
+      else if (st?.isFile()) files.push([p, readFileSync(p, "latin1")]);
+    }
+  };
+  walk(work);
+  return files;
+}
+
+beforeAll(async () => {
+  if (!existsSync(join(ROOT, "dist", "cdktn", "index.js"))) {
+    throw new Error("the package is not built: run `npm run build` first");
+  }
+  work = mkdtempSync(join(tmpdir(), "gpurental-cdktn-"));
+  app = join(work, "app");
+  fake = await startFakeBackend({ port: 0, seed: "demo", transitions: "immediate" });
+  creds = fake.credentials!;
+  const installed = installProvider({ dir: join(work, "mirror"), version });
+  writeFileSync(join(work, "terraform.rc"), installed.cliConfig);
+  mkdirSync(app);
+  await build({
+    entryPoints: [join(__dirname, "fixtures", "app.ts")],
+    outfile: join(app, "app.js"),
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    packages: "external",
+    logLevel: "silent",
+  });
+  writeFileSync(
+    join(app, "cdktf.json"),
+    JSON.stringify({
+      language: "typescript",
+      app: "node app.js",
+      output: "cdktf.out",
+      projectId: "gpurental-cdktn-test",
+      sendCrashReports: false,
+      // cdktn checks features against the Terraform versions a project declares; write-only
+      // arguments (secretEnvWo) need 1.11, and without a declaration every release since 1.5.7 counts.
+      targetVersions: { terraform: ">=1.11.0" },
+    }),
+  );
+  env = cdktfCliEnv({
+    HOME: join(work, "home"),
+    TMPDIR: join(work, "tmp"),
+    GPURENTAL_BASE_URL: fake.url,
+    GPURENTAL_TOKEN: creds.admin_session_token,
+    GPURENTAL_ORG_ID: creds.org_id,
+    GPURENTAL_PROVIDER_CODE_CACHE_DIR: join(work, "code-cache"),
+    TF_CLI_CONFIG_FILE: join(work, "terraform.rc"),
+    CDKTF_HOME: join(work, "cdk-home"),
+    // The bundled app requires cdktn, constructs and zod; with no cdktf among what it loads.
+    NODE_PATH: join(ROOT, "node_modules"),
+  });
+  mkdirSync(env.HOME!, { recursive: true });
+  mkdirSync(env.TMPDIR!, { recursive: true });
+});
+
+afterAll(async () => {
+  await fake?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+test("synth fails on the constructs' own checks, naming the construct, the prop and the value", async () => {
+  const r = await cdktn(["synth"], { diskGb: 5, sshKeyId: "not-an-id" });
+  expect(r.code).not.toBe(0);
+  expect(r.output).toContain("diskGb must be a whole number from 10 to 20000 GB, got 5");
+  expect(r.output).toContain("gpu-workstation/workstation");
+  expect(r.output).toContain("sshKeyId");
+});
+
+test("diff, deploy, plan-report and strays, an in-place stop and destroy through cdktn-cli", async () => {
+  const diff = await cdktn(["diff", STACK, "--skip-provider-lock"]);
+  expect({ code: diff.code, output: diff.code === 0 ? "" : diff.output }).toEqual({ code: 0, output: "" });
+  expect(diff.output).toMatch(/Plan: 2 to add/);
+  const stackDir = join(app, "cdktf.out", "stacks", STACK);
+  // The synthesized stack is cdktn's (its metadata), and its secret is a variable reference only.
+  const synthesized = JSON.parse(readFileSync(join(stackDir, "cdk.tf.json"), "utf8"));
+  expect(synthesized["//"].metadata.version).toMatch(/^0\.24\./);
+  expect(synthesized.resource.gpurental_instance.workstation.secret_env_wo).toEqual({
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a Terraform interpolation.
+    HF_TOKEN: "${var.hf_token}",
+  });
+  expect(synthesized.variable.hf_token).toMatchObject({ ephemeral: true, sensitive: true });
+
+  // plan-report reads the plan cdktn diff saved in the project.
+  const report = await gpurental(["plan-report", app, "--json"]);
+  expect({ code: report.code, output: report.code === 0 ? "" : report.output }).toEqual({
+    code: 0,
+    output: "",
+  });
+  const parsed = JSON.parse(report.output) as { cdktf_stack: string; instances: Array<{ action: string }> };
+  expect(parsed.cdktf_stack).toBe(STACK);
+  expect(parsed.instances.map((i) => i.action)).toEqual(["create"]);
+
+  const outputs = await deploy();
+  const id = outputs.instance_id as string;
+  expect(fake.instance(id)?.status).toBe("running");
+  expect(outputs).toMatchObject({
+    instance_status: "running",
+    offer_gpu_model: "RTX 4090",
+    looked_up_status: "running",
+    looked_up_ssh: outputs.ssh_command,
+  });
+  expect(outputs.ci_key_secret).toMatch(/^gpr_/);
+  expect(outputs.access_token).toEqual(expect.any(String));
+  expect(fake.instance(id)?.env).toContainEqual({ key: "HF_TOKEN", value: SECRET, secret: true });
+  for (const [path, text] of writtenFiles()) {
+    if (text.includes(SECRET)) throw new Error(`${path} holds the secret`);
+    if (text.includes(outputs.ci_key_secret as string) && !path.endsWith(".tfstate")) {
+      throw new Error(`${path} holds the API key's secret`);
+    }
+  }
+
+  // strays reads the cdktn project's state: nothing of the organization is outside it but what the
+  // demo seed holds; the stack's instance and key are not strays.
+  const strays = await gpurental(["strays", app, "--json"]);
+  expect([0, 2]).toContain(strays.code);
+  const found = JSON.parse(strays.output) as {
+    instances: Array<{ id: string }>;
+    api_keys: Array<{ id: string }>;
+  };
+  expect(found.instances.map((i) => i.id)).not.toContain(id);
+  const keyId = (
+    JSON.parse(readFileSync(join(work, "terraform.gpu-workstation.tfstate"), "utf8")) as {
+      resources: Array<{ type: string; instances: Array<{ attributes: { id: string } }> }>;
+    }
+  ).resources.find((r) => r.type === "gpurental_api_key")!.instances[0]!.attributes.id;
+  expect(found.api_keys.map((k) => k.id)).not.toContain(keyId);
+
+  // Stopping is an in-place change: the same instance, stopped.
+  const stopped = await deploy({ desiredStatus: "stopped" });
+  expect(stopped.instance_id).toBe(id);
+  expect(stopped.instance_status).toBe("stopped");
+  expect(fake.instance(id)?.status).toBe("stopped");
+
+  const destroyed = await cdktn(["destroy", STACK, "--auto-approve", "--skip-provider-lock"], {
+    desiredStatus: "stopped",
+  });
+  expect({ code: destroyed.code, output: destroyed.code === 0 ? "" : destroyed.output }).toEqual({
+    code: 0,
+    output: "",
+  });
+  expect(fake.instance(id)?.status).toBe("destroyed");
+});
