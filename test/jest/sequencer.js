@@ -15,6 +15,7 @@ const ESTIMATES = {
   "test/cdktf/market.e2e.test.ts": 55,
   "test/cdktf/secret-env.e2e.test.ts": 38,
   "test/cdktn/cdktn.e2e.test.ts": 24,
+  "test/package/fresh-install.test.ts": 22,
   "test/e2e/resources/bad-input.e2e.test.ts": 36,
   "test/e2e/resources/lifecycle.e2e.test.ts": 34,
   "test/e2e/resources/interruptions.e2e.test.ts": 31,
