@@ -11,8 +11,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { build } from "esbuild";
 import type { GpuWorkstationStackProps } from "../../examples/cdktn-app/stack";
+import { runDemo } from "../../src/cli/demo";
 import { installProvider } from "../../src/cli/provider";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { version } from "../../src/version";
@@ -23,7 +25,7 @@ import type { CdktnTestAppSettings } from "./fixtures/app";
 // The example CDK Terrain app (examples/cdktn-app, plus a lookup by id) through the real cdktn-cli
 // and terraform against the in-process fake backend, offline: synth-time validation, diff, one
 // deploy checked several ways (outputs, sensitive ones too; the write-only secret env; the lookup;
-// plan-report and strays reading the project), an in-place stop, and destroy.
+// plan-report and strays reading the project), an in-place stop, and destroy; then the demo on cdktn.
 // Needs the built package (dist/).
 
 jest.setTimeout(600_000);
@@ -247,4 +249,30 @@ test("diff, deploy, plan-report and strays, an in-place stop and destroy through
     output: "",
   });
   expect(fake.instance(id)?.status).toBe("destroyed");
+});
+
+test("gpurental demo --cdk cdktn deploys and destroys the example app with cdktn-cli", async () => {
+  const chunks: string[] = [];
+  const out = new PassThrough();
+  out.on("data", (c: Buffer) => chunks.push(c.toString("utf8")));
+  let live = -1;
+  const result = await runDemo({
+    cdk: "cdktn",
+    tempDir: join(work, "tmp"),
+    transitions: "immediate",
+    out,
+    onDeployed: ({ backend, orgId }) => {
+      live = backend.listInstances(orgId).filter((i) => i.status === "running").length;
+    },
+  });
+  const printed = chunks.join("");
+  expect(printed).toContain("bundling the example app (examples/cdktn-app)");
+  expect(printed).toContain("deploying with cdktn and terraform");
+  expect(result.outputs).toMatchObject({ instance_status: "running", offer_gpu_model: "RTX 4090" });
+  expect(result.outputs).not.toHaveProperty("ci_key_secret");
+  expect(live).toBeGreaterThan(0);
+  expect({ instances: result.liveInstancesAtEnd, keys: result.liveApiKeysAtEnd }).toEqual({
+    instances: 0,
+    keys: 0,
+  });
 });
