@@ -19,13 +19,15 @@ import { installProvider } from "../../src/cli/provider";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { version } from "../../src/version";
 import { cdktfCliEnv } from "../cdktf/cli-env";
+import { findPostgres, postgresRequired, startPostgres } from "../e2e/postgres";
 import { cdktnCli } from "./cdktn-cli";
 import type { CdktnTestAppSettings } from "./fixtures/app";
 
 // The example CDK Terrain app (examples/cdktn-app, plus a lookup by id) through the real cdktn-cli
 // and terraform against the in-process fake backend, offline: synth-time validation, diff, one
 // deploy checked several ways (outputs, sensitive ones too; the write-only secret env; the lookup;
-// plan-report and strays reading the project), an in-place stop, and destroy; then the demo on cdktn.
+// plan-report and strays reading the project), an in-place stop, and destroy; the demo on cdktn; and
+// the state in PostgreSQL (skipped without the server programs, unless GPURENTAL_REQUIRE_POSTGRES).
 // Needs the built package (dist/).
 
 jest.setTimeout(600_000);
@@ -64,19 +66,27 @@ function spawnCollect(command: string, args: string[], extraEnv: NodeJS.ProcessE
   });
 }
 
-function cdktn(args: string[], props: Partial<GpuWorkstationStackProps> = {}): Promise<Run> {
+function cdktn(
+  args: string[],
+  props: Partial<GpuWorkstationStackProps> = {},
+  extra: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<Run> {
   const settings: CdktnTestAppSettings = {
-    props: { statePath: join(work, "terraform.gpu-workstation.tfstate"), secretEnv: ["HF_TOKEN"], ...props },
+    props: props.postgres
+      ? props
+      : { statePath: join(work, "terraform.gpu-workstation.tfstate"), secretEnv: ["HF_TOKEN"], ...props },
   };
   const { command, argv } = cdktnCli(ROOT);
-  return spawnCollect(command, [...argv, ...args], {
-    GPURENTAL_TEST_APP: JSON.stringify(settings),
-    TF_VAR_hf_token: SECRET,
-  });
+  return spawnCollect(
+    command,
+    [...argv, ...args],
+    { GPURENTAL_TEST_APP: JSON.stringify(settings), TF_VAR_hf_token: SECRET, ...extra.env },
+    extra.cwd,
+  );
 }
 
-function gpurental(args: string[]): Promise<Run> {
-  return spawnCollect(process.execPath, [join(ROOT, "bin", "gpurental"), ...args], {});
+function gpurental(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return spawnCollect(process.execPath, [join(ROOT, "bin", "gpurental"), ...args], extraEnv);
 }
 
 async function deploy(props: Partial<GpuWorkstationStackProps> = {}): Promise<Record<string, unknown>> {
@@ -275,4 +285,57 @@ test("gpurental demo --cdk cdktn deploys and destroys the example app with cdktn
     instances: 0,
     keys: 0,
   });
+});
+
+const postgres = findPostgres();
+if (postgres.missing && !postgresRequired()) {
+  process.stderr.write(`test/cdktn/cdktn.e2e.test.ts: the PostgreSQL test skipped: ${postgres.missing}\n`);
+}
+const withPostgres = postgres.binDir || postgresRequired() ? test : test.skip;
+
+withPostgres("the state in PostgreSQL: deploy, strays through the pg backend, destroy", async () => {
+  const server = await startPostgres(postgres as { binDir: string });
+  try {
+    const dir = join(work, "app-pg");
+    mkdirSync(dir);
+    for (const f of ["app.js", "cdktf.json"]) writeFileSync(join(dir, f), readFileSync(join(app, f)));
+    const pgEnv = { PG_CONN_STR: server.connStr() };
+    const props = { postgres: { schemaName: "cdktn_workstation" } };
+    const deployed = await cdktn(["deploy", STACK, "--auto-approve", "--skip-provider-lock"], props, {
+      cwd: dir,
+      env: pgEnv,
+    });
+    expect({ code: deployed.code, output: deployed.code === 0 ? "" : deployed.output }).toEqual({
+      code: 0,
+      output: "",
+    });
+    const synthesized = JSON.parse(
+      readFileSync(join(dir, "cdktf.out", "stacks", STACK, "cdk.tf.json"), "utf8"),
+    );
+    expect(synthesized.terraform.backend).toEqual({ pg: { schema_name: "cdktn_workstation" } });
+    expect(JSON.stringify(synthesized)).not.toContain(server.connStr());
+    expect(await server.query("select name from cdktn_workstation.states")).toBe("default");
+    const state = JSON.parse(await server.query("select data from cdktn_workstation.states")) as {
+      resources: Array<{ type: string; instances: Array<{ attributes: { id: string } }> }>;
+    };
+    const id = state.resources.find((r) => r.type === "gpurental_instance")!.instances[0]!.attributes.id;
+    expect(fake.instance(id)?.status).toBe("running");
+
+    const strays = await gpurental(["strays", dir, "--json"], pgEnv);
+    expect([0, 2]).toContain(strays.code);
+    const found = JSON.parse(strays.output) as { instances: Array<{ id: string }> };
+    expect(found.instances.map((i) => i.id)).not.toContain(id);
+
+    const destroyed = await cdktn(["destroy", STACK, "--auto-approve", "--skip-provider-lock"], props, {
+      cwd: dir,
+      env: pgEnv,
+    });
+    expect({ code: destroyed.code, output: destroyed.code === 0 ? "" : destroyed.output }).toEqual({
+      code: 0,
+      output: "",
+    });
+    expect(fake.instance(id)?.status).toBe("destroyed");
+  } finally {
+    await server.stop();
+  }
 });
