@@ -5,7 +5,7 @@
 // node-v22) runs it.
 
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import semver from "semver";
 
 /** The CDKs the example app and the commands know. */
@@ -20,6 +20,17 @@ export const CDKTN_MIN_NODE = "22.19.0";
 export interface CdkCommand {
   command: string;
   argv: string[];
+  /**
+   * Put first on PATH: the folder of the Node that runs the CLI, when it is not this process's.
+   * The CLI checks `node --version` on PATH and runs the app with that `node`.
+   */
+  pathPrefix?: string;
+}
+
+/** `env` with the command's folder first on PATH, when it has one. */
+export function withCdkPath(cmd: CdkCommand, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (!cmd.pathPrefix) return env;
+  return { ...env, PATH: [cmd.pathPrefix, env.PATH].filter(Boolean).join(delimiter) };
 }
 
 function packageDir(name: string, root: string): string | undefined {
@@ -54,7 +65,12 @@ export function cdktnNode(root: string, env: NodeJS.ProcessEnv = process.env): s
 export function cdktnCommand(root: string, env: NodeJS.ProcessEnv = process.env): CdkCommand {
   const dir = packageDir("cdktn-cli", root);
   if (!dir) throw new Error(`cdktn-cli is not installed in ${root}: npm install --save-dev cdktn-cli@0.24`);
-  return { command: cdktnNode(root, env), argv: [join(dir, "bin", "cdktn")] };
+  const node = cdktnNode(root, env);
+  return {
+    command: node,
+    argv: [join(dir, "bin", "cdktn")],
+    ...(node === process.execPath ? {} : { pathPrefix: dirname(node) }),
+  };
 }
 
 /** The command line of `cdk`'s tool. */

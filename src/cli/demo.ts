@@ -14,7 +14,7 @@ import { dirname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import type { FakeBackend, TransitionMode } from "../fake-backend";
 import { version } from "../version";
-import { CDKS, type Cdk, cdkCommand } from "./cdk";
+import { CDKS, type Cdk, cdkCommand, withCdkPath } from "./cdk";
 
 // `gpurental demo` shows the whole product in one command: the embedded fake backend with the demo
 // seed, the provider installed into a private filesystem mirror, the CDKTF example app deployed with
@@ -461,7 +461,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     });
     const cdktf = (argv: string[], onLine: (line: string) => void, signal = options.signal) =>
       runner.run(
-        { command: cli.command, argv: [...cli.argv, ...argv], cwd: appDir, env, log },
+        { command: cli.command, argv: [...cli.argv, ...argv], cwd: appDir, env: withCdkPath(cli, env), log },
         { verbose, out, timeoutMs, signal },
         onLine,
       );

@@ -76,11 +76,16 @@ function cdktn(
       ? props
       : { statePath: join(work, "terraform.gpu-workstation.tfstate"), secretEnv: ["HF_TOKEN"], ...props },
   };
-  const { command, argv } = cdktnCli(ROOT);
+  const cli = cdktnCli(ROOT, env);
   return spawnCollect(
-    command,
-    [...argv, ...args],
-    { GPURENTAL_TEST_APP: JSON.stringify(settings), TF_VAR_hf_token: SECRET, ...extra.env },
+    cli.command,
+    [...cli.argv, ...args],
+    {
+      PATH: cli.env.PATH,
+      GPURENTAL_TEST_APP: JSON.stringify(settings),
+      TF_VAR_hf_token: SECRET,
+      ...extra.env,
+    },
     extra.cwd,
   );
 }
