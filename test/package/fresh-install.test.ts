@@ -23,8 +23,11 @@ jest.setTimeout(300_000);
 const run = promisify(execFile);
 const ROOT = join(__dirname, "..", "..");
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  name: string;
   devDependencies: Record<string, string>;
 };
+/** The package's name, whatever it is published as. */
+const NAME = pkg.name;
 
 let work: string;
 let tarball: string;
@@ -100,22 +103,22 @@ function resolveIn(from: string, name: string): string | undefined {
 function freshLock(name: string, deps: Record<string, string>, packed: LockEntry): Record<string, unknown> {
   const packages: Record<string, LockEntry> = {
     "": { name, version: "1.0.0", dependencies: deps },
-    "node_modules/gpurental": packed,
+    [`node_modules/${NAME}`]: packed,
   };
-  const queue: Array<[string, LockEntry]> = [["node_modules/gpurental", packed]];
+  const queue: Array<[string, LockEntry]> = [[`node_modules/${NAME}`, packed]];
   for (const dep of Object.keys(deps)) {
-    if (dep === "gpurental") continue;
+    if (dep === NAME) continue;
     const at = resolveIn("", dep);
     if (!at) throw new Error(`${dep} is not in package-lock.json`);
     queue.push([at, rootLock.packages[at]!]);
   }
   while (queue.length > 0) {
     const [path, entry] = queue.shift()!;
-    if (path !== "node_modules/gpurental" && packages[path]) continue;
+    if (path !== `node_modules/${NAME}` && packages[path]) continue;
     const { dev: _dev, devOptional: _devOptional, peer: _peer, ...kept } = entry;
     // The lock leaves registry addresses out (omit-lockfile-registry-resolved); without one npm
     // would ask the registry where the tarball is. The cache finds it by its integrity.
-    if (!kept.resolved && !kept.inBundle && !kept.link && path !== "node_modules/gpurental") {
+    if (!kept.resolved && !kept.inBundle && !kept.link && path !== `node_modules/${NAME}`) {
       const name = path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length);
       kept.resolved = `https://registry.npmjs.org/${name}/-/${name.split("/").pop()}-${kept.version}.tgz`;
     }
@@ -126,7 +129,7 @@ function freshLock(name: string, deps: Record<string, string>, packed: LockEntry
       ...Object.keys(entry.peerDependencies ?? {}).filter((p) => !entry.peerDependenciesMeta?.[p]?.optional),
     ];
     for (const dep of wanted) {
-      const at = resolveIn(path === "node_modules/gpurental" ? "" : path, dep);
+      const at = resolveIn(path === `node_modules/${NAME}` ? "" : path, dep);
       if (at && !packages[at]) queue.push([at, rootLock.packages[at]!]);
     }
   }
@@ -139,7 +142,7 @@ async function project(name: string, cdk: "cdktf" | "cdktn"): Promise<string> {
   mkdirSync(dir);
   const manifest = JSON.parse(readFileSync(join(work, "stage", "package.json"), "utf8")) as LockEntry;
   const deps = {
-    gpurental: `file:../${basename(tarball)}`,
+    [NAME]: `file:../${basename(tarball)}`,
     [cdk]: pkg.devDependencies[cdk]!,
     constructs: pkg.devDependencies.constructs!,
   };
@@ -149,7 +152,7 @@ async function project(name: string, cdk: "cdktf" | "cdktn"): Promise<string> {
   );
   const packed: LockEntry = {
     version: manifest.version,
-    resolved: deps.gpurental,
+    resolved: deps[NAME],
     dependencies: manifest.dependencies,
     peerDependencies: manifest.peerDependencies,
     peerDependenciesMeta: manifest.peerDependenciesMeta,
@@ -190,7 +193,7 @@ test("a cdktf project gets no cdktn, and synthesizes with gpurental", async () =
     cdktf: true,
     cdktn: false,
   });
-  const stack = await synth(dir, "cdktf", "gpurental");
+  const stack = await synth(dir, "cdktf", NAME);
   expect(Object.keys(stack.resource!).sort()).toEqual(["gpurental_api_key", "gpurental_instance"]);
 });
 
@@ -200,7 +203,7 @@ test("a cdktn project gets no cdktf, and synthesizes with gpurental/cdktn", asyn
     cdktf: false,
     cdktn: true,
   });
-  const stack = await synth(dir, "cdktn", "gpurental/cdktn");
+  const stack = await synth(dir, "cdktn", `${NAME}/cdktn`);
   expect(Object.keys(stack.resource!).sort()).toEqual(["gpurental_api_key", "gpurental_instance"]);
   expect(readdirSync(join(dir, "node_modules")).filter((n) => n.startsWith("cdktf"))).toEqual([]);
 });
