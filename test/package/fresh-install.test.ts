@@ -176,6 +176,12 @@ async function synth(
   const app = `
     const { App, TerraformStack } = require(${JSON.stringify(cdk)});
     const { ApiKey, GpurentalProvider, Instance } = require(${JSON.stringify(entry)});
+    // The L1 bindings, through both subpaths, built on the same CDK.
+    const { instance } = require(${JSON.stringify(`${entry}/providers`)});
+    const { Instance: L1 } = require(${JSON.stringify(`${entry}/providers/instance`)});
+    if (instance.Instance !== L1 || !(L1.prototype instanceof require(${JSON.stringify(cdk)}).TerraformResource)) {
+      throw new Error("the bindings are not this CDK's");
+    }
     const app = new App({ outdir: "out" });
     const stack = new TerraformStack(app, "gpu");
     new GpurentalProvider(stack, "gpurental");
