@@ -10,8 +10,8 @@ import {
 } from "../../scripts/generate-schema";
 
 // CDK Terrain's bindings are exactly what `npm run schema` makes of the committed schema with
-// @cdktn/provider-generator; an ephemeral resource in the schema becomes a binding for cdktn (and
-// is left out of cdktf's, whose generator has no such class); and the cdktn entry loads no cdktf.
+// @cdktn/provider-generator; each ephemeral resource in the schema is a binding for cdktn (and is
+// left out of cdktf's, whose generator has no such class); and the cdktn entry loads no cdktf.
 
 jest.setTimeout(120_000);
 
@@ -48,31 +48,23 @@ test("the committed src/cdktn/generated is what @cdktn/provider-generator makes 
   for (const text of actual.values()) expect(text).not.toMatch(/from 'cdktf'|require\("cdktf"\)/);
 });
 
-test("an ephemeral resource in the schema gets a cdktn binding; cdktf's generator leaves it out", async () => {
-  const schema = committed();
-  const provider = Object.values(schema.provider_schemas)[0] as Record<string, unknown>;
-  provider.ephemeral_resource_schemas = {
-    gpurental_instance_access: {
-      version: 0,
-      block: {
-        attributes: {
-          instance_id: { type: "string", required: true, description: "ID of the instance." },
-          access_token: { type: "string", computed: true, sensitive: true, description: "Access token." },
-        },
-        description: "Short-lived access to an instance.",
-      },
-    },
+test("each ephemeral resource of the schema is a cdktn class; cdktf's bindings have none", () => {
+  const provider = Object.values(committed().provider_schemas)[0] as {
+    ephemeral_resource_schemas?: Record<string, unknown>;
   };
-  await generateBindings(schema, join(out, "cdktn"), "cdktn");
-  await generateBindings(schema, join(out, "cdktf"), "cdktf");
-  const cdktn = tree(join(out, "cdktn"));
-  const ephemeral = [...cdktn.entries()].find(([, text]) => text.includes('"gpurental_instance_access"'));
-  expect(ephemeral?.[1]).toMatch(/extends cdktn\.TerraformEphemeralResource/);
-  expect(ephemeral?.[1]).toMatch(/get accessToken\(\)/);
-  expect(cdktn.get("index.ts")).toContain(ephemeral![0].split("/")[0]);
-  const cdktf = tree(join(out, "cdktf"));
-  expect([...cdktf.values()].some((text) => text.includes("gpurental_instance_access"))).toBe(false);
-  expect([...cdktf.keys()].sort()).toEqual([...tree(GENERATED_DIRS.cdktf).keys()].sort());
+  const types = Object.keys(provider.ephemeral_resource_schemas ?? {}).sort();
+  expect(types).toEqual(["gpurental_api_key", "gpurental_instance_access"]);
+  const cdktn = tree(GENERATED_DIRS.cdktn);
+  for (const type of types) {
+    const folder = `ephemeral-${type.replaceAll("_", "-")}`;
+    const text = cdktn.get(join(folder, "index.ts"));
+    expect(text).toMatch(/export class EphemeralGpurental\w+ extends cdktn\.TerraformEphemeralResource/);
+    expect(text).toContain(`terraformResourceType: '${type}'`);
+    expect(cdktn.get("index.ts")).toContain(`from './${folder}/index'`);
+  }
+  const cdktf = tree(GENERATED_DIRS.cdktf);
+  expect([...cdktf.keys()].filter((f) => f.startsWith("ephemeral-"))).toEqual([]);
+  expect([...cdktf.values()].some((text) => text.includes("EphemeralResource"))).toBe(false);
 });
 
 test("gpurental/cdktn loads cdktn and never cdktf; the package root loads cdktf and never cdktn", () => {

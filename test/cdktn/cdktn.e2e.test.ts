@@ -26,6 +26,7 @@ import type { CdktnTestAppSettings } from "./fixtures/app";
 // The example CDK Terrain app (examples/cdktn-app, plus a lookup by id) through the real cdktn-cli
 // and terraform against the in-process fake backend, offline: synth-time validation, diff, one
 // deploy checked several ways (outputs, sensitive ones too; the write-only secret env; the lookup;
+// ephemeral resources: a key for the run behind a provider alias, an instance's access secrets;
 // plan-report and strays reading the project), an in-place stop, and destroy; the demo on cdktn; and
 // the state in PostgreSQL (skipped without the server programs, unless GPURENTAL_REQUIRE_POSTGRES).
 // Needs the built package (dist/).
@@ -71,11 +72,16 @@ function cdktn(
   props: Partial<GpuWorkstationStackProps> = {},
   extra: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<Run> {
-  const settings: CdktnTestAppSettings = {
-    props: props.postgres
-      ? props
-      : { statePath: join(work, "terraform.gpu-workstation.tfstate"), secretEnv: ["HF_TOKEN"], ...props },
-  };
+  const settings: CdktnTestAppSettings = props.postgres
+    ? { props }
+    : {
+        props: {
+          statePath: join(work, "terraform.gpu-workstation.tfstate"),
+          secretEnv: ["HF_TOKEN"],
+          ...props,
+        },
+        ephemeral: { templateId: creds.template_id },
+      };
   const cli = cdktnCli(ROOT, env);
   return spawnCollect(
     cli.command,
@@ -194,7 +200,7 @@ test("synth fails on the constructs' own checks, naming the construct, the prop 
 test("diff, deploy, plan-report and strays, an in-place stop and destroy through cdktn-cli", async () => {
   const diff = await cdktn(["diff", STACK, "--skip-provider-lock"]);
   expect({ code: diff.code, output: diff.code === 0 ? "" : diff.output }).toEqual({ code: 0, output: "" });
-  expect(diff.output).toMatch(/Plan: 2 to add/);
+  expect(diff.output).toMatch(/Plan: 3 to add/);
   const stackDir = join(app, "cdktf.out", "stacks", STACK);
   // The synthesized stack is cdktn's (its metadata), and its secret is a variable reference only.
   const synthesized = JSON.parse(readFileSync(join(stackDir, "cdk.tf.json"), "utf8"));
@@ -213,7 +219,7 @@ test("diff, deploy, plan-report and strays, an in-place stop and destroy through
   });
   const parsed = JSON.parse(report.output) as { cdktf_stack: string; instances: Array<{ action: string }> };
   expect(parsed.cdktf_stack).toBe(STACK);
-  expect(parsed.instances.map((i) => i.action)).toEqual(["create"]);
+  expect(parsed.instances.map((i) => i.action)).toEqual(["create", "create"]);
 
   const outputs = await deploy();
   const id = outputs.instance_id as string;
@@ -227,6 +233,19 @@ test("diff, deploy, plan-report and strays, an in-place stop and destroy through
   expect(outputs.ci_key_secret).toMatch(/^gpr_/);
   expect(outputs.access_token).toEqual(expect.any(String));
   expect(fake.instance(id)?.env).toContainEqual({ key: "HF_TOKEN", value: SECRET, secret: true });
+  // cdktn's ephemeral resources: the run's key deployed the dashboard and was revoked when the run
+  // ended; the dashboard got the workstation's access token through its write-only env.
+  const dashboard = fake.instance(outputs.dashboard_id as string)!;
+  expect(dashboard.deployed_via_api_key).toMatchObject({ name: "cdktn-run", kind: "team" });
+  const runKeys = Object.values(fake.state().api_keys).filter((k) => k.name === "cdktn-run");
+  expect(runKeys.length).toBeGreaterThan(0);
+  expect(runKeys.filter((k) => k.revoked_at === null)).toEqual([]);
+  const accessToken = fake.instance(id)!.access_token!;
+  expect(dashboard.env).toContainEqual({ key: "NOTEBOOK_TOKEN", value: accessToken, secret: true });
+  expect(synthesized.ephemeral).toEqual({
+    gpurental_api_key: { run_key: expect.objectContaining({ name: "cdktn-run", kind: "team" }) },
+    gpurental_instance_access: { workstation_access: expect.any(Object) },
+  });
   for (const [path, text] of writtenFiles()) {
     if (text.includes(SECRET)) throw new Error(`${path} holds the secret`);
     if (text.includes(outputs.ci_key_secret as string) && !path.endsWith(".tfstate")) {
@@ -264,6 +283,10 @@ test("diff, deploy, plan-report and strays, an in-place stop and destroy through
     output: "",
   });
   expect(fake.instance(id)?.status).toBe("destroyed");
+  expect(fake.instance(outputs.dashboard_id as string)?.status).toBe("destroyed");
+  expect(
+    Object.values(fake.state().api_keys).filter((k) => k.revoked_at === null && k.name === "cdktn-run"),
+  ).toEqual([]);
 });
 
 test("gpurental demo --cdk cdktn deploys and destroys the example app with cdktn-cli", async () => {

@@ -10,5 +10,7 @@ export * as dataGpurentalOffers from './data-gpurental-offers/index';
 export * as dataGpurentalSshKeys from './data-gpurental-ssh-keys/index';
 export * as dataGpurentalTemplate from './data-gpurental-template/index';
 export * as dataGpurentalTemplates from './data-gpurental-templates/index';
+export * as ephemeralGpurentalApiKey from './ephemeral-gpurental-api-key/index';
+export * as ephemeralGpurentalInstanceAccess from './ephemeral-gpurental-instance-access/index';
 export * as provider from './provider/index';
 
