@@ -207,7 +207,7 @@ export function register(program: Command): void {
     )
     .argument(
       "<sources...>",
-      "states to compare with: state files (.tfstate), `terraform show -json` output (state or plan), saved plan files, Terraform working directories (read with `terraform state pull`), CDKTF projects (every synthesized stack, or --stack) or synthesized stack directories; - reads JSON from stdin",
+      "states to compare with: state files (.tfstate), `terraform show -json` output (state or plan), saved plan files, Terraform working directories (read with `terraform state pull`), CDKTF or CDK Terrain projects (every synthesized stack, or --stack) or synthesized stack directories; - reads JSON from stdin",
     )
     .option(
       "--stack <name...>",
