@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { build } from "esbuild";
 import type { GpuWorkstationStackProps } from "../../examples/cdktn-app/stack";
+import { cdktfCommand } from "../../src/cli/cdk";
 import { runDemo } from "../../src/cli/demo";
 import { installProvider } from "../../src/cli/provider";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
@@ -28,7 +29,9 @@ import type { CdktnTestAppSettings } from "./fixtures/app";
 // deploy checked several ways (outputs, sensitive ones too; the write-only secret env; the lookup;
 // ephemeral resources: a key for the run behind a provider alias, an instance's access secrets;
 // plan-report and strays reading the project), an in-place stop, and destroy; the demo on cdktn; and
-// the state in PostgreSQL (skipped without the server programs, unless GPURENTAL_REQUIRE_POSTGRES).
+// the state in PostgreSQL (skipped without the server programs, unless GPURENTAL_REQUIRE_POSTGRES);
+// and a migration: the cdktf example app deployed with cdktf, then with its imports changed, under
+// cdktn, plans no change.
 // Needs the built package (dist/).
 
 jest.setTimeout(600_000);
@@ -366,4 +369,83 @@ withPostgres("the state in PostgreSQL: deploy, strays through the pg backend, de
   } finally {
     await server.stop();
   }
+});
+
+test("from cdktf to cdktn: the cdktf example app deployed with cdktf, its imports changed, plans no change", async () => {
+  const dir = join(work, "app-migrate");
+  mkdirSync(dir);
+  const entry = join(ROOT, "examples", "cdktf-app", "main.ts");
+  const bundle = (outfile: string, cdk: "cdktf" | "cdktn") =>
+    build({
+      entryPoints: [entry],
+      outfile,
+      bundle: true,
+      platform: "node",
+      target: "node20",
+      packages: "external",
+      logLevel: "silent",
+      // The only change a migration makes: "cdktf" becomes "cdktn", the package root its cdktn entry.
+      ...(cdk === "cdktn" ? { alias: { cdktf: "cdktn" } } : {}),
+      plugins: [
+        {
+          name: "package-entry",
+          setup(b) {
+            b.onResolve({ filter: /^\.\.\/\.\.\/src$/ }, () => ({
+              path: join(ROOT, "src", ...(cdk === "cdktn" ? ["cdktn", "index.ts"] : ["index.ts"])),
+            }));
+          },
+        },
+      ],
+    });
+  await bundle(join(dir, "app.js"), "cdktf");
+  writeFileSync(
+    join(dir, "cdktf.json"),
+    JSON.stringify({
+      language: "typescript",
+      app: "node app.js",
+      output: "cdktf.out",
+      sendCrashReports: false,
+    }),
+  );
+  const stateEnv = { GPURENTAL_CDKTF_STATE: join(work, "terraform.migrated.tfstate") };
+  const cdktfCli = cdktfCommand(ROOT);
+  const deployed = await spawnCollect(
+    cdktfCli.command,
+    [...cdktfCli.argv, "deploy", "gpu-workstation", "--auto-approve", "--skip-provider-lock"],
+    stateEnv,
+    dir,
+  );
+  expect({ code: deployed.code, output: deployed.code === 0 ? "" : deployed.output }).toEqual({
+    code: 0,
+    output: "",
+  });
+
+  await bundle(join(dir, "app.js"), "cdktn");
+  expect(readFileSync(join(dir, "app.js"), "utf8")).not.toMatch(/require\("cdktf"\)/);
+  const diff = await cdktn(
+    ["diff", "gpu-workstation", "--skip-provider-lock"],
+    {},
+    { cwd: dir, env: stateEnv },
+  );
+  expect({ code: diff.code, output: diff.code === 0 ? "" : diff.output }).toEqual({ code: 0, output: "" });
+  expect(diff.output).toContain("No changes.");
+  const deployedHere = () =>
+    fake
+      .listInstances(creds.org_id)
+      .filter((i) => i.label === "cdktf-workstation" && i.status !== "destroyed");
+  expect(deployedHere()).toHaveLength(1);
+
+  const destroyed = await cdktn(
+    ["destroy", "gpu-workstation", "--auto-approve", "--skip-provider-lock"],
+    {},
+    {
+      cwd: dir,
+      env: stateEnv,
+    },
+  );
+  expect({ code: destroyed.code, output: destroyed.code === 0 ? "" : destroyed.output }).toEqual({
+    code: 0,
+    output: "",
+  });
+  expect(deployedHere()).toEqual([]);
 });

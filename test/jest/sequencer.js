@@ -14,7 +14,7 @@ const ESTIMATES = {
   "test/e2e/resources/faults.e2e.test.ts": 65,
   "test/cdktf/market.e2e.test.ts": 55,
   "test/cdktf/secret-env.e2e.test.ts": 38,
-  "test/cdktn/cdktn.e2e.test.ts": 50,
+  "test/cdktn/cdktn.e2e.test.ts": 65,
   "test/package/fresh-install.test.ts": 22,
   "test/e2e/resources/bad-input.e2e.test.ts": 36,
   "test/e2e/resources/lifecycle.e2e.test.ts": 34,
