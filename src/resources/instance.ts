@@ -1,4 +1,5 @@
 import type { GpurentalClient } from "../api/client";
+import type { InstanceStatus } from "../api/schemas";
 import {
   attr,
   type CtyValue,
@@ -43,6 +44,7 @@ import {
   MAX_OFFER_ATTEMPTS,
   type OpContext,
   readInstance,
+  STILL_CREATING,
   updateInstance,
 } from "./instance-ops";
 import { judgeFilterChange, planCreateChecks, report } from "./instance-plan";
@@ -75,6 +77,22 @@ function unreadAfterImport(priv: Buffer): boolean {
   return readPrivate(priv)[UNREAD_AFTER_IMPORT] === true;
 }
 
+/**
+ * Set on an instance whose create was cut short (Terraform's stop, the create's timeout) while it
+ * was still being created, and kept until it runs: the next plan waits for it in place, and
+ * replaces it if it ended in error instead (what a tainted create would have done).
+ */
+const CREATE_UNFINISHED = "create_unfinished";
+
+function createUnfinished(priv: Buffer): boolean {
+  return readPrivate(priv)[CREATE_UNFINISHED] === true;
+}
+
+function withoutKey(priv: Buffer, key: string): Buffer {
+  const { [key]: _dropped, ...rest } = readPrivate(priv);
+  return writePrivate(rest);
+}
+
 /** Replaces on change, except when the prior value was never known: null in state after an import. */
 const replaceUnlessUnreadImport = () => [
   requiresReplaceIf(
@@ -103,7 +121,7 @@ const schema = defineSchema({
     "A GPU instance: one rented offer running one template. Creating it deploys the instance and waits until it runs (billing starts when the workload runs). `desired_status` stops and starts it in place; every other argument except `offer_filter` replaces it, which destroys its disk.",
     `Offers are a live market: they sell out, get cheaper, are withdrawn and go into maintenance. Give the instance an \`offer_filter\` (GPU model, GPU count, and optionally a maximum price and a region) and the provider chooses the offer when the instance is created or replaced: the cheapest matching offer that the deploy checks do not already refuse for this template and \`disk_gb\` (sold out, machine disk, VM capability, CUDA), with offers whose machine goes into maintenance within 24 hours tried last. If another deploy takes that offer first (\`OFFER_UNAVAILABLE\`, \`OFFER_NOT_PINNABLE\`, \`MACHINE_DISK_EXHAUSTED\`, \`MACHINE_IN_MAINTENANCE\`), the next candidate is tried, at most ${MAX_OFFER_ATTEMPTS} offers, with a warning naming both; an answer that was lost is reconciled instead and never followed by a deploy elsewhere. The chosen \`offer_id\`, the \`offer\` it rents and the price snapshot are known after apply and kept in state: later market moves plan no change at all. Changing \`offer_filter\` replaces the instance only when it no longer satisfies the new filter (judged from \`offer\` and \`price_per_hour_micro\`); otherwise the change is recorded in place. With no matching offer that a deploy would accept, the plan fails on \`offer_filter\` and says which criterion left out which offers.`,
     "Pin an `offer_id` instead only when the instance must run on that very offer (a machine you reserved, a region or host the filter cannot express). A pinned offer is never moved away from: when it sells out or is withdrawn the running instance is unaffected, but creating or replacing the instance is refused until it can be rented again, and changing `offer_id` (for example to follow a cheaper offer from the `gpurental_offers` data source) replaces the instance and destroys its disk. Exactly one of `offer_id` and `offer_filter` is set.",
-    "Refusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. A maintenance window is only a warning at plan time: the contract leaves it to the service to judge how close is too close, so the deploy's own answer decides. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. Every deploy is recorded in the deploy journal (see the provider's `journal_dir`) before it is sent. A deploy is sent again only when it provably never reached the server; after a lost answer the organization's instances are listed for `reconcile_timeout` and a new instance matching offer, template, disk and label is taken, and if none appears the create fails saying the outcome is unknown, without a second deploy. The next create of the same configuration adopts, with a warning naming its id and when it was deployed, an instance that an interrupted apply (Ctrl-C, a killed terraform or provider) or a late server commit left outside the state, instead of deploying another; a plan that will do so says it.",
+    "Refusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. A maintenance window is only a warning at plan time: the contract leaves it to the service to judge how close is too close, so the deploy's own answer decides. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. A create cut short while the instance is still being created (Terraform stopped by Ctrl-C, or the create's timeout) keeps the instance in state with a warning, not tainted: the next apply waits for it in place (within `timeouts.update`) and replaces it only if it ended in error or is gone, so a deploy already under way is never paid for twice. Every deploy is recorded in the deploy journal (see the provider's `journal_dir`) before it is sent. A deploy is sent again only when it provably never reached the server; after a lost answer the organization's instances are listed for `reconcile_timeout` and a new instance matching offer, template, disk and label is taken, and if none appears the create fails saying the outcome is unknown, without a second deploy. The next create of the same configuration adopts, with a warning naming its id and when it was deployed, an instance that an interrupted apply (Ctrl-C, a killed terraform or provider) or a late server commit left outside the state, instead of deploying another; a plan that will do so says it.",
     "The API does not return `ssh_key_id`, `env`, `secret_env`, `secret_env_wo_version`, `unset_env` or `offer_filter`, so an import cannot read them (and `secret_env_wo` is never read or stored). The first plan after an import records the configured values in state with an in-place update that sends nothing to the API, and warns that they were taken from the configuration; from then on, changing them replaces the instance (`offer_filter`: when the instance does not satisfy the new filter). If the imported instance runs with other values, replace it (`terraform apply -replace=ADDRESS`).",
   ].join("\n\n"),
   attributes: {
@@ -612,6 +630,24 @@ export const instanceResource = {
         );
       }
     }
+    const unfinished = createUnfinished(req.private);
+    if (unfinished && state.status === "error") {
+      // The deploy a cut-short create kept ended in error: replaced, as a tainted create would be.
+      (plan as Record<string, CtyValue>).status = unknown;
+      req.requiresReplace([{ attribute: "status" }]);
+      ctx.diags.addWarning(
+        `Instance ${state.id} ended in error after its create was cut short: replaced`,
+        `An earlier apply stopped waiting for instance ${state.id} while it was being created and kept it; it has since ended in error (${state.error_code ?? "no error_code"}${state.error_message ? `: ${state.error_message}` : ""}), so this apply replaces it.`,
+      );
+      return;
+    }
+    const settling = STILL_CREATING.has(state.status as InstanceStatus);
+    if (settling) {
+      ctx.diags.addWarning(
+        `Instance ${state.id} is still ${state.status}: this apply waits for it`,
+        `Instance ${state.id} was kept while it was being created. Applying waits for it in place (within timeouts.update) and ${known(plan.desired_status) && plan.desired_status === "stopped" ? "then stops it" : "records it once it runs"}; nothing is deployed again. If it ends in error, the apply fails and the next one replaces it.`,
+      );
+    }
     if (state.status === "error") {
       // Nothing in place can bring an instance back from error; say so instead of a silent no-op.
       ctx.diags.addWarning(
@@ -623,7 +659,8 @@ export const instanceResource = {
     // A power change (or one not known yet) moves every value that follows the status; anything
     // else (only timeouts) changes nothing at the API, so every computed value keeps its prior
     // value, null ones included.
-    const powerChange = !known(plan.desired_status) || plan.desired_status !== state.desired_status;
+    const powerChange =
+      settling || !known(plan.desired_status) || plan.desired_status !== state.desired_status;
     const p = plan as Record<string, CtyValue>;
     const prior = state as Record<string, CtyValue>;
     for (const a of INSTANCE_COMPUTED_ATTRIBUTES) {
@@ -631,7 +668,8 @@ export const instanceResource = {
     }
   },
 
-  async create({ plan, config }, ctx) {
+  async create(req, ctx) {
+    const { plan, config } = req;
     const args = toArgs(plan, config);
     const settings = deploySettingsOf(ctx.providerData);
     await sweepLostKeysOf(ctx.providerData, ctx.signal);
@@ -643,10 +681,12 @@ export const instanceResource = {
     report(ctx.diags, r.diagnostics);
     const entry = r.entry;
     if (r.state && entry) bestEffort("a handed instance", () => settings.journal?.handed(entry));
+    if (r.unfinished) req.private = writePrivate({ ...readPrivate(req.private), [CREATE_UNFINISHED]: true });
     return r.state ? toState(r.state) : null;
   },
 
-  async read({ state }, ctx) {
+  async read(req, ctx) {
+    const { state } = req;
     // With a provider configuration known only after apply, the state stays as it was.
     if (!credentialOf(ctx.providerData).configured) return state;
     const r = await readInstance(state.id!, priorArgs(state), {
@@ -656,6 +696,14 @@ export const instanceResource = {
     });
     report(ctx.diags, r.diagnostics);
     if (r.diagnostics.some((d) => d.severity === "error")) return state;
+    // A kept deploy that has come to run (or stopped) needs no more finishing.
+    if (
+      r.state &&
+      createUnfinished(req.private) &&
+      !STILL_CREATING.has(r.state.status) &&
+      r.state.status !== "error"
+    )
+      req.private = withoutKey(req.private, CREATE_UNFINISHED);
     if (r.state) claim(ctx, state.id);
     else release(ctx, state.id);
     return r.state ? toState(r.state) : null;
@@ -664,21 +712,39 @@ export const instanceResource = {
   async update(req, ctx) {
     const { plan, state } = req;
     const planned = toArgs(plan);
+    const settling = STILL_CREATING.has(state.status as InstanceStatus);
     // Only timeouts changed, or arguments adopted after an import: nothing to do at the API, and
     // the plan holds the values to keep. Either way the import marker has done its job.
-    if (planned.desired_status === state.desired_status) {
+    if (!settling && planned.desired_status === state.desired_status) {
       req.private = writePrivate({});
       return {};
     }
+    // A still-creating instance (a create cut short kept it) is waited for, then moved to the
+    // desired status.
     const r = await updateInstance(
       state.id!,
       planned,
       opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.update),
       priorArgs(state),
     );
+    if (settling && r.state?.status === "error") {
+      r.diagnostics = r.diagnostics.map((d) =>
+        d.severity === "error"
+          ? {
+              ...d,
+              detail: `${d.detail} Instance ${state.id} ended in error while it was being created, after an earlier create was cut short; the next terraform apply replaces it.`,
+            }
+          : d,
+      );
+    }
     report(ctx.diags, r.diagnostics);
     if (!r.state) return state;
-    req.private = writePrivate({});
+    // The import marker has done its job; the unfinished-create marker stays until the instance
+    // has run (set here too when it ended in error, so that the next plan replaces it).
+    const stillUnfinished =
+      (createUnfinished(req.private) && STILL_CREATING.has(r.state.status)) ||
+      (settling && r.state.status === "error");
+    req.private = writePrivate(stillUnfinished ? { [CREATE_UNFINISHED]: true } : {});
     return toState(r.state);
   },
 

@@ -73,6 +73,11 @@ export async function counts(s: Suite) {
   };
 }
 
+/** Every instance the organization ever had deployed, destroyed ones included. */
+export function deploysEver(s: Suite): number {
+  return s.backend.listInstances(s.creds.org_id).length;
+}
+
 /** Instances are created but stay in `creating` until the transitions are made immediate again. */
 export function slowCreating(s: Suite): void {
   s.backend.setTransitions({ afterMs: 600_000 });
@@ -112,13 +117,16 @@ export async function untrackedIds(s: Suite): Promise<string[]> {
 /**
  * The apply after an interruption (with `env`): converges on `count` instances and the key, each
  * instance of `adopted` adopted from the deploy journal rather than deployed again, nothing billed
- * outside the state; then a destroy that leaves nothing. Returns the apply's result.
+ * outside the state, and (`deploys`) as many deployed ever; then a destroy that leaves nothing.
+ * Returns the apply's result.
  */
 export async function convergeAndDestroy(
   s: Suite,
   count: number,
   adopted: readonly string[],
   env: NodeJS.ProcessEnv = {},
+  /** Instances deployed ever (destroyed ones included) once the apply converged, when known. */
+  deploys?: number,
 ): Promise<RunResult> {
   s.backend.setTransitions("immediate");
   const again = expectCode(await apply(s, [], env), 0);
@@ -133,6 +141,8 @@ export async function convergeAndDestroy(
     keysInState: 1,
     strayKeys: 0,
   });
+  // Counted over every instance ever deployed, not only live ones: nothing was deployed twice.
+  if (deploys !== undefined) expect(deploysEver(s)).toBe(deploys);
   expectCode(await s.tf.run(["destroy", "-auto-approve", "-input=false"]), 0);
   expect(await counts(s)).toEqual({
     backend: 0,

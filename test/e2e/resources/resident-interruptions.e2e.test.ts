@@ -126,7 +126,8 @@ async function sessionsEnded(i: Interrupted): Promise<void> {
  * `adopted`, deploys none twice, and leaves nothing after the destroy.
  */
 async function convergeThroughResident(i: Interrupted, adopted: readonly string[]): Promise<void> {
-  const again = await convergeAndDestroy(s, 10, adopted, DEBUG);
+  // Counted over every instance ever deployed: none was deployed twice (10 in all).
+  const again = await convergeAndDestroy(s, 10, adopted, DEBUG, 10);
   expectServedByResident(again, i.dir);
   expect(output(again)).not.toContain(SECRET_ENV_VALUE);
   expect(residentPids(i.dir)).toEqual([i.resident]);
@@ -138,11 +139,13 @@ test("Ctrl-C once while 10 instances are creating: terraform stops gracefully, t
   const r = await i.run.result;
   expect(r.code).toBe(1);
   expect(output(r)).toContain("Interrupt received");
+  expect(output(r)).toContain("kept, not replaced");
+  expect((await counts(s)).state).toBe(10);
   expect(output(r)).not.toMatch(/Plugin did not respond|panic|crash/i);
   await sessionsEnded(i);
   expect(liveInstances(s)).toHaveLength(10);
-  // A graceful stop writes the state whole: it holds the stopped creates' instances (tainted and
-  // replaced by the next apply); any instance billed outside it is adopted from the journal.
+  // A graceful stop writes the state whole: it holds the stopped creates' instances, kept without
+  // taint, which the next apply waits for in place; any instance billed outside it is adopted.
   expect(putBackCutState(s)).toBeNull();
   const untracked = await untrackedIds(s);
   expect((await counts(s)).backend).toBe(10);
