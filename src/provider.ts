@@ -15,6 +15,7 @@ import {
   path,
 } from "./framework";
 import { DeployJournal, JOURNAL_DIR_ENV, locateJournal, parentCommand, type RunIdentity } from "./journal";
+import { settleAtShutdown } from "./journal/settle";
 import { logger } from "./plugin/log";
 import { apiKeyResource } from "./resources/api-key";
 import { instanceResource } from "./resources/instance";
@@ -282,8 +283,10 @@ export async function configureClient(
         log: (level, msg, fields) => journalLog.log(level, msg, fields),
         ...(opts.run ? { run: opts.run } : {}),
         ...(opts.ended ? { ended: opts.ended } : {}),
+        ...(ctx.signal ? { stopped: ctx.signal } : {}),
       },
     );
+    settleAtShutdown(journal, opts.ended);
     registerDeploySettings(client, {
       journal,
       reconcileTimeoutMs,

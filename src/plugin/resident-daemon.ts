@@ -4,6 +4,7 @@ import { renameSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server as NetServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { newRun } from "../journal/run";
+import { settleRun } from "../journal/settle";
 import { generateServerCertificate, handshakeCertificate } from "./cert";
 import type { GrpcServer, TlsMaterial } from "./grpc-server";
 import {
@@ -176,6 +177,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     // process would exit then, so what the session's calls still do reaches no one and must leave
     // the journal as the ended process would have (no "handed" for an answer never delivered).
     const sessionEnded = new AbortController();
+    const run = newRun(req.pid);
     let service: ProviderService | undefined;
     const getService = async () => {
       service ??= inSession(
@@ -185,7 +187,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
           env,
           cwd: req.cwd,
           ppid: req.ppid,
-          run: newRun(req.pid),
+          run,
           ended: sessionEnded.signal,
         }),
       );
@@ -223,7 +225,11 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
         tls,
         getService,
         schemaResponse: opts.schemaResponse,
-        onShutdown: () => end(0),
+        onShutdown: () => {
+          // Terraform ended the session normally: what it saved is no longer the journal's to adopt.
+          settleRun(run.id, (message) => sessionLog.warn("could not settle the deploy journal", { message }));
+          end(0);
+        },
         log: sessionLog,
       });
     } catch (err) {

@@ -4,6 +4,7 @@ import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "@grpc/grpc-js";
+import { settleRun } from "../journal/settle";
 import { generateServerCertificate, handshakeCertificate } from "./cert";
 import type { GrpcServer, TlsMaterial } from "./grpc-server";
 import {
@@ -194,7 +195,11 @@ export async function serveProvider(
       tls,
       getService,
       schemaResponse: opts.schemaResponse,
-      onShutdown: () => shutdown("GRPCController.Shutdown"),
+      onShutdown: () => {
+        // Terraform ended the run normally: what it saved is no longer the journal's to adopt.
+        settleRun(undefined, (message) => log.warn("could not settle the deploy journal", { message }));
+        shutdown("GRPCController.Shutdown");
+      },
       log,
     });
   } catch (err) {

@@ -91,6 +91,11 @@ export interface OpContext {
   initialPollMs?: number;
   /** Journal and reconcile window of creates; default those registered with the client. */
   settings?: DeploySettings;
+  /**
+   * What the create's plan said it adopts: a journal entry, or null for nothing (it deploys).
+   * Undefined when the plan could not tell: whatever is adoptable is taken.
+   */
+  adopt?: string | null;
 }
 
 /** The outcome of a lifecycle step. */
@@ -393,7 +398,7 @@ export async function createInstance(
   };
   // What an interrupted or late deploy of this configuration created is adopted before anything
   // is deployed.
-  const adoption = await adoptFromJournal(env);
+  const adoption = await adoptFromJournal(env, ctx.adopt);
   if (adoption.kind === "error")
     return { state: null, diagnostics: [...adoption.diagnostics, adoption.diagnostic] };
   const landed = adoption.kind === "adopted" ? adopted(args, adoption) : await deployNew(args, ctx, env);

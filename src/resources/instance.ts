@@ -534,6 +534,46 @@ function priorArgsForJudging(s: State) {
   };
 }
 
+/**
+ * What the plans of one provider process (or resident session: one journal each) have said about
+ * the deploy journal: the entries their creates will adopt (entry id to instance id, null while
+ * unknown), and the instance ids a state or an import block of the plan holds. Within one plan an
+ * instance is never both adopted by a create and held elsewhere.
+ */
+interface PlanTrack {
+  promised: Map<string, string | null>;
+  claimed: Set<string>;
+}
+const planTracks = new WeakMap<object, PlanTrack>();
+
+function planTrack(journal: object): PlanTrack {
+  let t = planTracks.get(journal);
+  if (!t) {
+    t = { promised: new Map(), claimed: new Set() };
+    planTracks.set(journal, t);
+  }
+  return t;
+}
+
+/**
+ * Records that a state (or an import block) of this plan holds instance `id`; when a create of
+ * the same plan already said it adopts it, the plan fails instead of doing both.
+ */
+function holdInPlan(ctx: HandlerContext<GpurentalClient>, id: string, how: string): void {
+  const journal = deploySettingsOf(ctx.providerData).journal;
+  if (!journal) return;
+  const t = planTrack(journal);
+  t.claimed.add(id);
+  // An import says where the instance belongs: its journal entry (if any) is closed now, so that
+  // no later plan promises it to a create.
+  if (how === "imported") bestEffort("an imported instance", () => journal.closeId(id, "claimed"));
+  if (![...t.promised.values()].includes(id)) return;
+  ctx.diags.addError(
+    `Instance ${id} is both ${how} and adopted by a create of this plan`,
+    `A create of gpurental_instance in this plan said it adopts instance ${id} from the deploy journal, and ${how === "imported" ? "an import block imports it into" : "the state holds it at"} another address. An instance is never given to two addresses: plan again (the next plan leaves it to this address), or remove the import block.`,
+  );
+}
+
 /** Closes the journal's entries of an instance a state holds. */
 function claim(ctx: HandlerContext<GpurentalClient>, id: string | null): void {
   const journal = deploySettingsOf(ctx.providerData).journal;
@@ -546,32 +586,54 @@ function release(ctx: HandlerContext<GpurentalClient>, id: string | null): void 
   if (journal && id) bestEffort("a destroyed instance", () => journal.closeId(id, "destroyed"));
 }
 
-// How many creates of each configuration this provider's plans have told about an adoption, so
-// that with count = N and fewer entries only as many plans say so as there are entries. Kept per
-// journal object: one per provider process, or per session of a resident process.
-const adoptionsPlanned = new WeakMap<object, Map<string, number>>();
+/**
+ * The private data key in which a create's plan records what its apply adopts: an entry of the
+ * deploy journal, or null for none (it deploys). Absent when the plan could not tell (values
+ * known only after apply): the apply then takes whatever is adoptable, as the plan's note said.
+ */
+const PLANNED_ADOPTION = "adopt";
 
-/** Warns on a create that the apply will adopt an instance from the deploy journal. */
-function planAdoption(plan: Plan, ctx: HandlerContext<GpurentalClient>): void {
+/** What a create's plan recorded about adopting: an entry id, null for none, undefined unknown. */
+function plannedAdoption(priv: Buffer): string | null | undefined {
+  const v = readPrivate(priv)[PLANNED_ADOPTION];
+  return typeof v === "string" || v === null ? v : undefined;
+}
+
+/**
+ * Decides, at plan time, which journal entry (if any) a create adopts, warns saying so, and
+ * records it in the planned private data so that the apply does exactly that. Each entry is
+ * promised to one create of the plan (count = N with fewer entries: only as many say so), and
+ * never one whose instance a state or an import block of the plan holds.
+ */
+function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerContext<GpurentalClient>): void {
   const settings = deploySettingsOf(ctx.providerData);
   const journal = settings.journal;
   if (!journal || !credentialOf(ctx.providerData).configured) return;
+  const record = (entry: string | null) => {
+    req.private = writePrivate({ ...readPrivate(req.private), [PLANNED_ADOPTION]: entry });
+  };
   try {
-    if (journal.live("instance").length === 0) return;
     if (!isWhollyKnown(plan.offer_filter) || !isWhollyKnown(plan.env) || !isWhollyKnown(plan.secret_env))
       return;
     if (!isWhollyKnown(plan.unset_env) || !isWhollyKnown(plan.ssh_key_id) || !isWhollyKnown(plan.label))
       return;
     if (!known(plan.template_id) || !known(plan.disk_gb)) return;
     if (plan.offer_filter === null && !known(plan.offer_id)) return;
+    if (journal.live("instance").length === 0) {
+      record(null);
+      return;
+    }
     const fingerprint = instanceFingerprint(toArgs(plan), settings.account);
-    const entries = journal.adoptable("instance", fingerprint, settings.partial);
-    const planned = adoptionsPlanned.get(journal) ?? new Map<string, number>();
-    adoptionsPlanned.set(journal, planned);
-    const n = planned.get(fingerprint) ?? 0;
-    const next = entries[n];
-    if (!next) return;
-    planned.set(fingerprint, n + 1);
+    const t = planTrack(journal);
+    const next = journal
+      .adoptable("instance", fingerprint, settings.partial)
+      .find((e) => !t.promised.has(e.entry) && !(e.id && t.claimed.has(e.id)));
+    if (!next) {
+      record(null);
+      return;
+    }
+    t.promised.set(next.entry, next.id);
+    record(next.entry);
     report(ctx.diags, [willAdoptNote(next)]);
   } catch (err) {
     opsLog.warn("deploy journal: could not check for adoptions", {
@@ -615,11 +677,12 @@ export const instanceResource = {
     const { plan, state } = req;
     if (state === null) {
       await planTimeChecks(plan, req.config, ctx);
-      planAdoption(plan, ctx);
+      planAdoption(plan, req, ctx);
       return;
     }
     // Every plan shows the provider the instances its state holds: the journal's proof of a claim.
     claim(ctx, state.id);
+    if (state.id) holdInPlan(ctx, state.id, "held");
     if (unreadAfterImport(req.private)) {
       const adopted = CREATE_ONLY.filter((a) => state[a] === null && plan[a] !== null);
       if (adopted.length > 0) {
@@ -673,9 +736,15 @@ export const instanceResource = {
     const args = toArgs(plan, config);
     const settings = deploySettingsOf(ctx.providerData);
     await sweepLostKeysOf(ctx.providerData, ctx.signal);
+    const adopt = plannedAdoption(req.private);
+    req.private = withoutKey(req.private, PLANNED_ADOPTION);
     const r = await createInstance(
       args,
-      { ...opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.create), settings },
+      {
+        ...opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.create),
+        settings,
+        ...(adopt === undefined ? {} : { adopt }),
+      },
       (msg) => opsLog.info(msg, { resource: "gpurental_instance" }),
     );
     report(ctx.diags, r.diagnostics);
@@ -770,6 +839,7 @@ export const instanceResource = {
         return {};
       }
       req.private = writePrivate({ [UNREAD_AFTER_IMPORT]: true });
+      holdInPlan(ctx, id, "imported");
       return { id };
     } catch (err) {
       ctx.diags.add(errorToDiagnostic(err, "import"));

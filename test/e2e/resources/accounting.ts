@@ -1,7 +1,16 @@
-import { copyFileSync, existsSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunResult } from "../harness";
-import { apply, expectCode, liveInstances, output, type Suite, stateResources } from "./helpers";
+import {
+  apply,
+  expectCode,
+  liveInstances,
+  output,
+  plan,
+  type Suite,
+  stateResources,
+  TERRAFORM_BLOCK,
+} from "./helpers";
 
 // What "every paid instance is accounted for" means to the suites that interrupt an apply
 // (interruptions.e2e.test.ts, one provider process per launch; resident-interruptions.e2e.test.ts,
@@ -153,4 +162,63 @@ export async function convergeAndDestroy(
     strayKeys: 0,
   });
   return again;
+}
+
+/**
+ * `terraform state rm` of one instance in configuration A (count = 4), then an import of it in
+ * configuration B (another working directory, `b` under the harness's root): A's next apply never
+ * adopts it back (it deploys a new one for the address its configuration still has, as the plan
+ * says), and A's destroy leaves B's instance alone. Run with the harness's provider mode.
+ */
+export async function stateRmThenImportElsewhere(s: Suite, offerId: string): Promise<void> {
+  s.tf.write({ "main.tf": mainTf(paidConfig(s, offerId, 4)) });
+  expectCode(await apply(s), 0);
+  const state = await stateResources(s);
+  const moved = Object.values(state).find((r) => r.address === "gpurental_instance.gpu[3]")!.values
+    .id as string;
+  expectCode(await s.tf.run(["state", "rm", "gpurental_instance.gpu[3]"]), 0);
+
+  const b = join(s.tf.root, "b");
+  mkdirSync(b, { recursive: true });
+  writeFileSync(
+    join(b, "main.tf"),
+    mainTf(`import {
+  to = gpurental_instance.moved
+  id = "${moved}"
+}
+
+resource "gpurental_instance" "moved" {
+  offer_id    = "${offerId}"
+  template_id = "${s.creds.template_id}"
+  disk_gb     = 50
+  label       = "journal"
+  secret_env  = { TOKEN = "${SECRET_ENV_VALUE}" }
+}`),
+  );
+  const inB = (args: string[]) => s.tf.spawn([`-chdir=${b}`, ...args, "-no-color"]).result;
+  expectCode(await inB(["init", "-input=false"]), 0);
+  const imported = output(expectCode(await inB(["apply", "-auto-approve", "-input=false"]), 0));
+  expect(imported).toContain("1 imported, 0 added");
+  expect(deploysEver(s)).toBe(4);
+
+  // A: the removed address is deployed anew, as the plan says; the instance B holds is not adopted.
+  const p = output(expectCode(await plan(s, ["-no-color"]), 2));
+  expect(p).not.toMatch(/Will adopt|Will look for/);
+  expect(p).toContain("Plan: 1 to add, 0 to change, 0 to destroy.");
+  const again = output(expectCode(await apply(s, ["-no-color"]), 0));
+  expect(again).not.toContain("Adopted instance");
+  expect(deploysEver(s)).toBe(5);
+  expect((await stateResources(s))["gpurental_instance.gpu[3]"]?.values.id).not.toBe(moved);
+
+  // A's destroy leaves B's instance alone; B still holds it, with no change to plan.
+  expectCode(await s.tf.run(["destroy", "-auto-approve", "-input=false"]), 0);
+  expect(liveInstances(s).map((i) => i.id)).toEqual([moved]);
+  expectCode(await inB(["plan", "-input=false", "-detailed-exitcode"]), 0);
+  expectCode(await inB(["destroy", "-auto-approve", "-input=false"]), 0);
+  expect(liveInstances(s)).toHaveLength(0);
+  rmSync(b, { recursive: true, force: true });
+}
+
+function mainTf(body: string): string {
+  return `${TERRAFORM_BLOCK}\nprovider "gpurental" {}\n\n${body}\n`;
 }

@@ -9,6 +9,7 @@ import {
   roomyOffer,
   SECRET_ENV_VALUE,
   slowCreating,
+  stateRmThenImportElsewhere,
   untrackedIds,
 } from "./accounting";
 import {
@@ -209,4 +210,8 @@ test("a deploy the server commits after the provider gave up: outcome unknown, t
   const late = await untrackedIds(s);
   delete s.tf.env.GPURENTAL_REQUEST_TIMEOUT;
   await convergeAndDestroy(s, 3, late);
+});
+
+test("terraform state rm, then an import in another configuration: never adopted back, and A's destroy leaves B's instance alone", async () => {
+  await stateRmThenImportElsewhere(s, offerId);
 });

@@ -9,6 +9,7 @@ import {
   roomyOffer,
   SECRET_ENV_VALUE,
   slowCreating,
+  stateRmThenImportElsewhere,
   untrackedIds,
 } from "./accounting";
 import {
@@ -180,4 +181,10 @@ test("terraform itself killed (kill -9) while 10 instances are creating: its orp
   const paid = liveInstances(s).map((inst) => inst.id);
   expect(await counts(s)).toMatchObject({ backend: 10, state: 0, untracked: 10 });
   await convergeThroughResident(i, paid);
+});
+
+test("terraform state rm, then an import in another configuration, through the resident process: never adopted back", async () => {
+  const dir = residents.use(s.tf, "srm");
+  await stateRmThenImportElsewhere(s, offerId);
+  expect(residentPids(dir)).toHaveLength(1);
 });
