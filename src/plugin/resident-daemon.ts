@@ -25,6 +25,7 @@ import {
   type SessionMessage,
   type SessionRequest,
 } from "./resident";
+import { removeStaleSockets } from "./stale-sockets";
 import type { ProviderService } from "./tfplugin6";
 
 // The resident provider process (see resident.ts): started by the first launch that finds none,
@@ -306,6 +307,11 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
   const st = statSync(opts.socket);
   ownSocket = { dev: st.dev, ino: st.ino };
   log.debug("resident provider serving", { socket: opts.socket, idle_ms: idleMs });
+  // What resident processes killed outright left: session sockets, control sockets and temporary
+  // names nobody listens on any more (this process's own control socket is kept).
+  void removeStaleSockets(dir, /^(s[0-9a-f]{12}|[0-9a-f]{16})\.sock$|^b[0-9a-f]{12}\.tmp$/, [
+    opts.socket,
+  ]).then((n) => n > 0 && log.debug("removed stale sockets", { dir, count: n }));
   idle();
   return { sessions: () => open.size, close };
 }
