@@ -5,6 +5,7 @@ import { stringify } from "lossless-json";
 import { GpurentalError } from "../api/errors";
 import { importConfiguration } from "../strays/adopt";
 import { findStrays, type StrayReport, strayCount } from "../strays/find";
+import { markLateArrivals } from "../strays/late";
 import { type RemovalOutcome, removeStrays } from "../strays/remove";
 import { renderStraysText, straysJson } from "../strays/render";
 import { readStateSources, type SourceContext } from "../tfstate/sources";
@@ -71,7 +72,9 @@ async function listStrays(
     ...(opts.planDir ? { planDir: opts.planDir } : {}),
   });
   const [instances, apiKeys] = await Promise.all([api.client.listInstances(), api.client.listApiKeys()]);
-  return findStrays({ instances, apiKeys, states, keyPrefix: api.keyPrefix, now: now() });
+  const report = findStrays({ instances, apiKeys, states, keyPrefix: api.keyPrefix, now: now() });
+  markLateArrivals(report, sources, ctx.env, ctx.cwd, now());
+  return report;
 }
 
 /** Keeps the strays of `first` that `second` still finds: what a confirmed removal may touch. */

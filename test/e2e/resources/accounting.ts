@@ -1,5 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { runStrays, STRAYS_EXIT } from "../../../src/cli/strays";
+import { testIO } from "../commands/io";
 import type { RunResult } from "../harness";
 import {
   apply,
@@ -221,4 +223,53 @@ resource "gpurental_instance" "moved" {
 
 function mainTf(body: string): string {
   return `${TERRAFORM_BLOCK}\nprovider "gpurental" {}\n\n${body}\n`;
+}
+
+/**
+ * A deploy the server commits long after the reconcile window: the apply that gives it up deploys
+ * another, and once the late one lands, every plan, apply and destroy warns naming it, its cost per
+ * hour and what to do, and `gpurental strays` names it a late arrival, until it is destroyed.
+ */
+export async function lateArrivalIsNeverSilent(s: Suite, offerId: string): Promise<void> {
+  s.tf.write({ "main.tf": mainTf(paidConfig(s, offerId, 3)) });
+  s.backend.addFault({ route: "POST /v1/instances", kind: "late-commit", delayMs: 15_000, times: 1 });
+  const env = { GPURENTAL_REQUEST_TIMEOUT: "1s", GPURENTAL_RECONCILE_TIMEOUT: "2s" };
+  const first = await apply(s, [], env);
+  expect(first.code).toBe(1);
+  expect(output(first)).toContain("Deploy outcome unknown");
+  // Before the late commit lands: the lost deploy is given up (its window has passed) and another
+  // is deployed.
+  const second = output(expectCode(await apply(s, [], env), 0));
+  expect(second).toContain("never appeared");
+  expect(s.backend.lateCommitsPending()).toBe(1);
+  expect(await counts(s)).toMatchObject({ backend: 3, state: 3, untracked: 0 });
+  await s.backend.flushLateCommits();
+  const [late] = await untrackedIds(s);
+  expect(late).toBeDefined();
+  expect(deploysEver(s)).toBe(4);
+
+  const warned = (r: RunResult) => {
+    const text = output(r).replace(/\s+/g, " ");
+    expect(text).toContain(
+      `Instance ${late} landed after its deploy was given up: ¥2.51/h, held by no state`,
+    );
+    expect(text).toContain("gpurental strays --destroy");
+    expect(text).toContain(`id = "${late}"`);
+  };
+  warned(expectCode(await plan(s), 0));
+  warned(expectCode(await apply(s), 0));
+  const io = testIO(s.tf.env, s.tf.root);
+  expect(await runStrays([s.tf.workDir], {}, io)).toBe(STRAYS_EXIT.found);
+  expect(io.out).toContain("Late arrivals of given-up deploys (1):");
+  expect(io.out).toContain(`${late}: landed after the deploy journal gave up its deploy sent at`);
+  // The destroy leaves it (no state holds it) and says so.
+  warned(expectCode(await s.tf.run(["destroy", "-auto-approve", "-input=false"]), 0));
+  expect(liveInstances(s).map((i) => i.id)).toEqual([late]);
+  // Resolved: destroyed by gpurental strays --destroy; the warning stops.
+  const destroy = testIO(s.tf.env, s.tf.root);
+  expect(await runStrays([s.tf.workDir], { destroy: true, yes: true, wait: true }, destroy)).toBe(
+    STRAYS_EXIT.none,
+  );
+  expect(liveInstances(s)).toHaveLength(0);
+  expect(output(expectCode(await plan(s), 2))).not.toContain("landed after its deploy was given up");
 }

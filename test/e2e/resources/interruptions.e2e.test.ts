@@ -4,6 +4,7 @@ import {
   convergeAndDestroy,
   counts,
   deploysEver,
+  lateArrivalIsNeverSilent,
   paidConfig,
   putBackCutState,
   roomyOffer,
@@ -214,4 +215,8 @@ test("a deploy the server commits after the provider gave up: outcome unknown, t
 
 test("terraform state rm, then an import in another configuration: never adopted back, and A's destroy leaves B's instance alone", async () => {
   await stateRmThenImportElsewhere(s, offerId);
+});
+
+test("a deploy committed after the reconcile window: every plan, apply and destroy warns about the late arrival until it is destroyed", async () => {
+  await lateArrivalIsNeverSilent(s, offerId);
 });

@@ -4,6 +4,7 @@ import { residentPids } from "../../../src/testing/resident";
 import {
   convergeAndDestroy,
   counts,
+  lateArrivalIsNeverSilent,
   paidConfig,
   putBackCutState,
   roomyOffer,
@@ -187,4 +188,9 @@ test("terraform state rm, then an import in another configuration, through the r
   const dir = residents.use(s.tf, "srm");
   await stateRmThenImportElsewhere(s, offerId);
   expect(residentPids(dir)).toHaveLength(1);
+});
+
+test("a deploy committed after the reconcile window, through the resident process: warned on every command until destroyed", async () => {
+  residents.use(s.tf, "late");
+  await lateArrivalIsNeverSilent(s, offerId);
 });
