@@ -5,7 +5,7 @@ import { stringify } from "lossless-json";
 import { GpurentalError } from "../api/errors";
 import { importConfiguration } from "../strays/adopt";
 import { findStrays, type StrayReport, strayCount } from "../strays/find";
-import { markLateArrivals } from "../strays/late";
+import { closeImportedEntries, markLateArrivals } from "../strays/journals";
 import { type RemovalOutcome, removeStrays } from "../strays/remove";
 import { renderStraysText, straysJson } from "../strays/render";
 import { readStateSources, type SourceContext } from "../tfstate/sources";
@@ -118,6 +118,15 @@ export async function runStrays(
     const report = await listStrays(sources, opts, api, ctx, () => io.now());
     const hcl = opts.import || opts.outputImport ? importConfiguration(report) : "";
     const found = strayCount(report);
+    // The import blocks say where these instances go: no create of a journal may adopt them too.
+    if (hcl) {
+      closeImportedEntries(
+        report.instances.map((s) => s.instance.id),
+        sources,
+        io.env,
+        io.cwd,
+      );
+    }
 
     if (opts.outputImport) {
       const file = resolve(io.cwd, opts.outputImport);

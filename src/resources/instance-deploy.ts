@@ -360,7 +360,8 @@ async function byListing(
   env: DeployEnv,
 ): Promise<{ instance: Instance } | "gone" | { error: ResourceDiagnostic }> {
   const sentAt = Date.parse(e.sent_at);
-  const referenced = journal.referencedIds();
+  // Never what a journal entry names, nor what the local state holds.
+  const referenced = new Set([...journal.referencedIds(), ...(journal.savedIds() ?? [])]);
   // A young entry may still land: wait out what is left of its reconcile window. A time that cannot
   // be read is an old entry; one in the future (another machine's clock) waits one window at most.
   const windowMs = env.settings.reconcileTimeoutMs;

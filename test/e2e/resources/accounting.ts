@@ -4,14 +4,18 @@ import { runStrays, STRAYS_EXIT } from "../../../src/cli/strays";
 import { testIO } from "../commands/io";
 import type { RunResult } from "../harness";
 import {
+  alive,
   apply,
   expectCode,
+  journalAnswers,
   liveInstances,
   output,
   plan,
+  providerPids,
   type Suite,
   stateResources,
   TERRAFORM_BLOCK,
+  until,
 } from "./helpers";
 
 // What "every paid instance is accounted for" means to the suites that interrupt an apply
@@ -272,4 +276,44 @@ export async function lateArrivalIsNeverSilent(s: Suite, offerId: string): Promi
   );
   expect(liveInstances(s)).toHaveLength(0);
   expect(output(expectCode(await plan(s), 2))).not.toContain("landed after its deploy was given up");
+}
+
+/**
+ * terraform killed while 4 instances are creating leaves 4 deploys no state holds, which the next
+ * apply would adopt; `gpurental strays --output-import` writes import blocks for them instead, and
+ * the plan then shows 4 imports and 4 creates, no adoption, and the apply does exactly that: no
+ * instance at two addresses, none adopted, 8 deployed in all.
+ */
+export async function straysImportBlocksApplied(s: Suite, offerId: string): Promise<void> {
+  const instances = paidConfig(s, offerId, 4).replace(/^resource "gpurental_api_key"[\s\S]*?\n}\n\n/, "");
+  s.tf.write({ "main.tf": mainTf(instances) });
+  slowCreating(s);
+  const run = s.tf.spawn(["apply", "-auto-approve", "-input=false", "-no-color"]);
+  await until(() => liveInstances(s).length === 4, "4 instances creating");
+  await until(() => journalAnswers(s.tf.workDir) === 4, "the journal to record 4 answers");
+  const launched = providerPids(run.pid!);
+  run.kill("SIGKILL");
+  await run.result;
+  await until(() => launched.every((p) => !alive(p)), "the provider launches to exit", 10_000);
+  s.backend.setTransitions("immediate");
+  expect(await counts(s)).toMatchObject({ backend: 4, state: 0, untracked: 4 });
+
+  const io = testIO(s.tf.env, s.tf.workDir);
+  expect(await runStrays([s.tf.workDir], { outputImport: "adopt.tf" }, io)).toBe(STRAYS_EXIT.found);
+  expect(existsSync(join(s.tf.workDir, "adopt.tf"))).toBe(true);
+  const p = output(expectCode(await plan(s), 2));
+  expect(p).not.toMatch(/Will adopt|Will look for/);
+  expect(p).toMatch(/Plan: 4 to import, 4 to add, 0 to change, 0 to destroy\./);
+  const a = output(expectCode(await apply(s), 0));
+  expect(a).not.toContain("Adopted instance");
+  expect(a).toContain("Resources: 4 imported, 4 added, 0 changed, 0 destroyed.");
+  const ids = Object.values(await stateResources(s))
+    .filter((r) => r.type === "gpurental_instance")
+    .map((r) => r.values.id as string);
+  expect(new Set(ids).size).toBe(8);
+  expect(deploysEver(s)).toBe(8);
+  expect(await counts(s)).toMatchObject({ backend: 8, state: 8, untracked: 0 });
+  expectCode(await s.tf.run(["destroy", "-auto-approve", "-input=false"]), 0);
+  expect(liveInstances(s)).toHaveLength(0);
+  rmSync(join(s.tf.workDir, "adopt.tf"), { force: true });
 }

@@ -11,6 +11,7 @@ import {
   SECRET_ENV_VALUE,
   slowCreating,
   stateRmThenImportElsewhere,
+  straysImportBlocksApplied,
   untrackedIds,
 } from "./accounting";
 import {
@@ -219,4 +220,8 @@ test("terraform state rm, then an import in another configuration: never adopted
 
 test("a deploy committed after the reconcile window: every plan, apply and destroy warns about the late arrival until it is destroyed", async () => {
   await lateArrivalIsNeverSilent(s, offerId);
+});
+
+test("gpurental strays import blocks after a killed apply: the plan shows imports and creates, no adoption, and the apply does exactly that", async () => {
+  await straysImportBlocksApplied(s, offerId);
 });

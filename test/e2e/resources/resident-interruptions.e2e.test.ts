@@ -11,6 +11,7 @@ import {
   SECRET_ENV_VALUE,
   slowCreating,
   stateRmThenImportElsewhere,
+  straysImportBlocksApplied,
   untrackedIds,
 } from "./accounting";
 import {
@@ -193,4 +194,9 @@ test("terraform state rm, then an import in another configuration, through the r
 test("a deploy committed after the reconcile window, through the resident process: warned on every command until destroyed", async () => {
   residents.use(s.tf, "late");
   await lateArrivalIsNeverSilent(s, offerId);
+});
+
+test("gpurental strays import blocks after a killed apply, through the resident process: the plan says what the apply does", async () => {
+  residents.use(s.tf, "imp");
+  await straysImportBlocksApplied(s, offerId);
 });
