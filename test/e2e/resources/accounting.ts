@@ -317,3 +317,29 @@ export async function straysImportBlocksApplied(s: Suite, offerId: string): Prom
   expect(liveInstances(s)).toHaveLength(0);
   rmSync(join(s.tf.workDir, "adopt.tf"), { force: true });
 }
+
+/**
+ * A create timeout while 10 instances are creating: each is kept in the state with a warning, not
+ * tainted; the next apply (the timeout still set) waits for them in place: 10 deploys in all.
+ */
+export async function createTimeoutKeeps(s: Suite, offerId: string): Promise<void> {
+  s.tf.write({
+    "main.tf": mainTf(
+      paidConfig(s, offerId, 10).replace(
+        '  label       = "journal"',
+        '  label       = "journal"\n  timeouts    = { create = "3s" }',
+      ),
+    ),
+  });
+  slowCreating(s);
+  const first = await apply(s, ["-no-color"]);
+  expect(first.code).toBe(0);
+  const text = output(first).replace(/\s+/g, " ");
+  expect(text).toContain("The create's timeout ended while instance");
+  expect(text).toContain("kept, not replaced");
+  expect(text).not.toContain("continue waiting");
+  expect(await counts(s)).toMatchObject({ backend: 10, state: 10, untracked: 0 });
+  expect(deploysEver(s)).toBe(10);
+  // Still creating: the next apply plans updates, never a replacement, and converges.
+  await convergeAndDestroy(s, 10, [], {}, 10);
+}

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import {
   convergeAndDestroy,
   counts,
+  createTimeoutKeeps,
   deploysEver,
   lateArrivalIsNeverSilent,
   paidConfig,
@@ -82,23 +83,7 @@ test("Ctrl-C once while 10 instances are creating: kept without taint, the next 
 });
 
 test("a create timeout while creating: kept without taint, the next apply (timeout still set) waits in place; no instance deployed twice", async () => {
-  writeConfig(
-    s,
-    config(10).replace(
-      '  label       = "journal"',
-      '  label       = "journal"\n  timeouts    = { create = "3s" }',
-    ),
-  );
-  slowCreating(s);
-  const first = await apply(s, ["-no-color"]);
-  expect(first.code).toBe(0);
-  const text = output(first).replace(/\s+/g, " ");
-  expect(text).toContain("The create's timeout ended while instance");
-  expect(text).toContain("kept, not replaced");
-  expect(await counts(s)).toMatchObject({ backend: 10, state: 10, untracked: 0 });
-  expect(deploysEver(s)).toBe(10);
-  // Still creating: the next apply plans updates, never a replacement, and converges.
-  await convergeAndDestroy(s, 10, [], {}, 10);
+  await createTimeoutKeeps(s, offerId);
 });
 
 test("a kept instance that ends in error is replaced by the next apply, and only it", async () => {

@@ -4,6 +4,7 @@ import { residentPids } from "../../../src/testing/resident";
 import {
   convergeAndDestroy,
   counts,
+  createTimeoutKeeps,
   lateArrivalIsNeverSilent,
   paidConfig,
   putBackCutState,
@@ -199,4 +200,10 @@ test("a deploy committed after the reconcile window, through the resident proces
 test("gpurental strays import blocks after a killed apply, through the resident process: the plan says what the apply does", async () => {
   residents.use(s.tf, "imp");
   await straysImportBlocksApplied(s, offerId);
+});
+
+test("a create timeout while 10 instances are creating, through the resident process: kept without taint, waited for in place; 10 deploys in all", async () => {
+  const dir = residents.use(s.tf, "tmo");
+  await createTimeoutKeeps(s, offerId);
+  expect(residentPids(dir)).toHaveLength(1);
 });
