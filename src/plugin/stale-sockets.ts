@@ -16,6 +16,8 @@ export async function removeStaleSockets(
   dir: string,
   pattern: RegExp,
   keep: readonly string[] = [],
+  /** Younger sockets are left alone: one being bound and not yet listening refuses too. */
+  minAgeMs = 10_000,
 ): Promise<number> {
   const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
   let names: string[];
@@ -30,6 +32,7 @@ export async function removeStaleSockets(
     try {
       const st = lstatSync(path);
       if (!st.isSocket() || (uid !== undefined && st.uid !== uid)) continue;
+      if (Date.now() - st.mtimeMs < minAgeMs) continue;
       if (!(await refused(path))) continue;
       // Still the same socket: one bound since under the same name is not touched.
       const again = lstatSync(path);
