@@ -16,7 +16,7 @@ const path = require("node:path");
 
 const root = path.resolve(__dirname, "..");
 const protoDir = path.join(root, "src", "plugin", "proto");
-const PROTO_FILES = ["tfplugin6.proto", "grpc_controller.proto", "health.proto"];
+const PROTO_FILES = ["timestamp.proto", "tfplugin6.proto", "grpc_controller.proto", "health.proto"];
 
 /** Parses our .proto files (snake_case names kept) into protobufjs JSON. */
 function buildDescriptor() {
@@ -284,7 +284,7 @@ const SCHEMA_FILE = "provider-schema.pb";
  * provider-impl.js, provider-launcher.js, and provider-schema.pb, the GetProviderSchema answer
  * encoded once here from the bundled provider itself. The first provider process of every
  * Terraform command asks for nothing but the schema; answering it from this file spares that
- * process loading provider-impl.js at all (see docs/development.md, "Start-up time").
+ * process loading provider-impl.js at all (see docs/design/provider-process.md, "Start-up time").
  */
 async function buildProvider(outDir) {
   const part = (name) => path.join(outDir, name);

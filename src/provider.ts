@@ -2,6 +2,7 @@ import { type Logger as ClientLogger, GpurentalClient } from "./api/client";
 import { ClientConfigError } from "./api/errors";
 import { isUuid } from "./api/ids";
 import { dataSources } from "./data-sources";
+import { ephemeralResources } from "./ephemeral-resources";
 import {
   type AnyResourceDefinition,
   attr,
@@ -367,6 +368,7 @@ export function createProvider(
     configure: (req, ctx) => configureClient(req, ctx, opts),
     resources,
     dataSources,
+    ephemeralResources,
   };
 }
 

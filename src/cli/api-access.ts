@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { GpurentalClient } from "../api/client";
-import { NetworkError, TimeoutError } from "../api/errors";
+import { GpurentalError, NetworkError, TimeoutError } from "../api/errors";
 import { redactText } from "../api/redact";
 import { type CredentialKind, credentialKindOf } from "../resources/provider-data";
+import { UserFacingError } from "../user-facing";
 
 // The /v1 client of a `gpurental` command that reads the service (strays, plan-report): settings from
 // flags, else the provider's own environment variables, checked with errors that name the flag or
@@ -34,7 +35,7 @@ export interface ApiAccess {
 }
 
 /** Raised for missing or malformed API settings; names the flag or variable, never the token's value. */
-export class ApiSettingsError extends Error {
+export class ApiSettingsError extends UserFacingError {
   constructor(message: string) {
     super(message);
     this.name = "ApiSettingsError";
@@ -125,6 +126,15 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
     retry: { deadlineMs: COMMAND_REQUEST_BUDGET_MS },
   });
   return { client, credential, ...(credential === "api_key" ? { keyPrefix: token.value.slice(0, 12) } : {}) };
+}
+
+/**
+ * Whether a command prints `err` as one message and exits with its failure code: an error of the
+ * API (its message says what the service refused or why it could not be reached) or one marked
+ * {@link UserFacingError}. Anything else is a fault of the program and is thrown on.
+ */
+export function isUserFacing(err: unknown): err is Error {
+  return err instanceof GpurentalError || err instanceof UserFacingError;
 }
 
 /** An error of a reading command for a person: a failure to reach the API also says where the address came from. */

@@ -2,7 +2,6 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
-import { GpurentalError } from "../api/errors";
 import { importConfiguration } from "../strays/adopt";
 import { findStrays, type StrayReport, strayCount } from "../strays/find";
 import { closeImportedEntries, markLateArrivals } from "../strays/journals";
@@ -10,7 +9,7 @@ import { type RemovalOutcome, removeStrays } from "../strays/remove";
 import { renderStraysText, straysJson } from "../strays/render";
 import { readStateSources, type SourceContext } from "../tfstate/sources";
 import type { StateSnapshot } from "../tfstate/state";
-import { type ApiAccess, apiAccess, commandErrorText } from "./api-access";
+import { type ApiAccess, apiAccess, commandErrorText, isUserFacing } from "./api-access";
 import { type CommandIO, inCi, processIO } from "./io";
 
 // `gpurental strays`: the organization's instances and API keys that no given state holds, for a
@@ -42,22 +41,6 @@ export interface StraysOptions {
   baseUrl?: string;
   tokenFile?: string;
   orgId?: string;
-}
-
-/** Errors a user can act on: printed as one message, exit code 1. */
-function isUserFacing(err: unknown): err is Error {
-  return (
-    err instanceof GpurentalError ||
-    (err instanceof Error &&
-      [
-        "SourceError",
-        "StateDocumentError",
-        "JsonDocumentError",
-        "TerraformCliError",
-        "ApiSettingsError",
-        "AmountError",
-      ].includes(err.name))
-  );
 }
 
 async function listStrays(

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
-import { renameSync, rmSync, statSync } from "node:fs";
+import { fstatSync, renameSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server as NetServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { newRun } from "../journal/run";
@@ -117,6 +117,9 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     closed = true;
     if (idleTimer) clearTimeout(idleTimer);
     for (const end of [...open]) end();
+    // Before the socket goes: until then a launch connects here and starts no process that would
+    // open the same log name.
+    removeEmptyLog(`${opts.socket}.log`);
     stopListening();
   };
   const idle = () => {
@@ -207,8 +210,10 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       listener.close();
       grpc?.close();
       rmSync(address, { force: true });
-      // Whatever the session still runs is stopped, as the end of its process would stop it.
+      // Whatever the session still runs is stopped, as the end of its process would stop it, and
+      // the ephemeral resources Terraform left open (after an error or a Ctrl-C) are closed.
       service?.StopProvider({}).catch(() => {});
+      service?.closeOpenEphemeralResources?.().catch(() => {});
       if (code !== undefined) send({ t: "exit", code });
       ctl.end();
       sessionLog.debug("session ended", { pid: req.pid });
@@ -314,6 +319,22 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
   ]).then((n) => n > 0 && log.debug("removed stale sockets", { dir, count: n }));
   idle();
   return { sessions: () => open.size, close };
+}
+
+/**
+ * Removes the log file beside the control socket (where the launch that started this process sent
+ * its stderr) when nothing was written to it, so an exit leaves no empty file behind; a log with
+ * something in it stays for whoever looks. Only the file this process writes to: its stderr must
+ * be that very file.
+ */
+function removeEmptyLog(path: string): void {
+  try {
+    const mine = fstatSync(2);
+    const st = statSync(path);
+    if (st.dev === mine.dev && st.ino === mine.ino && st.size === 0) rmSync(path);
+  } catch {
+    // no log file, or stderr is not a file
+  }
 }
 
 /**

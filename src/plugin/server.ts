@@ -67,6 +67,9 @@ export interface ServingProvider {
   close(): void;
 }
 
+/** How long closing the ephemeral resources left open may delay the exit (go-plugin waits 2 s). */
+const SHUTDOWN_CLOSE_MS = 1200;
+
 /** How often the parent process is checked, so that an orphaned provider does not linger. */
 const PARENT_POLL_MS = 500;
 
@@ -132,10 +135,28 @@ export async function serveProvider(
     grpc?.close();
     if (socketPath) rmSync(socketPath, { force: true });
   };
+  let service: ProviderService | undefined;
+  let exiting = false;
   const shutdown = (reason: string, code = 0) => {
+    if (exiting) return;
+    exiting = true;
     log.debug("provider exiting", { reason });
-    close();
-    exit(code);
+    const done = () => {
+      close();
+      exit(code);
+    };
+    // Terraform skips closing ephemeral resources after an error or a Ctrl-C; what is still open
+    // is closed now (a run's key revoked), within go-plugin's 2 s of grace (less the 0.5 s the
+    // Shutdown reply may linger) before it kills us.
+    const left = service?.closeOpenEphemeralResources?.();
+    if (!left) return done();
+    const grace = setTimeout(done, SHUTDOWN_CLOSE_MS);
+    left
+      .catch(() => {})
+      .finally(() => {
+        clearTimeout(grace);
+        done();
+      });
   };
 
   if (hooks) {
@@ -189,7 +210,10 @@ export async function serveProvider(
     write(handshake);
   }
 
-  const getService = memoize(async () => (typeof source === "function" ? await source() : source));
+  const getService = memoize(async () => {
+    service = typeof source === "function" ? await source() : source;
+    return service;
+  });
   try {
     const { startGrpcServer } = await (opts.loadGrpcServer ?? loadGrpcServer)();
     grpc = startGrpcServer({

@@ -239,16 +239,26 @@ const schema = defineSchema({
     ssh_port: num("SSH port assigned to the instance (never 22)."),
     ssh_user: str("User to connect as with SSH."),
     jupyter_url: str(
-      "JupyterLab address with its token, once a jupyter template reports it; otherwise null. Sensitive because it carries the access token.",
+      "JupyterLab address with its token, once a jupyter template reports it; otherwise null. Sensitive because it carries the access token. Null with `store_access_secrets = false`: read it for a run with the `gpurental_instance_access` ephemeral resource, and show `jupyter_address` instead.",
       true,
     ),
     open_url: str(
-      "Address of the template's open button, once reported; otherwise null. Sensitive because it may carry the access token.",
+      "Address of the template's open button, once reported; otherwise null. Sensitive because it may carry the access token. Null with `store_access_secrets = false`: read it for a run with the `gpurental_instance_access` ephemeral resource.",
       true,
     ),
     access_token: str(
-      "The instance access token: the JupyterLab token, the bearer key of the template's app ports, and the password of accounts the template creates. Null when the template uses none.",
+      "The instance access token: the JupyterLab token, the bearer key of the template's app ports, and the password of accounts the template creates. Null when the template uses none. Kept in the state in clear text unless `store_access_secrets = false`; then null, and the `gpurental_instance_access` ephemeral resource gives it to the run that needs it.",
       true,
+    ),
+    store_access_secrets: attr.bool({
+      optional: true,
+      computed: true,
+      default: true,
+      description:
+        "Whether `access_token`, `jupyter_url` and `open_url` are kept in the state (default `true`, as before). With `false` they are always null in plans and states (the API puts the token into both addresses), and the run that needs them reads them with the `gpurental_instance_access` ephemeral resource (Terraform 1.10 or later); `jupyter_address`, the SSH attributes and everything else stay. Changing it updates the state in place, never the instance. An import reads the instance before the configuration is known, so an imported state (and a saved plan that imports) holds them until the first apply records `false`: apply right after importing.",
+    }),
+    jupyter_address: str(
+      "`jupyter_url` with the access token masked (`token=…`), safe to show and kept whatever `store_access_secrets` says; null until a jupyter template reports its address.",
     ),
     error_code: str(
       "Why the instance is in error (`provision_failed`, `workload_completed`, `workload_gone`), or why a stop or start did not land (`stop_timed_out`, `start_timed_out`, `gpus_unavailable`); null otherwise.",
@@ -375,10 +385,32 @@ function priorArgs(s: State): PriorArgs {
   };
 }
 
+/** The attributes that carry the access token, kept out of the state by `store_access_secrets = false`. */
+const ACCESS_SECRETS = ["access_token", "jupyter_url", "open_url"] as const;
+
+/** `jupyter_url` with the access token masked: the `token` query value, and the token wherever else it appears. */
+export function maskedJupyterAddress(url: string | null, token: string | null): string | null {
+  if (url === null) return null;
+  const masked = url.replace(/([?&#]token=)[^&#]*/g, "$1…");
+  return token ? masked.split(token).join("…") : masked;
+}
+
+/** Whether a stored state keeps the access secrets: null is a state from before the argument existed, or just imported. */
+function storesSecrets(s: State): boolean {
+  return s.store_access_secrets !== false;
+}
+
 /** The state value of a model; the timeouts come from the plan or prior state. */
-function toState(m: InstanceModel): Omit<State, "timeouts"> {
+function toState(
+  m: InstanceModel,
+  store: boolean | null,
+  keep: boolean = store !== false,
+): Omit<State, "timeouts"> {
   return {
     ...m,
+    ...(keep ? {} : { access_token: null, jupyter_url: null, open_url: null }),
+    store_access_secrets: store,
+    jupyter_address: maskedJupyterAddress(m.jupyter_url, m.access_token),
     // Write-only: never part of a state, whatever the model carries.
     secret_env_wo: null,
     secret_env_wo_version: m.secret_env_wo_version ?? null,
@@ -642,6 +674,25 @@ function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerContext<
   }
 }
 
+/**
+ * Plans store_access_secrets and the attributes it governs on an update. A state from before the
+ * argument, or just imported (null), keeps null while the configuration leaves it unset, so
+ * upgrading the provider or importing plans nothing; `false` plans the secrets null, and secrets
+ * the state does not hold (turned back on) are planned unknown, for the update to read.
+ */
+function planAccessSecrets(req: { plan: Plan; config: Plan }, state: State): void {
+  const p = req.plan as Record<string, CtyValue>;
+  if (req.config.store_access_secrets === null && state.store_access_secrets === null) {
+    p.store_access_secrets = null;
+  }
+  const wanted = p.store_access_secrets ?? null;
+  if (wanted === false) {
+    for (const a of ACCESS_SECRETS) p[a] = null;
+  } else if (!known(wanted) || !storesSecrets(state)) {
+    for (const a of ACCESS_SECRETS) p[a] = unknown;
+  }
+}
+
 /** The `gpurental_instance` resource. */
 export const instanceResource = {
   typeName: "gpurental_instance",
@@ -676,6 +727,8 @@ export const instanceResource = {
   async modifyPlan(req, ctx) {
     const { plan, state } = req;
     if (state === null) {
+      const p = plan as Record<string, CtyValue>;
+      if (plan.store_access_secrets === false) for (const a of ACCESS_SECRETS) p[a] = null;
       await planTimeChecks(plan, req.config, ctx);
       planAdoption(plan, req, ctx);
       return;
@@ -729,6 +782,8 @@ export const instanceResource = {
     for (const a of INSTANCE_COMPUTED_ATTRIBUTES) {
       p[a] = powerChange && !INSTANCE_STABLE_ATTRIBUTES.includes(a) ? unknown : (prior[a] ?? null);
     }
+    p.jupyter_address = powerChange ? unknown : (prior.jupyter_address ?? null);
+    planAccessSecrets(req, state);
   },
 
   async create(req, ctx) {
@@ -751,7 +806,7 @@ export const instanceResource = {
     const entry = r.entry;
     if (r.state && entry) bestEffort("a handed instance", () => settings.journal?.handed(entry));
     if (r.unfinished) req.private = writePrivate({ ...readPrivate(req.private), [CREATE_UNFINISHED]: true });
-    return r.state ? toState(r.state) : null;
+    return r.state ? toState(r.state, plan.store_access_secrets as boolean | null) : null;
   },
 
   async read(req, ctx) {
@@ -775,7 +830,7 @@ export const instanceResource = {
       req.private = withoutKey(req.private, CREATE_UNFINISHED);
     if (r.state) claim(ctx, state.id);
     else release(ctx, state.id);
-    return r.state ? toState(r.state) : null;
+    return r.state ? toState(r.state, state.store_access_secrets, storesSecrets(state)) : null;
   },
 
   async update(req, ctx) {
@@ -786,6 +841,18 @@ export const instanceResource = {
     // the plan holds the values to keep. Either way the import marker has done its job.
     if (!settling && planned.desired_status === state.desired_status) {
       req.private = writePrivate({});
+      // Secrets the state did not hold (store_access_secrets turned on, or after an import).
+      if (ACCESS_SECRETS.some((a) => isUnknown(plan[a]))) {
+        const r = await readInstance(state.id!, priorArgs(state), {
+          client: ctx.providerData,
+          signal: ctx.signal,
+          timeoutMs: ctx.timeoutMs ?? READ_TIMEOUT_MS,
+        });
+        report(ctx.diags, r.diagnostics);
+        if (!r.state) return state;
+        const { access_token, jupyter_url, open_url } = r.state;
+        return { access_token, jupyter_url, open_url };
+      }
       return {};
     }
     // A still-creating instance (a create cut short kept it) is waited for, then moved to the
@@ -814,7 +881,7 @@ export const instanceResource = {
       (createUnfinished(req.private) && STILL_CREATING.has(r.state.status)) ||
       (settling && r.state.status === "error");
     req.private = writePrivate(stillUnfinished ? { [CREATE_UNFINISHED]: true } : {});
-    return toState(r.state);
+    return toState(r.state, plan.store_access_secrets as boolean | null);
   },
 
   async delete({ state }, ctx) {

@@ -1,5 +1,6 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { UserFacingError } from "../user-facing";
 import { isJsonObject, type JsonObject, parseJsonDocument } from "./json";
 import { type PlanDocument, plannedImports, readTerraformDocument } from "./plan";
 import type { StateSnapshot } from "./state";
@@ -14,7 +15,7 @@ import { terraformOk } from "./terraform";
 // `cdktf deploy` needs no `terraform init` to be read; any other backend goes through state pull.
 
 /** Raised for a source that cannot be used; the message names the path and what to do. */
-export class SourceError extends Error {
+export class SourceError extends UserFacingError {
   constructor(message: string) {
     super(message);
     this.name = "SourceError";

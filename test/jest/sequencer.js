@@ -8,7 +8,7 @@
 const Sequencer = require("@jest/test-sequencer").default;
 const { relative } = require("node:path");
 
-/** Seconds each slow suite took alone (docs/development.md, "How long the tests take"). */
+/** Seconds each slow suite took alone (docs/design/test-run-time.md). */
 const ESTIMATES = {
   "test/cdktf/demo.e2e.test.ts": 68,
   "test/e2e/resources/faults.e2e.test.ts": 65,

@@ -81,7 +81,15 @@ test("lifecycle: apply, no-change plan, import, stop and start, destroy", async 
   const strip = (v: Record<string, unknown>, keys: string[]) =>
     Object.fromEntries(Object.entries(v).filter(([k]) => !keys.includes(k)));
   // The API never returns these; the docs say so.
-  const unreadable = ["ssh_key_id", "env", "secret_env", "unset_env", "timeouts", "spend_micro"];
+  const unreadable = [
+    "ssh_key_id",
+    "env",
+    "secret_env",
+    "unset_env",
+    "store_access_secrets",
+    "timeouts",
+    "spend_micro",
+  ];
   expect(strip(importedInst, unreadable)).toEqual(strip(inst, unreadable));
   expect(importedKey).toEqual({ ...key, secret: null, last_used_at: importedKey.last_used_at });
   restoreState(s, "applied.tfstate");
