@@ -19,10 +19,14 @@ import {
   path,
 } from "./framework";
 import { DeployJournal, JOURNAL_DIR_ENV, locateJournal, parentCommand, type RunIdentity } from "./journal";
+import { DEFAULT_LATE_ARRIVAL_WATCH_MS, LATE_ARRIVAL_WATCH_ENV } from "./journal/late";
+import { settleAtShutdown } from "./journal/settle";
 import { logger } from "./plugin/log";
 import { apiKeyResource } from "./resources/api-key";
+import { budgetOf, within } from "./resources/deadline";
 import { instanceResource } from "./resources/instance";
 import { orphanedEntriesWarning } from "./resources/journal-notes";
+import { lateArrivalsOf, lateArrivalWarning } from "./resources/late-arrivals";
 import {
   credentialKindOf,
   DEFAULT_RECONCILE_TIMEOUT_MS,
@@ -377,8 +381,10 @@ export async function configureClient(
         log: (level, msg, fields) => journalLog.log(level, msg, fields),
         ...(opts.run ? { run: opts.run } : {}),
         ...(opts.ended ? { ended: opts.ended } : {}),
+        ...(ctx.signal ? { stopped: ctx.signal } : {}),
       },
     );
+    settleAtShutdown(journal, opts.ended);
     registerDeploySettings(client, {
       journal,
       reconcileTimeoutMs,
@@ -387,6 +393,7 @@ export async function configureClient(
     });
     const orphaned = orphanedEntriesWarning(journal);
     if (orphaned) ctx.diags.addWarning(orphaned.summary, orphaned.detail);
+    await warnLateArrivals(journal, client, env, ctx);
     return client;
   } catch (err) {
     if (err instanceof ClientConfigError) {
@@ -397,6 +404,47 @@ export async function configureClient(
     throw err;
   }
 }
+
+/**
+ * Warns about every instance that landed after its deploy was given up (src/resources/late-arrivals.ts),
+ * on every command that configures the provider, while the deploy is watched
+ * (GPURENTAL_LATE_ARRIVAL_WATCH, default 48 h from when it was sent).
+ */
+async function warnLateArrivals(
+  journal: DeployJournal,
+  client: GpurentalClient,
+  env: NodeJS.ProcessEnv,
+  ctx: ConfigureContext,
+): Promise<void> {
+  const raw = env[LATE_ARRIVAL_WATCH_ENV];
+  const watchMs = raw ? parseDuration(raw) : DEFAULT_LATE_ARRIVAL_WATCH_MS;
+  if (!watchMs) {
+    ctx.diags.addError(
+      `Invalid ${LATE_ARRIVAL_WATCH_ENV}`,
+      `The ${LATE_ARRIVAL_WATCH_ENV} environment variable must be a duration such as "48h"; got ${JSON.stringify((raw ?? "").slice(0, 100))}.`,
+    );
+    return;
+  }
+  try {
+    const { arrivals, watchEnds } = await lateArrivalsOf(
+      journal,
+      () => client.listInstances({}, within(budgetOf(LATE_ARRIVAL_LISTING_MS, ctx.signal))),
+      Date.now(),
+      watchMs,
+    );
+    for (const a of arrivals) {
+      const w = lateArrivalWarning(a, watchEnds(a.entry));
+      ctx.diags.addWarning(w.summary, w.detail);
+    }
+  } catch (err) {
+    journalLog.log("debug", "could not look for late arrivals", {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+}
+
+/** The time limit of the listing that looks for late arrivals. */
+const LATE_ARRIVAL_LISTING_MS = 10_000;
 
 /** The provider's resource types. */
 export const resources: readonly AnyResourceDefinition<GpurentalClient>[] = [

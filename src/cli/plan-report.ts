@@ -108,7 +108,7 @@ export function register(program: Command): void {
     )
     .argument(
       "<plan>",
-      "`terraform show -json` output of a saved plan (- reads it from stdin), a saved plan file (converted with terraform show -json in its working directory), a CDKTF project (with --stack when it has several) or a synthesized stack directory (its plan saved by `cdktf diff`)",
+      "`terraform show -json` output of a saved plan (- reads it from stdin), a saved plan file (converted with terraform show -json in its working directory), a CDKTF or CDK Terrain project (with --stack when it has several) or a synthesized stack directory (its plan saved by `cdktf diff` or `cdktn diff`)",
     )
     .option(
       "--dir <dir>",

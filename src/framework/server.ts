@@ -708,7 +708,8 @@ export function createProviderService<P>(
           plan: planned,
           config: config ?? planned,
           state: prior,
-          private: prior ? (req.planned_private ?? Buffer.alloc(0)) : Buffer.alloc(0),
+          // A create gets what its plan recorded too (e.g. which object it adopts).
+          private: req.planned_private ?? Buffer.alloc(0),
         };
         const result = prior ? await r.update(request, ctx) : await r.create(request, ctx);
         if (result === null || result === undefined) {

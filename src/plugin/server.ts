@@ -2,8 +2,9 @@ import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Server } from "@grpc/grpc-js";
+import { settleRun } from "../journal/settle";
 import { generateServerCertificate, handshakeCertificate } from "./cert";
 import type { GrpcServer, TlsMaterial } from "./grpc-server";
 import {
@@ -15,6 +16,7 @@ import {
   reattachConfig,
 } from "./handshake";
 import { type Logger, logger as rootLogger } from "./log";
+import { removeStaleSockets } from "./stale-sockets";
 import type { ProviderService } from "./tfplugin6";
 
 /** The longest unix socket path every supported system binds whole (macOS: 104 bytes with the NUL). */
@@ -218,7 +220,11 @@ export async function serveProvider(
       tls,
       getService,
       schemaResponse: opts.schemaResponse,
-      onShutdown: () => shutdown("GRPCController.Shutdown"),
+      onShutdown: () => {
+        // Terraform ended the run normally: what it saved is no longer the journal's to adopt.
+        settleRun(undefined, (message) => log.warn("could not settle the deploy journal", { message }));
+        shutdown("GRPCController.Shutdown");
+      },
       log,
     });
   } catch (err) {
@@ -227,6 +233,16 @@ export async function serveProvider(
   }
   for (const socket of waiting.splice(0)) if (!socket.destroyed) grpc.serve(socket);
   log.debug("plugin server started", { network, address, tls: Boolean(tls), protocol: protocolVersion });
+  if (socketPath && hooks) {
+    // The sockets of provider processes killed outright (kill -9) in the same directory, once
+    // Terraform has what it needs from this one.
+    const own = socketPath;
+    setTimeout(() => {
+      void removeStaleSockets(dirname(own), /^plugin[0-9a-f]{12}\.sock$/, [own]).then(
+        (n) => n > 0 && log.debug("removed stale sockets", { count: n }),
+      );
+    }, 1000).unref();
+  }
 
   // The provider itself (resources, API client, schemas) loads on the first RPC that needs it.
   // The first process of every Terraform command only asks for the schema, which a production

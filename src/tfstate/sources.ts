@@ -91,7 +91,7 @@ export function cdktfStacks(projectDir: string, only: readonly string[] = []): C
     : [];
   if (found.length === 0) {
     throw new SourceError(
-      `the CDKTF project ${projectDir} has no synthesized stack under ${stacksDir}: run \`cdktf synth\` there first`,
+      `the CDKTF project ${projectDir} has no synthesized stack under ${stacksDir}: run \`cdktf synth\` (or \`cdktn synth\`) there first`,
     );
   }
   const wanted = only.length > 0 ? [...new Set(only)] : found;
@@ -298,7 +298,7 @@ export async function loadPlan(
     const planFile = join(stack.dir, "plan");
     if (!existsSync(planFile)) {
       throw new SourceError(
-        `the CDKTF stack ${stack.name} has no saved plan at ${planFile}: run \`cdktf diff ${stack.name}\` first (it saves the plan there)`,
+        `the CDKTF stack ${stack.name} has no saved plan at ${planFile}: run \`cdktf diff ${stack.name}\` first (or \`cdktn diff ${stack.name}\`; it saves the plan there)`,
       );
     }
     return {

@@ -186,6 +186,9 @@ resource "gpurental_instance" "n" {
       );
     }
     if (backendIds.length !== INSTANCES) problems.push(`after apply ${backendIds.length} instances exist`);
+    // Counted over every instance ever deployed, destroyed ones included: none was deployed twice.
+    const ever = backend.listInstances(creds.org_id).length;
+    if (ever !== INSTANCES) problems.push(`after apply ${ever} instances were ever deployed`);
     const labels = live().map((i) => i.label);
     if (new Set(labels).size !== labels.length) {
       problems.push(`duplicates after apply: ${labels.length - new Set(labels).size}`);
