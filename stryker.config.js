@@ -1,6 +1,6 @@
 // Mutation testing (`npm run mutate`, not part of `npm test`) of the code where a surviving mutant
 // means a leaked secret, a lost or duplicated instance, or a wrong refusal. Scores and the
-// survivors left standing are recorded in docs/development.md, "Mutation testing".
+// survivors left standing are recorded in docs/mutation-testing.md.
 //
 // `npm run mutate` (scripts/mutate.js) runs each group below on its own and prints the score of
 // every file; `npm run mutate -- <group>...` runs only those groups. Each group names the fast unit and contract test files that test its code

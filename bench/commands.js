@@ -2,7 +2,8 @@
 // Whole-command benchmark: real `terraform apply` (create N instances), `terraform plan` with no
 // changes, and `terraform destroy`, with N `gpurental_instance` against the standalone fake
 // backend (immediate transitions), interleaved round by round with the same commands on N
-// built-in `terraform_data` (Terraform's own floor for N resources) and, with --base, on a second
+// built-in `terraform_data` (Terraform's own floor for N resources), on this build against a second
+// fake backend serving HTTPS with a private CA (`https`), and, with --base, on a second
 // build of the provider, so that a change is judged side by side in one run. It prints the
 // medians and, last, the provider's overhead per command (gpurental minus terraform_data) as a
 // multiple of `node -e 0`, measured in the same run.
@@ -178,8 +179,10 @@ function run(file, args, opts) {
 }
 
 /** Starts the standalone fake backend (this checkout's) and returns its URL and demo credentials. */
-async function startBackend(tmp) {
-  const credentials = path.join(tmp, "credentials.json");
+async function startBackend(tmp, tls = false) {
+  const dir = path.join(tmp, tls ? "backend-https" : "backend-http");
+  fs.mkdirSync(dir, { recursive: true });
+  const credentials = path.join(dir, "credentials.json");
   const child = spawn(
     process.execPath,
     [
@@ -194,6 +197,8 @@ async function startBackend(tmp) {
       "--quiet",
       "--credentials",
       credentials,
+      // The CA is written beside the credentials (gpurental-fake-ca.pem).
+      ...(tls ? ["--tls"] : []),
     ],
     { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_OPTIONS: "" } },
   );
@@ -206,16 +211,23 @@ async function startBackend(tmp) {
     child.stdout.on("data", (d) => {
       out += d;
       const m = /listening on (\S+)/.exec(out);
-      if (m && out.includes("credentials written")) resolve(m[1]);
+      if (m && out.includes("credentials written") && (!tls || out.includes("CA certificate written")))
+        resolve(m[1]);
     });
     child.on("exit", (code) => reject(new Error(`the fake backend exited (${code}): ${err}`)));
   });
   const creds = JSON.parse(fs.readFileSync(credentials, "utf8"));
-  return { child, url, creds };
+  if (!tls) return { child, url, creds };
+  const caFile = path.join(dir, "gpurental-fake-ca.pem");
+  const { Agent } = require("undici");
+  const ca = [...require("node:tls").rootCertificates, fs.readFileSync(caFile, "utf8")];
+  return { child, url, creds, caFile, dispatcher: new Agent({ connect: { ca } }) };
 }
 
 async function control(backend, method, route, body) {
+  const { fetch } = require("undici");
   const res = await fetch(`${backend.url}/_control${route}`, {
+    dispatcher: backend.dispatcher,
     method,
     headers: { "x-control-token": backend.creds.control_token, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -380,6 +392,8 @@ async function tf(terraform, v, command, backend, profile = false) {
   env[CPU_LOG] = cpuLog;
   const residentDir = v.env.GPURENTAL_PROVIDER_RESIDENT_DIR;
   const resident0 = residentCpuMs(residentDir);
+  // The HTTPS variant has a backend of its own.
+  backend = v.backend ?? backend;
   const backend0 = pidCpuMs(backend.child.pid);
   const r = await run(terraform, ARGS[command], { cwd: v.work, env });
   // The resident process is no child of Terraform: its share is read from /proc.
@@ -411,6 +425,7 @@ async function main() {
   const base = baseArg ? bundleDir(baseArg) : undefined;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "gpurental-bench-commands-"));
   let backend;
+  let httpsBackend;
   try {
     backend = await startBackend(tmp);
     const templateId = "00000000-0000-4000-8000-000000000051"; // the demo seed's SSH template
@@ -433,6 +448,19 @@ async function main() {
     // Terraform's own variable for automation: the provider's default is then a process per launch.
     ci.env.TF_IN_AUTOMATION = "1";
     variants.push(ci);
+    // The same build, as a person runs it, against the fake backend over HTTPS with a private CA:
+    // what TLS costs a command (the handshake, reading the system's CAs once per process).
+    httpsBackend = await startBackend(tmp, true);
+    const httpsOffer = await makeRoom(httpsBackend, 1);
+    const https = makeVariant(
+      tmp,
+      "https",
+      gpurentalConfig(httpsBackend, await orgSession(httpsBackend, "bench-https"), httpsOffer, templateId),
+      current,
+    );
+    https.env.GPURENTAL_CA_CERT_FILE = httpsBackend.caFile;
+    https.backend = httpsBackend;
+    variants.push(https);
     if (seaArg) {
       const seaZip = path.resolve(seaArg);
       if (!/_linux_amd64\.zip$/.test(seaZip) || !fs.existsSync(seaZip))
@@ -499,9 +527,11 @@ async function main() {
         // gone already
       }
     }
-    if (backend) {
-      backend.child.kill("SIGTERM");
-      await new Promise((r) => backend.child.once("exit", r));
+    for (const b of [backend, httpsBackend]) {
+      if (!b) continue;
+      b.child.kill("SIGTERM");
+      await new Promise((r) => b.child.once("exit", r));
+      await b.dispatcher?.close();
     }
     if (keep) process.stderr.write(`kept ${tmp}\n`);
     else fs.rmSync(tmp, { recursive: true, force: true });
@@ -570,6 +600,20 @@ function report(variants, node, base) {
     lines.push(...table([oHead, ...oRows]));
   };
   section("wall time", "times", "");
+  // The same build and launch mode over HTTPS (a private CA) and over HTTP, in the same rounds.
+  const http = variants.find((v) => v.name === "gpurental");
+  const https = variants.find((v) => v.name === "https");
+  if (http && https) {
+    lines.push("");
+    lines.push("HTTPS against HTTP (same build, same rounds), wall time:");
+    for (const c of timed) {
+      const a = median(http.times[c]);
+      const b = median(https.times[c]);
+      lines.push(
+        `  terraform ${c}: ${fmtS(b)} over HTTPS, ${fmtS(a)} over HTTP (${b - a >= 0 ? "+" : ""}${(b - a).toFixed(0)} ms)`,
+      );
+    }
+  }
   // Steadier than wall time on a busy machine: it counts only the work done, not the waiting.
   if (TICK_MS !== undefined)
     section("CPU time of terraform and its providers (user + system)", "cpu", " (its CPU time)");

@@ -23,6 +23,7 @@ function newest(dir) {
 const inputs = [
   join(root, "src"),
   join(root, "examples", "cdktf-app"),
+  join(root, "examples", "cdktn-app"),
   join(root, "package.json"),
   join(root, "tsconfig.build.json"),
 ];

@@ -16,7 +16,7 @@ const path = require("node:path");
 
 const root = path.resolve(__dirname, "..");
 const protoDir = path.join(root, "src", "plugin", "proto");
-const PROTO_FILES = ["tfplugin6.proto", "grpc_controller.proto", "health.proto"];
+const PROTO_FILES = ["timestamp.proto", "tfplugin6.proto", "grpc_controller.proto", "health.proto"];
 
 /** Parses our .proto files (snake_case names kept) into protobufjs JSON. */
 function buildDescriptor() {
@@ -158,7 +158,12 @@ const grpcServerOnly = {
 // loads the package on the first call; an import of another export fails the build. `entry` is
 // what is loaded: for undici, its request() without the rest of its index (scripts/undici-request.js).
 const LAZY_PACKAGES = {
-  undici: { exports: ["request"], entry: path.join(__dirname, "undici-request.js") },
+  undici: {
+    exports: ["request"],
+    // Constructed with `new`; only HTTPS and proxied clients make one (src/api/network.ts).
+    classes: ["Agent", "ProxyAgent"],
+    entry: path.join(__dirname, "undici-request.js"),
+  },
 };
 const lazyPackages = {
   name: "lazy-packages",
@@ -176,6 +181,10 @@ const lazyPackages = {
           `const load = () => (real ??= require(${JSON.stringify(pkg.entry ?? args.path)}));`,
           ...pkg.exports.map(
             (name) => `export function ${name}(...args) { return load().${name}(...args); }`,
+          ),
+          // A function that returns an object gives that object to `new`.
+          ...(pkg.classes ?? []).map(
+            (name) => `export function ${name}(...args) { return new (load().${name})(...args); }`,
           ),
         ].join("\n"),
         loader: "js",
@@ -284,7 +293,7 @@ const SCHEMA_FILE = "provider-schema.pb";
  * provider-impl.js, provider-launcher.js, and provider-schema.pb, the GetProviderSchema answer
  * encoded once here from the bundled provider itself. The first provider process of every
  * Terraform command asks for nothing but the schema; answering it from this file spares that
- * process loading provider-impl.js at all (see docs/development.md, "Start-up time").
+ * process loading provider-impl.js at all (see docs/design/provider-process.md, "Start-up time").
  */
 async function buildProvider(outDir, opts = {}) {
   const part = (name) => path.join(outDir, name);

@@ -5,6 +5,7 @@
 //   docs/index.md                     the provider: configuration, authentication, the type list
 //   docs/resources/<name>.md          one per resource, with an example and an import section
 //   docs/data-sources/<name>.md       one per data source, with an example
+//   docs/ephemeral-resources/<name>.md one per ephemeral resource, with an example
 //
 // Examples come from examples/hcl/snippets/, where they are plain .tf files that a test formats and
 // validates with the real terraform CLI. The layout follows the Terraform Registry's (names without
@@ -44,14 +45,27 @@ export interface DocumentedProvider {
   readonly schema: Schema;
   readonly resources: readonly DocumentedType[];
   readonly dataSources: readonly DocumentedType[];
+  readonly ephemeralResources?: readonly DocumentedType[];
 }
+
+type Kind = "resources" | "data-sources" | "ephemeral-resources";
+
+const KINDS: Readonly<Record<Kind, { file: string; label: string; subcategory: string }>> = {
+  resources: { file: "resource.tf", label: "Resource", subcategory: "Resources" },
+  "data-sources": { file: "data-source.tf", label: "Data Source", subcategory: "Data Sources" },
+  "ephemeral-resources": {
+    file: "ephemeral-resource.tf",
+    label: "Ephemeral Resource",
+    subcategory: "Ephemeral Resources",
+  },
+};
 
 // What to know about importing each resource that its schema cannot say.
 const IMPORT_NOTES: Readonly<Record<string, string>> = {
   gpurental_api_key:
     "The API never returns a key's secret after creating it, so after an import `secret` is null: Terraform cannot know the secret of a key it did not create. Use a key created by Terraform when the secret is needed elsewhere in the configuration.",
   gpurental_instance:
-    "The API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`, so they are null right after an import. The first plan after it is an in-place update that records the configured values in state without calling the API, with a warning that they were taken from the configuration as written; after that apply, changing them replaces the instance as usual. If the instance actually runs with other values, replace it with `terraform apply -replace=gpurental_instance.example`. `desired_status` is taken from the instance's power state, and `offer_id` and `offer` from the offer it rents; a configured `offer_filter` is recorded in place when that offer satisfies it, and replaces the instance (with a warning saying why) when it does not.",
+    "The API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`, so they are null right after an import. The first plan after it is an in-place update that records the configured values in state without calling the API, with a warning that they were taken from the configuration as written; after that apply, changing them replaces the instance as usual. If the instance actually runs with other values, replace it with `terraform apply -replace=gpurental_instance.example`. `store_access_secrets` is not read either: an import stores the access secrets (the configuration is not known yet), and when the configuration says `false` the first apply removes them from the state in place; apply right after importing. `desired_status` is taken from the instance's power state, and `offer_id` and `offer` from the offer it rents; a configured `offer_filter` is recorded in place when that offer satisfies it, and replaces the instance (with a warning saying why) when it does not.",
 };
 
 const REPLACES = requiresReplace().description;
@@ -187,8 +201,8 @@ function readSnippet(...parts: string[]): string | undefined {
   return existsSync(file) ? readFileSync(file, "utf8").trimEnd() : undefined;
 }
 
-function example(kind: "resources" | "data-sources", typeName: string): string[] {
-  const file = kind === "resources" ? "resource.tf" : "data-source.tf";
+function example(kind: Kind, typeName: string): string[] {
+  const file = KINDS[kind].file;
   const text = readSnippet(kind, typeName, file);
   if (text === undefined)
     throw new Error(`missing example ${join("examples/hcl/snippets", kind, typeName, file)}`);
@@ -207,12 +221,12 @@ function frontMatter(title: string, subcategory: string, description: string): s
   ];
 }
 
-function typePage(kind: "resources" | "data-sources", t: DocumentedType): string {
+function typePage(kind: Kind, t: DocumentedType): string {
   const resource = kind === "resources";
   const description = t.description ?? t.schema.description;
-  const title = `${t.typeName} (${resource ? "Resource" : "Data Source"})`;
+  const title = `${t.typeName} (${KINDS[kind].label})`;
   const lines = [
-    ...frontMatter(title, resource ? "Resources" : "Data Sources", description),
+    ...frontMatter(title, KINDS[kind].subcategory, description),
     `# ${title}`,
     "",
     description.trim(),
@@ -297,6 +311,12 @@ function indexPage(p: DocumentedProvider): string {
     "",
     ...p.dataSources.map((t) => link("data-sources", t)),
     "",
+    "## Ephemeral Resources",
+    "",
+    "Values for one run (Terraform 1.10 or later), never written to a plan or a state; see [Secrets and the state](../README.md#secrets-and-the-state).",
+    "",
+    ...(p.ephemeralResources ?? []).map((t) => link("ephemeral-resources", t)),
+    "",
   ];
   return `${lines.join("\n").trimEnd()}\n`;
 }
@@ -316,6 +336,12 @@ export function generateDocs(p: DocumentedProvider): DocFile[] {
       content: typePage("data-sources", d),
     });
   }
+  for (const e of p.ephemeralResources ?? []) {
+    files.push({
+      path: `docs/ephemeral-resources/${shortName(e.typeName, p.typeName)}.md`,
+      content: typePage("ephemeral-resources", e),
+    });
+  }
   return files;
 }
 
@@ -329,7 +355,7 @@ export function undescribedAttributes(p: DocumentedProvider): string[] {
     }
   };
   walk(p.typeName, p.schema.attributes);
-  for (const t of [...p.resources, ...p.dataSources]) {
+  for (const t of [...p.resources, ...p.dataSources, ...(p.ephemeralResources ?? [])]) {
     if (!(t.description ?? t.schema.description).trim()) missing.push(t.typeName);
     walk(t.typeName, t.schema.attributes);
   }
@@ -338,7 +364,7 @@ export function undescribedAttributes(p: DocumentedProvider): string[] {
 
 /** Writes the docs, removing pages of types that no longer exist. */
 export function writeDocs(files: readonly DocFile[], root = ROOT): void {
-  for (const sub of ["resources", "data-sources"]) {
+  for (const sub of ["resources", "data-sources", "ephemeral-resources"]) {
     const dir = join(root, "docs", sub);
     if (!existsSync(dir)) continue;
     const keep = new Set(files.map((f) => join(root, f.path)));

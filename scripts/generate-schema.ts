@@ -1,11 +1,13 @@
-// Regenerates provider-schema/gpurental.json and the CDKTF bindings in src/generated from what the
-// provider really serves: the provider is installed into a throwaway filesystem mirror and the real
+// Regenerates provider-schema/gpurental.json and both sets of CDK bindings from what the provider
+// really serves (src/generated for CDK for Terraform, src/cdktn/generated for CDK Terrain): the provider is installed into a throwaway filesystem mirror and the real
 // `terraform providers schema -json` is asked for it, offline. Run it with `npm run schema`.
 //
 //   npm run schema                       # terraform + provider -> schema file -> bindings
 //   npm run schema -- --from <file>      # bindings from a schema file, no terraform
 //
-// The bindings are written by @cdktf/provider-generator and never edited by hand. The generator's
+// The bindings are written by @cdktf/provider-generator and @cdktn/provider-generator out of the
+// same schema and never edited by hand. Only CDK Terrain's generator knows ephemeral resources;
+// CDK for Terraform's leaves them out. The generator's
 // TypeScript does not mark overriding members with `override`, which our `noImplicitOverride` flag
 // rejects; instead of relaxing the flag for part of the package (a second project with its own
 // options, built and type-checked apart), the script applies TypeScript's own "add override
@@ -33,8 +35,15 @@ const run = promisify(execFile);
 export const ROOT = findRoot(__dirname);
 /** The committed schema file. */
 export const SCHEMA_FILE = join(ROOT, "provider-schema", "gpurental.json");
-/** Where the generated bindings live. */
-export const GENERATED_DIR = join(ROOT, "src", "generated");
+/** The CDKs bindings are generated for. */
+export type Cdk = "cdktf" | "cdktn";
+/** Where each CDK's generated bindings live. */
+export const GENERATED_DIRS: Readonly<Record<Cdk, string>> = {
+  cdktf: join(ROOT, "src", "generated"),
+  cdktn: join(ROOT, "src", "cdktn", "generated"),
+};
+/** Where the CDK for Terraform bindings live. */
+export const GENERATED_DIR = GENERATED_DIRS.cdktf;
 /** Fully qualified provider address as Terraform prints it. */
 export const PROVIDER_FQPN = "registry.terraform.io/gpurental/gpurental";
 
@@ -149,22 +158,22 @@ export function withVersion(schema: ProviderSchemaJson): ProviderSchemaJson {
   return { ...schema, provider_versions: { [PROVIDER_FQPN]: version } };
 }
 
-/** Generates the TypeScript bindings for `schema` into `outDir` (replacing it). */
-export async function generateBindings(schema: ProviderSchemaJson, outDir: string): Promise<void> {
+/** Generates the TypeScript bindings for `schema` with `cdk`'s generator into `outDir` (replacing it). */
+export async function generateBindings(
+  schema: ProviderSchemaJson,
+  outDir: string,
+  cdk: Cdk = "cdktf",
+): Promise<void> {
   // The generator's dependencies probe terraform and the checkpoint service when they load.
   process.env.CHECKPOINT_DISABLE = "1";
   // They also print terraform's complaint about a configured CLI config file that does not exist.
   const cliConfigFile = process.env.TF_CLI_CONFIG_FILE;
   if (cliConfigFile && !existsSync(cliConfigFile)) process.env.TF_CLI_CONFIG_FILE = devNull;
-  const { CodeMaker, TerraformProviderGenerator } = await import("@cdktf/provider-generator");
-  const commons = await import("@cdktf/commons");
+  const { CodeMaker, TerraformProviderGenerator, commons } = await loadGenerator(cdk);
   const scratch = mkdtempSync(join(tmpdir(), "gpurental-bindings-"));
   try {
     const code = new CodeMaker();
-    const generator = new TerraformProviderGenerator(
-      code,
-      schema as unknown as ConstructorParameters<typeof TerraformProviderGenerator>[1],
-    );
+    const generator = new TerraformProviderGenerator(code, schema);
     const minor = version.split(".").slice(0, 2).join(".");
     generator.generate(
       new commons.ConstructsMakerProviderTarget(
@@ -182,7 +191,8 @@ export async function generateBindings(schema: ProviderSchemaJson, outDir: strin
       if (rel === "lazy-index.ts" || !rel.endsWith(".ts")) continue;
       files.set(rel, readFileSync(file, "utf8"));
     }
-    const fixed = addOverrideModifiers(files);
+    // Checked where the CDK's bindings live, whatever outDir is, so that imports resolve as they will there.
+    const fixed = addOverrideModifiers(files, GENERATED_DIRS[cdk]);
     rmSync(outDir, { recursive: true, force: true });
     for (const [rel, text] of [...fixed].sort(([a], [b]) => a.localeCompare(b))) {
       const target = join(outDir, rel);
@@ -192,6 +202,26 @@ export async function generateBindings(schema: ProviderSchemaJson, outDir: strin
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** The parts of a provider generator this script uses; both CDKs' generators have this shape. */
+interface GeneratorModules {
+  CodeMaker: new () => { save(dir: string): Promise<void> };
+  TerraformProviderGenerator: new (code: unknown, schema: unknown) => { generate(target: unknown): void };
+  commons: {
+    ConstructsMakerProviderTarget: new (constraint: unknown, language: unknown) => unknown;
+    TerraformProviderConstraint: new (constraint: string) => unknown;
+    Language: { TYPESCRIPT: unknown };
+  };
+}
+
+async function loadGenerator(cdk: Cdk): Promise<GeneratorModules> {
+  const modules =
+    cdk === "cdktf"
+      ? { ...(await import("@cdktf/provider-generator")), commons: await import("@cdktf/commons") }
+      : { ...(await import("@cdktn/provider-generator")), commons: await import("@cdktn/commons") };
+  // The two packages' classes differ only in the CDK their types name; the script treats them alike.
+  return modules as unknown as GeneratorModules;
 }
 
 function walk(dir: string): string[] {
@@ -206,10 +236,13 @@ function walk(dir: string): string[] {
 
 /**
  * Applies TypeScript's "add override modifier" code fix to every file, with the project's own
- * compiler options. Keys are paths relative to the bindings' root.
+ * compiler options, as if the files were in `home`. Keys are paths relative to the bindings' root.
  */
-export function addOverrideModifiers(files: ReadonlyMap<string, string>): Map<string, string> {
-  const base = resolve(ROOT, "src", "generated");
+export function addOverrideModifiers(
+  files: ReadonlyMap<string, string>,
+  home: string = GENERATED_DIR,
+): Map<string, string> {
+  const base = resolve(home);
   const texts = new Map<string, string>();
   for (const [rel, text] of files) texts.set(join(base, rel), text);
   const parsed = ts.getParsedCommandLineOfConfigFile(
@@ -287,10 +320,11 @@ async function main(argv: string[]): Promise<void> {
   }
   mkdirSync(dirname(SCHEMA_FILE), { recursive: true });
   writeFileSync(SCHEMA_FILE, formatSchema(schema));
-  await generateBindings(schema, GENERATED_DIR);
-  process.stdout.write(
-    `wrote ${relative(ROOT, SCHEMA_FILE)} and ${relative(ROOT, GENERATED_DIR)}/ (provider ${version})\n`,
-  );
+  for (const [cdk, dir] of Object.entries(GENERATED_DIRS) as Array<[Cdk, string]>) {
+    await generateBindings(schema, dir, cdk);
+  }
+  const dirs = Object.values(GENERATED_DIRS).map((dir) => `${relative(ROOT, dir)}/`);
+  process.stdout.write(`wrote ${relative(ROOT, SCHEMA_FILE)}, ${dirs.join(" and ")} (provider ${version})\n`);
 }
 
 if (require.main === module) {

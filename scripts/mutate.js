@@ -3,7 +3,7 @@
 // `npm run mutate [-- [--force | --survivors] <group>...]`: runs Stryker (stryker.config.js) on each group
 // of mutated code in turn, each with its own tests and settings, then prints the score of every
 // file of every group from their JSON reports. Exits non-zero when a run fails, not when mutants
-// survive: the targets and the survivors explained as equivalent are in docs/development.md.
+// survive: the targets and the survivors explained as equivalent are in docs/mutation-testing.md.
 // `--force` tests every mutant again instead of reusing the results of the group's incremental file
 // (which keeps a static mutant's old verdict after a test for it was added). `--survivors` tests
 // again only the mutants that survived the group's last run (or that no test reached), after tests

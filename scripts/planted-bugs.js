@@ -3,8 +3,8 @@
 // `node scripts/planted-bugs.js [n...]`: plants each bug below, one at a time, in a throwaway git
 // worktree of HEAD (committed code only) and runs the test files that must catch it; prints which
 // were caught. A bug is caught when one of those files fails, and so `npm test` fails. The bugs
-// are the ones a first mutation study found the suite missed (docs/development.md, "Mutation
-// testing"); a bug whose code moved fails here with the file and text it no longer finds.
+// are the ones a first mutation study found the suite missed (docs/mutation-testing.md); a bug
+// whose code moved fails here with the file and text it no longer finds.
 const { spawnSync } = require("node:child_process");
 const {
   mkdirSync,

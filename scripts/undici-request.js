@@ -50,4 +50,13 @@ function request(url, opts, ...rest) {
   });
 }
 
-module.exports = { request };
+module.exports = {
+  request,
+  // Loaded only by the clients that need them (HTTPS, a proxy): plain HTTP pays nothing for them.
+  get Agent() {
+    return require("undici/lib/dispatcher/agent");
+  },
+  get ProxyAgent() {
+    return require("undici/lib/dispatcher/proxy-agent");
+  },
+};

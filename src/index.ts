@@ -1,17 +1,6 @@
-// The package root: CDKTF constructs, the typed /v1 client and the embedded fake backend. The
-// generated L1 bindings live under the "@gpurental/gpurental/providers" subpath.
+// The package root: the constructs for CDK for Terraform (cdktf), the typed /v1 client and the
+// embedded fake backend. The generated L1 bindings live under the "@gpurental/gpurental/providers"
+// subpath; the same constructs and bindings for CDK Terrain (cdktn) under "@gpurental/gpurental/cdktn".
 
-import type { FakeBackend, FakeBackendOptions } from "./fake-backend";
-
-export * as api from "./api";
-export { GpurentalClient } from "./api/client";
-export { ApiError, GpurentalError } from "./api/errors";
 export * from "./constructs";
-export type { DemoCredentials, FakeBackend, FakeBackendOptions } from "./fake-backend";
-export { version } from "./version";
-
-/** Starts the embedded fake backend (loaded on first use, so CDKTF apps never load its HTTP server). */
-export async function startFakeBackend(options?: FakeBackendOptions): Promise<FakeBackend> {
-  const mod = await import("./fake-backend");
-  return mod.startFakeBackend(options);
-}
+export * from "./core";

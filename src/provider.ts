@@ -1,7 +1,11 @@
+import { resolve as resolvePath } from "node:path";
 import { type Logger as ClientLogger, GpurentalClient } from "./api/client";
 import { ClientConfigError } from "./api/errors";
 import { isUuid } from "./api/ids";
+import { Network, TrustSettingError } from "./api/network";
+import { ProxySettingError, type ProxySettings } from "./api/proxy";
 import { dataSources } from "./data-sources";
+import { ephemeralResources } from "./ephemeral-resources";
 import {
   type AnyResourceDefinition,
   attr,
@@ -15,10 +19,14 @@ import {
   path,
 } from "./framework";
 import { DeployJournal, JOURNAL_DIR_ENV, locateJournal, parentCommand, type RunIdentity } from "./journal";
+import { DEFAULT_LATE_ARRIVAL_WATCH_MS, LATE_ARRIVAL_WATCH_ENV } from "./journal/late";
+import { settleAtShutdown } from "./journal/settle";
 import { logger } from "./plugin/log";
 import { apiKeyResource } from "./resources/api-key";
+import { budgetOf, within } from "./resources/deadline";
 import { instanceResource } from "./resources/instance";
 import { orphanedEntriesWarning } from "./resources/journal-notes";
+import { lateArrivalsOf, lateArrivalWarning } from "./resources/late-arrivals";
 import {
   credentialKindOf,
   DEFAULT_RECONCILE_TIMEOUT_MS,
@@ -56,6 +64,28 @@ const schema = defineSchema({
       description:
         "Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory; on CI runners that start afresh, point it at a directory that is kept between runs.",
     }),
+    ca_cert_file: attr.string({
+      optional: true,
+      description:
+        "Path of a PEM file of CA certificates to trust for the API, in addition to Node's roots, the system's (`SSL_CERT_FILE` or the system bundle, `SSL_CERT_DIR` or the system directories, as Go programs read them) and `NODE_EXTRA_CA_CERTS`: for an API behind a private CA or a TLS-inspecting proxy. Falls back to `GPURENTAL_CA_CERT_FILE`. A relative path is taken from the working directory. Certificate verification cannot be turned off.",
+    }),
+    https_proxy: attr.string({
+      optional: true,
+      sensitive: true,
+      description:
+        "Proxy for an `https` base_url, e.g. `http://proxy.example:3128`; credentials may be given in it (`http://user:password@proxy.example:3128`) and are never logged. Overrides the `HTTPS_PROXY` (or `https_proxy`) environment variable, which is otherwise used as Go providers use it. `localhost` and loopback addresses are never proxied.",
+    }),
+    http_proxy: attr.string({
+      optional: true,
+      sensitive: true,
+      description:
+        "Proxy for an `http` base_url. Overrides the `HTTP_PROXY` (or `http_proxy`) environment variable.",
+    }),
+    no_proxy: attr.string({
+      optional: true,
+      description:
+        "Comma-separated hosts reached without the proxy, as Go reads `NO_PROXY`: `example.com` (and its subdomains), `.example.com` (subdomains only), IPs, CIDRs such as `10.0.0.0/8`, each with an optional `:port`, or `*`. Overrides the `NO_PROXY` (or `no_proxy`) environment variable.",
+    }),
     reconcile_timeout: attr.string({
       optional: true,
       description:
@@ -75,7 +105,11 @@ export const PROVIDER_ENV = {
   org_id: "GPURENTAL_ORG_ID",
   journal_dir: JOURNAL_DIR_ENV,
   reconcile_timeout: "GPURENTAL_RECONCILE_TIMEOUT",
+  ca_cert_file: "GPURENTAL_CA_CERT_FILE",
 } as const;
+
+/** Proxy arguments, each overriding its environment variables (read as Go reads them, upper case first). */
+const PROXY_ARGS = ["https_proxy", "http_proxy", "no_proxy"] as const;
 
 type Setting = keyof typeof PROVIDER_ENV;
 
@@ -138,6 +172,24 @@ export async function configureClient(
   const orgId = resolve(req.config.org_id, "org_id", env);
   const journalDir = resolve(req.config.journal_dir, "journal_dir", env);
   const reconcile = resolve(req.config.reconcile_timeout, "reconcile_timeout", env);
+  const caCertFile = resolve(req.config.ca_cert_file, "ca_cert_file", env);
+
+  const proxy: ProxySettings = {};
+  const proxyPending: string[] = [];
+  for (const name of PROXY_ARGS) {
+    const v: unknown = req.config[name];
+    if (isUnknown(v)) proxyPending.push(name);
+    else if (v === "") {
+      ctx.diags.addAttributeError(
+        path(name),
+        `Empty ${name}`,
+        `${name} is set to an empty string in the provider block. Remove the argument to use the ${name.toUpperCase()} environment variable, or give it a value.`,
+      );
+    } else if (typeof v === "string") {
+      const key = name === "https_proxy" ? "httpsProxy" : name === "http_proxy" ? "httpProxy" : "noProxy";
+      proxy[key] = { value: v, source: `${name} in the provider block` };
+    }
+  }
 
   for (const [name, r] of [
     ["base_url", baseUrl],
@@ -145,6 +197,7 @@ export async function configureClient(
     ["org_id", orgId],
     ["journal_dir", journalDir],
     ["reconcile_timeout", reconcile],
+    ["ca_cert_file", caCertFile],
   ] as const) {
     if (r.kind === "empty") {
       ctx.diags.addAttributeError(
@@ -223,11 +276,22 @@ export async function configureClient(
   }
   if (ctx.diags.hasErrors()) return unconfiguredClient([]);
 
-  const pending = (["base_url", "token", "org_id", "journal_dir", "reconcile_timeout"] as const).filter(
-    (n) =>
-      ({ base_url: baseUrl, token, org_id: orgId, journal_dir: journalDir, reconcile_timeout: reconcile })[n]
-        .kind === "unknown",
-  );
+  const pending = [
+    ...(["base_url", "token", "org_id", "journal_dir", "reconcile_timeout", "ca_cert_file"] as const).filter(
+      (n) =>
+        (
+          ({
+            base_url: baseUrl,
+            token,
+            org_id: orgId,
+            journal_dir: journalDir,
+            reconcile_timeout: reconcile,
+            ca_cert_file: caCertFile,
+          }) as const
+        )[n].kind === "unknown",
+    ),
+    ...proxyPending,
+  ];
   if (pending.length > 0 || baseUrl.kind !== "value" || token.kind !== "value") {
     // Values from resources not created yet: plan without the API; apply configures again.
     return unconfiguredClient(pending);
@@ -244,6 +308,38 @@ export async function configureClient(
     );
     return unconfiguredClient([]);
   }
+  // The proxy and the CAs: from the arguments, else this launch's environment (a resident
+  // process's sessions each have their own).
+  let network: Network;
+  try {
+    network = new Network(new URL(baseUrl.value), {
+      env,
+      proxy,
+      ...(caCertFile.kind === "value"
+        ? {
+            caCertFile: {
+              value: resolvePath(opts.cwd ?? process.cwd(), caCertFile.value),
+              source:
+                caCertFile.from === "config"
+                  ? "ca_cert_file in the provider block"
+                  : `the ${PROVIDER_ENV.ca_cert_file} environment variable`,
+            },
+          }
+        : {}),
+    });
+  } catch (err) {
+    if (err instanceof ProxySettingError || err instanceof TrustSettingError) {
+      const arg = err instanceof TrustSettingError ? "ca_cert_file" : err.source.split(" ")[0]!;
+      const onArgument = (PROXY_ARGS as readonly string[]).includes(arg) || arg === "ca_cert_file";
+      if (onArgument && err.source.endsWith("provider block")) {
+        ctx.diags.addAttributeError(path(arg), "Invalid network setting", err.message);
+      } else {
+        ctx.diags.addError("Invalid network setting", err.message);
+      }
+      return unconfiguredClient([]);
+    }
+    throw err;
+  }
   const appended = env.TF_APPEND_USER_AGENT?.trim();
   try {
     const client = new GpurentalClient({
@@ -256,6 +352,7 @@ export async function configureClient(
         baseUrl.from === "config"
           ? "base_url in the provider block"
           : `the ${PROVIDER_ENV.base_url} environment variable`,
+      network,
       logger: logToProvider,
       signal: ctx.signal,
       ...(requestTimeout ? { timeoutMs: requestTimeout } : {}),
@@ -263,6 +360,8 @@ export async function configureClient(
     });
     logger.child("provider").debug("configured", {
       base_url: client.baseUrl,
+      proxy: network.describeProxy() ?? null,
+      ca_cert_file: network.caCertFile?.value ?? null,
       org_id: client.orgId ?? null,
       credential: credentialKindOf(token.value),
       token_from: token.from,
@@ -282,8 +381,10 @@ export async function configureClient(
         log: (level, msg, fields) => journalLog.log(level, msg, fields),
         ...(opts.run ? { run: opts.run } : {}),
         ...(opts.ended ? { ended: opts.ended } : {}),
+        ...(ctx.signal ? { stopped: ctx.signal } : {}),
       },
     );
+    settleAtShutdown(journal, opts.ended);
     registerDeploySettings(client, {
       journal,
       reconcileTimeoutMs,
@@ -292,6 +393,7 @@ export async function configureClient(
     });
     const orphaned = orphanedEntriesWarning(journal);
     if (orphaned) ctx.diags.addWarning(orphaned.summary, orphaned.detail);
+    await warnLateArrivals(journal, client, env, ctx);
     return client;
   } catch (err) {
     if (err instanceof ClientConfigError) {
@@ -302,6 +404,47 @@ export async function configureClient(
     throw err;
   }
 }
+
+/**
+ * Warns about every instance that landed after its deploy was given up (src/resources/late-arrivals.ts),
+ * on every command that configures the provider, while the deploy is watched
+ * (GPURENTAL_LATE_ARRIVAL_WATCH, default 48 h from when it was sent).
+ */
+async function warnLateArrivals(
+  journal: DeployJournal,
+  client: GpurentalClient,
+  env: NodeJS.ProcessEnv,
+  ctx: ConfigureContext,
+): Promise<void> {
+  const raw = env[LATE_ARRIVAL_WATCH_ENV];
+  const watchMs = raw ? parseDuration(raw) : DEFAULT_LATE_ARRIVAL_WATCH_MS;
+  if (!watchMs) {
+    ctx.diags.addError(
+      `Invalid ${LATE_ARRIVAL_WATCH_ENV}`,
+      `The ${LATE_ARRIVAL_WATCH_ENV} environment variable must be a duration such as "48h"; got ${JSON.stringify((raw ?? "").slice(0, 100))}.`,
+    );
+    return;
+  }
+  try {
+    const { arrivals, watchEnds } = await lateArrivalsOf(
+      journal,
+      () => client.listInstances({}, within(budgetOf(LATE_ARRIVAL_LISTING_MS, ctx.signal))),
+      Date.now(),
+      watchMs,
+    );
+    for (const a of arrivals) {
+      const w = lateArrivalWarning(a, watchEnds(a.entry));
+      ctx.diags.addWarning(w.summary, w.detail);
+    }
+  } catch (err) {
+    journalLog.log("debug", "could not look for late arrivals", {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+}
+
+/** The time limit of the listing that looks for late arrivals. */
+const LATE_ARRIVAL_LISTING_MS = 10_000;
 
 /** The provider's resource types. */
 export const resources: readonly AnyResourceDefinition<GpurentalClient>[] = [
@@ -319,6 +462,7 @@ export function createProvider(
     configure: (req, ctx) => configureClient(req, ctx, opts),
     resources,
     dataSources,
+    ephemeralResources,
   };
 }
 

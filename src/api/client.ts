@@ -2,6 +2,8 @@ import type { Dispatcher } from "undici";
 import { userAgentProduct } from "../version";
 import { ApiError, ClientConfigError } from "./errors";
 import { isUuid } from "./ids";
+import { Network, type NetworkOptions, TrustSettingError } from "./network";
+import { ProxySettingError } from "./proxy";
 import { redactText } from "./redact";
 import type {
   CreateApiKeyRequest,
@@ -72,8 +74,13 @@ export interface ClientOptions {
   timeoutMs?: number | undefined;
   /** Retry settings; see {@link RetryOptions}. */
   retry?: RetryOptions | undefined;
-  /** undici dispatcher to send with (an Agent, a MockAgent...); default the global one. */
+  /** undici dispatcher to send with (an Agent, a MockAgent...); replaces `network` when given. */
   dispatcher?: Dispatcher | undefined;
+  /**
+   * Proxy and trust settings (network.ts), or the environment they are read from. Default: the
+   * proxy variables and CA files of process.env, read as Go reads them.
+   */
+  network?: Network | NetworkOptions | undefined;
   /**
    * Where the base URL was configured, named beside it in connection errors so that the reader
    * knows what to correct, e.g. `base_url in the provider block`. Default: the URL alone.
@@ -149,6 +156,20 @@ export class GpurentalClient {
       "user-agent": this.userAgent,
     };
     if (this.orgId) headers["x-org-id"] = this.orgId;
+    let network: Network | undefined;
+    if (!options.dispatcher) {
+      try {
+        network =
+          options.network instanceof Network
+            ? options.network
+            : new Network(new URL(this.baseUrl), options.network);
+      } catch (err) {
+        if (err instanceof ProxySettingError || err instanceof TrustSettingError) {
+          throw new ClientConfigError(err instanceof ProxySettingError ? "proxy" : "caCertFile", err.message);
+        }
+        throw err;
+      }
+    }
     this.#transport = new Transport({
       baseUrl: this.baseUrl,
       baseUrlSource: options.baseUrlSource,
@@ -157,6 +178,7 @@ export class GpurentalClient {
       timeoutMs,
       retry,
       dispatcher: options.dispatcher,
+      network,
       logger: options.logger,
       signal: options.signal,
       sleep: options.sleep ?? realSleep,

@@ -204,10 +204,58 @@ export class AmbiguousRequestError extends GpurentalError {
 export class NetworkError extends GpurentalError {
   /** The transport error code (e.g. ECONNREFUSED, UND_ERR_SOCKET), when known. */
   readonly errorCode: string | undefined;
+  /**
+   * False when this client has not had a single answer from the API yet: the address, the proxy or
+   * the certificates are more likely wrong than the API briefly down, and the call failed fast.
+   */
+  readonly apiReached: boolean;
 
-  constructor(endpoint: Endpoint, message: string, errorCode?: string, options?: { cause?: unknown }) {
+  constructor(
+    endpoint: Endpoint,
+    message: string,
+    errorCode?: string,
+    options?: { cause?: unknown; apiReached?: boolean },
+  ) {
     super(`${endpoint}: ${message}`, endpoint, options);
     this.errorCode = errorCode;
+    this.apiReached = options?.apiReached ?? true;
+  }
+}
+
+/** What a {@link ConnectionSetupError} says is wrong. */
+export type ConnectionSetupProblem =
+  | "unknown_ca"
+  | "host_mismatch"
+  | "expired_certificate"
+  | "certificate_invalid"
+  | "http_to_tls_port"
+  | "tls_to_http_port"
+  | "proxy_auth_required"
+  | "proxy_refused";
+
+/**
+ * The connection cannot work as configured: the server's certificate is not trusted, not for this
+ * host name or expired; the URL's scheme does not match the port; the proxy wants credentials or
+ * refuses the tunnel. The request was never sent; it is not retried, since it would fail the same
+ * way until a setting changes. The message names the host and the setting to change.
+ */
+export class ConnectionSetupError extends NetworkError {
+  /** What is wrong. */
+  readonly problem: ConnectionSetupProblem;
+  /** The setting to change, e.g. `ca_cert_file (GPURENTAL_CA_CERT_FILE) or SSL_CERT_FILE`. */
+  readonly setting: string;
+
+  constructor(
+    endpoint: Endpoint,
+    problem: ConnectionSetupProblem,
+    message: string,
+    setting: string,
+    errorCode: string | undefined,
+    options?: { cause?: unknown; apiReached?: boolean },
+  ) {
+    super(endpoint, message, errorCode, options);
+    this.problem = problem;
+    this.setting = setting;
   }
 }
 

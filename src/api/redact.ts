@@ -6,8 +6,8 @@
 // credential a server or a file might echo back.
 //
 // This module imports nothing: the provider's handshake bundle (provider.js) includes it through
-// plugin/log.ts, so it must stay a few hundred bytes of plain code (docs/development.md, "Start-up
-// time").
+// plugin/log.ts, so it must stay a few hundred bytes of plain code
+// (docs/design/provider-process.md, "Start-up time").
 
 /** The text that replaces a credential. */
 export const REDACTED = "[REDACTED]";

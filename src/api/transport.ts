@@ -1,15 +1,20 @@
+import { isIP } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import { type Dispatcher, request } from "undici";
 import type { z } from "zod";
+import { type ConnectionContext, classifyConnectionError, httpToTlsPort } from "./connection-errors";
 import {
   AmbiguousRequestError,
   ApiError,
   ClientConfigError,
+  ConnectionSetupError,
   type Endpoint,
   NetworkError,
   RequestAbortedError,
   ResponseValidationError,
   TimeoutError,
 } from "./errors";
+import type { Network } from "./network";
 import { REDACTED, redactText, redactValue } from "./redact";
 import { apiErrorOf, isRecord, parseBody } from "./responses";
 import { parseRetryAfter, type ResolvedRetryOptions, retryDelay, type Sleep } from "./retry";
@@ -25,6 +30,19 @@ import {
 // as retry-policy.ts decides until the call's deadline, with jittered backoff or the server's
 // Retry-After between them. Every attempt, answer and wait is logged with credentials masked.
 // What the endpoints are is client.ts; reading the answers is responses.ts.
+//
+// Until the API has answered this client once, failing connections are more likely a wrong
+// address, proxy or certificate than a passing outage: they are retried for at most
+// FIRST_CONTACT_BUDGET_MS (counted from the first failure), with the wait logged at info, and the
+// error then says how long it tried. Failures that no retry can mend (certificates, scheme against
+// port, proxy credentials or policy: connection-errors.ts) are not retried at all. Once the API
+// has answered, transient failures are retried until the call's deadline as before.
+
+/** How long a client that has never reached the API keeps trying before it gives up. */
+export const FIRST_CONTACT_BUDGET_MS = 20_000;
+
+/** After this long without reaching the API, the wait is logged at info. */
+const WAIT_NOTICE_MS = 3_000;
 
 /** Log severity passed to the client's logger. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -63,6 +81,8 @@ export interface TransportSettings {
   timeoutMs: number;
   retry: ResolvedRetryOptions;
   dispatcher: Dispatcher | undefined;
+  /** The proxy and trust settings; the dispatcher comes from them unless one is given. */
+  network: Network | undefined;
   logger: Logger | undefined;
   signal: AbortSignal | undefined;
   sleep: Sleep;
@@ -80,9 +100,20 @@ type AttemptOutcome =
 export class Transport {
   // A private field: util.inspect, JSON.stringify and spreading never see the token.
   readonly #s: TransportSettings;
+  /** Whether the API has answered this client at least once. */
+  #reached = false;
+  /** When the first failed attempt of a client that has not reached the API started. */
+  #unreachedSince: number | undefined;
+  #unreachedAttempts = 0;
+  #lastWaitNotice = 0;
 
   constructor(settings: TransportSettings) {
     this.#s = settings;
+  }
+
+  /** Whether the API has answered this client at least once. */
+  get reached(): boolean {
+    return this.#reached;
   }
 
   /** Keeps the settings (and the token in them) out of `util.inspect`. */
@@ -121,7 +152,8 @@ export class Transport {
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw new RequestAbortedError(endpoint);
       const remaining = deadline - now();
-      if (remaining <= 0) throw lastError ?? new TimeoutError(endpoint, budgetMs, "deadline");
+      if (remaining <= 0)
+        throw this.#unreached(endpoint, lastError ?? new TimeoutError(endpoint, budgetMs, "deadline"));
       const attemptTimeout = Math.min(this.#s.timeoutMs, remaining);
       const t0 = now();
       this.#log("debug", "request", {
@@ -144,6 +176,7 @@ export class Transport {
           this.#log("info", "aborted", { endpoint, attempt, durationMs });
           throw new RequestAbortedError(endpoint);
         case "response": {
+          this.#reached = true;
           const requestId = headerValue(outcome.headers["x-request-id"]);
           const ok = outcome.status >= 200 && outcome.status < 300;
           this.#log(ok ? "debug" : "warn", "response", {
@@ -178,23 +211,64 @@ export class Transport {
           detail = `no response from ${this.#where()} within ${attemptTimeout} ms`;
           break;
         case "failure": {
+          const described = this.#describe(outcome.error);
           this.#log("warn", "connection failed", {
             endpoint,
             attempt,
             phase: outcome.phase,
-            error: this.#describe(outcome.error),
+            error: described,
             durationMs,
           });
-          failure = { kind: "connection", phase: outcome.phase };
-          detail = `${
-            outcome.phase === "unsent"
-              ? `cannot connect to ${this.#where()}`
-              : `the connection to ${this.#where()} failed`
-          }: ${this.#describe(outcome.error)}`;
+          const verdict = await this.#classify(outcome, url, described);
+          if (verdict?.kind === "setup") {
+            // Nothing of the request reached the API (the handshake, the tunnel or the scheme failed
+            // first), and trying again cannot help: say what to change.
+            this.#log("error", "cannot connect as configured", { endpoint, problem: verdict.problem });
+            throw new ConnectionSetupError(
+              endpoint,
+              verdict.problem,
+              `cannot connect to ${this.#where()}: ${verdict.message}`,
+              verdict.setting,
+              outcome.code,
+              { cause: this.#cleanCause(outcome.error), apiReached: this.#reached },
+            );
+          }
+          // A proxy that could not open the tunnel never passed the request on.
+          const phase =
+            verdict?.kind === "transient" && /CONNECT\)$/.test(verdict.message) ? "unsent" : outcome.phase;
+          failure = { kind: "connection", phase };
+          detail =
+            verdict?.kind === "transient"
+              ? `${verdict.message} (API address ${this.#where()})`
+              : `${
+                  phase === "unsent"
+                    ? `cannot connect to ${this.#where()}`
+                    : `the connection to ${this.#where()} failed`
+                }: ${described}`;
           error = new NetworkError(endpoint, detail, outcome.code, {
             cause: this.#cleanCause(outcome.error),
+            apiReached: this.#reached,
           });
           break;
+        }
+      }
+
+      // Never reached the API: a bounded number of tries, announced while they last.
+      if (!this.#reached && failure.kind !== "status") {
+        this.#unreachedSince ??= t0;
+        this.#unreachedAttempts++;
+        const tried = now() - this.#unreachedSince;
+        if (tried >= FIRST_CONTACT_BUDGET_MS && retryVerdict(call.method, failure) === "retry") {
+          throw this.#gaveUp(endpoint, error, tried);
+        }
+        if (tried >= WAIT_NOTICE_MS && now() - this.#lastWaitNotice >= 5_000) {
+          this.#lastWaitNotice = now();
+          this.#log("info", "waiting for the API", {
+            endpoint,
+            triedMs: tried,
+            givingUpAfterMs: FIRST_CONTACT_BUDGET_MS,
+            reason: error.message,
+          });
         }
       }
 
@@ -207,12 +281,17 @@ export class Transport {
         });
       }
       const cutByDeadline = failure.kind === "timeout" && attemptTimeout < this.#s.timeoutMs;
-      if (cutByDeadline && lastError) throw lastError;
-      if (verdict === "fail" || attempt >= retry.maxAttempts) throw error;
-      const delay = retryDelay(attempt, retryAfterMs, retry, this.#s.random);
+      if (cutByDeadline && lastError) throw this.#unreached(endpoint, lastError);
+      if (verdict === "fail" || attempt >= retry.maxAttempts) throw this.#unreached(endpoint, error);
+      let delay = retryDelay(attempt, retryAfterMs, retry, this.#s.random);
+      if (!this.#reached && this.#unreachedSince !== undefined) {
+        // The last try of a client that never reached the API falls at the end of its budget.
+        const left = this.#unreachedSince + FIRST_CONTACT_BUDGET_MS - now();
+        delay = Math.max(0, Math.min(delay, left));
+      }
       // A wait the deadline cannot hold (a long Retry-After included) ends the call now, with the
       // answer that asked for it, instead of sleeping into an abort.
-      if (now() + delay >= deadline) throw error;
+      if (now() + delay >= deadline) throw this.#unreached(endpoint, error);
       if (mayHaveBeenApplied(failure)) possiblyApplied = true;
       lastError = error;
       this.#log("debug", "retrying", {
@@ -253,7 +332,7 @@ export class Transport {
         headers,
         body,
         signal: linked.signal,
-        dispatcher: this.#s.dispatcher,
+        dispatcher: this.#s.dispatcher ?? this.#s.network?.dispatcher(),
         // The attempt timer bounds the whole exchange; undici's own timers would only race it.
         headersTimeout: 0,
         bodyTimeout: 0,
@@ -289,6 +368,63 @@ export class Transport {
       }
       throw err;
     }
+  }
+
+  /** A call's last error, saying how long it tried when the API has never answered this client. */
+  #unreached(endpoint: Endpoint, error: Error): Error {
+    // One try says nothing of how long; a timeout keeps its own kind and words.
+    if (this.#reached || this.#unreachedSince === undefined || this.#unreachedAttempts < 2) return error;
+    if (!(error instanceof NetworkError) || error instanceof ConnectionSetupError) return error;
+    return this.#gaveUp(endpoint, error, this.#s.now() - this.#unreachedSince);
+  }
+
+  /** The error of a call that gave up because the API was never reached: says how long it tried. */
+  #gaveUp(endpoint: Endpoint, error: Error, triedMs: number): Error {
+    const seconds = Math.round(triedMs / 1000);
+    const tries = this.#unreachedAttempts;
+    const base = error.message.startsWith(`${endpoint}: `)
+      ? error.message.slice(endpoint.length + 2)
+      : error.message;
+    const message = `${base}; tried ${tries} time${tries === 1 ? "" : "s"} over ${seconds} s without reaching the API once, so the address, proxy or network is more likely wrong than the API briefly down`;
+    this.#log("error", "gave up reaching the API", { endpoint, triedMs, attempts: tries });
+    if (error instanceof NetworkError) {
+      return new NetworkError(endpoint, message, error.errorCode, { cause: error.cause, apiReached: false });
+    }
+    if (error instanceof TimeoutError) {
+      return new NetworkError(endpoint, message, undefined, { apiReached: false });
+    }
+    return error;
+  }
+
+  /** What a failed connection says about the settings (connection-errors.ts). */
+  async #classify(
+    outcome: { phase: "unsent" | "sent"; code: string | undefined; error: unknown },
+    url: URL,
+    described: string,
+  ) {
+    const network = this.#s.network;
+    const ctx: ConnectionContext = {
+      url,
+      baseUrlSetting: this.#s.baseUrlSource ?? "the API address",
+      proxy: network?.describeProxy(),
+      proxySetting: network?.proxy?.source,
+      proxyHasCredentials: !!(network?.proxy?.url.username || network?.proxy?.url.password),
+      trustSettings: network?.trustSettings() ?? "ca_cert_file (GPURENTAL_CA_CERT_FILE) or SSL_CERT_FILE",
+    };
+    const verdict = classifyConnectionError(outcome.code, described, ctx);
+    if (verdict) return verdict;
+    // A TLS server closes a plain-HTTP connection without a word; before the API ever answered,
+    // ask the port whether it speaks TLS, so that the error says so instead of "socket closed".
+    if (
+      !this.#reached &&
+      url.protocol === "http:" &&
+      !network?.proxy &&
+      (outcome.code === "UND_ERR_SOCKET" || outcome.code === "ECONNRESET") &&
+      (await speaksTls(url))
+    ) {
+      return httpToTlsPort(ctx);
+    }
+    return undefined;
   }
 
   /** The API's address as connection errors name it: the URL and where it was configured. */
@@ -364,6 +500,32 @@ function linkSignals(sources: (AbortSignal | undefined)[]): LinkedSignal {
       for (const s of present) s.removeEventListener("abort", onAbort);
     },
   };
+}
+
+/** Whether the server at the URL's host and port answers a TLS handshake (within two seconds). */
+function speaksTls(url: URL): Promise<boolean> {
+  return new Promise((resolve) => {
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    const socket = tlsConnect({
+      host,
+      port: Number(url.port || 80),
+      ...(isIP(host) ? {} : { servername: host }),
+    });
+    const done = (answer: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(answer);
+    };
+    const timer = setTimeout(() => done(false), 2_000);
+    socket.once("secureConnect", () => done(true));
+    // A certificate refusal still proves a TLS server answered; anything else does not.
+    socket.once("error", (err: NodeJS.ErrnoException) =>
+      done(
+        typeof err.code === "string" &&
+          /CERT|SELF_SIGNED|ISSUER|ALTNAME|LEAF_SIGNATURE|INVALID_CA/.test(err.code),
+      ),
+    );
+  });
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

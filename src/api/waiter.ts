@@ -1,5 +1,6 @@
 import {
   ApiError,
+  ConnectionSetupError,
   InstanceErrorStateError,
   NetworkError,
   RequestAbortedError,
@@ -163,6 +164,7 @@ export function* pollDelays(initial: number, quick: number, max: number): Genera
 
 /** Whether a failed poll is worth repeating: transport trouble, timeouts, 429 and 5xx. */
 export function isTransient(err: unknown): boolean {
+  if (err instanceof ConnectionSetupError) return false;
   if (err instanceof NetworkError || err instanceof TimeoutError) return true;
   return err instanceof ApiError && (err.status === 429 || err.status >= 500);
 }

@@ -1,8 +1,15 @@
 import { readFileSync } from "node:fs";
 import { GpurentalClient } from "../api/client";
-import { NetworkError, TimeoutError } from "../api/errors";
+import {
+  ClientConfigError,
+  ConnectionSetupError,
+  GpurentalError,
+  NetworkError,
+  TimeoutError,
+} from "../api/errors";
 import { redactText } from "../api/redact";
 import { type CredentialKind, credentialKindOf } from "../resources/provider-data";
+import { UserFacingError } from "../user-facing";
 
 // The /v1 client of a `gpurental` command that reads the service (strays, plan-report): settings from
 // flags, else the provider's own environment variables, checked with errors that name the flag or
@@ -15,6 +22,7 @@ export const API_ENV = {
   baseUrl: "GPURENTAL_BASE_URL",
   token: "GPURENTAL_TOKEN",
   orgId: "GPURENTAL_ORG_ID",
+  caCertFile: "GPURENTAL_CA_CERT_FILE",
 } as const;
 
 /** The flags a command takes for the API. */
@@ -34,7 +42,7 @@ export interface ApiAccess {
 }
 
 /** Raised for missing or malformed API settings; names the flag or variable, never the token's value. */
-export class ApiSettingsError extends Error {
+export class ApiSettingsError extends UserFacingError {
   constructor(message: string) {
     super(message);
     this.name = "ApiSettingsError";
@@ -117,20 +125,43 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
     );
   }
   const credential = credentialKindOf(token.value);
-  const client = new GpurentalClient({
-    baseUrl: base.value,
-    token: token.value,
-    orgId: org?.value,
-    userAgent,
-    retry: { deadlineMs: COMMAND_REQUEST_BUDGET_MS },
-  });
+  const caFile = env[API_ENV.caCertFile];
+  let client: GpurentalClient;
+  try {
+    client = new GpurentalClient({
+      baseUrl: base.value,
+      token: token.value,
+      orgId: org?.value,
+      userAgent,
+      baseUrlSource: base.where,
+      retry: { deadlineMs: COMMAND_REQUEST_BUDGET_MS },
+      // Proxies and CAs as the provider reads them, from this command's environment.
+      network: {
+        env,
+        ...(caFile ? { caCertFile: { value: caFile, source: API_ENV.caCertFile } } : {}),
+      },
+    });
+  } catch (err) {
+    if (err instanceof ClientConfigError) throw new ApiSettingsError(err.message);
+    throw err;
+  }
   return { client, credential, ...(credential === "api_key" ? { keyPrefix: token.value.slice(0, 12) } : {}) };
+}
+
+/**
+ * Whether a command prints `err` as one message and exits with its failure code: an error of the
+ * API (its message says what the service refused or why it could not be reached) or one marked
+ * {@link UserFacingError}. Anything else is a fault of the program and is thrown on.
+ */
+export function isUserFacing(err: unknown): err is Error {
+  return err instanceof GpurentalError || err instanceof UserFacingError;
 }
 
 /** An error of a reading command for a person: a failure to reach the API also says where the address came from. */
 export function commandErrorText(err: Error): string {
   // A flag or a file may hold a credential pasted in the wrong place (a token given as --org-id, a
   // URL with ?token=), and messages quote what they refuse: mask before anything is printed.
+  if (err instanceof ConnectionSetupError) return redactText(err.message);
   if (err instanceof NetworkError || err instanceof TimeoutError) {
     return redactText(`${err.message} (the API address comes from --base-url or ${API_ENV.baseUrl})`);
   }

@@ -12,9 +12,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import type { FakeBackend, TransitionMode } from "../fake-backend";
 import { packageName, version } from "../version";
+import { CDKS, type Cdk, cdkCommand, withCdkPath } from "./cdk";
 
 // `gpurental demo` shows the whole product in one command: the embedded fake backend with the demo
 // seed, the provider installed into a private filesystem mirror, the CDKTF example app deployed with
@@ -33,6 +34,8 @@ export const DEMO_STACK = "gpu-workstation";
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
+  /** The CDK whose example app and CLI run: "cdktf" (examples/cdktf-app, the default) or "cdktn" (examples/cdktn-app). */
+  cdk?: Cdk;
   /** Port of the fake backend; 0 picks a free one. */
   port?: number;
   /**
@@ -144,21 +147,6 @@ function packageRoot(): string {
 }
 
 /**
- * cdktf-cli's folder: the project's own (the directory the demo runs in), else this package's (a
- * clone has it as a dev dependency). An installed package does not bring it: CDKTF projects add
- * it themselves.
- */
-function cdktfCliDir(root: string): string {
-  try {
-    return dirname(require.resolve("cdktf-cli/package.json", { paths: [process.cwd(), root] }));
-  } catch {
-    throw new DemoError(
-      "the demo runs the cdktf CLI, which was not found in this project: npm install --save-dev cdktf-cli@0.21.0",
-    );
-  }
-}
-
-/**
  * cdktf-cli 0.21 runs terraform through @cdktf/node-pty-prebuilt-multiarch, a native module
  * shipped built for each Node.js ABI up to Node.js 22's: on a newer Node.js, `cdktf deploy`
  * fails deep inside with "Cannot find module '../build/Release/pty.node'". Say so up front.
@@ -182,9 +170,10 @@ export function checkTerminalModule(cliDir: string, abi = process.versions.modul
 function dependencyDirs(root: string): string[] {
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
     dependencies?: Record<string, string>;
+    peerDependencies?: Record<string, string>;
   };
   const dirs = new Set([join(root, "node_modules")]);
-  for (const name of Object.keys(pkg.dependencies ?? {})) {
+  for (const name of Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies })) {
     try {
       const manifest = require.resolve(`${name}/package.json`, { paths: [root] });
       dirs.add(resolve(dirname(manifest), ...name.split("/").map(() => "..")));
@@ -359,6 +348,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const verbose = options.verbose ?? false;
   const timeoutMs = options.stepTimeoutMs ?? 10 * 60_000;
   const root = packageRoot();
+  const cdk = options.cdk ?? "cdktf";
+  const appName = `${cdk}-app`;
   const keepFolder = options.workDir !== undefined;
   const workDir = keepFolder
     ? resolve(options.workDir!)
@@ -367,16 +358,18 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   // The last resort for a temp folder: an exit that skips the finally below (process.exit elsewhere).
   const removeOnExit = () => rmSync(workDir, { recursive: true, force: true });
   if (!keepFolder) process.once("exit", removeOnExit);
-  const log = join(workDir, "cdktf.log");
+  const log = join(workDir, `${cdk}.log`);
   const statePath = join(workDir, `terraform.${DEMO_STACK}.tfstate`);
   // Where to read cdktf's whole output once the demo is over: only a kept folder still has it.
-  const seeLog = () => (keepFolder ? `see ${log}` : "see the end of cdktf's output above");
+  const seeLog = () => (keepFolder ? `see ${log}` : `see the end of ${cdk}'s output above`);
   const runner = new ChildRunner();
   let backend: FakeBackend | undefined;
   let orgId: string | undefined;
   let succeeded = false;
 
-  report.line(`gpurental ${version} demo: the CDKTF example app against the embedded fake backend`);
+  report.line(
+    `gpurental ${version} demo: the ${cdk === "cdktf" ? "CDKTF" : "CDK Terrain"} example app against the embedded fake backend`,
+  );
   report.line(
     `Work folder: ${workDir} (Terraform state: ${statePath}); ${keepFolder ? "kept afterwards (--work-dir)" : "removed when the demo ends"}.`,
   );
@@ -436,13 +429,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     step.done(`provider ${version} installed (${installed.hash.slice(0, 15)}…)`);
 
     checkpoint();
-    step = report.step("bundling the example app (examples/cdktf-app)");
+    step = report.step(`bundling the example app (examples/${appName})`);
     const appDir = join(workDir, "app");
     mkdirSync(appDir, { recursive: true });
     // In a clone the example is bundled from its sources; an installed package carries it built
-    // (dist/demo-app.js, written by `npm run build`) and has no esbuild.
-    const exampleSource = join(root, "examples", "cdktf-app", "main.ts");
-    const prebuilt = join(root, "dist", "demo-app.js");
+    // (dist/demo/<app>.js, written by `npm run build`) and has no esbuild.
+    const exampleSource = join(root, "examples", appName, "main.ts");
+    const prebuilt = join(root, "dist", "demo", `${appName}.js`);
     try {
       if (existsSync(exampleSource)) {
         const esbuild = await import("esbuild");
@@ -460,7 +453,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       }
     } catch (err) {
       throw new DemoError(
-        `cannot bundle examples/cdktf-app: ${err instanceof Error ? err.message : String(err)}`,
+        `cannot bundle examples/${appName}: ${err instanceof Error ? err.message : String(err)}`,
       );
     }
     writeFileSync(
@@ -482,9 +475,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     );
     step.done("example app ready");
 
-    const cliDir = cdktfCliDir(root);
-    checkTerminalModule(cliDir);
-    const cdktfBin = join(cliDir, "bundle", "bin", "cdktf");
+    let cli: ReturnType<typeof cdkCommand>;
+    try {
+      cli = cdkCommand(cdk, root);
+    } catch (err) {
+      throw new DemoError(err instanceof Error ? err.message : String(err));
+    }
+    // cdktf-cli runs under this process's Node.js: <cdktf-cli>/bundle/bin/cdktf.
+    if (cdk === "cdktf") checkTerminalModule(resolve(cli.argv[0] ?? "", "..", "..", ".."));
     const tmpForChildren = join(workDir, "tmp");
     mkdirSync(tmpForChildren, { recursive: true });
     const env = quietEnv({
@@ -511,13 +509,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       // that the provider runs on the Node.js the demo was started with (npm scripts put a
       // project's node_modules/.bin first, which may hold another `node`).
       PATH: [dirname(process.execPath), process.env.PATH].filter(Boolean).join(delimiter),
-      // The bundled app leaves cdktf, constructs and zod to be required from this package's
+      // The bundled app leaves the CDK, constructs and zod to be required from this package's
       // dependencies: in a clone its node_modules, in a project the folder npm put them in.
       NODE_PATH: dependencyDirs(root).join(delimiter),
     });
     const cdktf = (argv: string[], onLine: (line: string) => void, signal = options.signal) =>
       runner.run(
-        { command: process.execPath, argv: [cdktfBin, ...argv], cwd: appDir, env, log },
+        { command: cli.command, argv: [...cli.argv, ...argv], cwd: appDir, env: withCdkPath(cli, env), log },
         { verbose, out, timeoutMs, signal },
         onLine,
       );
@@ -537,13 +535,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     };
 
     checkpoint();
-    step = report.step("deploying with cdktf and terraform (synth, init, plan, apply)");
+    step = report.step(`deploying with ${cdk} and terraform (synth, init, plan, apply)`);
     const outputsFile = join(workDir, "outputs.json");
     const deployCode = await cdktf(
       ["deploy", DEMO_STACK, "--auto-approve", "--skip-provider-lock", "--outputs-file", outputsFile],
       relay,
     );
-    if (deployCode !== 0) throw new DemoError(`cdktf deploy failed (exit code ${deployCode}); ${seeLog()}`);
+    if (deployCode !== 0) throw new DemoError(`${cdk} deploy failed (exit code ${deployCode}); ${seeLog()}`);
     step.done("deployed");
 
     const outputs = ((JSON.parse(readFileSync(outputsFile, "utf8")) as Record<string, unknown>)[DEMO_STACK] ??
@@ -610,7 +608,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       report.line(`  export GPURENTAL_ORG_ID=${creds.org_id}`);
       report.line(`The stack's state is ${statePath}; the full credentials are in ${credentialsFile}.`);
       report.line(
-        `Press Ctrl-C to destroy the instance and the API key with cdktf and stop the fake backend${keepFolder ? "" : `, which removes ${workDir}`} (a second Ctrl-C stops at once; the backend's data lives in memory and goes with it).`,
+        `Press Ctrl-C to destroy the instance and the API key with ${cdk} and stop the fake backend${keepFolder ? "" : `, which removes ${workDir}`} (a second Ctrl-C stops at once; the backend's data lives in memory and goes with it).`,
       );
       await new Promise<void>((done) => {
         if (!options.signal || options.signal.aborted) return done();
@@ -621,7 +619,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       checkpoint();
     }
 
-    step = report.step("destroying with cdktf and terraform");
+    step = report.step(`destroying with ${cdk} and terraform`);
     const destroyCode = await cdktf(
       // The configuration synthesized for the deploy is the one to destroy: no second synth.
       ["destroy", DEMO_STACK, "--auto-approve", "--skip-synth", "--skip-provider-lock"],
@@ -630,7 +628,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       options.keep ? options.hurry : options.signal,
     );
     if (destroyCode !== 0)
-      throw new DemoError(`cdktf destroy failed (exit code ${destroyCode}); ${seeLog()}`);
+      throw new DemoError(`${cdk} destroy failed (exit code ${destroyCode}); ${seeLog()}`);
     const live = liveCounts(backend, creds.org_id);
     if (live.instances > 0 || live.apiKeys > 0) {
       throw new DemoError(
@@ -651,10 +649,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     };
   } catch (err) {
     if (existsSync(log)) {
-      if (keepFolder) report.line(`  cdktf's full output: ${log}`);
+      if (keepFolder) report.line(`  ${cdk}'s full output: ${log}`);
       else {
         // The folder goes with the log: show its end now (--work-dir keeps the whole of it).
-        report.line("  The end of cdktf's output (run with --work-dir <dir> to keep all of it):");
+        report.line(`  The end of ${cdk}'s output (run with --work-dir <dir> to keep all of it):`);
         for (const line of lastLines(log, 30)) report.line(`    ${line}`);
       }
     }
@@ -688,6 +686,14 @@ export function register(program: Command): void {
     .description(
       "Deploy the CDKTF example app against the embedded fake backend with the real terraform CLI, show its outputs, then destroy it",
     )
+    .addOption(
+      new Option(
+        "--cdk <cdk>",
+        "the CDK to run the example app with: cdktf (CDK for Terraform) or cdktn (CDK Terrain)",
+      )
+        .choices(CDKS)
+        .default("cdktf"),
+    )
     .option("--port <port>", "port of the fake backend (0 picks a free one)", "0")
     .option("--keep", "leave the instance and the fake backend running until Ctrl-C, then destroy them")
     .option("--verbose", "show cdktf's and terraform's full output")
@@ -695,7 +701,7 @@ export function register(program: Command): void {
       "--work-dir <dir>",
       "keep the mirror, synth output, state and logs in this folder (by default a temp folder, removed at the end)",
     )
-    .action(async (opts: { port: string; keep?: boolean; verbose?: boolean; workDir?: string }) => {
+    .action(async (opts: { cdk: Cdk; port: string; keep?: boolean; verbose?: boolean; workDir?: string }) => {
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         process.stderr.write(`gpurental demo: --port must be a number from 0 to 65535, got "${opts.port}"\n`);
@@ -724,6 +730,7 @@ export function register(program: Command): void {
       process.on("SIGTERM", onTerminate);
       try {
         await runDemo({
+          cdk: opts.cdk,
           port,
           keep: opts.keep ?? false,
           verbose: opts.verbose ?? false,

@@ -1,4 +1,5 @@
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { TransitionMode } from "../fake-backend/types";
 
@@ -37,7 +38,15 @@ interface FakeBackendFlags {
   controlToken?: string;
   transitions: TransitionMode;
   quiet?: boolean;
+  tls?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsName: string[];
+  caFile?: string;
 }
+
+/** The file name of the generated CA, written beside the credentials file. */
+export const CA_FILE_NAME = "gpurental-fake-ca.pem";
 
 /** Registers the `fake-backend` command: the embedded fake /v1 backend, standalone. */
 export function register(program: Command): void {
@@ -63,9 +72,35 @@ export function register(program: Command): void {
         .default("realistic"),
     )
     .option("--quiet", "do not log a line per request")
+    .option("--tls", "serve HTTPS with a generated CA and server certificate (the CA goes to --ca-file)")
+    .option("--tls-cert <file>", "serve HTTPS with this certificate (PEM); needs --tls-key")
+    .option("--tls-key <file>", "the private key (PEM) of --tls-cert")
+    .option(
+      "--tls-name <name>",
+      "a further host name or IP of the generated certificate (repeatable); localhost, 127.0.0.1 and ::1 are always in it",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option(
+      "--ca-file <path>",
+      `where --tls writes the CA certificate; default ${CA_FILE_NAME} beside --credentials`,
+    )
     .action(async (flags: FakeBackendFlags, cmd: Command) => {
       if (flags.credentials && flags.seed !== "demo") {
         cmd.error("error: --credentials needs --seed demo", { exitCode: 1 });
+      }
+      if (!!flags.tlsCert !== !!flags.tlsKey) {
+        cmd.error("error: --tls-cert and --tls-key go together", { exitCode: 1 });
+      }
+      if (flags.tls && flags.tlsCert) {
+        cmd.error("error: --tls generates a certificate; leave it out with --tls-cert and --tls-key", {
+          exitCode: 1,
+        });
+      }
+      if (flags.tls && !flags.caFile && !flags.credentials) {
+        cmd.error("error: --tls needs --ca-file or --credentials (the CA is written beside it)", {
+          exitCode: 1,
+        });
       }
       await run(flags);
     });
@@ -74,6 +109,19 @@ export function register(program: Command): void {
 async function run(flags: FakeBackendFlags): Promise<void> {
   const { startFakeBackend } = await import("../fake-backend");
   let backend: Awaited<ReturnType<typeof startFakeBackend>>;
+  let own: { certPem: string; keyPem: string } | undefined;
+  if (flags.tlsCert && flags.tlsKey) {
+    try {
+      own = { certPem: readFileSync(flags.tlsCert, "utf8"), keyPem: readFileSync(flags.tlsKey, "utf8") };
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      process.stderr.write(
+        `error: ${e.path ?? "--tls-cert/--tls-key"} cannot be read (${e.code ?? e.message})\n`,
+      );
+      process.exitCode = 1;
+      return;
+    }
+  }
   try {
     backend = await startFakeBackend({
       port: flags.port,
@@ -83,6 +131,7 @@ async function run(flags: FakeBackendFlags): Promise<void> {
       controlToken: flags.controlToken,
       transitions: flags.transitions,
       tickMs: 250,
+      ...(flags.tls ? { tls: true as const, tlsNames: flags.tlsName } : own ? { tls: own } : {}),
       logger: flags.quiet
         ? undefined
         : (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`),
@@ -117,9 +166,27 @@ async function run(flags: FakeBackendFlags): Promise<void> {
       return;
     }
   }
+  const caFile =
+    flags.caFile ?? (flags.credentials ? join(dirname(flags.credentials), CA_FILE_NAME) : undefined);
+  if (backend.caCertPem && caFile) {
+    try {
+      writeFileSync(caFile, backend.caCertPem);
+    } catch (err) {
+      const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      process.stderr.write(`error: the CA certificate cannot be written to ${caFile} (${reason})\n`);
+      await backend.close();
+      process.exitCode = 1;
+      return;
+    }
+  }
   // The URL only: tokens go to the credentials file, never to the terminal.
   process.stdout.write(`gpurental fake backend listening on ${backend.url}\n`);
   if (flags.credentials) process.stdout.write(`credentials written to ${flags.credentials}\n`);
+  if (backend.caCertPem && caFile) {
+    process.stdout.write(
+      `CA certificate written to ${caFile} (point GPURENTAL_CA_CERT_FILE or ca_cert_file at it)\n`,
+    );
+  }
 
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -2,7 +2,6 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
-import { GpurentalError } from "../api/errors";
 import { buildPlanReport } from "../plan-report/build";
 import {
   evaluateGates,
@@ -16,7 +15,7 @@ import { readForPlan } from "../plan-report/readings";
 import { renderMarkdown, reportJson } from "../plan-report/render";
 import { type Micro, parseYen } from "../report/money";
 import { loadPlan, type SourceContext } from "../tfstate/sources";
-import { apiAccess, commandErrorText } from "./api-access";
+import { apiAccess, commandErrorText, isUserFacing } from "./api-access";
 import { type CommandIO, processIO } from "./io";
 import { addApiOptions } from "./strays";
 
@@ -48,20 +47,6 @@ export interface PlanReportOptions {
   baseUrl?: string;
   tokenFile?: string;
   orgId?: string;
-}
-
-function isUserFacing(err: unknown): err is Error {
-  return (
-    err instanceof GpurentalError ||
-    (err instanceof Error &&
-      [
-        "SourceError",
-        "StateDocumentError",
-        "JsonDocumentError",
-        "TerraformCliError",
-        "ApiSettingsError",
-      ].includes(err.name))
-  );
 }
 
 /** Runs `gpurental plan-report` and returns its exit code (see {@link PLAN_REPORT_EXIT}). */
@@ -123,7 +108,7 @@ export function register(program: Command): void {
     )
     .argument(
       "<plan>",
-      "`terraform show -json` output of a saved plan (- reads it from stdin), a saved plan file (converted with terraform show -json in its working directory), a CDKTF project (with --stack when it has several) or a synthesized stack directory (its plan saved by `cdktf diff`)",
+      "`terraform show -json` output of a saved plan (- reads it from stdin), a saved plan file (converted with terraform show -json in its working directory), a CDKTF or CDK Terrain project (with --stack when it has several) or a synthesized stack directory (its plan saved by `cdktf diff` or `cdktn diff`)",
     )
     .option(
       "--dir <dir>",

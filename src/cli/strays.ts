@@ -2,14 +2,14 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
-import { GpurentalError } from "../api/errors";
 import { importConfiguration } from "../strays/adopt";
 import { findStrays, type StrayReport, strayCount } from "../strays/find";
+import { closeImportedEntries, markLateArrivals } from "../strays/journals";
 import { type RemovalOutcome, removeStrays } from "../strays/remove";
 import { renderStraysText, straysJson } from "../strays/render";
 import { readStateSources, type SourceContext } from "../tfstate/sources";
 import type { StateSnapshot } from "../tfstate/state";
-import { type ApiAccess, apiAccess, commandErrorText } from "./api-access";
+import { type ApiAccess, apiAccess, commandErrorText, isUserFacing } from "./api-access";
 import { type CommandIO, inCi, processIO } from "./io";
 
 // `gpurental strays`: the organization's instances and API keys that no given state holds, for a
@@ -43,22 +43,6 @@ export interface StraysOptions {
   orgId?: string;
 }
 
-/** Errors a user can act on: printed as one message, exit code 1. */
-function isUserFacing(err: unknown): err is Error {
-  return (
-    err instanceof GpurentalError ||
-    (err instanceof Error &&
-      [
-        "SourceError",
-        "StateDocumentError",
-        "JsonDocumentError",
-        "TerraformCliError",
-        "ApiSettingsError",
-        "AmountError",
-      ].includes(err.name))
-  );
-}
-
 async function listStrays(
   sources: readonly string[],
   opts: StraysOptions,
@@ -71,7 +55,9 @@ async function listStrays(
     ...(opts.planDir ? { planDir: opts.planDir } : {}),
   });
   const [instances, apiKeys] = await Promise.all([api.client.listInstances(), api.client.listApiKeys()]);
-  return findStrays({ instances, apiKeys, states, keyPrefix: api.keyPrefix, now: now() });
+  const report = findStrays({ instances, apiKeys, states, keyPrefix: api.keyPrefix, now: now() });
+  markLateArrivals(report, sources, ctx.env, ctx.cwd, now());
+  return report;
 }
 
 /** Keeps the strays of `first` that `second` still finds: what a confirmed removal may touch. */
@@ -115,6 +101,15 @@ export async function runStrays(
     const report = await listStrays(sources, opts, api, ctx, () => io.now());
     const hcl = opts.import || opts.outputImport ? importConfiguration(report) : "";
     const found = strayCount(report);
+    // The import blocks say where these instances go: no create of a journal may adopt them too.
+    if (hcl) {
+      closeImportedEntries(
+        report.instances.map((s) => s.instance.id),
+        sources,
+        io.env,
+        io.cwd,
+      );
+    }
 
     if (opts.outputImport) {
       const file = resolve(io.cwd, opts.outputImport);
@@ -224,7 +219,7 @@ export function register(program: Command): void {
     )
     .argument(
       "<sources...>",
-      "states to compare with: state files (.tfstate), `terraform show -json` output (state or plan), saved plan files, Terraform working directories (read with `terraform state pull`), CDKTF projects (every synthesized stack, or --stack) or synthesized stack directories; - reads JSON from stdin",
+      "states to compare with: state files (.tfstate), `terraform show -json` output (state or plan), saved plan files, Terraform working directories (read with `terraform state pull`), CDKTF or CDK Terrain projects (every synthesized stack, or --stack) or synthesized stack directories; - reads JSON from stdin",
     )
     .option(
       "--stack <name...>",

@@ -135,6 +135,14 @@ export interface InstanceProps {
    */
   readonly unsetEnv?: readonly string[];
   /**
+   * Whether the access token and the addresses that carry it (accessToken, jupyterUrl, openUrl)
+   * are kept in the state. With false they are null in every plan and state, and a run reads them
+   * with the `gpurental_instance_access` ephemeral resource (see the README's "Secrets and the
+   * state" for how to declare one from CDKTF); jupyterAddress and sshCommand keep working.
+   * @default true
+   */
+  readonly storeAccessSecrets?: boolean;
+  /**
    * Keep the instance running or stopped; changing it stops or starts in place.
    * @default "running"
    */
@@ -170,6 +178,9 @@ const schema = z
     sshKeyId: apiId("sshKeyId").optional(),
     secretEnvWoVersion: boundedInteger("secretEnvWoVersion", 0, Number.MAX_SAFE_INTEGER, "").optional(),
     desiredStatus: oneOf("desiredStatus", ["running", "stopped"]).optional(),
+    storeAccessSecrets: unlessToken(
+      z.boolean({ error: "storeAccessSecrets must be true or false" }),
+    ).optional(),
     timeouts: z
       .object({
         create: duration("timeouts.create").optional(),
@@ -347,6 +358,7 @@ export class Instance extends Construct implements IInstance {
       secretEnvWoVersion: props.secretEnvWoVersion,
       unsetEnv: props.unsetEnv as string[] | undefined,
       desiredStatus: props.desiredStatus,
+      storeAccessSecrets: props.storeAccessSecrets,
       timeouts: props.timeouts,
       provider: props.provider,
       dependsOn: props.dependsOn,
@@ -397,22 +409,31 @@ export class Instance extends Construct implements IInstance {
     return sshCommandOf(this.resource);
   }
 
-  /** JupyterLab address with its token, null until reported (Jupyter templates). Sensitive: it carries the access token. */
+  /**
+   * JupyterLab address with its token, null until reported (Jupyter templates), and null with
+   * storeAccessSecrets false. Sensitive: it carries the access token.
+   */
   public get jupyterUrl(): string {
     return this.resource.jupyterUrl;
   }
 
-  /** JupyterLab address with the token masked ("token=…"), empty until reported; not sensitive, safe to show. */
+  /**
+   * JupyterLab address with the token masked ("token=…"), null until reported; not sensitive,
+   * safe to show, and kept whatever storeAccessSecrets says (the provider's jupyter_address).
+   */
   public get jupyterAddress(): string {
-    return maskedJupyterUrl(this.resource.jupyterUrl);
+    return this.resource.jupyterAddress;
   }
 
-  /** Address of the template's open button, empty when it has none. */
+  /** Address of the template's open button, empty when it has none; null with storeAccessSecrets false. */
   public get openUrl(): string {
     return this.resource.openUrl;
   }
 
-  /** Access token (JupyterLab token, app bearer key). Sensitive: mark outputs that carry it. */
+  /**
+   * Access token (JupyterLab token, app bearer key); null with storeAccessSecrets false. Sensitive:
+   * mark outputs that carry it.
+   */
   public get accessToken(): string {
     return this.resource.accessToken;
   }

@@ -35,6 +35,28 @@ export interface GpurentalProviderProps {
    */
   readonly reconcileTimeout?: string;
   /**
+   * A PEM file of CA certificates to trust for the API, beside the system's (a private CA, a
+   * TLS-inspecting proxy). Relative paths are taken from the stack's working directory.
+   * @default GPURENTAL_CA_CERT_FILE, or else only the system's and Node's roots
+   */
+  readonly caCertFile?: string;
+  /**
+   * Proxy for an https baseUrl, e.g. `http://proxy.example:3128`. Best left to HTTPS_PROXY when it
+   * holds credentials: a literal is written into the synthesized configuration.
+   * @default the HTTPS_PROXY (or https_proxy) environment variable where Terraform runs
+   */
+  readonly httpsProxy?: string;
+  /**
+   * Proxy for an http baseUrl.
+   * @default the HTTP_PROXY (or http_proxy) environment variable where Terraform runs
+   */
+  readonly httpProxy?: string;
+  /**
+   * Hosts reached without the proxy, comma-separated, as Go reads NO_PROXY.
+   * @default the NO_PROXY (or no_proxy) environment variable where Terraform runs
+   */
+  readonly noProxy?: string;
+  /**
    * Alias, to configure several gpurental providers in one stack.
    * @default no alias
    */
@@ -98,7 +120,24 @@ const schema = z.object({
       });
     }),
   ).optional(),
+  caCertFile: nonEmpty("caCertFile"),
+  httpsProxy: nonEmpty("httpsProxy"),
+  httpProxy: nonEmpty("httpProxy"),
+  noProxy: nonEmpty("noProxy"),
 });
+
+function nonEmpty(name: string) {
+  return unlessToken(
+    z.unknown().check((ctx) => {
+      if (typeof ctx.value === "string" && ctx.value.trim().length > 0) return;
+      ctx.issues.push({
+        code: "custom",
+        message: `${name} must be a non-empty string, got ${show(ctx.value)}`,
+        input: ctx.value,
+      });
+    }),
+  ).optional();
+}
 
 /**
  * The gpurental provider. Settings left out are read by the provider process from GPURENTAL_BASE_URL,
@@ -117,6 +156,10 @@ export class GpurentalProvider extends provider.GpurentalProvider {
       orgId: props.orgId,
       journalDir: props.journalDir,
       reconcileTimeout: props.reconcileTimeout,
+      caCertFile: props.caCertFile,
+      httpsProxy: props.httpsProxy,
+      httpProxy: props.httpProxy,
+      noProxy: props.noProxy,
       alias: props.alias,
     });
     this.props = props;
@@ -125,6 +168,16 @@ export class GpurentalProvider extends provider.GpurentalProvider {
       Annotations.of(this).addWarning(
         "token is a literal string and will be written into the synthesized configuration; leave it out and set GPURENTAL_TOKEN where Terraform runs (not a TerraformVariable: saved plans keep variable values in clear text)",
       );
+    }
+    for (const [name, v] of [
+      ["httpsProxy", props.httpsProxy],
+      ["httpProxy", props.httpProxy],
+    ] as const) {
+      if (typeof v === "string" && v.includes("@") && !Token.isUnresolved(v)) {
+        Annotations.of(this).addWarning(
+          `${name} holds credentials and will be written into the synthesized configuration; leave it out and set ${name === "httpsProxy" ? "HTTPS_PROXY" : "HTTP_PROXY"} where Terraform runs`,
+        );
+      }
     }
     this.node.addValidation({ validate: () => problems(schema, this.props) });
   }

@@ -12,7 +12,7 @@ import type {
 // The fake's money (contract 2.2, 3.2, 7): what an instance costs per hour in each status, the
 // balance rule of deploy and start, the billing segment each status opens, accrual into hourly
 // ledger rows, top-ups, and when a balance crosses ¥0 or the auto-destroy threshold. The state
-// machine (engine.ts) moves instances between statuses and asks this module what that costs and
+// machine (lifecycle.ts) moves instances between statuses and asks this module what that costs and
 // when an instance must be stopped or destroyed for want of money; it does the moving itself.
 
 /** One ¥ in micro units. */

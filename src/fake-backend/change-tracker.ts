@@ -13,25 +13,7 @@
  * An object reachable from two records is noted under the first one it was reached through; the
  * engine never shares objects between records (the JSON state file could not keep them shared).
  */
-import type { FakeState, LedgerRow } from "./types";
-
-/** Top-level fields that are maps from id to record. */
-export const MAP_FIELDS = [
-  "orgs",
-  "users",
-  "sessions",
-  "api_keys",
-  "ssh_keys",
-  "machines",
-  "offers",
-  "templates",
-  "instances",
-  "host_behaviour",
-  "race_losses",
-] as const;
-
-/** One of {@link MAP_FIELDS}. */
-export type MapField = (typeof MAP_FIELDS)[number];
+import { type FakeState, type LedgerRow, MAP_FIELDS, type MapField } from "./types";
 
 /** Top-level fields that are rewritten whole in a change record. */
 export const WHOLE_FIELDS = [...MAP_FIELDS, "memberships", "ledger"] as const;

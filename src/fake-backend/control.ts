@@ -218,7 +218,7 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
   );
   route("PATCH", "/offers/:offer_id", (req) => {
     const offer = engine.updateOffer(p(req, "offer_id"), body(offerPatch, req));
-    return engine.renderOffer(offer);
+    return engine.catalog.renderOffer(offer);
   });
   route("POST", "/templates", (req) =>
     engine.createTemplate(

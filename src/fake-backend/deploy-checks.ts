@@ -1,11 +1,20 @@
 import { type Billing, checkBalance } from "./billing";
-import type { Caller, DeployInput } from "./engine";
+import { rentable, templateVisible } from "./catalog";
 import { ApiFailure } from "./errors";
-import type { FakeState, MachineRecord, OfferRecord, Role, SshKeyRecord, TemplateRecord } from "./types";
+import type {
+  Caller,
+  DeployInput,
+  FakeState,
+  MachineRecord,
+  OfferRecord,
+  Role,
+  SshKeyRecord,
+  TemplateRecord,
+} from "./types";
 
 // The deploy checks of contract 7.2, in the contract's order (rows 1 to 14), and row 15, the
-// reservation race. A refusal changes nothing; what a deploy that passes them creates is the
-// engine's (engine.ts).
+// reservation race. A refusal changes nothing; a deploy that passes them is made in
+// instances.ts.
 
 /** Instances per organization that are not destroyed (contract 8). */
 export const INSTANCE_LIMIT = 25;
@@ -25,16 +34,6 @@ export interface DeployPlace {
   machine: MachineRecord;
   template: TemplateRecord;
   sshKey: SshKeyRecord | undefined;
-}
-
-/** Whether an offer can still be rented. */
-export function rentable(offer: OfferRecord): boolean {
-  return offer.availability === "available" && offer.free_units > 0;
-}
-
-/** Whether a template is visible to an organization. */
-export function templateVisible(t: TemplateRecord, orgId: string): boolean {
-  return t.visibility !== "private" || t.owner_org_id === orgId;
 }
 
 /** Compares dotted versions numerically ("12.10" after "12.9"); a missing part counts as 0. */

@@ -1,5 +1,5 @@
 import { Clock } from "./clock";
-import { ACCESS_TOKEN_REF, mergeEnv } from "./engine";
+import { ACCESS_TOKEN_REF, mergeEnv } from "./env";
 import { FaultStore } from "./faults";
 import type { TemplateRecord } from "./types";
 

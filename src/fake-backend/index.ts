@@ -1,14 +1,23 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
+import { createTestPki } from "../tls/issue";
 import { DEFAULT_REQUEST_TIMEOUTS, type RequestTimeouts } from "./client-errors";
 import { Clock } from "./clock";
 import { registerControl } from "./control";
-import { type Caller, Engine, emptyState } from "./engine";
+import { Engine } from "./engine";
 import { FaultStore } from "./faults";
 import { buildApp } from "./http";
 import { reissueDemoCredentials, seedDemo } from "./seed";
 import { readStateFile, StateFileError, StateLog } from "./state-file";
-import type {
+import { emptyState } from "./store";
+import type * as T from "./types";
+
+export type { RequestTimeouts } from "./client-errors";
+export { DEMO_IDS } from "./seed";
+export { StateFileError } from "./state-file";
+/** The records and settings the fake is driven with in process, as types.ts defines them. */
+export type {
+  Caller,
   DemoCredentials,
   FakeState,
   FaultSpec,
@@ -25,26 +34,6 @@ import type {
   UserRecord,
 } from "./types";
 
-export type { RequestTimeouts } from "./client-errors";
-export { DEMO_IDS } from "./seed";
-export { StateFileError } from "./state-file";
-export type {
-  DemoCredentials,
-  FakeState,
-  FaultSpec,
-  HostBehaviour,
-  InstanceRecord,
-  LedgerRow,
-  MachineRecord,
-  OfferRecord,
-  OrgRecord,
-  Role,
-  SshKeyRecord,
-  TemplateRecord,
-  TransitionMode,
-  UserRecord,
-};
-
 /** Options of {@link startFakeBackend}. */
 export interface FakeBackendOptions {
   /** Port to listen on; 0 (default) picks a free one. */
@@ -58,25 +47,34 @@ export interface FakeBackendOptions {
   /** Token of the control API; random when absent. */
   controlToken?: string;
   /** How transitions land; default "immediate" in-process. The CLI uses "realistic". */
-  transitions?: TransitionMode;
+  transitions?: T.TransitionMode;
   /** Receives one line per request (method, path, status, duration); off when absent. */
   logger?: (line: string) => void;
   /** Settle transitions and billing on a timer too, not only on each request (standalone mode). */
   tickMs?: number;
   /** Limits on receiving a request (default headers 10 s, whole request 30 s); 408 past them. */
   requestTimeouts?: Partial<RequestTimeouts>;
+  /**
+   * Serve HTTPS: `true` generates a private CA and a server certificate it signs (for localhost,
+   * 127.0.0.1, ::1 and `tlsNames`), whose CA is then `caCertPem`; or a certificate and key of one's own.
+   */
+  tls?: true | { certPem: string; keyPem: string } | undefined;
+  /** Extra host names (or IPs) the generated server certificate is for, e.g. `api.gpurental.test`. */
+  tlsNames?: readonly string[] | undefined;
 }
 
 /** A running fake backend. */
 export interface FakeBackend {
-  /** Base URL, e.g. http://127.0.0.1:43123 (no trailing slash). */
+  /** Base URL, e.g. http://127.0.0.1:43123 or https://127.0.0.1:43123 (no trailing slash). */
   readonly url: string;
+  /** The PEM of the CA that signed the generated server certificate (`tls: true`), else undefined. */
+  readonly caCertPem: string | undefined;
   /** Token for the X-Control-Token header of /_control routes. */
   readonly controlToken: string;
   /** Credentials of the demo seed, when seeded with "demo". */
-  readonly credentials: DemoCredentials | undefined;
+  readonly credentials: T.DemoCredentials | undefined;
   /** Resets and seeds the demo data; returns fresh credentials. */
-  seedDemo(): DemoCredentials;
+  seedDemo(): T.DemoCredentials;
   /** Empties every record, removes every fault and drops requests held by late-commit faults. */
   reset(): void;
   /** The fake clock: advance moves time forward and settles transitions and billing up to it. */
@@ -87,11 +85,11 @@ export interface FakeBackend {
     unfreeze(): void;
   };
   /** Chooses how transitions land: "immediate", "manual", "realistic" or { afterMs }. */
-  setTransitions(mode: TransitionMode): void;
+  setTransitions(mode: T.TransitionMode): void;
   /** Lands the pending transition (or GPU release) of an instance now; false when none. */
   completeTransition(instanceId: string): boolean;
   /** Installs an HTTP fault; returns its id. */
-  addFault(f: FaultSpec): string;
+  addFault(f: T.FaultSpec): string;
   /** Removes one fault. */
   removeFault(id: string): boolean;
   /** Removes every fault; requests a late-commit fault already holds still commit. */
@@ -101,34 +99,34 @@ export interface FakeBackend {
   /** Commits every held request now and resolves once each has landed; returns how many. */
   flushLateCommits(): Promise<number>;
   /** Sets part of a machine's host behaviour. */
-  setHostBehaviour(machineId: string, b: Partial<HostBehaviour>): void;
+  setHostBehaviour(machineId: string, b: Partial<T.HostBehaviour>): void;
   /** Makes the next deploy(s) on an offer lose the reservation race (7.2 row 15). */
   loseNextRace(offerId: string, times?: number): void;
   /** Creates an organization. */
-  createOrg(input: { id?: string; name: string; balance_micro?: number }): OrgRecord;
+  createOrg(input: { id?: string; name: string; balance_micro?: number }): T.OrgRecord;
   /** Creates a user (email or phone). */
-  createUser(input: { id?: string; email?: string | null; phone?: string | null }): UserRecord;
+  createUser(input: { id?: string; email?: string | null; phone?: string | null }): T.UserRecord;
   /** Adds a member or changes their role. */
-  addMember(orgId: string, userId: string, role: Role): void;
+  addMember(orgId: string, userId: string, role: T.Role): void;
   /** Removes a member and revokes their personal keys in that organization. */
   removeMember(orgId: string, userId: string): boolean;
   /** Signs a member in; returns the session token. */
   createSession(userId: string, orgId: string): string;
   /** Adds an SSH key for a user. */
-  createSshKey(input: { id?: string; user_id: string; name: string; public_key?: string }): SshKeyRecord;
+  createSshKey(input: { id?: string; user_id: string; name: string; public_key?: string }): T.SshKeyRecord;
   /** Adds a machine. */
-  createMachine(input: Partial<MachineRecord> & { disk_gb: number }): MachineRecord;
+  createMachine(input: Partial<T.MachineRecord> & { disk_gb: number }): T.MachineRecord;
   /** Adds an offer on a machine. */
   createOffer(
-    input: Partial<Omit<OfferRecord, "next_maintenance" | "created_at" | "seq">> & {
+    input: Partial<Omit<T.OfferRecord, "next_maintenance" | "created_at" | "seq">> & {
       machine_id: string;
       next_maintenance?: number | string | null;
     },
-  ): OfferRecord;
+  ): T.OfferRecord;
   /** Adds a template. */
   createTemplate(
-    input: Partial<Omit<TemplateRecord, "created_at" | "seq">> & { name: string },
-  ): TemplateRecord;
+    input: Partial<Omit<T.TemplateRecord, "created_at" | "seq">> & { name: string },
+  ): T.TemplateRecord;
   /** Sets a balance without a ledger row. */
   setBalance(orgId: string, balanceMicro: number): void;
   /** Credits a balance with a top_up row; returns the new balance. */
@@ -136,17 +134,17 @@ export interface FakeBackend {
   /** An organization's balance after settling. */
   balance(orgId: string): number;
   /** Instance records of an organization (all of them, destroyed included), newest first. */
-  listInstances(orgId?: string): InstanceRecord[];
+  listInstances(orgId?: string): T.InstanceRecord[];
   /** One instance record after settling, or undefined. */
-  instance(id: string): InstanceRecord | undefined;
+  instance(id: string): T.InstanceRecord | undefined;
   /** The instance object exactly as GET /v1/instances/{id} renders it. */
   renderInstance(id: string): Record<string, unknown> | undefined;
   /** Ledger rows, optionally of one instance, oldest first. */
-  ledger(filter?: { orgId?: string; instanceId?: string }): LedgerRow[];
+  ledger(filter?: { orgId?: string; instanceId?: string }): T.LedgerRow[];
   /** Appends lines to an instance's log. */
   appendLogs(instanceId: string, lines: string[]): void;
   /** The whole state after settling (read-only use). */
-  state(): FakeState;
+  state(): T.FakeState;
   /** Stops listening and the timer; writes the state file a last time. */
   close(): Promise<void>;
 }
@@ -199,7 +197,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
   }
 
   let url = "";
-  let credentials: DemoCredentials | undefined;
+  let credentials: T.DemoCredentials | undefined;
   const doSeed = () => {
     faults.reset();
     credentials = seedDemo(engine, url, controlToken);
@@ -213,7 +211,14 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     persist();
   };
 
+  const pki = opts.tls === true ? createTestPki(opts.tlsNames ?? []) : undefined;
+  const tls = pki
+    ? { certPem: pki.server.certPem, keyPem: pki.server.keyPem }
+    : typeof opts.tls === "object"
+      ? opts.tls
+      : undefined;
   const app = buildApp({
+    tls,
     engine,
     faults,
     persist,
@@ -225,7 +230,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
   try {
     const address = app.server.address() as AddressInfo;
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-    url = `http://${host}:${address.port}`;
+    url = `${tls ? "https" : "http"}://${host}:${address.port}`;
     if (opts.seed === "demo" && !restored) doSeed();
     else if (opts.seed === "demo")
       credentials = reissueDemoCredentials(engine, url, controlToken) ?? doSeed();
@@ -264,6 +269,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
 
   const backend: FakeBackend = {
     url,
+    caCertPem: pki?.ca.certPem,
     controlToken,
     get credentials() {
       return credentials;
@@ -312,7 +318,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     renderInstance: (id) =>
       act(() => {
         const inst = engine.state.instances[id];
-        return inst ? engine.renderInstance(inst) : undefined;
+        return inst ? engine.instances.render(inst) : undefined;
       }),
     ledger: (filter = {}) =>
       act(() =>
@@ -338,6 +344,3 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
   };
   return backend;
 }
-
-/** Who is calling, as resolved by the fake (exported for typing helpers in tests). */
-export type { Caller };

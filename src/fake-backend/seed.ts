@@ -1,4 +1,5 @@
-import { ACCESS_TOKEN_REF, type Engine } from "./engine";
+import type { Engine } from "./engine";
+import { ACCESS_TOKEN_REF } from "./env";
 import type { DemoCredentials } from "./types";
 
 /** Deterministic UUIDs of the demo seed, so docs and tests read well. Secrets stay random. */

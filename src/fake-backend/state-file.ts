@@ -1,7 +1,7 @@
 /**
  * The fake backend's state file: a snapshot followed by an append-only log of changes, so that a
  * write costs what changed rather than the whole state. The format, the guarantee and the fsync
- * policy are in README.md ("State file"); the figures behind the choices in docs/development.md.
+ * policy are in README.md ("State file"); the figures behind the choices in docs/design/fake-backend-state-file.md.
  * What changed is found by `change-tracker.ts`; when to write (after each committed change, before
  * the answer leaves) is decided by `index.ts` and `http.ts`.
  */
@@ -18,9 +18,9 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
-import { type Changes, ChangeTracker, MAP_FIELDS, SCALAR_FIELDS, WHOLE_FIELDS } from "./change-tracker";
-import { withoutPrototypes } from "./engine";
-import type { FakeState, LedgerRow } from "./types";
+import { type Changes, ChangeTracker, SCALAR_FIELDS, WHOLE_FIELDS } from "./change-tracker";
+import { withoutPrototypes } from "./store";
+import { type FakeState, type LedgerRow, MAP_FIELDS } from "./types";
 
 /** A state file that cannot be used; the message names the file and what is wrong with it. */
 export class StateFileError extends Error {

@@ -275,6 +275,24 @@ export interface FakeState {
   transitions: TransitionMode;
 }
 
+/** The top-level fields of {@link FakeState} that are maps from id to record. */
+export const MAP_FIELDS = [
+  "orgs",
+  "users",
+  "sessions",
+  "api_keys",
+  "ssh_keys",
+  "machines",
+  "offers",
+  "templates",
+  "instances",
+  "host_behaviour",
+  "race_losses",
+] as const satisfies readonly (keyof FakeState)[];
+
+/** One of {@link MAP_FIELDS}. */
+export type MapField = (typeof MAP_FIELDS)[number];
+
 /**
  * How asynchronous transitions land: "immediate" (on the next request or clock step), "manual"
  * (they wait until completed through the control API), "realistic" (creating 3 s, start and stop
@@ -338,3 +356,36 @@ export interface DemoCredentials {
   other_org_id: string;
   other_admin_session_token: string;
 }
+
+/** Who is calling: resolved from the bearer token. */
+export interface Caller {
+  org: OrgRecord;
+  /** The signed-in user, or the key's creator. */
+  user: UserRecord;
+  /** Session role; an API key always acts as a member. */
+  role: Role;
+  via: "session" | "api_key";
+  key: ApiKeyRecord | null;
+}
+
+/** Deploy request body after validation. */
+export interface DeployInput {
+  offer_id: string;
+  template_id: string;
+  disk_gb: number;
+  label?: string | null;
+  ssh_key_id?: string | null;
+  env_overrides?: { key: string; value: string | null; secret: boolean }[];
+}
+
+/** What the control API may change on an offer; absent fields stay as they are. */
+export type OfferPatch = Partial<
+  Pick<
+    OfferRecord,
+    | "availability"
+    | "free_units"
+    | "price_per_hour_micro"
+    | "storage_price_per_gb_hour_micro"
+    | "hold_price_per_hour_micro"
+  >
+> & { next_maintenance?: number | string | null };

@@ -130,6 +130,56 @@ export interface DataSourceDefinition<S extends Schema = Schema, P = unknown> {
   validateConfig?(req: ValidateConfigRequest<S>, ctx: ValidateContext): Promise<void> | void;
 }
 
+// Ephemeral resources (Terraform 1.10+): a value made for one run and never written to a plan or a
+// state. Terraform opens one when the run needs its value, may renew it at the time `open` asked,
+// and closes it when everything that used the value is done. What `close` needs (an id to revoke)
+// travels in the private data: Terraform keeps it in memory and hands it back, and a close may come
+// from another provider process than the open (a plan's, then an apply's).
+
+/** Request of an ephemeral resource's `open`: the wholly known configuration. */
+export interface OpenRequest<S extends Schema> {
+  readonly config: StateOf<S>;
+}
+
+/** What `open` returns: the result, the private data `renew` and `close` get, and when to renew. */
+export interface OpenResult<S extends Schema> {
+  /** The value; attributes left out keep their configured value. */
+  readonly result: StateResult<S>;
+  /** Handed back to `renew` and `close`; never shown, never stored. */
+  readonly private?: Buffer;
+  /** When Terraform should call `renew` if it still needs the value; unset: never. */
+  readonly renewAt?: Date;
+}
+
+/** Request of `renew` and `close`: the private data `open` (or the last `renew`) returned. */
+export interface EphemeralPrivateRequest {
+  readonly private: Buffer;
+}
+
+/** What `renew` returns. */
+export interface RenewResult {
+  readonly private?: Buffer;
+  readonly renewAt?: Date;
+}
+
+/** An ephemeral resource type. */
+export interface EphemeralResourceDefinition<S extends Schema = Schema, P = unknown> {
+  /** Full type name, e.g. `gpurental_api_key`. */
+  readonly typeName: string;
+  readonly schema: S;
+  readonly description?: string;
+  /** Makes the value. With errors, whatever it returned is dropped and `close` is never called. */
+  open(req: OpenRequest<S>, ctx: HandlerContext<P>): Promise<OpenResult<S>>;
+  /** Extends the value's life; only called when `open` gave a `renewAt`. */
+  renew?(req: EphemeralPrivateRequest, ctx: HandlerContext<P>): Promise<RenewResult>;
+  /**
+   * Ends the value's life. Its signal is not aborted by Terraform's stop (a Ctrl-C still closes
+   * what was opened), only by its own time limit.
+   */
+  close?(req: EphemeralPrivateRequest, ctx: HandlerContext<P>): Promise<void>;
+  validateConfig?(req: ValidateConfigRequest<S>, ctx: ValidateContext): Promise<void> | void;
+}
+
 /** Request of the provider's `configure`. */
 export interface ConfigureRequest<S extends Schema> {
   /** The provider block; may hold unknown values (e.g. from resources not yet created). */
@@ -154,6 +204,8 @@ export interface ProviderDefinition<S extends Schema = Schema, P = unknown> {
   validateConfig?(req: ValidateConfigRequest<S>, ctx: ValidateContext): Promise<void> | void;
   readonly resources: readonly AnyResourceDefinition<P>[];
   readonly dataSources: readonly AnyDataSourceDefinition<P>[];
+  /** Ephemeral resource types (Terraform 1.10+). */
+  readonly ephemeralResources?: readonly AnyEphemeralResourceDefinition<P>[];
 }
 
 // A provider lists resources of different schemas. Comparing each one's typed handlers against a
@@ -186,6 +238,17 @@ export interface AnyDataSourceDefinition<P> {
   validateConfig?(req: never, ctx: ValidateContext): unknown;
 }
 
+/** Any ephemeral resource definition for provider data P, whatever its schema. */
+export interface AnyEphemeralResourceDefinition<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly description?: string;
+  open(req: never, ctx: HandlerContext<P>): Promise<unknown>;
+  renew?(req: EphemeralPrivateRequest, ctx: HandlerContext<P>): Promise<RenewResult>;
+  close?(req: EphemeralPrivateRequest, ctx: HandlerContext<P>): Promise<void>;
+  validateConfig?(req: never, ctx: ValidateContext): unknown;
+}
+
 /** Any provider definition for provider data P, whatever its schema (what the service accepts). */
 export interface AnyProviderDefinition<P> {
   readonly typeName: string;
@@ -194,4 +257,5 @@ export interface AnyProviderDefinition<P> {
   validateConfig?(req: never, ctx: ValidateContext): unknown;
   readonly resources: readonly AnyResourceDefinition<P>[];
   readonly dataSources: readonly AnyDataSourceDefinition<P>[];
+  readonly ephemeralResources?: readonly AnyEphemeralResourceDefinition<P>[];
 }

@@ -18,6 +18,7 @@ import type * as proto from "../plugin/tfplugin6";
 import { attributeEntries } from "./attribute-entries";
 import type {
   AnyDataSourceDefinition,
+  AnyEphemeralResourceDefinition,
   AnyProviderDefinition,
   AnyResourceDefinition,
   ConfigureContext,
@@ -62,6 +63,8 @@ export interface ProviderServiceOptions {
 export interface ProviderService extends proto.ProviderService {
   /** Aborts every in-flight and future handler signal (what StopProvider does). */
   stop(): void;
+  /** Closes every ephemeral resource opened and not closed (at shutdown); never throws. */
+  closeOpenEphemeralResources(): Promise<void>;
 }
 
 const NAME = /^[a-z0-9_]+$/;
@@ -91,6 +94,23 @@ interface LooseDataSource<P> {
   readonly read: Handler<P>;
   readonly validateConfig?: (req: unknown, ctx: ValidateContext) => unknown;
 }
+interface LooseEphemeral<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly description?: string;
+  readonly open: (req: unknown, ctx: HandlerContext<P>) => Promise<LooseOpenResult>;
+  readonly renew?: (
+    req: { private: Buffer },
+    ctx: HandlerContext<P>,
+  ) => Promise<{ private?: Buffer; renewAt?: Date }>;
+  readonly close?: (req: { private: Buffer }, ctx: HandlerContext<P>) => Promise<void>;
+  readonly validateConfig?: (req: unknown, ctx: ValidateContext) => unknown;
+}
+interface LooseOpenResult {
+  readonly result?: unknown;
+  readonly private?: Buffer;
+  readonly renewAt?: Date;
+}
 interface LooseProvider<P> {
   readonly typeName: string;
   readonly schema: Schema;
@@ -98,6 +118,28 @@ interface LooseProvider<P> {
   readonly validateConfig?: (req: unknown, ctx: ValidateContext) => unknown;
   readonly resources: readonly AnyResourceDefinition<P>[];
   readonly dataSources: readonly AnyDataSourceDefinition<P>[];
+  readonly ephemeralResources?: readonly AnyEphemeralResourceDefinition<P>[];
+}
+
+/** The first Terraform release with ephemeral resources (protocol 6.7). */
+export const EPHEMERAL_MIN_TERRAFORM = "1.10.0";
+
+/** How long a close may take: Terraform's stop does not cut it short, this does. */
+const CLOSE_TIMEOUT_MS = 60_000;
+
+/** Whether version `v` ("1.9.8", "1.10.0-beta1") is older than `min`; unknown forms are not. */
+export function olderThan(v: string, min: string): boolean {
+  const parse = (x: string) => /^v?(\d+)\.(\d+)\.(\d+)/.exec(x)?.slice(1).map(Number);
+  const a = parse(v);
+  const b = parse(min);
+  if (!a || !b) return false;
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return false;
+}
+
+function toTimestamp(d: Date): proto.Timestamp {
+  const ms = d.getTime();
+  return { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1_000_000 };
 }
 
 function asRec(value: CtyValue): Rec | null {
@@ -221,6 +263,7 @@ export function createProviderService<P>(
   const def = definition as unknown as LooseProvider<P>;
   const resources = new Map<string, LooseResource<P>>();
   const dataSources = new Map<string, LooseDataSource<P>>();
+  const ephemerals = new Map<string, LooseEphemeral<P>>();
   const register = <D extends { typeName: string }>(into: Map<string, D>, d: D) => {
     if (
       !NAME.test(d.typeName) ||
@@ -233,15 +276,40 @@ export function createProviderService<P>(
   };
   for (const r of def.resources) register(resources, r as unknown as LooseResource<P>);
   for (const d of def.dataSources) register(dataSources, d as unknown as LooseDataSource<P>);
-  // Terraform stores neither provider configuration nor data source results as write-only.
+  for (const e of def.ephemeralResources ?? []) register(ephemerals, e as unknown as LooseEphemeral<P>);
+  // Terraform stores neither provider configuration nor data source results as write-only, and an
+  // ephemeral resource's whole value is ephemeral already.
   checkNoWriteOnly(def.schema, "the provider schema");
   for (const d of dataSources.values()) checkNoWriteOnly(d.schema, `data source ${d.typeName}`);
+  for (const e of ephemerals.values()) checkNoWriteOnly(e.schema, `ephemeral resource ${e.typeName}`);
 
   const stopper = new AbortController();
   // Every request in flight listens on it (the client links each call to it), so more than ten
   // listeners at once is the normal case under Terraform's parallelism, not a leak.
   setMaxListeners(0, stopper.signal);
   let providerData: { value: P } | undefined;
+  // The CLI's version, from ConfigureProvider: what an ephemeral resource's refusal names.
+  let clientVersion = "";
+  // Ephemeral resources opened and not closed yet, by type and private data (what Close names).
+  // Terraform skips the close of every ephemeral resource downstream of an error (a failed apply, a
+  // Ctrl-C), and ends the provider process after the walk: what is left here then is closed at
+  // shutdown (closeOpenEphemeralResources), so that a run's key never outlives a failed run.
+  const opened = new Map<string, { typeName: string; private: Buffer }>();
+  const openedKey = (typeName: string, priv: Buffer) => `${typeName}\0${priv.toString("base64")}`;
+
+  const closeEphemeral = async (e: LooseEphemeral<P>, priv: Buffer, diags: Diagnostics) => {
+    if (!e.close) return;
+    if (!providerData)
+      throw new Error("the provider is not configured (ConfigureProvider was not called or failed)");
+    // Not the stop signal: after a Ctrl-C, what was opened is still closed.
+    const ctx: HandlerContext<P> = {
+      diags,
+      providerData: providerData.value,
+      signal: AbortSignal.timeout(CLOSE_TIMEOUT_MS),
+      timeoutMs: CLOSE_TIMEOUT_MS,
+    };
+    await e.close({ private: priv }, ctx);
+  };
 
   const fail = (diags: Diagnostics, what: string, err: unknown) => {
     options.log?.("error", `${what} failed`, {
@@ -257,6 +325,16 @@ export function createProviderService<P>(
       ? AbortSignal.any([stopper.signal, AbortSignal.timeout(timeoutMs)])
       : stopper.signal;
     return { diags, providerData: providerData.value, signal, timeoutMs };
+  };
+
+  const ephemeralFor = (typeName: string, diags: Diagnostics) => {
+    const e = ephemerals.get(typeName);
+    if (!e)
+      diags.addError(
+        "Unknown ephemeral resource type",
+        `This provider has no ephemeral resource type "${typeName}".`,
+      );
+    return e;
   };
 
   const resourceFor = (typeName: string, diags: Diagnostics) => {
@@ -339,12 +417,35 @@ export function createProviderService<P>(
       stopper.abort(new Error("the provider was asked to stop"));
     },
 
+    async closeOpenEphemeralResources() {
+      const left = [...opened.values()];
+      opened.clear();
+      await Promise.all(
+        left.map(async (o) => {
+          const e = ephemerals.get(o.typeName);
+          const diags = new Diagnostics();
+          try {
+            if (e) await closeEphemeral(e, o.private, diags);
+          } catch (err) {
+            diags.add(errorDiagnostic(`Closing ${o.typeName} failed`, err));
+          }
+          for (const d of diags.items) {
+            options.log?.(d.severity === "error" ? "error" : "warn", `closing ${o.typeName} at shutdown`, {
+              summary: d.summary,
+              detail: d.detail,
+            });
+          }
+        }),
+      );
+    },
+
     async GetMetadata() {
       return {
         server_capabilities: SERVER_CAPABILITIES,
         diagnostics: [],
         resources: [...resources.keys()].map((type_name) => ({ type_name })),
         data_sources: [...dataSources.keys()].map((type_name) => ({ type_name })),
+        ephemeral_resources: [...ephemerals.keys()].map((type_name) => ({ type_name })),
       };
     },
 
@@ -352,6 +453,7 @@ export function createProviderService<P>(
       const diags = new Diagnostics();
       const resource_schemas: Record<string, proto.Schema> = {};
       const data_source_schemas: Record<string, proto.Schema> = {};
+      const ephemeral_resource_schemas: Record<string, proto.Schema> = {};
       try {
         for (const [name, r] of resources) {
           const s = toProtoSchema(r.schema);
@@ -363,6 +465,11 @@ export function createProviderService<P>(
           if (d.description) s.block.description = d.description;
           data_source_schemas[name] = s;
         }
+        for (const [name, e] of ephemerals) {
+          const s = toProtoSchema(e.schema);
+          if (e.description) s.block.description = e.description;
+          ephemeral_resource_schemas[name] = s;
+        }
       } catch (err) {
         fail(diags, "Building the schema", err);
       }
@@ -370,6 +477,7 @@ export function createProviderService<P>(
         provider: toProtoSchema(def.schema),
         resource_schemas,
         data_source_schemas,
+        ephemeral_resource_schemas,
         diagnostics: out(diags),
         server_capabilities: SERVER_CAPABILITIES,
       };
@@ -482,6 +590,7 @@ export function createProviderService<P>(
 
     async ConfigureProvider(req) {
       const diags = new Diagnostics();
+      clientVersion = req.terraform_version;
       try {
         const config =
           asRec(fromDynamicValue(req.config, def.schema.type)) ?? compose(def.schema, null, null);
@@ -599,7 +708,8 @@ export function createProviderService<P>(
           plan: planned,
           config: config ?? planned,
           state: prior,
-          private: prior ? (req.planned_private ?? Buffer.alloc(0)) : Buffer.alloc(0),
+          // A create gets what its plan recorded too (e.g. which object it adopts).
+          private: req.planned_private ?? Buffer.alloc(0),
         };
         const result = prior ? await r.update(request, ctx) : await r.create(request, ctx);
         if (result === null || result === undefined) {
@@ -683,6 +793,97 @@ export function createProviderService<P>(
         fail(diags, `Reading ${req.type_name}`, err);
         return { diagnostics: out(diags) };
       }
+    },
+
+    async ValidateEphemeralResourceConfig(req) {
+      const diags = new Diagnostics();
+      try {
+        await validate(ephemeralFor(req.type_name, diags), req.config, diags);
+      } catch (err) {
+        fail(diags, `Validating ${req.type_name}`, err);
+      }
+      return { diagnostics: out(diags) };
+    },
+
+    async OpenEphemeralResource(req) {
+      const diags = new Diagnostics();
+      const e = ephemeralFor(req.type_name, diags);
+      if (!e) return { diagnostics: out(diags) };
+      // Only a client that knows ephemeral values keeps this one out of plans and states; one that
+      // calls Open anyway while saying it is older is refused, naming both versions.
+      if (clientVersion && olderThan(clientVersion, EPHEMERAL_MIN_TERRAFORM)) {
+        diags.addError(
+          "Ephemeral resources need Terraform 1.10 or later",
+          `${req.type_name} is an ephemeral resource, which needs Terraform ${EPHEMERAL_MIN_TERRAFORM} or later (OpenTofu 1.11 or later); this is Terraform ${clientVersion}. Upgrade Terraform, or use the matching resource or data source instead (its values are kept in the state).`,
+        );
+        return { diagnostics: out(diags) };
+      }
+      try {
+        const config = asRec(fromDynamicValue(req.config, e.schema.type)) ?? compose(e.schema, null, null);
+        if (!isWhollyKnown(config)) {
+          diags.addError(
+            "Ephemeral resource configuration not known",
+            `${req.type_name} was opened with values known only after apply; Terraform opens it once they are known.`,
+          );
+          return { diagnostics: out(diags) };
+        }
+        runValidators(e.schema.attributes, config, [], diags, true);
+        if (diags.hasErrors()) return { diagnostics: out(diags) };
+        const result = await e.open({ config }, context(diags, timeoutFor(e.schema, config, "read", diags)));
+        // Nothing opened with errors is handed on: Terraform would not close it.
+        if (diags.hasErrors()) return { diagnostics: out(diags) };
+        const priv = result.private ?? Buffer.alloc(0);
+        if (e.close) opened.set(openedKey(req.type_name, priv), { typeName: req.type_name, private: priv });
+        const value = finish(e.schema, config, result.result, diags, "open");
+        return {
+          result: encode(e.schema, value, diags, "Opening"),
+          private: priv,
+          renew_at: result.renewAt ? toTimestamp(result.renewAt) : null,
+          diagnostics: out(diags),
+        };
+      } catch (err) {
+        fail(diags, `Opening ${req.type_name}`, err);
+        return { diagnostics: out(diags) };
+      }
+    },
+
+    async RenewEphemeralResource(req) {
+      const diags = new Diagnostics();
+      const e = ephemeralFor(req.type_name, diags);
+      if (!e) return { diagnostics: out(diags) };
+      try {
+        if (!e.renew) return { diagnostics: [], private: req.private ?? Buffer.alloc(0) };
+        const before = req.private ?? Buffer.alloc(0);
+        const renewed = await e.renew({ private: before }, context(diags, undefined));
+        if (renewed.private && opened.delete(openedKey(req.type_name, before))) {
+          opened.set(openedKey(req.type_name, renewed.private), {
+            typeName: req.type_name,
+            private: renewed.private,
+          });
+        }
+        return {
+          private: renewed.private ?? req.private ?? Buffer.alloc(0),
+          renew_at: renewed.renewAt ? toTimestamp(renewed.renewAt) : null,
+          diagnostics: out(diags),
+        };
+      } catch (err) {
+        fail(diags, `Renewing ${req.type_name}`, err);
+        return { diagnostics: out(diags) };
+      }
+    },
+
+    async CloseEphemeralResource(req) {
+      const diags = new Diagnostics();
+      const e = ephemeralFor(req.type_name, diags);
+      if (!e?.close) return { diagnostics: out(diags) };
+      const priv = req.private ?? Buffer.alloc(0);
+      opened.delete(openedKey(req.type_name, priv));
+      try {
+        await closeEphemeral(e, priv, diags);
+      } catch (err) {
+        fail(diags, `Closing ${req.type_name}`, err);
+      }
+      return { diagnostics: out(diags) };
     },
 
     async StopProvider() {

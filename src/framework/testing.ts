@@ -71,6 +71,11 @@ export function createHarness<P>(def: AnyProviderDefinition<P>) {
     if (!r) throw new Error(`no type ${typeName}`);
     return r.schema;
   };
+  const ephemeralSchemaOf = (typeName: string): Schema => {
+    const e = def.ephemeralResources?.find((x) => x.typeName === typeName);
+    if (!e) throw new Error(`no ephemeral type ${typeName}`);
+    return e.schema;
+  };
   return {
     service,
     /** ConfigureProvider with the given provider block values. */
@@ -198,6 +203,26 @@ export function createHarness<P>(def: AnyProviderDefinition<P>) {
         client_capabilities: CAPS,
       });
       return { value: read(res.state, schema), diags: fromProtoDiagnostics(res.diagnostics) };
+    },
+    /** OpenEphemeralResource: the result and the private data Close needs. */
+    async open(typeName: string, config: Readonly<Record<string, CtyValue>>) {
+      const schema = ephemeralSchemaOf(typeName);
+      const res = await service.OpenEphemeralResource({
+        type_name: typeName,
+        config: dv(fullObject(schema, config), schema),
+        client_capabilities: CAPS,
+      });
+      return {
+        value: read(res.result, schema),
+        private: res.private ?? EMPTY,
+        renewAt: res.renew_at ?? null,
+        diags: fromProtoDiagnostics(res.diagnostics),
+      };
+    },
+    /** CloseEphemeralResource with the private data Open returned. */
+    async close(typeName: string, priv: Buffer) {
+      const res = await service.CloseEphemeralResource({ type_name: typeName, private: priv });
+      return fromProtoDiagnostics(res.diagnostics);
     },
   };
 }

@@ -2,6 +2,11 @@
 // creation the provider sends, so that what an interrupted or late request created is found again
 // (README.md beside this file).
 export { fingerprintOf, secretDigest } from "./fingerprint";
+export {
+  DEFAULT_LATE_ARRIVAL_WATCH_MS,
+  LATE_ARRIVAL_WATCH_ENV,
+  watchedAbandoned,
+} from "./late";
 export { JOURNAL_DIR_ENV, type JournalLocation, locateJournal, stableJson } from "./location";
 export {
   CLOCK_SKEW_MS,

@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { basename, isAbsolute, join, resolve } from "node:path";
 
 /** The environment variable that moves the journal directory. */
 export const JOURNAL_DIR_ENV = "GPURENTAL_JOURNAL_DIR";
@@ -24,6 +24,11 @@ export interface JournalLocation {
   workspace: string;
   /** The backend type (`local` when none is configured). */
   backend: string;
+  /**
+   * The state file of a local backend, which the provider may read to see what Terraform saved;
+   * null for any other backend. Absent in locations built by hand (tests): treated as null.
+   */
+  stateFile?: string | null;
 }
 
 /** What {@link locateJournal} reads besides the file system. */
@@ -62,7 +67,11 @@ export function stableJson(v: unknown): string {
  * of its state file, for any other backend its type and configuration (hashed: a configuration may
  * hold credentials, such as a `pg` connection string).
  */
-function backendIdentity(dataDir: string, cwd: string): { type: string; identity: string } {
+function backendIdentity(
+  dataDir: string,
+  cwd: string,
+  workspace: string,
+): { type: string; identity: string; stateFile: string | null } {
   let backend: { type?: unknown; config?: unknown } | undefined;
   try {
     const meta = JSON.parse(readText(join(dataDir, "terraform.tfstate")) ?? "null") as {
@@ -77,9 +86,18 @@ function backendIdentity(dataDir: string, cwd: string): { type: string; identity
     const cfg = (backend?.config ?? {}) as { path?: unknown; workspace_dir?: unknown };
     const path = typeof cfg.path === "string" && cfg.path ? cfg.path : "terraform.tfstate";
     const wsDir = typeof cfg.workspace_dir === "string" && cfg.workspace_dir ? cfg.workspace_dir : "";
-    return { type, identity: `local:${resolve(cwd, path)}:${wsDir ? resolve(cwd, wsDir) : ""}` };
+    // The default workspace's state is at `path`; another workspace's under the workspace directory.
+    const stateFile =
+      workspace === "default"
+        ? resolve(cwd, path)
+        : resolve(cwd, wsDir || "terraform.tfstate.d", workspace, basename(path));
+    return {
+      type,
+      identity: `local:${resolve(cwd, path)}:${wsDir ? resolve(cwd, wsDir) : ""}`,
+      stateFile,
+    };
   }
-  return { type, identity: `${type}:${stableJson(backend?.config ?? null)}` };
+  return { type, identity: `${type}:${stableJson(backend?.config ?? null)}`, stateFile: null };
 }
 
 /** A workspace name as a file name part (Terraform allows letters, digits, `-`, `_` and `.`). */
@@ -99,7 +117,13 @@ export function locateJournal(opts: LocateOptions = {}): JournalLocation {
   const given = opts.configured || env[JOURNAL_DIR_ENV] || undefined;
   const dir = given ? (isAbsolute(given) ? given : resolve(cwd, given)) : join(dataDir, "gpurental-journal");
   const workspace = env.TF_WORKSPACE || readText(join(dataDir, "environment"))?.trim() || "default";
-  const { type, identity } = backendIdentity(dataDir, cwd);
+  const { type, identity, stateFile } = backendIdentity(dataDir, cwd, workspace);
   const key = createHash("sha256").update(`${workspace}\0${identity}`).digest("hex").slice(0, 12);
-  return { dir, file: join(dir, `${safeName(workspace)}-${key}.jsonl`), workspace, backend: type };
+  return {
+    dir,
+    file: join(dir, `${safeName(workspace)}-${key}.jsonl`),
+    workspace,
+    backend: type,
+    stateFile,
+  };
 }

@@ -261,3 +261,104 @@ describe("store", () => {
     expect(() => j.sent("instance", "sha256:x", {})).toThrow("format version 99");
   });
 });
+
+describe("handed entries: only what no saved state got is adopted", () => {
+  const journal = (run: RunIdentity = currentRun()) =>
+    new DeployJournal(locateJournal({ cwd: dir, env: {} }), { run });
+  const stateWith = (...ids: string[]) =>
+    writeFileSync(
+      join(dir, "terraform.tfstate"),
+      JSON.stringify({
+        version: 4,
+        resources: [
+          {
+            mode: "managed",
+            type: "gpurental_instance",
+            name: "n",
+            instances: ids.map((id, i) => ({ index_key: i, attributes: { id } })),
+          },
+        ],
+      }),
+    );
+
+  test("a run that ends normally closes what the local state saved; a later state rm is respected", () => {
+    const run = { ...currentRun(), id: "ending-run" };
+    const j = journal(run);
+    const saved = j.sent("instance", "sha256:x", {});
+    j.answered(saved, "i-saved");
+    j.handed(saved);
+    const lost = j.sent("instance", "sha256:x", {});
+    j.answered(lost, "i-lost");
+    j.handed(lost);
+    stateWith("i-saved");
+    expect(j.settleHanded()).toBe(1);
+    const closed = j.entries().find((e) => e.entry === saved)!.closed;
+    expect(closed).toMatchObject({ reason: "claimed", detail: "saved in the state" });
+    // `terraform state rm` afterwards: the saved one is never adopted back; what Terraform never
+    // saved (a second Ctrl-C) stays open, to be adopted once its run is gone.
+    stateWith();
+    expect(
+      journal()
+        .live()
+        .map((e) => e.id),
+    ).toEqual(["i-lost"]);
+  });
+
+  test("what the local state holds is never adopted, whatever the journal says", () => {
+    const old = journal(deadRun());
+    const e = old.sent("instance", "sha256:x", {});
+    old.answered(e, "i-1");
+    stateWith("i-1");
+    expect(journal().adoptable("instance", "sha256:x")).toEqual([]);
+    stateWith();
+    expect(
+      journal()
+        .adoptable("instance", "sha256:x")
+        .map((x) => x.id),
+    ).toEqual(["i-1"]);
+    // A state file cut short proves nothing either way: the entry stays adoptable.
+    writeFileSync(join(dir, "terraform.tfstate"), '{"version": 4, "resour');
+    expect(
+      journal()
+        .adoptable("instance", "sha256:x")
+        .map((x) => x.id),
+    ).toEqual(["i-1"]);
+  });
+
+  test("where the state cannot be read, a run that ended normally closes every handed entry, a stopped one none", () => {
+    mkdirSync(join(dir, ".terraform"));
+    writeFileSync(
+      join(dir, ".terraform", "terraform.tfstate"),
+      JSON.stringify({ backend: { type: "pg", config: { conn_str: "postgres://h/db" } } }),
+    );
+    const stopped = new AbortController();
+    const a = new DeployJournal(locateJournal({ cwd: dir, env: {} }), {
+      run: { ...currentRun(), id: "run-a" },
+      stopped: stopped.signal,
+    });
+    const e = a.sent("instance", "sha256:x", {});
+    a.answered(e, "i-a");
+    a.handed(e);
+    stopped.abort();
+    expect(a.settleHanded()).toBe(0);
+    const b = new DeployJournal(locateJournal({ cwd: dir, env: {} }), {
+      run: { ...currentRun(), id: "run-b" },
+    });
+    const f = b.sent("instance", "sha256:x", {});
+    b.answered(f, "i-b");
+    b.handed(f);
+    expect(b.settleHanded()).toBe(1);
+    expect(b.live().map((x) => x.id)).toEqual(["i-a"]);
+  });
+
+  test("takeEntry takes the one entry a plan named, and only while it is adoptable", () => {
+    const old = journal(deadRun());
+    const a = old.sent("instance", "sha256:x", {});
+    const b = old.sent("instance", "sha256:x", {});
+    const mine = journal();
+    expect(mine.takeEntry(b)?.entry).toBe(b);
+    expect(mine.takeEntry(b)).toBeNull();
+    old.close(a, "claimed");
+    expect(mine.takeEntry(a)).toBeNull();
+  });
+});

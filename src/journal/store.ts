@@ -22,6 +22,8 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import type { JsonObject } from "../tfstate/json";
+import { objectId, readRawState } from "../tfstate/state";
 import type { JournalLocation } from "./location";
 import { currentRun, type RunIdentity, runAlive } from "./run";
 
@@ -214,6 +216,12 @@ export interface DeployJournalOptions {
    * Terraform never got.
    */
   ended?: AbortSignal;
+  /**
+   * Aborted when Terraform stopped the provider (StopProvider: a Ctrl-C). Where the state cannot be
+   * read (a backend other than local), the handed objects of a run that was stopped are not taken
+   * as saved when it ends (see settleHanded).
+   */
+  stopped?: AbortSignal;
   /** Told about damaged lines and compactions. */
   log?: (level: "debug" | "warn", message: string, fields?: Record<string, unknown>) => void;
 }
@@ -224,6 +232,8 @@ export class DeployJournal {
   readonly run: RunIdentity;
   private readonly now: () => number;
   private readonly ended: AbortSignal | undefined;
+  private readonly stopped: AbortSignal | undefined;
+  private saved: { key: string; ids: Set<string> | null } | null = null;
   private readonly log: NonNullable<DeployJournalOptions["log"]>;
   private cache: { key: string; parsed: ParsedJournal } | null = null;
   private reported = new Set<string>();
@@ -241,6 +251,7 @@ export class DeployJournal {
     this.run = opts.run ?? currentRun();
     this.now = opts.now ?? Date.now;
     this.ended = opts.ended;
+    this.stopped = opts.stopped;
     this.log = opts.log ?? (() => {});
   }
 
@@ -297,7 +308,71 @@ export class DeployJournal {
     if (e.closed !== null) return false;
     if (runAlive(e.run, this.run)) return false;
     if (e.taken && runAlive(e.taken.run, this.run)) return false;
+    // What the saved state holds is its owner's, whatever the journal says.
+    if (e.id && this.savedIds()?.has(e.id)) return false;
     return !(partial && e.handed_at !== null);
+  }
+
+  /**
+   * The ids of the objects the local backend's state file holds now, read again only when it
+   * changed; null when the state cannot be read (another backend, or a file cut short).
+   */
+  savedIds(): Set<string> | null {
+    const file = this.location.stateFile;
+    if (!file) return null;
+    let key: string;
+    try {
+      const st = statSync(file);
+      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch (err) {
+      // No state file yet: it holds nothing.
+      return (err as NodeJS.ErrnoException).code === "ENOENT" ? new Set() : null;
+    }
+    if (this.saved?.key === key) return this.saved.ids;
+    let ids: Set<string> | null;
+    try {
+      const doc = JSON.parse(readFileSync(file, "utf8")) as unknown;
+      ids = new Set(
+        readRawState(doc as JsonObject, file)
+          .objects.map(objectId)
+          .filter((id): id is string => id !== undefined),
+      );
+    } catch {
+      ids = null;
+    }
+    this.saved = { key, ids };
+    return ids;
+  }
+
+  /**
+   * Called when Terraform ends this run normally (its Shutdown): closes, as claimed, the entries
+   * this run handed to Terraform that the saved state now holds. A local backend's state file is
+   * read, and only what it holds is closed: an object Terraform never saved (a second Ctrl-C, a
+   * state cut short) stays open, to be adopted. Where the state cannot be read, every handed entry
+   * is closed, unless Terraform stopped the run (a Ctrl-C), when they stay open. A closed entry is
+   * never adopted, so a later `terraform state rm` is respected. Returns how many were closed.
+   */
+  settleHanded(): number {
+    const mine = (m: Map<string, JournalEntry>) =>
+      [...m.values()].filter(
+        (e) => e.closed === null && e.handed_at !== null && e.id !== null && e.run.id === this.run.id,
+      );
+    if (mine(this.read().entries).length === 0) return 0;
+    const saved = this.savedIds();
+    if (saved === null && this.stopped?.aborted) return 0;
+    let n = 0;
+    this.write((entries) => {
+      const found = mine(entries).filter((e) => saved === null || saved.has(e.id!));
+      n = found.length;
+      return found.map((e) => ({
+        op: "closed" as const,
+        entry: e.entry,
+        reason: "claimed" as const,
+        at: this.iso(),
+        detail: saved ? "saved in the state" : "handed to Terraform, whose run ended normally",
+      }));
+    });
+    return n;
   }
 
   /** The adoptable entries of a fingerprint, oldest first. */
@@ -419,6 +494,21 @@ export class DeployJournal {
         (x) => x.kind === kind && x.fingerprint === fingerprint && this.isAdoptable(x, partial),
       );
       if (!e) return [];
+      taken = structuredClone(e);
+      return [{ op: "taken", entry: e.entry, run: this.run, at: this.iso() }];
+    });
+    return taken;
+  }
+
+  /**
+   * Takes one given entry for this run (the one a plan said its create adopts), under the lock;
+   * null when it is no longer adoptable.
+   */
+  takeEntry(entry: string, partial = false): JournalEntry | null {
+    let taken: JournalEntry | null = null;
+    this.write((entries) => {
+      const e = entries.get(entry);
+      if (!e || !this.isAdoptable(e, partial)) return [];
       taken = structuredClone(e);
       return [{ op: "taken", entry: e.entry, run: this.run, at: this.iso() }];
     });

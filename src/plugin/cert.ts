@@ -1,4 +1,5 @@
 import { generateKeyPairSync, randomBytes, sign } from "node:crypto";
+import { bitString, extension, oid, rdn, sequence, TAG, time, tlv } from "../tls/der";
 
 // go-plugin's client makes the server certificate its only trusted root and then checks the host
 // name "localhost" against the SAN (Go never falls back to the CN). So the certificate must be a
@@ -95,74 +96,4 @@ export function handshakeCertificate(der: Buffer): string {
 export function derToPem(der: Buffer): string {
   const lines = der.toString("base64").match(/.{1,64}/g) ?? [];
   return `-----BEGIN CERTIFICATE-----\n${lines.join("\n")}\n-----END CERTIFICATE-----\n`;
-}
-
-const TAG = {
-  boolean: 0x01,
-  integer: 0x02,
-  bitString: 0x03,
-  octetString: 0x04,
-  oid: 0x06,
-  utf8String: 0x0c,
-  utcTime: 0x17,
-  generalizedTime: 0x18,
-  sequence: 0x30,
-  set: 0x31,
-} as const;
-
-/** One DER element: tag, definite length in the shortest form, contents. */
-function tlv(tag: number, ...contents: Buffer[]): Buffer {
-  const body = Buffer.concat(contents);
-  let length: Buffer;
-  if (body.length < 0x80) {
-    length = Buffer.from([body.length]);
-  } else {
-    const bytes: number[] = [];
-    for (let n = body.length; n > 0; n = Math.floor(n / 256)) bytes.unshift(n % 256);
-    length = Buffer.from([0x80 | bytes.length, ...bytes]);
-  }
-  return Buffer.concat([Buffer.from([tag]), length, body]);
-}
-
-function sequence(...items: Buffer[]): Buffer {
-  return tlv(TAG.sequence, ...items);
-}
-
-function bitString(bytes: Buffer): Buffer {
-  return tlv(TAG.bitString, Buffer.from([0]), bytes); // no unused bits
-}
-
-/** An OBJECT IDENTIFIER: the first two arcs as 40a+b, then every arc in base 128, high bit = more. */
-function oid(dotted: string): Buffer {
-  const arcs = dotted.split(".").map(Number);
-  const out: number[] = [];
-  [40 * arcs[0]! + arcs[1]!, ...arcs.slice(2)].forEach((arc) => {
-    const groups = [arc & 0x7f];
-    for (let n = Math.floor(arc / 128); n > 0; n = Math.floor(n / 128)) groups.unshift((n & 0x7f) | 0x80);
-    out.push(...groups);
-  });
-  return tlv(TAG.oid, Buffer.from(out));
-}
-
-function rdn(type: string, value: string): Buffer {
-  return tlv(TAG.set, sequence(oid(type), tlv(TAG.utf8String, Buffer.from(value, "utf8"))));
-}
-
-/** RFC 5280: UTCTime (YYMMDDHHMMSSZ) up to 2049, GeneralizedTime (YYYYMMDDHHMMSSZ) from 2050 on. */
-function time(date: Date): Buffer {
-  const digits = date
-    .toISOString()
-    .replace(/\.\d+Z$/, "Z")
-    .replace(/[-T:]/g, "");
-  return date.getUTCFullYear() < 2050
-    ? tlv(TAG.utcTime, Buffer.from(digits.slice(2), "ascii"))
-    : tlv(TAG.generalizedTime, Buffer.from(digits, "ascii"));
-}
-
-function extension(extnID: string, critical: boolean, value: Buffer): Buffer {
-  return sequence(
-    oid(extnID),
-    ...(critical ? [tlv(TAG.boolean, Buffer.from([0xff]))] : []),
-    tlv(TAG.octetString, value),
-  );
 }

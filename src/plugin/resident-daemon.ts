@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
-import { renameSync, rmSync, statSync } from "node:fs";
+import { fstatSync, renameSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server as NetServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { newRun } from "../journal/run";
+import { settleRun } from "../journal/settle";
 import { generateServerCertificate, handshakeCertificate } from "./cert";
 import type { GrpcServer, TlsMaterial } from "./grpc-server";
 import {
@@ -24,6 +25,7 @@ import {
   type SessionMessage,
   type SessionRequest,
 } from "./resident";
+import { removeStaleSockets } from "./stale-sockets";
 import type { ProviderService } from "./tfplugin6";
 
 // The resident provider process (see resident.ts): started by the first launch that finds none,
@@ -115,6 +117,9 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     closed = true;
     if (idleTimer) clearTimeout(idleTimer);
     for (const end of [...open]) end();
+    // Before the socket goes: until then a launch connects here and starts no process that would
+    // open the same log name.
+    removeEmptyLog(`${opts.socket}.log`);
     stopListening();
   };
   const idle = () => {
@@ -176,6 +181,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     // process would exit then, so what the session's calls still do reaches no one and must leave
     // the journal as the ended process would have (no "handed" for an answer never delivered).
     const sessionEnded = new AbortController();
+    const run = newRun(req.pid);
     let service: ProviderService | undefined;
     const getService = async () => {
       service ??= inSession(
@@ -185,7 +191,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
           env,
           cwd: req.cwd,
           ppid: req.ppid,
-          run: newRun(req.pid),
+          run,
           ended: sessionEnded.signal,
         }),
       );
@@ -204,8 +210,10 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       listener.close();
       grpc?.close();
       rmSync(address, { force: true });
-      // Whatever the session still runs is stopped, as the end of its process would stop it.
+      // Whatever the session still runs is stopped, as the end of its process would stop it, and
+      // the ephemeral resources Terraform left open (after an error or a Ctrl-C) are closed.
       service?.StopProvider({}).catch(() => {});
+      service?.closeOpenEphemeralResources?.().catch(() => {});
       if (code !== undefined) send({ t: "exit", code });
       ctl.end();
       sessionLog.debug("session ended", { pid: req.pid });
@@ -223,7 +231,11 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
         tls,
         getService,
         schemaResponse: opts.schemaResponse,
-        onShutdown: () => end(0),
+        onShutdown: () => {
+          // Terraform ended the session normally: what it saved is no longer the journal's to adopt.
+          settleRun(run.id, (message) => sessionLog.warn("could not settle the deploy journal", { message }));
+          end(0);
+        },
         log: sessionLog,
       });
     } catch (err) {
@@ -300,8 +312,29 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
   const st = statSync(opts.socket);
   ownSocket = { dev: st.dev, ino: st.ino };
   log.debug("resident provider serving", { socket: opts.socket, idle_ms: idleMs });
+  // What resident processes killed outright left: session sockets, control sockets and temporary
+  // names nobody listens on any more (this process's own control socket is kept).
+  void removeStaleSockets(dir, /^(s[0-9a-f]{12}|[0-9a-f]{16})\.sock$|^b[0-9a-f]{12}\.tmp$/, [
+    opts.socket,
+  ]).then((n) => n > 0 && log.debug("removed stale sockets", { dir, count: n }));
   idle();
   return { sessions: () => open.size, close };
+}
+
+/**
+ * Removes the log file beside the control socket (where the launch that started this process sent
+ * its stderr) when nothing was written to it, so an exit leaves no empty file behind; a log with
+ * something in it stays for whoever looks. Only the file this process writes to: its stderr must
+ * be that very file.
+ */
+function removeEmptyLog(path: string): void {
+  try {
+    const mine = fstatSync(2);
+    const st = statSync(path);
+    if (st.dev === mine.dev && st.ino === mine.ino && st.size === 0) rmSync(path);
+  } catch {
+    // no log file, or stderr is not a file
+  }
 }
 
 /**

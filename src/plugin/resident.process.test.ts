@@ -261,10 +261,12 @@ describe("the resident mode", () => {
     expect(formatStop(runDir, [])).toBe(`No resident provider process in ${runDir}.\n`);
   });
 
-  it("exits after its idle time without a session, and removes its socket", async () => {
+  it("exits after its idle time without a session, and removes its socket and its empty log", async () => {
     const [pid] = residentPids();
     await until("the resident process exits", () => residentPids().length === 0, 30_000);
     expect(controlSockets()).toEqual([]);
+    // Its log file, empty, goes with it; so did the one of the process stopped above.
+    expect(readdirSync(runDir).filter((f) => f.endsWith(".log"))).toEqual([]);
     // Gone, or a zombie waiting for a reaper (its launch, the parent, exited long ago).
     const state = existsSync(`/proc/${pid}/stat`)
       ? readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0]

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { lstatSync, mkdirSync, statSync } from "node:fs";
+import { lstatSync, mkdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 
 // A resident provider process: Terraform starts the provider executable two to five times per
 // command, and each launch pays for Node's start, for loading grpc-js and the provider, and for code
@@ -111,18 +111,58 @@ export function residentDir(env: NodeJS.ProcessEnv): string {
 
 /**
  * Creates `dir` if needed and says whether only this user can use it: a real directory (not a
- * link), owned by the user, that nobody else can enter. Sessions carry the launch's environment,
- * credentials included, so a socket anyone else could reach or replace is never used.
+ * link), owned by the user, that nobody else can enter, and whose every ancestor nobody else can
+ * change (see trustedAncestors). Sessions carry the launch's environment, credentials included, so
+ * a socket anyone else could reach or replace is never used: a user who could rename the directory
+ * or one of its parents could swap in a directory of their own between this check and the connect.
  */
 export function privateRunDir(dir: string): boolean {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const st = lstatSync(dir);
     const ownUid = typeof process.getuid === "function" ? process.getuid() : st.uid;
-    return st.isDirectory() && st.uid === ownUid && (st.mode & 0o077) === 0;
+    if (!(st.isDirectory() && st.uid === ownUid && (st.mode & 0o077) === 0)) return false;
+    return trustedAncestors(resolve(dir), ownUid);
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether nobody but `uid` and root can change what the path of `dir`'s parent leads to: every
+ * directory on the way from `/` is owned by the user or root and writable by nobody else, unless
+ * sticky (as /tmp is: others cannot rename or remove what they do not own there). A symbolic link
+ * on the way (macOS's /tmp) must be the user's or root's, and the path it leads to is checked the
+ * same way.
+ */
+export function trustedAncestors(dir: string, uid: number, depth = 0): boolean {
+  if (depth > 8) return false;
+  const parts = dirname(dir).split("/").filter(Boolean);
+  let at = "/";
+  if (!trustedDirectory(lstatSync(at), uid)) return false;
+  for (const part of parts) {
+    const next = join(at, part);
+    const st = lstatSync(next);
+    if (st.isSymbolicLink()) {
+      if (st.uid !== uid && st.uid !== 0) return false;
+      const target = realpathSync(next);
+      // The target itself, and every directory above it.
+      if (!trustedDirectory(lstatSync(target), uid)) return false;
+      if (!trustedAncestors(target, uid, depth + 1)) return false;
+      at = target;
+      continue;
+    }
+    if (!trustedDirectory(st, uid)) return false;
+    at = next;
+  }
+  return true;
+}
+
+function trustedDirectory(st: Stats, uid: number): boolean {
+  const ownedWell = st.uid === uid || st.uid === 0;
+  const othersWrite = (st.mode & 0o022) !== 0;
+  const sticky = (st.mode & 0o1000) !== 0;
+  return st.isDirectory() && ownedWell && (!othersWrite || sticky);
 }
 
 /**

@@ -276,6 +276,31 @@ describe("serveProvider RPCs (plaintext)", () => {
     }
   });
 
+  it("closes the ephemeral resources Terraform left open before it exits after Shutdown", async () => {
+    const events: string[] = [];
+    const service: ProviderService = {
+      ...createStubProviderService(),
+      closeOpenEphemeralResources: async () => {
+        await new Promise((r) => setTimeout(r, 50));
+        events.push("closed");
+      },
+    };
+    // Created by the first RPC, as the provider is in production.
+    const { hs, exits } = await serve(async () => service, { env: plainEnv });
+    const provider = connect(hs.address, "tfplugin6.Provider");
+    const controller = connect(hs.address, "plugin.GRPCController");
+    try {
+      await provider.call("GetMetadata");
+      await controller.call("Shutdown");
+    } finally {
+      provider.close();
+      controller.close();
+    }
+    await until("the provider exits", () => exits.length > 0);
+    expect(events).toEqual(["closed"]);
+    expect(exits).toEqual([0]);
+  });
+
   it("reports SERVING on the health service", async () => {
     const { hs } = await serve(createStubProviderService(), { env: plainEnv });
     const client = connect(hs.address, "grpc.health.v1.Health");

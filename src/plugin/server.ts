@@ -2,8 +2,9 @@ import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Server } from "@grpc/grpc-js";
+import { settleRun } from "../journal/settle";
 import { generateServerCertificate, handshakeCertificate } from "./cert";
 import type { GrpcServer, TlsMaterial } from "./grpc-server";
 import {
@@ -15,6 +16,7 @@ import {
   reattachConfig,
 } from "./handshake";
 import { type Logger, logger as rootLogger } from "./log";
+import { removeStaleSockets } from "./stale-sockets";
 import type { ProviderService } from "./tfplugin6";
 
 /** The longest unix socket path every supported system binds whole (macOS: 104 bytes with the NUL). */
@@ -64,6 +66,9 @@ export interface ServingProvider {
   /** Stops the server at once (in-flight calls are cancelled) and removes a unix socket. */
   close(): void;
 }
+
+/** How long closing the ephemeral resources left open may delay the exit (go-plugin waits 2 s). */
+const SHUTDOWN_CLOSE_MS = 1200;
 
 /** How often the parent process is checked, so that an orphaned provider does not linger. */
 const PARENT_POLL_MS = 500;
@@ -130,10 +135,28 @@ export async function serveProvider(
     grpc?.close();
     if (socketPath) rmSync(socketPath, { force: true });
   };
+  let service: ProviderService | undefined;
+  let exiting = false;
   const shutdown = (reason: string, code = 0) => {
+    if (exiting) return;
+    exiting = true;
     log.debug("provider exiting", { reason });
-    close();
-    exit(code);
+    const done = () => {
+      close();
+      exit(code);
+    };
+    // Terraform skips closing ephemeral resources after an error or a Ctrl-C; what is still open
+    // is closed now (a run's key revoked), within go-plugin's 2 s of grace (less the 0.5 s the
+    // Shutdown reply may linger) before it kills us.
+    const left = service?.closeOpenEphemeralResources?.();
+    if (!left) return done();
+    const grace = setTimeout(done, SHUTDOWN_CLOSE_MS);
+    left
+      .catch(() => {})
+      .finally(() => {
+        clearTimeout(grace);
+        done();
+      });
   };
 
   if (hooks) {
@@ -187,14 +210,21 @@ export async function serveProvider(
     write(handshake);
   }
 
-  const getService = memoize(async () => (typeof source === "function" ? await source() : source));
+  const getService = memoize(async () => {
+    service = typeof source === "function" ? await source() : source;
+    return service;
+  });
   try {
     const { startGrpcServer } = await (opts.loadGrpcServer ?? loadGrpcServer)();
     grpc = startGrpcServer({
       tls,
       getService,
       schemaResponse: opts.schemaResponse,
-      onShutdown: () => shutdown("GRPCController.Shutdown"),
+      onShutdown: () => {
+        // Terraform ended the run normally: what it saved is no longer the journal's to adopt.
+        settleRun(undefined, (message) => log.warn("could not settle the deploy journal", { message }));
+        shutdown("GRPCController.Shutdown");
+      },
       log,
     });
   } catch (err) {
@@ -203,6 +233,16 @@ export async function serveProvider(
   }
   for (const socket of waiting.splice(0)) if (!socket.destroyed) grpc.serve(socket);
   log.debug("plugin server started", { network, address, tls: Boolean(tls), protocol: protocolVersion });
+  if (socketPath && hooks) {
+    // The sockets of provider processes killed outright (kill -9) in the same directory, once
+    // Terraform has what it needs from this one.
+    const own = socketPath;
+    setTimeout(() => {
+      void removeStaleSockets(dirname(own), /^plugin[0-9a-f]{12}\.sock$/, [own]).then(
+        (n) => n > 0 && log.debug("removed stale sockets", { count: n }),
+      );
+    }, 1000).unref();
+  }
 
   // The provider itself (resources, API client, schemas) loads on the first RPC that needs it.
   // The first process of every Terraform command only asks for the schema, which a production

@@ -45,6 +45,10 @@ export function createStubProviderService(): ProviderService {
     ApplyResourceChange: none,
     ImportResourceState: none,
     ReadDataSource: none,
+    ValidateEphemeralResourceConfig: none,
+    OpenEphemeralResource: none,
+    RenewEphemeralResource: none,
+    CloseEphemeralResource: none,
     StopProvider: async () => ({ Error: "" }),
   };
 }

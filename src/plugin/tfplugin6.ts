@@ -417,6 +417,71 @@ export namespace ReadDataSource {
   }
 }
 
+/** A point in time (google.protobuf.Timestamp): seconds since the Unix epoch and nanoseconds. */
+export interface Timestamp {
+  seconds: number;
+  nanos: number;
+}
+
+/** ValidateEphemeralResourceConfig RPC (Terraform 1.10+). */
+export namespace ValidateEphemeralResourceConfig {
+  /** Request of ValidateEphemeralResourceConfig; the config may hold unknown values. */
+  export interface Request {
+    type_name: string;
+    config: DynamicValue | null;
+  }
+  /** Response of ValidateEphemeralResourceConfig. */
+  export interface Response {
+    diagnostics?: DiagnosticOut[];
+  }
+}
+
+/** OpenEphemeralResource RPC: makes the value of one ephemeral resource for this run. */
+export namespace OpenEphemeralResource {
+  /** Request of OpenEphemeralResource; the config is wholly known unless deferral is allowed. */
+  export interface Request {
+    type_name: string;
+    config: DynamicValue | null;
+    client_capabilities: ClientCapabilities | null;
+  }
+  /** Response of OpenEphemeralResource; `private` comes back on Renew and Close. */
+  export interface Response {
+    diagnostics?: DiagnosticOut[];
+    renew_at?: Timestamp | null;
+    result?: DynamicValueOut | null;
+    private?: Buffer | null;
+    deferred?: Deferred | null;
+  }
+}
+
+/** RenewEphemeralResource RPC: called at renew_at while the value is still in use. */
+export namespace RenewEphemeralResource {
+  /** Request of RenewEphemeralResource. */
+  export interface Request {
+    type_name: string;
+    private?: Buffer | null;
+  }
+  /** Response of RenewEphemeralResource. */
+  export interface Response {
+    diagnostics?: DiagnosticOut[];
+    renew_at?: Timestamp | null;
+    private?: Buffer | null;
+  }
+}
+
+/** CloseEphemeralResource RPC: the run is done with the value. */
+export namespace CloseEphemeralResource {
+  /** Request of CloseEphemeralResource; `private` is what Open (or the last Renew) returned. */
+  export interface Request {
+    type_name: string;
+    private?: Buffer | null;
+  }
+  /** Response of CloseEphemeralResource. */
+  export interface Response {
+    diagnostics?: DiagnosticOut[];
+  }
+}
+
 /** StopProvider RPC. */
 export namespace StopProvider {
   /** Request of StopProvider. */
@@ -446,5 +511,16 @@ export interface ProviderService {
   ApplyResourceChange(req: ApplyResourceChange.Request): Promise<ApplyResourceChange.Response>;
   ImportResourceState(req: ImportResourceState.Request): Promise<ImportResourceState.Response>;
   ReadDataSource(req: ReadDataSource.Request): Promise<ReadDataSource.Response>;
+  ValidateEphemeralResourceConfig(
+    req: ValidateEphemeralResourceConfig.Request,
+  ): Promise<ValidateEphemeralResourceConfig.Response>;
+  OpenEphemeralResource(req: OpenEphemeralResource.Request): Promise<OpenEphemeralResource.Response>;
+  RenewEphemeralResource(req: RenewEphemeralResource.Request): Promise<RenewEphemeralResource.Response>;
+  CloseEphemeralResource(req: CloseEphemeralResource.Request): Promise<CloseEphemeralResource.Response>;
   StopProvider(req: StopProvider.Request): Promise<StopProvider.Response>;
+  /**
+   * Not an RPC: closes the ephemeral resources Terraform opened and never closed (it skips their
+   * close after an error or a Ctrl-C), called when the provider process or session ends.
+   */
+  closeOpenEphemeralResources?(): Promise<void>;
 }

@@ -1,3 +1,5 @@
+import { UserFacingError } from "../user-facing";
+
 // Money as the service gives it: integer micro units (1 ¥ = 1,000,000 micro, docs/api-shapes.md),
 // kept as bigint from the moment it is read, so sums and comparisons are exact whatever their size,
 // and shown in ¥ with every non-zero digit and never a rounding step.
@@ -45,7 +47,7 @@ export function formatDelta(m: Micro): string {
 }
 
 /** Raised for an amount a person typed that is not one; names where it was given. */
-export class AmountError extends Error {
+export class AmountError extends UserFacingError {
   constructor(message: string) {
     super(message);
     this.name = "AmountError";

@@ -94,12 +94,18 @@ export interface CreatedKey {
 export async function createKeyJournaled(
   body: { name: string; kind: ApiKeyKind },
   env: KeyEnv,
+  /** Recorded with the request in the journal (e.g. that the key is an ephemeral resource's). */
+  note: Readonly<Record<string, string | boolean>> = {},
 ): Promise<CreatedKey> {
   await sweepLostKeys(env);
-  return creations.run(JSON.stringify([body.name, body.kind]), () => createKey(body, env));
+  return creations.run(JSON.stringify([body.name, body.kind]), () => createKey(body, env, note));
 }
 
-async function createKey(body: { name: string; kind: ApiKeyKind }, env: KeyEnv): Promise<CreatedKey> {
+async function createKey(
+  body: { name: string; kind: ApiKeyKind },
+  env: KeyEnv,
+  note: Readonly<Record<string, string | boolean>>,
+): Promise<CreatedKey> {
   const { client, signal, settings } = env;
   const journal = settings.journal;
   const now = env.now ?? Date.now;
@@ -111,7 +117,7 @@ async function createKey(body: { name: string; kind: ApiKeyKind }, env: KeyEnv):
       .map((k) => k.id);
     const sentAt = now();
     const entry = journal
-      ? journal.sent("api_key", fingerprint(body, settings.account), { ...body }, before)
+      ? journal.sent("api_key", fingerprint(body, settings.account), { ...note, ...body }, before)
       : null;
     try {
       const created = await client.createApiKey(body, opts());

@@ -142,7 +142,8 @@ function budgetFor(ctx: HandlerContext<GpurentalClient>, op: "read" | "change"):
   return budgetOf(ctx.timeoutMs ?? (op === "read" ? READ_TIMEOUT_MS : CHANGE_TIMEOUT_MS), ctx.signal);
 }
 
-function reportKeyError(
+/** Reports a key operation's failure, with advice on the credential when it was refused. */
+export function reportKeyError(
   ctx: HandlerContext<GpurentalClient>,
   err: unknown,
   op: "create_key" | "delete_key" | "read",

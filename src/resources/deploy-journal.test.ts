@@ -275,6 +275,55 @@ describe("interrupted deploys are adopted, never duplicated", () => {
     expect(live()).toHaveLength(2);
   });
 
+  test("the apply adopts what its plan said and nothing else: a plan without adoption deploys", async () => {
+    const next = await provider(currentRun());
+    const p = await next.plan("gpurental_instance", null, config());
+    expect(p.diags.map((d) => d.summary).filter((x) => x.startsWith("Will"))).toEqual([]);
+    // An entry that becomes adoptable after the plan is not taken by its apply.
+    const id = await killedDeploy();
+    const a = await next.apply("gpurental_instance", null, p.planned, config(), p.private);
+    expect(a.diags.filter((d) => d.severity === "error")).toEqual([]);
+    expect(a.value!.id).not.toBe(id);
+    expect(a.diags.map((d) => d.summary)).not.toContainEqual(expect.stringMatching(/^Adopted/));
+  });
+
+  test("an entry the plan adopts that a state claims before the apply fails the create; nothing is deployed", async () => {
+    const id = await killedDeploy();
+    const next = await provider(currentRun());
+    const p = await next.plan("gpurental_instance", null, config());
+    expect(p.diags.map((d) => d.summary)).toContainEqual(expect.stringMatching(`^Will adopt instance ${id}`));
+    journalOf(currentRun()).closeId(id, "claimed");
+    const a = await next.apply("gpurental_instance", null, p.planned, config(), p.private);
+    expect(a.diags.map((d) => d.summary)).toContainEqual(
+      "The instance this plan adopts is no longer available",
+    );
+    expect(live()).toHaveLength(1);
+  });
+
+  test("an id an import of the same plan claims is never adopted as well, in either order", async () => {
+    // The import first: the create's plan does not promise it, and its entry is closed.
+    const first = await killedDeploy();
+    const a = await provider(currentRun());
+    const imported = await a.import("gpurental_instance", first);
+    expect(imported.diags.filter((d) => d.severity === "error")).toEqual([]);
+    const p = await a.plan("gpurental_instance", null, config());
+    expect(p.diags.map((d) => d.summary).filter((x) => x.startsWith("Will"))).toEqual([]);
+    // The create first: the import fails the plan, and the next plan leaves the id to the import.
+    const second = await killedDeploy();
+    const b = await provider(currentRun());
+    const q = await b.plan("gpurental_instance", null, config());
+    expect(q.diags.map((d) => d.summary)).toContainEqual(
+      expect.stringMatching(`^Will adopt instance ${second}`),
+    );
+    const clash = await b.import("gpurental_instance", second);
+    expect(clash.diags.map((d) => d.summary)).toContainEqual(
+      `Instance ${second} is both imported and adopted by a create of this plan`,
+    );
+    const c = await provider(currentRun());
+    const r = await c.plan("gpurental_instance", null, config());
+    expect(r.diags.map((d) => d.summary).filter((x) => x.startsWith("Will"))).toEqual([]);
+  });
+
   test("an instance destroyed meanwhile is skipped and a new one deployed", async () => {
     const id = await interruptedDeploy();
     await fetch(`${fake.url}/v1/instances/${id}`, {

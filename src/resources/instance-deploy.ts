@@ -288,12 +288,32 @@ export type Adoption =
  * whose instance is gone are closed and the next is tried; an entry with no instance to be found
  * is given up once its reconcile window has passed, and the create deploys.
  */
-export async function adoptFromJournal(env: DeployEnv): Promise<Adoption> {
+export async function adoptFromJournal(env: DeployEnv, planned?: string | null): Promise<Adoption> {
   const journal = env.settings.journal;
   const notes: ResourceDiagnostic[] = [];
   if (!journal || !env.fingerprint) return { kind: "none", diagnostics: notes };
+  // The plan said this create adopts nothing: it deploys, as the plan showed.
+  if (planned === null) return { kind: "none", diagnostics: notes };
+  let first = true;
   for (;;) {
-    const e = journal.take("instance", env.fingerprint, env.settings.partial);
+    // The entry the plan named, and only it; after it turned out gone, none.
+    if (planned !== undefined && !first) return { kind: "none", diagnostics: notes };
+    first = false;
+    const e =
+      planned === undefined
+        ? journal.take("instance", env.fingerprint, env.settings.partial)
+        : journal.takeEntry(planned, env.settings.partial);
+    if (!e && planned !== undefined) {
+      return {
+        kind: "error",
+        diagnostic: {
+          severity: "error",
+          summary: "The instance this plan adopts is no longer available",
+          detail: `The plan said this create adopts an instance from the deploy journal (entry ${planned}), but since then a state has claimed it or another apply has taken it. Nothing was deployed, so that the apply does only what the plan said. Run terraform plan (or apply) again.`,
+        },
+        diagnostics: notes,
+      };
+    }
     if (!e) return { kind: "none", diagnostics: notes };
     const found = e.id ? await byId(e.id, env) : await byListing(e, journal, env);
     if (found === "gone") {
@@ -340,7 +360,8 @@ async function byListing(
   env: DeployEnv,
 ): Promise<{ instance: Instance } | "gone" | { error: ResourceDiagnostic }> {
   const sentAt = Date.parse(e.sent_at);
-  const referenced = journal.referencedIds();
+  // Never what a journal entry names, nor what the local state holds.
+  const referenced = new Set([...journal.referencedIds(), ...(journal.savedIds() ?? [])]);
   // A young entry may still land: wait out what is left of its reconcile window. A time that cannot
   // be read is an old entry; one in the future (another machine's clock) waits one window at most.
   const windowMs = env.settings.reconcileTimeoutMs;

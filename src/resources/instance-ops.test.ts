@@ -129,11 +129,59 @@ test("a failed provisioning returns the instance with the error", async () => {
   expect(r.diagnostics[0]!.summary).toMatch(/^provision_failed: /);
 });
 
-test("a wait that times out still returns the instance", async () => {
+test("a create timeout while the instance is creating keeps it with a warning, never an error", async () => {
   fake.backend.setTransitions("manual");
   const r = await createInstance(args(), ctx(150));
   expect(r.state).toMatchObject({ status: "creating" });
-  expect(r.diagnostics[0]!.summary).toMatch(/Timed out/);
+  expect(r.unfinished).toBe(true);
+  // An error would have Terraform taint the instance and the next apply replace it.
+  expect(r.diagnostics.map((d) => d.severity)).toEqual(["warning"]);
+  expect(r.diagnostics[0]!.summary).toBe(`Instance ${r.state!.id} is still creating: kept, not replaced`);
+  expect(r.diagnostics[0]!.detail).toContain("The create's timeout ended");
+  expect(r.diagnostics[0]!.detail).toContain("the next terraform apply waits for it in place");
+  expect(live()).toHaveLength(1);
+
+  // The next apply's update waits for it in place and records it running.
+  fake.backend.setTransitions("immediate");
+  const done = await updateInstance(r.state!.id, args(), ctx());
+  expect(done.diagnostics).toEqual([]);
+  expect(done.state).toMatchObject({ id: r.state!.id, status: "running" });
+  expect(live()).toHaveLength(1);
+});
+
+test("Terraform's stop while the instance is creating keeps it with a warning saying so", async () => {
+  fake.backend.setTransitions("manual");
+  const stop = new AbortController();
+  setTimeout(() => stop.abort(new Error("stop")), 100);
+  const r = await createInstance(args(), { ...ctx(5000), signal: stop.signal });
+  expect(r.unfinished).toBe(true);
+  expect(r.state).toMatchObject({ status: "creating" });
+  expect(r.diagnostics.map((d) => d.severity)).toEqual(["warning"]);
+  expect(r.diagnostics[0]!.detail).toContain("Terraform was stopped while instance");
+  expect(live()).toHaveLength(1);
+});
+
+test("a create kept while creating that then fails is an error of the update, for the next plan to replace", async () => {
+  fake.backend.setTransitions("manual");
+  fake.backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });
+  const r = await createInstance(args(), ctx(150));
+  expect(r.unfinished).toBe(true);
+  fake.backend.setTransitions("immediate");
+  const done = await updateInstance(r.state!.id, args(), ctx());
+  expect(done.state).toMatchObject({ status: "error" });
+  expect(done.diagnostics.map((d) => d.severity)).toEqual(["error"]);
+});
+
+test("a failed provisioning within the create is still an error (Terraform taints and replaces it)", async () => {
+  fake.backend.setTransitions("manual");
+  fake.backend.setHostBehaviour(DEMO_IDS.machineLarge, { provisionFails: true });
+  const pending = createInstance(args(), ctx(5000));
+  await new Promise((r) => setTimeout(r, 50));
+  fake.backend.setTransitions("immediate");
+  const r = await pending;
+  expect(r.unfinished).toBeUndefined();
+  expect(r.state).toMatchObject({ status: "error" });
+  expect(r.diagnostics[0]!.severity).toBe("error");
 });
 
 test("a lost deploy answer is reconciled to the instance it created", async () => {
@@ -289,7 +337,9 @@ test("a deploy interrupted in flight that still lands is found and returned, not
   const r = await createInstance(args(), { ...c, signal: stop.signal });
   expect(live()).toHaveLength(1);
   expect(r.state?.id).toBe(live()[0]!.id);
-  expect(r.diagnostics[0]?.summary).toBe("Interrupted");
+  // Running by the time it was found: nothing for Terraform to taint.
+  expect(r.state?.status).toBe("running");
+  expect(r.diagnostics).toEqual([]);
 });
 
 test("a deploy interrupted before it landed records nothing and is not resent", async () => {

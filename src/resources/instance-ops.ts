@@ -91,6 +91,11 @@ export interface OpContext {
   initialPollMs?: number;
   /** Journal and reconcile window of creates; default those registered with the client. */
   settings?: DeploySettings;
+  /**
+   * What the create's plan said it adopts: a journal entry, or null for nothing (it deploys).
+   * Undefined when the plan could not tell: whatever is adoptable is taken.
+   */
+  adopt?: string | null;
 }
 
 /** The outcome of a lifecycle step. */
@@ -100,7 +105,16 @@ export interface OpResult {
   diagnostics: ResourceDiagnostic[];
   /** A create's deploy journal entry, to be marked handed once Terraform has the state. */
   entry?: string | null;
+  /**
+   * A create cut short (Terraform's stop, or the create's timeout) while the instance was still
+   * being created: the state is returned with a warning only, so that Terraform keeps the instance
+   * without tainting it, and the next apply waits for it in place (see finishingCreate).
+   */
+  unfinished?: boolean;
 }
+
+/** Statuses of an instance whose deploy is still under way. */
+export const STILL_CREATING: ReadonlySet<InstanceStatus> = new Set(["creating", "starting"]);
 
 /** Default timeouts; the update one must cover a stop the host takes up to 30 minutes to confirm. */
 export const INSTANCE_DEFAULT_TIMEOUTS = { create: "20m", update: "40m", delete: "20m" } as const;
@@ -384,7 +398,7 @@ export async function createInstance(
   };
   // What an interrupted or late deploy of this configuration created is adopted before anything
   // is deployed.
-  const adoption = await adoptFromJournal(env);
+  const adoption = await adoptFromJournal(env, ctx.adopt);
   if (adoption.kind === "error")
     return { state: null, diagnostics: [...adoption.diagnostics, adoption.diagnostic] };
   const landed = adoption.kind === "adopted" ? adopted(args, adoption) : await deployNew(args, ctx, env);
@@ -406,11 +420,24 @@ export async function createInstance(
       },
     });
   } catch (err) {
-    return {
-      state: instanceToModel(latest, prior, args.desired_status),
-      diagnostics: [...notes, waitDiagnostic(err, "deploy", latest)],
-      entry,
-    };
+    const state = instanceToModel(latest, prior, args.desired_status);
+    // Cut short while the deploy is still under way: a warning, not an error. A create that
+    // returns its state with an error has Terraform taint the object and the next apply replace
+    // it, throwing away a deploy that is running and paid for; the instance is instead kept as it
+    // is, and the next apply waits for it in place (an update), replacing it only if it ends in
+    // error or is gone.
+    // Cut short as it came to run: the create is done, whatever ended the wait.
+    if (latest.status === "running" && args.desired_status === "running")
+      return { state, diagnostics: notes, entry };
+    if (!(err instanceof InstanceErrorStateError) && STILL_CREATING.has(latest.status)) {
+      return {
+        state,
+        diagnostics: [...notes, unfinishedCreateNote(err, latest, ctx.signal?.aborted === true)],
+        entry,
+        unfinished: true,
+      };
+    }
+    return { state, diagnostics: [...notes, waitDiagnostic(err, "deploy", latest)], entry };
   }
   if (args.desired_status === "stopped") {
     const r = await changePower(latest, "stopped", { ...ctx, timeoutMs: Math.max(0, deadline - now()) });
@@ -418,6 +445,21 @@ export async function createInstance(
     return { state, diagnostics: [...notes, ...r.diagnostics], entry };
   }
   return { state: instanceToModel(latest, prior, args.desired_status), diagnostics: notes, entry };
+}
+
+/** The warning of a create cut short while its instance is still being created. */
+function unfinishedCreateNote(err: unknown, last: Instance, stopped: boolean): ResourceDiagnostic {
+  const why =
+    err instanceof WaitTimeoutError
+      ? "The create's timeout ended"
+      : stopped || err instanceof RequestAbortedError
+        ? "Terraform was stopped"
+        : `Waiting failed (${err instanceof Error ? err.message : String(err)})`;
+  return {
+    severity: "warning",
+    summary: `Instance ${last.id} is still ${last.status}: kept, not replaced`,
+    detail: `${why} while instance ${last.id} was ${last.status}. The deploy goes on and is kept in the state as it is, not tainted: the next terraform apply waits for it in place (within timeouts.update) and replaces it only if it ends in error or is gone. Nothing is deployed again for it.`,
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { GpurentalClient } from "../api/client";
-import { ApiError } from "../api/errors";
+import { ApiError, NetworkError } from "../api/errors";
 import type { Instance, Offer, SshKey, Template } from "../api/schemas";
 import type { Diagnostics } from "../framework";
 import { type Budget, budgetOf, within } from "./deadline";
@@ -41,6 +41,8 @@ interface Gathered {
   offers: Offer[] | undefined;
   skipped: string[];
   credentialError: ApiError | undefined;
+  /** The API was never reached (wrong address, proxy or certificate): the plan fails, as the apply would. */
+  unreachable: NetworkError | undefined;
 }
 
 async function gatherCheckData(
@@ -51,6 +53,7 @@ async function gatherCheckData(
   const cred = credentialOf(client);
   const skipped: string[] = [];
   let credentialError: ApiError | undefined;
+  let unreachable: NetworkError | undefined;
   // Only the API's own codes say the record is missing; a 404 of an unknown route says nothing.
   const notFound = (err: unknown, code: string) =>
     err instanceof ApiError && err.status === 404 && err.code === code;
@@ -65,6 +68,10 @@ async function gatherCheckData(
       if (missingCode && notFound(err, missingCode)) return null;
       if (err instanceof ApiError && (err.code === "TOKEN_INVALID" || err.code === "ORG_MISMATCH")) {
         credentialError ??= err;
+        return undefined;
+      }
+      if (err instanceof NetworkError && !err.apiReached) {
+        unreachable ??= err;
         return undefined;
       }
       skipped.push(`${what} (${err instanceof Error ? err.message : String(err)})`);
@@ -126,7 +133,7 @@ async function gatherCheckData(
     orgId: me ? me.organization.id : cred.orgId,
     now: Date.now(),
   };
-  return { data, offers: offers ?? undefined, skipped, credentialError };
+  return { data, offers: offers ?? undefined, skipped, credentialError, unreachable };
 }
 
 /**
@@ -155,7 +162,11 @@ export async function planCreateChecks(
       template: undefined,
     };
   }
-  const { data, offers, skipped, credentialError } = gathered;
+  const { data, offers, skipped, credentialError, unreachable } = gathered;
+  // Not one answer from the API: its address, proxy or certificates are wrong, and the apply would
+  // fail the same way; a warning that checks were skipped would let the plan pass.
+  if (unreachable)
+    return { diagnostics: [errorToDiagnostic(unreachable, "plan_check")], template: undefined };
   // The credential itself is refused: the apply would fail the same way, so say it now.
   if (credentialError)
     return { diagnostics: [errorToDiagnostic(credentialError, "plan_check")], template: undefined };

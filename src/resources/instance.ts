@@ -1,4 +1,5 @@
 import type { GpurentalClient } from "../api/client";
+import type { InstanceStatus } from "../api/schemas";
 import {
   attr,
   type CtyValue,
@@ -43,6 +44,7 @@ import {
   MAX_OFFER_ATTEMPTS,
   type OpContext,
   readInstance,
+  STILL_CREATING,
   updateInstance,
 } from "./instance-ops";
 import { judgeFilterChange, planCreateChecks, report } from "./instance-plan";
@@ -75,6 +77,22 @@ function unreadAfterImport(priv: Buffer): boolean {
   return readPrivate(priv)[UNREAD_AFTER_IMPORT] === true;
 }
 
+/**
+ * Set on an instance whose create was cut short (Terraform's stop, the create's timeout) while it
+ * was still being created, and kept until it runs: the next plan waits for it in place, and
+ * replaces it if it ended in error instead (what a tainted create would have done).
+ */
+const CREATE_UNFINISHED = "create_unfinished";
+
+function createUnfinished(priv: Buffer): boolean {
+  return readPrivate(priv)[CREATE_UNFINISHED] === true;
+}
+
+function withoutKey(priv: Buffer, key: string): Buffer {
+  const { [key]: _dropped, ...rest } = readPrivate(priv);
+  return writePrivate(rest);
+}
+
 /** Replaces on change, except when the prior value was never known: null in state after an import. */
 const replaceUnlessUnreadImport = () => [
   requiresReplaceIf(
@@ -103,7 +121,7 @@ const schema = defineSchema({
     "A GPU instance: one rented offer running one template. Creating it deploys the instance and waits until it runs (billing starts when the workload runs). `desired_status` stops and starts it in place; every other argument except `offer_filter` replaces it, which destroys its disk.",
     `Offers are a live market: they sell out, get cheaper, are withdrawn and go into maintenance. Give the instance an \`offer_filter\` (GPU model, GPU count, and optionally a maximum price and a region) and the provider chooses the offer when the instance is created or replaced: the cheapest matching offer that the deploy checks do not already refuse for this template and \`disk_gb\` (sold out, machine disk, VM capability, CUDA), with offers whose machine goes into maintenance within 24 hours tried last. If another deploy takes that offer first (\`OFFER_UNAVAILABLE\`, \`OFFER_NOT_PINNABLE\`, \`MACHINE_DISK_EXHAUSTED\`, \`MACHINE_IN_MAINTENANCE\`), the next candidate is tried, at most ${MAX_OFFER_ATTEMPTS} offers, with a warning naming both; an answer that was lost is reconciled instead and never followed by a deploy elsewhere. The chosen \`offer_id\`, the \`offer\` it rents and the price snapshot are known after apply and kept in state: later market moves plan no change at all. Changing \`offer_filter\` replaces the instance only when it no longer satisfies the new filter (judged from \`offer\` and \`price_per_hour_micro\`); otherwise the change is recorded in place. With no matching offer that a deploy would accept, the plan fails on \`offer_filter\` and says which criterion left out which offers.`,
     "Pin an `offer_id` instead only when the instance must run on that very offer (a machine you reserved, a region or host the filter cannot express). A pinned offer is never moved away from: when it sells out or is withdrawn the running instance is unaffected, but creating or replacing the instance is refused until it can be rented again, and changing `offer_id` (for example to follow a cheaper offer from the `gpurental_offers` data source) replaces the instance and destroys its disk. Exactly one of `offer_id` and `offer_filter` is set.",
-    "Refusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. A maintenance window is only a warning at plan time: the contract leaves it to the service to judge how close is too close, so the deploy's own answer decides. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. Every deploy is recorded in the deploy journal (see the provider's `journal_dir`) before it is sent. A deploy is sent again only when it provably never reached the server; after a lost answer the organization's instances are listed for `reconcile_timeout` and a new instance matching offer, template, disk and label is taken, and if none appears the create fails saying the outcome is unknown, without a second deploy. The next create of the same configuration adopts, with a warning naming its id and when it was deployed, an instance that an interrupted apply (Ctrl-C, a killed terraform or provider) or a late server commit left outside the state, instead of deploying another; a plan that will do so says it.",
+    "Refusals are reported with the API's code first (e.g. `DISK_TOO_LARGE: ...`) on the argument concerned, at plan time where the API lets the provider foresee them. A maintenance window is only a warning at plan time: the contract leaves it to the service to judge how close is too close, so the deploy's own answer decides. An instance that ends in error while being created is kept in state and marked tainted, so the next apply replaces it. A create cut short while the instance is still being created (Terraform stopped by Ctrl-C, or the create's timeout) keeps the instance in state with a warning, not tainted: the next apply waits for it in place (within `timeouts.update`) and replaces it only if it ended in error or is gone, so a deploy already under way is never paid for twice. Every deploy is recorded in the deploy journal (see the provider's `journal_dir`) before it is sent. A deploy is sent again only when it provably never reached the server; after a lost answer the organization's instances are listed for `reconcile_timeout` and a new instance matching offer, template, disk and label is taken, and if none appears the create fails saying the outcome is unknown, without a second deploy. The next create of the same configuration adopts, with a warning naming its id and when it was deployed, an instance that an interrupted apply (Ctrl-C, a killed terraform or provider) or a late server commit left outside the state, instead of deploying another; a plan that will do so says it.",
     "The API does not return `ssh_key_id`, `env`, `secret_env`, `secret_env_wo_version`, `unset_env` or `offer_filter`, so an import cannot read them (and `secret_env_wo` is never read or stored). The first plan after an import records the configured values in state with an in-place update that sends nothing to the API, and warns that they were taken from the configuration; from then on, changing them replaces the instance (`offer_filter`: when the instance does not satisfy the new filter). If the imported instance runs with other values, replace it (`terraform apply -replace=ADDRESS`).",
   ].join("\n\n"),
   attributes: {
@@ -221,16 +239,26 @@ const schema = defineSchema({
     ssh_port: num("SSH port assigned to the instance (never 22)."),
     ssh_user: str("User to connect as with SSH."),
     jupyter_url: str(
-      "JupyterLab address with its token, once a jupyter template reports it; otherwise null. Sensitive because it carries the access token.",
+      "JupyterLab address with its token, once a jupyter template reports it; otherwise null. Sensitive because it carries the access token. Null with `store_access_secrets = false`: read it for a run with the `gpurental_instance_access` ephemeral resource, and show `jupyter_address` instead.",
       true,
     ),
     open_url: str(
-      "Address of the template's open button, once reported; otherwise null. Sensitive because it may carry the access token.",
+      "Address of the template's open button, once reported; otherwise null. Sensitive because it may carry the access token. Null with `store_access_secrets = false`: read it for a run with the `gpurental_instance_access` ephemeral resource.",
       true,
     ),
     access_token: str(
-      "The instance access token: the JupyterLab token, the bearer key of the template's app ports, and the password of accounts the template creates. Null when the template uses none.",
+      "The instance access token: the JupyterLab token, the bearer key of the template's app ports, and the password of accounts the template creates. Null when the template uses none. Kept in the state in clear text unless `store_access_secrets = false`; then null, and the `gpurental_instance_access` ephemeral resource gives it to the run that needs it.",
       true,
+    ),
+    store_access_secrets: attr.bool({
+      optional: true,
+      computed: true,
+      default: true,
+      description:
+        "Whether `access_token`, `jupyter_url` and `open_url` are kept in the state (default `true`, as before). With `false` they are always null in plans and states (the API puts the token into both addresses), and the run that needs them reads them with the `gpurental_instance_access` ephemeral resource (Terraform 1.10 or later); `jupyter_address`, the SSH attributes and everything else stay. Changing it updates the state in place, never the instance. An import reads the instance before the configuration is known, so an imported state (and a saved plan that imports) holds them until the first apply records `false`: apply right after importing.",
+    }),
+    jupyter_address: str(
+      "`jupyter_url` with the access token masked (`token=…`), safe to show and kept whatever `store_access_secrets` says; null until a jupyter template reports its address.",
     ),
     error_code: str(
       "Why the instance is in error (`provision_failed`, `workload_completed`, `workload_gone`), or why a stop or start did not land (`stop_timed_out`, `start_timed_out`, `gpus_unavailable`); null otherwise.",
@@ -357,10 +385,32 @@ function priorArgs(s: State): PriorArgs {
   };
 }
 
+/** The attributes that carry the access token, kept out of the state by `store_access_secrets = false`. */
+const ACCESS_SECRETS = ["access_token", "jupyter_url", "open_url"] as const;
+
+/** `jupyter_url` with the access token masked: the `token` query value, and the token wherever else it appears. */
+export function maskedJupyterAddress(url: string | null, token: string | null): string | null {
+  if (url === null) return null;
+  const masked = url.replace(/([?&#]token=)[^&#]*/g, "$1…");
+  return token ? masked.split(token).join("…") : masked;
+}
+
+/** Whether a stored state keeps the access secrets: null is a state from before the argument existed, or just imported. */
+function storesSecrets(s: State): boolean {
+  return s.store_access_secrets !== false;
+}
+
 /** The state value of a model; the timeouts come from the plan or prior state. */
-function toState(m: InstanceModel): Omit<State, "timeouts"> {
+function toState(
+  m: InstanceModel,
+  store: boolean | null,
+  keep: boolean = store !== false,
+): Omit<State, "timeouts"> {
   return {
     ...m,
+    ...(keep ? {} : { access_token: null, jupyter_url: null, open_url: null }),
+    store_access_secrets: store,
+    jupyter_address: maskedJupyterAddress(m.jupyter_url, m.access_token),
     // Write-only: never part of a state, whatever the model carries.
     secret_env_wo: null,
     secret_env_wo_version: m.secret_env_wo_version ?? null,
@@ -516,6 +566,46 @@ function priorArgsForJudging(s: State) {
   };
 }
 
+/**
+ * What the plans of one provider process (or resident session: one journal each) have said about
+ * the deploy journal: the entries their creates will adopt (entry id to instance id, null while
+ * unknown), and the instance ids a state or an import block of the plan holds. Within one plan an
+ * instance is never both adopted by a create and held elsewhere.
+ */
+interface PlanTrack {
+  promised: Map<string, string | null>;
+  claimed: Set<string>;
+}
+const planTracks = new WeakMap<object, PlanTrack>();
+
+function planTrack(journal: object): PlanTrack {
+  let t = planTracks.get(journal);
+  if (!t) {
+    t = { promised: new Map(), claimed: new Set() };
+    planTracks.set(journal, t);
+  }
+  return t;
+}
+
+/**
+ * Records that a state (or an import block) of this plan holds instance `id`; when a create of
+ * the same plan already said it adopts it, the plan fails instead of doing both.
+ */
+function holdInPlan(ctx: HandlerContext<GpurentalClient>, id: string, how: string): void {
+  const journal = deploySettingsOf(ctx.providerData).journal;
+  if (!journal) return;
+  const t = planTrack(journal);
+  t.claimed.add(id);
+  // An import says where the instance belongs: its journal entry (if any) is closed now, so that
+  // no later plan promises it to a create.
+  if (how === "imported") bestEffort("an imported instance", () => journal.closeId(id, "claimed"));
+  if (![...t.promised.values()].includes(id)) return;
+  ctx.diags.addError(
+    `Instance ${id} is both ${how} and adopted by a create of this plan`,
+    `A create of gpurental_instance in this plan said it adopts instance ${id} from the deploy journal, and ${how === "imported" ? "an import block imports it into" : "the state holds it at"} another address. An instance is never given to two addresses: plan again (the next plan leaves it to this address), or remove the import block.`,
+  );
+}
+
 /** Closes the journal's entries of an instance a state holds. */
 function claim(ctx: HandlerContext<GpurentalClient>, id: string | null): void {
   const journal = deploySettingsOf(ctx.providerData).journal;
@@ -528,37 +618,78 @@ function release(ctx: HandlerContext<GpurentalClient>, id: string | null): void 
   if (journal && id) bestEffort("a destroyed instance", () => journal.closeId(id, "destroyed"));
 }
 
-// How many creates of each configuration this provider's plans have told about an adoption, so
-// that with count = N and fewer entries only as many plans say so as there are entries. Kept per
-// journal object: one per provider process, or per session of a resident process.
-const adoptionsPlanned = new WeakMap<object, Map<string, number>>();
+/**
+ * The private data key in which a create's plan records what its apply adopts: an entry of the
+ * deploy journal, or null for none (it deploys). Absent when the plan could not tell (values
+ * known only after apply): the apply then takes whatever is adoptable, as the plan's note said.
+ */
+const PLANNED_ADOPTION = "adopt";
 
-/** Warns on a create that the apply will adopt an instance from the deploy journal. */
-function planAdoption(plan: Plan, ctx: HandlerContext<GpurentalClient>): void {
+/** What a create's plan recorded about adopting: an entry id, null for none, undefined unknown. */
+function plannedAdoption(priv: Buffer): string | null | undefined {
+  const v = readPrivate(priv)[PLANNED_ADOPTION];
+  return typeof v === "string" || v === null ? v : undefined;
+}
+
+/**
+ * Decides, at plan time, which journal entry (if any) a create adopts, warns saying so, and
+ * records it in the planned private data so that the apply does exactly that. Each entry is
+ * promised to one create of the plan (count = N with fewer entries: only as many say so), and
+ * never one whose instance a state or an import block of the plan holds.
+ */
+function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerContext<GpurentalClient>): void {
   const settings = deploySettingsOf(ctx.providerData);
   const journal = settings.journal;
   if (!journal || !credentialOf(ctx.providerData).configured) return;
+  const record = (entry: string | null) => {
+    req.private = writePrivate({ ...readPrivate(req.private), [PLANNED_ADOPTION]: entry });
+  };
   try {
-    if (journal.live("instance").length === 0) return;
     if (!isWhollyKnown(plan.offer_filter) || !isWhollyKnown(plan.env) || !isWhollyKnown(plan.secret_env))
       return;
     if (!isWhollyKnown(plan.unset_env) || !isWhollyKnown(plan.ssh_key_id) || !isWhollyKnown(plan.label))
       return;
     if (!known(plan.template_id) || !known(plan.disk_gb)) return;
     if (plan.offer_filter === null && !known(plan.offer_id)) return;
+    if (journal.live("instance").length === 0) {
+      record(null);
+      return;
+    }
     const fingerprint = instanceFingerprint(toArgs(plan), settings.account);
-    const entries = journal.adoptable("instance", fingerprint, settings.partial);
-    const planned = adoptionsPlanned.get(journal) ?? new Map<string, number>();
-    adoptionsPlanned.set(journal, planned);
-    const n = planned.get(fingerprint) ?? 0;
-    const next = entries[n];
-    if (!next) return;
-    planned.set(fingerprint, n + 1);
+    const t = planTrack(journal);
+    const next = journal
+      .adoptable("instance", fingerprint, settings.partial)
+      .find((e) => !t.promised.has(e.entry) && !(e.id && t.claimed.has(e.id)));
+    if (!next) {
+      record(null);
+      return;
+    }
+    t.promised.set(next.entry, next.id);
+    record(next.entry);
     report(ctx.diags, [willAdoptNote(next)]);
   } catch (err) {
     opsLog.warn("deploy journal: could not check for adoptions", {
       error: err instanceof Error ? err.message : String(err),
     });
+  }
+}
+
+/**
+ * Plans store_access_secrets and the attributes it governs on an update. A state from before the
+ * argument, or just imported (null), keeps null while the configuration leaves it unset, so
+ * upgrading the provider or importing plans nothing; `false` plans the secrets null, and secrets
+ * the state does not hold (turned back on) are planned unknown, for the update to read.
+ */
+function planAccessSecrets(req: { plan: Plan; config: Plan }, state: State): void {
+  const p = req.plan as Record<string, CtyValue>;
+  if (req.config.store_access_secrets === null && state.store_access_secrets === null) {
+    p.store_access_secrets = null;
+  }
+  const wanted = p.store_access_secrets ?? null;
+  if (wanted === false) {
+    for (const a of ACCESS_SECRETS) p[a] = null;
+  } else if (!known(wanted) || !storesSecrets(state)) {
+    for (const a of ACCESS_SECRETS) p[a] = unknown;
   }
 }
 
@@ -596,12 +727,15 @@ export const instanceResource = {
   async modifyPlan(req, ctx) {
     const { plan, state } = req;
     if (state === null) {
+      const p = plan as Record<string, CtyValue>;
+      if (plan.store_access_secrets === false) for (const a of ACCESS_SECRETS) p[a] = null;
       await planTimeChecks(plan, req.config, ctx);
-      planAdoption(plan, ctx);
+      planAdoption(plan, req, ctx);
       return;
     }
     // Every plan shows the provider the instances its state holds: the journal's proof of a claim.
     claim(ctx, state.id);
+    if (state.id) holdInPlan(ctx, state.id, "held");
     if (unreadAfterImport(req.private)) {
       const adopted = CREATE_ONLY.filter((a) => state[a] === null && plan[a] !== null);
       if (adopted.length > 0) {
@@ -611,6 +745,24 @@ export const instanceResource = {
           `The service does not return ${names}, so the import could not read them. This apply records the configured values in state without changing the instance; later changes to them replace it. If the instance runs with other values, replace it with terraform apply -replace=<address>.`,
         );
       }
+    }
+    const unfinished = createUnfinished(req.private);
+    if (unfinished && state.status === "error") {
+      // The deploy a cut-short create kept ended in error: replaced, as a tainted create would be.
+      (plan as Record<string, CtyValue>).status = unknown;
+      req.requiresReplace([{ attribute: "status" }]);
+      ctx.diags.addWarning(
+        `Instance ${state.id} ended in error after its create was cut short: replaced`,
+        `An earlier apply stopped waiting for instance ${state.id} while it was being created and kept it; it has since ended in error (${state.error_code ?? "no error_code"}${state.error_message ? `: ${state.error_message}` : ""}), so this apply replaces it.`,
+      );
+      return;
+    }
+    const settling = STILL_CREATING.has(state.status as InstanceStatus);
+    if (settling) {
+      ctx.diags.addWarning(
+        `Instance ${state.id} is still ${state.status}: this apply waits for it`,
+        `Instance ${state.id} was kept while it was being created. Applying waits for it in place (within timeouts.update) and ${known(plan.desired_status) && plan.desired_status === "stopped" ? "then stops it" : "records it once it runs"}; nothing is deployed again. If it ends in error, the apply fails and the next one replaces it.`,
+      );
     }
     if (state.status === "error") {
       // Nothing in place can bring an instance back from error; say so instead of a silent no-op.
@@ -623,30 +775,42 @@ export const instanceResource = {
     // A power change (or one not known yet) moves every value that follows the status; anything
     // else (only timeouts) changes nothing at the API, so every computed value keeps its prior
     // value, null ones included.
-    const powerChange = !known(plan.desired_status) || plan.desired_status !== state.desired_status;
+    const powerChange =
+      settling || !known(plan.desired_status) || plan.desired_status !== state.desired_status;
     const p = plan as Record<string, CtyValue>;
     const prior = state as Record<string, CtyValue>;
     for (const a of INSTANCE_COMPUTED_ATTRIBUTES) {
       p[a] = powerChange && !INSTANCE_STABLE_ATTRIBUTES.includes(a) ? unknown : (prior[a] ?? null);
     }
+    p.jupyter_address = powerChange ? unknown : (prior.jupyter_address ?? null);
+    planAccessSecrets(req, state);
   },
 
-  async create({ plan, config }, ctx) {
+  async create(req, ctx) {
+    const { plan, config } = req;
     const args = toArgs(plan, config);
     const settings = deploySettingsOf(ctx.providerData);
     await sweepLostKeysOf(ctx.providerData, ctx.signal);
+    const adopt = plannedAdoption(req.private);
+    req.private = withoutKey(req.private, PLANNED_ADOPTION);
     const r = await createInstance(
       args,
-      { ...opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.create), settings },
+      {
+        ...opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.create),
+        settings,
+        ...(adopt === undefined ? {} : { adopt }),
+      },
       (msg) => opsLog.info(msg, { resource: "gpurental_instance" }),
     );
     report(ctx.diags, r.diagnostics);
     const entry = r.entry;
     if (r.state && entry) bestEffort("a handed instance", () => settings.journal?.handed(entry));
-    return r.state ? toState(r.state) : null;
+    if (r.unfinished) req.private = writePrivate({ ...readPrivate(req.private), [CREATE_UNFINISHED]: true });
+    return r.state ? toState(r.state, plan.store_access_secrets as boolean | null) : null;
   },
 
-  async read({ state }, ctx) {
+  async read(req, ctx) {
+    const { state } = req;
     // With a provider configuration known only after apply, the state stays as it was.
     if (!credentialOf(ctx.providerData).configured) return state;
     const r = await readInstance(state.id!, priorArgs(state), {
@@ -656,30 +820,68 @@ export const instanceResource = {
     });
     report(ctx.diags, r.diagnostics);
     if (r.diagnostics.some((d) => d.severity === "error")) return state;
+    // A kept deploy that has come to run (or stopped) needs no more finishing.
+    if (
+      r.state &&
+      createUnfinished(req.private) &&
+      !STILL_CREATING.has(r.state.status) &&
+      r.state.status !== "error"
+    )
+      req.private = withoutKey(req.private, CREATE_UNFINISHED);
     if (r.state) claim(ctx, state.id);
     else release(ctx, state.id);
-    return r.state ? toState(r.state) : null;
+    return r.state ? toState(r.state, state.store_access_secrets, storesSecrets(state)) : null;
   },
 
   async update(req, ctx) {
     const { plan, state } = req;
     const planned = toArgs(plan);
+    const settling = STILL_CREATING.has(state.status as InstanceStatus);
     // Only timeouts changed, or arguments adopted after an import: nothing to do at the API, and
     // the plan holds the values to keep. Either way the import marker has done its job.
-    if (planned.desired_status === state.desired_status) {
+    if (!settling && planned.desired_status === state.desired_status) {
       req.private = writePrivate({});
+      // Secrets the state did not hold (store_access_secrets turned on, or after an import).
+      if (ACCESS_SECRETS.some((a) => isUnknown(plan[a]))) {
+        const r = await readInstance(state.id!, priorArgs(state), {
+          client: ctx.providerData,
+          signal: ctx.signal,
+          timeoutMs: ctx.timeoutMs ?? READ_TIMEOUT_MS,
+        });
+        report(ctx.diags, r.diagnostics);
+        if (!r.state) return state;
+        const { access_token, jupyter_url, open_url } = r.state;
+        return { access_token, jupyter_url, open_url };
+      }
       return {};
     }
+    // A still-creating instance (a create cut short kept it) is waited for, then moved to the
+    // desired status.
     const r = await updateInstance(
       state.id!,
       planned,
       opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.update),
       priorArgs(state),
     );
+    if (settling && r.state?.status === "error") {
+      r.diagnostics = r.diagnostics.map((d) =>
+        d.severity === "error"
+          ? {
+              ...d,
+              detail: `${d.detail} Instance ${state.id} ended in error while it was being created, after an earlier create was cut short; the next terraform apply replaces it.`,
+            }
+          : d,
+      );
+    }
     report(ctx.diags, r.diagnostics);
     if (!r.state) return state;
-    req.private = writePrivate({});
-    return toState(r.state);
+    // The import marker has done its job; the unfinished-create marker stays until the instance
+    // has run (set here too when it ended in error, so that the next plan replaces it).
+    const stillUnfinished =
+      (createUnfinished(req.private) && STILL_CREATING.has(r.state.status)) ||
+      (settling && r.state.status === "error");
+    req.private = writePrivate(stillUnfinished ? { [CREATE_UNFINISHED]: true } : {});
+    return toState(r.state, plan.store_access_secrets as boolean | null);
   },
 
   async delete({ state }, ctx) {
@@ -704,6 +906,7 @@ export const instanceResource = {
         return {};
       }
       req.private = writePrivate({ [UNREAD_AFTER_IMPORT]: true });
+      holdInPlan(ctx, id, "imported");
       return { id };
     } catch (err) {
       ctx.diags.add(errorToDiagnostic(err, "import"));

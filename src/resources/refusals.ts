@@ -2,6 +2,7 @@ import {
   AmbiguousRequestError,
   ApiError,
   type ApiErrorCode,
+  ConnectionSetupError,
   GpurentalError,
   InstanceErrorStateError,
   NetworkError,
@@ -408,6 +409,22 @@ export function errorToDiagnostic(
       severity: "error",
       summary: `Timed out waiting for the instance to become ${err.target.join(" or ")}`,
       detail: `${err.message}. The instance is kept in the state with its last known status${last ? ` (${last.status})` : ""}; run terraform apply again to continue waiting, or raise the matching entry of timeouts.`,
+    };
+  }
+  if (err instanceof ConnectionSetupError) {
+    return {
+      severity: "error",
+      summary: err.problem.startsWith("proxy")
+        ? "The proxy refuses the connection to the gpurental API"
+        : "Cannot connect to the gpurental API as configured",
+      detail: `${OPERATION_WORDS[op] ? `${OPERATION_WORDS[op]} ` : ""}${err.message}. This was not retried: it fails the same way until ${err.setting} is changed.`,
+    };
+  }
+  if (err instanceof NetworkError && !err.apiReached) {
+    return {
+      severity: "error",
+      summary: "Cannot reach the gpurental API",
+      detail: `${OPERATION_WORDS[op] ? `${OPERATION_WORDS[op]} ` : ""}${err.message}. Check the provider's base_url (or GPURENTAL_BASE_URL), the proxy settings (HTTPS_PROXY, NO_PROXY, or https_proxy in the provider block) and that the API is reachable from this machine.`,
     };
   }
   if (err instanceof NetworkError || (err instanceof TimeoutError && err.limit === "request")) {

@@ -312,7 +312,7 @@ describe("gpurental_instance lifecycle", () => {
     expect(imported.diags).toEqual([]);
     const importedRead = (await h.read("gpurental_instance", imported.value!)).value!;
     const now = (await h.read("gpurental_instance", started.value!)).value!;
-    for (const k of ["ssh_key_id", "env", "secret_env", "unset_env", "timeouts"]) {
+    for (const k of ["ssh_key_id", "env", "secret_env", "unset_env", "store_access_secrets", "timeouts"]) {
       delete importedRead[k];
       delete now[k];
     }

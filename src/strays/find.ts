@@ -54,6 +54,11 @@ export interface StrayInstance {
   pricePerHour: Micro;
   /** Settled charges so far. */
   spend: Micro;
+  /**
+   * Set when it is the late arrival of a deploy the deploy journal of a state read gave up on
+   * (its answer was lost and nothing appeared within the reconcile window): see late.ts.
+   */
+  lateArrival?: { sentAt: string; entry: string; journal: string };
 }
 
 /** An API key no state holds. */

@@ -47,6 +47,16 @@ export function renderStraysText(r: StrayReport): string {
       "",
     );
   }
+  const late = r.instances.filter((s) => s.lateArrival);
+  if (late.length > 0) {
+    out.push(`Late arrivals of given-up deploys (${late.length}):`);
+    for (const s of late) {
+      out.push(
+        `  ${s.instance.id}: landed after the deploy journal gave up its deploy sent at ${time(s.lateArrival!.sentAt)} (entry ${s.lateArrival!.entry} in ${s.lateArrival!.journal}); import it or destroy it (--destroy)`,
+      );
+    }
+    out.push("");
+  }
   if (r.apiKeys.length > 0) {
     out.push(`API keys no state holds (${r.apiKeys.length}):`);
     out.push(
@@ -115,6 +125,13 @@ export function straysJson(r: StrayReport): Record<string, unknown> {
       hourly_burn_micro: s.hourlyBurn,
       spend_micro: s.spend,
       deployed_by: s.instance.deployed_by,
+      late_arrival: s.lateArrival
+        ? {
+            deploy_sent_at: s.lateArrival.sentAt,
+            journal_entry: s.lateArrival.entry,
+            journal: s.lateArrival.journal,
+          }
+        : null,
     })),
     api_keys: r.apiKeys.map((k) => ({
       id: k.key.id,

@@ -1,4 +1,5 @@
 import { parse } from "lossless-json";
+import { UserFacingError } from "../user-facing";
 
 // JSON as Terraform writes it. Terraform's numbers are arbitrary precision, and the amounts kept in
 // a state (`spend_micro`, prices) must stay exact: integers JavaScript cannot hold exactly become
@@ -26,7 +27,7 @@ function parseNumber(text: string): number | bigint {
 }
 
 /** Raised when a document is not JSON; names where it came from and, when known, the position. */
-export class JsonDocumentError extends Error {
+export class JsonDocumentError extends UserFacingError {
   constructor(
     readonly source: string,
     detail: string,

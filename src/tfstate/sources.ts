@@ -1,5 +1,6 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { UserFacingError } from "../user-facing";
 import { isJsonObject, type JsonObject, parseJsonDocument } from "./json";
 import { type PlanDocument, plannedImports, readTerraformDocument } from "./plan";
 import type { StateSnapshot } from "./state";
@@ -14,7 +15,7 @@ import { terraformOk } from "./terraform";
 // `cdktf deploy` needs no `terraform init` to be read; any other backend goes through state pull.
 
 /** Raised for a source that cannot be used; the message names the path and what to do. */
-export class SourceError extends Error {
+export class SourceError extends UserFacingError {
   constructor(message: string) {
     super(message);
     this.name = "SourceError";
@@ -90,7 +91,7 @@ export function cdktfStacks(projectDir: string, only: readonly string[] = []): C
     : [];
   if (found.length === 0) {
     throw new SourceError(
-      `the CDKTF project ${projectDir} has no synthesized stack under ${stacksDir}: run \`cdktf synth\` there first`,
+      `the CDKTF project ${projectDir} has no synthesized stack under ${stacksDir}: run \`cdktf synth\` (or \`cdktn synth\`) there first`,
     );
   }
   const wanted = only.length > 0 ? [...new Set(only)] : found;
@@ -297,7 +298,7 @@ export async function loadPlan(
     const planFile = join(stack.dir, "plan");
     if (!existsSync(planFile)) {
       throw new SourceError(
-        `the CDKTF stack ${stack.name} has no saved plan at ${planFile}: run \`cdktf diff ${stack.name}\` first (it saves the plan there)`,
+        `the CDKTF stack ${stack.name} has no saved plan at ${planFile}: run \`cdktf diff ${stack.name}\` first (or \`cdktn diff ${stack.name}\`; it saves the plan there)`,
       );
     }
     return {

@@ -1,3 +1,4 @@
+import { UserFacingError } from "../user-facing";
 import { isJsonObject, type JsonObject, type JsonValue } from "./json";
 
 // Terraform states as gpurental reads them: the raw state file (format version 4, what
@@ -52,7 +53,7 @@ export interface PlannedImport {
 }
 
 /** Raised when a document is JSON but no state Terraform writes; names the source and what is wrong. */
-export class StateDocumentError extends Error {
+export class StateDocumentError extends UserFacingError {
   constructor(
     readonly source: string,
     detail: string,

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
+import { UserFacingError } from "../user-facing";
 
 // Running the Terraform CLI to read what only it can read: a working directory's state through its
 // backend (`terraform state pull`, local or remote, e.g. pg) and a saved plan file (`terraform show
@@ -8,7 +9,7 @@ import { delimiter, isAbsolute, join } from "node:path";
 // `terraform`, else `tofu` on PATH.
 
 /** Raised when the Terraform CLI is missing or a command of it fails; the message says which and where. */
-export class TerraformCliError extends Error {
+export class TerraformCliError extends UserFacingError {
   constructor(message: string) {
     super(message);
     this.name = "TerraformCliError";

@@ -135,12 +135,51 @@ describe("Instance", () => {
       "ssh -p ${gpurental_instance.gpu.ssh_port} ${gpurental_instance.gpu.ssh_user}@${gpurental_instance.gpu.ssh_host}",
     );
     expect(resolved(stack, gpu.jupyterUrl)).toBe("${gpurental_instance.gpu.jupyter_url}");
-    expect(resolved(stack, gpu.jupyterAddress)).toBe(
-      '${nonsensitive((gpurental_instance.gpu.jupyter_url == null)) ? "" : nonsensitive(replace(gpurental_instance.gpu.jupyter_url, "/token=[^&#]*/", "token=…"))}',
-    );
+    // The provider's own masked address, kept whatever storeAccessSecrets says.
+    expect(resolved(stack, gpu.jupyterAddress)).toBe("${gpurental_instance.gpu.jupyter_address}");
     expect(resolved(stack, gpu.accessToken)).toBe("${gpurental_instance.gpu.access_token}");
     expect(resolved(stack, gpu.status)).toBe("${gpurental_instance.gpu.status}");
     expect(resolved(stack, gpu.instanceId)).toBe("${gpurental_instance.gpu.id}");
+  });
+
+  it("keeps the access secrets out of the state with storeAccessSecrets: false, and says so when misused", () => {
+    const synthesized = Testing.synthScope((scope) => {
+      new Instance(scope, "gpu", { ...base, storeAccessSecrets: false });
+    });
+    expect(synthesized).toHaveResourceWithProperties(instance.Instance, { store_access_secrets: false });
+    const unset = Testing.synthScope((scope) => {
+      new Instance(scope, "gpu", base);
+    });
+    expect(JSON.parse(unset).resource.gpurental_instance.gpu).not.toHaveProperty("store_access_secrets");
+    expect(
+      synthErrors((s) => new Instance(s, "i", { ...base, storeAccessSecrets: "no" as unknown as boolean })),
+    ).toContain("storeAccessSecrets must be true or false");
+  });
+
+  it("declares ephemeral resources through the stack's escape hatch (cdktf 0.21 has no class for them)", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    new GpurentalProvider(stack, "gpurental");
+    stack.addOverride("ephemeral.gpurental_api_key.run", { name: "run", kind: "team" });
+    const runKey = "${ephemeral.gpurental_api_key.run.secret}";
+    const alias = new GpurentalProvider(stack, "run", { alias: "run", token: runKey });
+    const gpu = new Instance(stack, "gpu", {
+      ...base,
+      provider: alias,
+      storeAccessSecrets: false,
+      secretEnvWo: { RUN_KEY: runKey },
+      secretEnvWoVersion: 1,
+    });
+    stack.addOverride("ephemeral.gpurental_instance_access.gpu", { instance_id: gpu.instanceId });
+    const json = JSON.parse(Testing.synth(stack)) as Record<string, Record<string, Record<string, unknown>>>;
+    expect(json.ephemeral).toEqual({
+      gpurental_api_key: { run: { name: "run", kind: "team" } },
+      gpurental_instance_access: { gpu: { instance_id: "${gpurental_instance.gpu.id}" } },
+    });
+    expect(json.resource!.gpurental_instance!.gpu).toMatchObject({
+      provider: "gpurental.run",
+      secret_env_wo: { RUN_KEY: runKey },
+    });
   });
 
   it("references an existing instance through the instance data source", () => {
@@ -316,6 +355,26 @@ describe("GpurentalProvider", () => {
     const p = new GpurentalProvider(stack, "gpurental", { token: token.stringValue });
     Testing.synth(stack, true);
     expect(p.node.metadata.filter((m) => m.type === "@cdktf/warn")).toEqual([]);
+  });
+
+  it("writes the network settings given, and warns of proxy credentials in a literal", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const p = new GpurentalProvider(stack, "gpurental", {
+      caCertFile: "ca.pem",
+      httpsProxy: "http://user:pw@proxy.example:3128",
+      noProxy: "internal.example,10.0.0.0/8",
+    });
+    expect(Testing.synth(stack)).toHaveProviderWithProperties(provider.GpurentalProvider, {
+      ca_cert_file: "ca.pem",
+      https_proxy: "http://user:pw@proxy.example:3128",
+      no_proxy: "internal.example,10.0.0.0/8",
+    });
+    expect(p.node.metadata.filter((m) => m.type === "@cdktf/warn").map((m) => String(m.data))).toEqual([
+      expect.stringMatching(/^httpsProxy holds credentials.*set HTTPS_PROXY where Terraform runs/),
+    ]);
+    const bad = new GpurentalProvider(new TerraformStack(Testing.app(), "t"), "g", { noProxy: " " });
+    expect(bad.node.validate()).toEqual([expect.stringContaining("noProxy must be a non-empty string")]);
   });
 
   it("warns when a literal token would be written into the configuration", () => {

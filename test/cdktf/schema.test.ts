@@ -107,6 +107,9 @@ describe("provider-schema/gpurental.json", () => {
     expect(sensitive.sort()).toEqual(
       [
         "provider token",
+        // A proxy URL may hold the proxy's user and password.
+        "provider https_proxy",
+        "provider http_proxy",
         "resource gpurental_api_key secret",
         "resource gpurental_instance access_token",
         "resource gpurental_instance jupyter_url",

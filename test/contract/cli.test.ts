@@ -1,9 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { X509Certificate } from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { buildSync } from "esbuild";
+import { GpurentalClient } from "../../src/api/client";
+import { createTestPki } from "../../src/tls/issue";
 
 // The command runs from an esbuild bundle, so the test needs no prior `npm run build`.
 const root = resolve(__dirname, "../..");
@@ -106,6 +109,55 @@ describe("gpurental fake-backend", () => {
     expect(await p.exit).toBe(0);
     expect(p.out()).toContain("stopped");
     expect(JSON.parse(readFileSync(state, "utf8")).version).toBe(1);
+  });
+
+  test("--tls serves HTTPS with a generated CA written beside the credentials; --tls-cert/--tls-key serve one's own", async () => {
+    const sub = mkdtempSync(join(dir, "tls-"));
+    const creds = join(sub, "creds.json");
+    const p = run(["--seed", "demo", "--credentials", creds, "--tls", "--tls-name", "api.gpurental.test"]);
+    await waitFor(() => /CA certificate written/.test(p.out()));
+    const url = /listening on (https:\/\/\S+)/.exec(p.out())?.[1] ?? "";
+    const caFile = join(sub, "gpurental-fake-ca.pem");
+    const ca = new X509Certificate(readFileSync(caFile));
+    expect(ca.ca).toBe(true);
+    const c = JSON.parse(readFileSync(creds, "utf8"));
+    expect(c.base_url).toBe(url);
+    const client = new GpurentalClient({
+      baseUrl: url,
+      token: c.admin_session_token,
+      network: { env: {}, caCertFile: { value: caFile, source: "ca_cert_file" } },
+    });
+    await expect(client.getMe()).resolves.toHaveProperty("organization");
+    p.child.kill("SIGTERM");
+    expect(await p.exit).toBe(0);
+
+    const pki = createTestPki();
+    writeFileSync(join(sub, "cert.pem"), pki.server.certPem);
+    writeFileSync(join(sub, "key.pem"), pki.server.keyPem);
+    writeFileSync(join(sub, "own-ca.pem"), pki.ca.certPem);
+    const q = run(["--tls-cert", join(sub, "cert.pem"), "--tls-key", join(sub, "key.pem"), "--seed", "demo"]);
+    await waitFor(() => /listening on https:/.test(q.out()));
+    const ownUrl = /listening on (https:\/\/\S+)/.exec(q.out())?.[1] ?? "";
+    const res = await new GpurentalClient({
+      baseUrl: ownUrl,
+      token: "gps_x",
+      network: { env: { SSL_CERT_FILE: join(sub, "own-ca.pem") } },
+      retry: { maxAttempts: 1 },
+    })
+      .getMe()
+      .catch((e: Error) => e);
+    expect(String(res)).toMatch(/401|TOKEN_INVALID/); // TLS worked; the token did not
+    q.child.kill("SIGTERM");
+    expect(await q.exit).toBe(0);
+  });
+
+  test("--tls without a place for the CA, or --tls-cert without --tls-key, is refused", async () => {
+    const p = run(["--tls"]);
+    expect(await p.exit).toBe(1);
+    expect(p.err()).toContain("--tls needs --ca-file or --credentials");
+    const q = run(["--tls-cert", "x.pem"]);
+    expect(await q.exit).toBe(1);
+    expect(q.err()).toContain("--tls-cert and --tls-key go together");
   });
 
   test("an invalid port is refused naming --port, exit code 1", async () => {

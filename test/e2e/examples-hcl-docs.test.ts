@@ -18,7 +18,7 @@ it.each(files.map((f) => [f.path, f.content]))("%s is up to date (run npm run do
 
 it("has no page for a type the provider does not serve", () => {
   const generated = new Set(files.map((f) => f.path));
-  for (const sub of ["resources", "data-sources"]) {
+  for (const sub of ["resources", "data-sources", "ephemeral-resources"]) {
     const dir = join(ROOT, "docs", sub);
     const pages = existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith(".md")) : [];
     expect(pages.map((n) => `docs/${sub}/${n}`).filter((p) => !generated.has(p))).toEqual([]);
@@ -27,8 +27,13 @@ it("has no page for a type the provider does not serve", () => {
 
 it("lists every type of the provider and documents each attribute with its flags", () => {
   const index = files.find((f) => f.path === "docs/index.md")!.content;
-  for (const t of [...provider.resources, ...provider.dataSources])
+  for (const t of [...provider.resources, ...provider.dataSources, ...(provider.ephemeralResources ?? [])])
     expect(index).toContain(`\`${t.typeName}\``);
+  expect(index).toContain("(ephemeral-resources/instance_access.md)");
+  const runKey = files.find((f) => f.path === "docs/ephemeral-resources/api_key.md")!.content;
+  expect(runKey).toContain("# gpurental_api_key (Ephemeral Resource)");
+  expect(runKey).toContain("- `secret` (String, Sensitive)");
+  expect(runKey).toContain('ephemeral "gpurental_api_key" "run"');
   const instance = files.find((f) => f.path === "docs/resources/instance.md")!.content;
   expect(instance).toContain("- `offer_id` (String, Computed when unset, Forces replacement)");
   expect(instance).toContain("- `offer_filter` (Attributes) The market filter");

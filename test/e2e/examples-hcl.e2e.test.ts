@@ -148,7 +148,7 @@ describe("the README's HCL snippet", () => {
 
 describe("docs snippets", () => {
   const snippets: { name: string; file: string }[] = [];
-  for (const kind of ["resources", "data-sources"]) {
+  for (const kind of ["resources", "data-sources", "ephemeral-resources"]) {
     for (const type of readdirSync(join(SNIPPETS_DIR, kind))) {
       for (const file of readdirSync(join(SNIPPETS_DIR, kind, type)).filter((f) => f.endsWith(".tf"))) {
         snippets.push({ name: `${kind}/${type}/${file}`, file: join(SNIPPETS_DIR, kind, type, file) });

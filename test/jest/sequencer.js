@@ -8,12 +8,15 @@
 const Sequencer = require("@jest/test-sequencer").default;
 const { relative } = require("node:path");
 
-/** Seconds each slow suite took alone (docs/development.md, "How long the tests take"). */
+/** Seconds each slow suite took alone (docs/design/test-run-time.md). */
 const ESTIMATES = {
+  "test/e2e/resources/network.e2e.test.ts": 70,
   "test/cdktf/demo.e2e.test.ts": 68,
   "test/e2e/resources/faults.e2e.test.ts": 65,
   "test/cdktf/market.e2e.test.ts": 55,
   "test/cdktf/secret-env.e2e.test.ts": 38,
+  "test/cdktn/cdktn.e2e.test.ts": 65,
+  "test/package/fresh-install.test.ts": 22,
   "test/e2e/resources/bad-input.e2e.test.ts": 36,
   "test/e2e/resources/lifecycle.e2e.test.ts": 34,
   "test/e2e/resources/interruptions.e2e.test.ts": 31,
@@ -29,6 +32,7 @@ const ESTIMATES = {
   "test/contract/robustness.test.ts": 13,
   "test/contract/persistence.test.ts": 12,
   "test/cdktf/schema.test.ts": 10,
+  "test/cdktn/bindings.test.ts": 12,
   "test/e2e/commands/plan-report.e2e.test.ts": 9,
   "test/e2e/commands/strays.e2e.test.ts": 9,
   "test/contract/late-commit.test.ts": 8,

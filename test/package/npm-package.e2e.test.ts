@@ -135,6 +135,8 @@ beforeAll(async () => {
 
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
     dependencies: Record<string, string>;
+    peerDependencies: Record<string, string>;
+    peerDependenciesMeta: Record<string, { optional?: boolean }>;
     bin: Record<string, string>;
     engines: Record<string, string>;
     license: string;
@@ -145,11 +147,15 @@ beforeAll(async () => {
   project = join(root, "project");
   mkdirSync(project);
   const spec = `file:../pack/${TARBALL}`;
+  // A CDK for Terraform project: cdktf and constructs (the package's optional peers) of its own,
+  // at the versions this repository's lock file holds.
+  const cdkDeps = ["cdktf", "constructs"];
+  const locked = (name: string) => repoLock.packages[`node_modules/${name}`]?.version as string;
   const manifest = {
     name: "gpu-infra",
     version: "1.0.0",
     private: true,
-    dependencies: { [packageName]: spec },
+    dependencies: { [packageName]: spec, ...Object.fromEntries(cdkDeps.map((d) => [d, locked(d)])) },
   };
   const data = readFileSync(join(packDir, TARBALL));
   const lock = {
@@ -165,10 +171,12 @@ beforeAll(async () => {
         integrity: `sha512-${createHash("sha512").update(data).digest("base64")}`,
         license: pkg.license,
         dependencies: pkg.dependencies,
+        peerDependencies: pkg.peerDependencies,
+        peerDependenciesMeta: pkg.peerDependenciesMeta,
         bin: pkg.bin,
         engines: pkg.engines,
       },
-      ...lockClosure(repoLock.packages, Object.keys(pkg.dependencies)),
+      ...lockClosure(repoLock.packages, [...Object.keys(pkg.dependencies), ...cdkDeps]),
     },
   };
   writeFileSync(join(project, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -216,7 +224,7 @@ test("the tarball holds what a user runs and imports: dist/ without maps and tes
       "bin/gpurental",
       "dist/index.js",
       "dist/index.d.ts",
-      "dist/demo-app.js",
+      "dist/demo/cdktf-app.js",
       "dist/provider-bundle/provider.js",
       "dist/provider-bundle/provider-schema.pb",
     ]),

@@ -68,6 +68,12 @@ export interface InstanceConfig extends cdktf.TerraformMetaArguments {
   */
   readonly sshKeyId?: string;
   /**
+  * Whether `access_token`, `jupyter_url` and `open_url` are kept in the state (default `true`, as before). With `false` they are always null in plans and states (the API puts the token into both addresses), and the run that needs them reads them with the `gpurental_instance_access` ephemeral resource (Terraform 1.10 or later); `jupyter_address`, the SSH attributes and everything else stay. Changing it updates the state in place, never the instance. An import reads the instance before the configuration is known, so an imported state (and a saved plan that imports) holds them until the first apply records `false`: apply right after importing.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#store_access_secrets Instance#store_access_secrets}
+  */
+  readonly storeAccessSecrets?: boolean | cdktf.IResolvable;
+  /**
   * ID of the template to run: a system or public template, or one of the organization's own (see `gpurental_templates`). Changing it replaces the instance.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#template_id Instance#template_id}
@@ -647,6 +653,7 @@ export class Instance extends cdktf.TerraformResource {
     this._secretEnvWo = config.secretEnvWo;
     this._secretEnvWoVersion = config.secretEnvWoVersion;
     this._sshKeyId = config.sshKeyId;
+    this._storeAccessSecrets = config.storeAccessSecrets;
     this._templateId = config.templateId;
     this._timeouts.internalValue = config.timeouts;
     this._unsetEnv = config.unsetEnv;
@@ -765,6 +772,11 @@ export class Instance extends cdktf.TerraformResource {
   // id - computed: true, optional: false, required: false
   public get id() {
     return this.getStringAttribute('id');
+  }
+
+  // jupyter_address - computed: true, optional: false, required: false
+  public get jupyterAddress() {
+    return this.getStringAttribute('jupyter_address');
   }
 
   // jupyter_url - computed: true, optional: false, required: false
@@ -950,6 +962,22 @@ export class Instance extends cdktf.TerraformResource {
     return this.getNumberAttribute('storage_price_per_gb_hour_micro');
   }
 
+  // store_access_secrets - computed: true, optional: true, required: false
+  private _storeAccessSecrets?: boolean | cdktf.IResolvable; 
+  public get storeAccessSecrets() {
+    return this.getBooleanAttribute('store_access_secrets');
+  }
+  public set storeAccessSecrets(value: boolean | cdktf.IResolvable) {
+    this._storeAccessSecrets = value;
+  }
+  public resetStoreAccessSecrets() {
+    this._storeAccessSecrets = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get storeAccessSecretsInput() {
+    return this._storeAccessSecrets;
+  }
+
   // suspended_hold_price_per_hour_micro - computed: true, optional: false, required: false
   public get suspendedHoldPricePerHourMicro() {
     return this.getNumberAttribute('suspended_hold_price_per_hour_micro');
@@ -1016,6 +1044,7 @@ export class Instance extends cdktf.TerraformResource {
       secret_env_wo: cdktf.hashMapper(cdktf.stringToTerraform)(this._secretEnvWo),
       secret_env_wo_version: cdktf.numberToTerraform(this._secretEnvWoVersion),
       ssh_key_id: cdktf.stringToTerraform(this._sshKeyId),
+      store_access_secrets: cdktf.booleanToTerraform(this._storeAccessSecrets),
       template_id: cdktf.stringToTerraform(this._templateId),
       timeouts: instanceTimeoutsToTerraform(this._timeouts.internalValue),
       unset_env: cdktf.listMapper(cdktf.stringToTerraform, false)(this._unsetEnv),
@@ -1083,6 +1112,12 @@ export class Instance extends cdktf.TerraformResource {
         isBlock: false,
         type: "simple",
         storageClassType: "string",
+      },
+      store_access_secrets: {
+        value: cdktf.booleanToHclTerraform(this._storeAccessSecrets),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "boolean",
       },
       template_id: {
         value: cdktf.stringToHclTerraform(this._templateId),

@@ -14,11 +14,35 @@ export interface GpurentalProviderConfig {
   */
   readonly baseUrl?: string;
   /**
+  * Path of a PEM file of CA certificates to trust for the API, in addition to Node's roots, the system's (`SSL_CERT_FILE` or the system bundle, `SSL_CERT_DIR` or the system directories, as Go programs read them) and `NODE_EXTRA_CA_CERTS`: for an API behind a private CA or a TLS-inspecting proxy. Falls back to `GPURENTAL_CA_CERT_FILE`. A relative path is taken from the working directory. Certificate verification cannot be turned off.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#ca_cert_file GpurentalProvider#ca_cert_file}
+  */
+  readonly caCertFile?: string;
+  /**
+  * Proxy for an `http` base_url. Overrides the `HTTP_PROXY` (or `http_proxy`) environment variable.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#http_proxy GpurentalProvider#http_proxy}
+  */
+  readonly httpProxy?: string;
+  /**
+  * Proxy for an `https` base_url, e.g. `http://proxy.example:3128`; credentials may be given in it (`http://user:password@proxy.example:3128`) and are never logged. Overrides the `HTTPS_PROXY` (or `https_proxy`) environment variable, which is otherwise used as Go providers use it. `localhost` and loopback addresses are never proxied.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#https_proxy GpurentalProvider#https_proxy}
+  */
+  readonly httpsProxy?: string;
+  /**
   * Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory; on CI runners that start afresh, point it at a directory that is kept between runs.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#journal_dir GpurentalProvider#journal_dir}
   */
   readonly journalDir?: string;
+  /**
+  * Comma-separated hosts reached without the proxy, as Go reads `NO_PROXY`: `example.com` (and its subdomains), `.example.com` (subdomains only), IPs, CIDRs such as `10.0.0.0/8`, each with an optional `:port`, or `*`. Overrides the `NO_PROXY` (or `no_proxy`) environment variable.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#no_proxy GpurentalProvider#no_proxy}
+  */
+  readonly noProxy?: string;
   /**
   * ID of the organization to act in, sent as `X-Org-Id`. Falls back to `GPURENTAL_ORG_ID`. When unset, the credential's own organization is used; an organization the credential does not belong to is refused with `ORG_MISMATCH`.
   *
@@ -91,7 +115,11 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
       terraformProviderSource: 'registry.terraform.io/gpurental/gpurental'
     });
     this._baseUrl = config.baseUrl;
+    this._caCertFile = config.caCertFile;
+    this._httpProxy = config.httpProxy;
+    this._httpsProxy = config.httpsProxy;
     this._journalDir = config.journalDir;
+    this._noProxy = config.noProxy;
     this._orgId = config.orgId;
     this._reconcileTimeout = config.reconcileTimeout;
     this._token = config.token;
@@ -118,6 +146,54 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
     return this._baseUrl;
   }
 
+  // ca_cert_file - computed: false, optional: true, required: false
+  private _caCertFile?: string; 
+  public get caCertFile() {
+    return this._caCertFile;
+  }
+  public set caCertFile(value: string | undefined) {
+    this._caCertFile = value;
+  }
+  public resetCaCertFile() {
+    this._caCertFile = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get caCertFileInput() {
+    return this._caCertFile;
+  }
+
+  // http_proxy - computed: false, optional: true, required: false
+  private _httpProxy?: string; 
+  public get httpProxy() {
+    return this._httpProxy;
+  }
+  public set httpProxy(value: string | undefined) {
+    this._httpProxy = value;
+  }
+  public resetHttpProxy() {
+    this._httpProxy = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get httpProxyInput() {
+    return this._httpProxy;
+  }
+
+  // https_proxy - computed: false, optional: true, required: false
+  private _httpsProxy?: string; 
+  public get httpsProxy() {
+    return this._httpsProxy;
+  }
+  public set httpsProxy(value: string | undefined) {
+    this._httpsProxy = value;
+  }
+  public resetHttpsProxy() {
+    this._httpsProxy = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get httpsProxyInput() {
+    return this._httpsProxy;
+  }
+
   // journal_dir - computed: false, optional: true, required: false
   private _journalDir?: string; 
   public get journalDir() {
@@ -132,6 +208,22 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
   // Temporarily expose input value. Use with caution.
   public get journalDirInput() {
     return this._journalDir;
+  }
+
+  // no_proxy - computed: false, optional: true, required: false
+  private _noProxy?: string; 
+  public get noProxy() {
+    return this._noProxy;
+  }
+  public set noProxy(value: string | undefined) {
+    this._noProxy = value;
+  }
+  public resetNoProxy() {
+    this._noProxy = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get noProxyInput() {
+    return this._noProxy;
   }
 
   // org_id - computed: false, optional: true, required: false
@@ -205,7 +297,11 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
   protected override synthesizeAttributes(): { [name: string]: any } {
     return {
       base_url: cdktf.stringToTerraform(this._baseUrl),
+      ca_cert_file: cdktf.stringToTerraform(this._caCertFile),
+      http_proxy: cdktf.stringToTerraform(this._httpProxy),
+      https_proxy: cdktf.stringToTerraform(this._httpsProxy),
       journal_dir: cdktf.stringToTerraform(this._journalDir),
+      no_proxy: cdktf.stringToTerraform(this._noProxy),
       org_id: cdktf.stringToTerraform(this._orgId),
       reconcile_timeout: cdktf.stringToTerraform(this._reconcileTimeout),
       token: cdktf.stringToTerraform(this._token),
@@ -221,8 +317,32 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
         type: "simple",
         storageClassType: "string",
       },
+      ca_cert_file: {
+        value: cdktf.stringToHclTerraform(this._caCertFile),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      http_proxy: {
+        value: cdktf.stringToHclTerraform(this._httpProxy),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      https_proxy: {
+        value: cdktf.stringToHclTerraform(this._httpsProxy),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
       journal_dir: {
         value: cdktf.stringToHclTerraform(this._journalDir),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      no_proxy: {
+        value: cdktf.stringToHclTerraform(this._noProxy),
         isBlock: false,
         type: "simple",
         storageClassType: "string",

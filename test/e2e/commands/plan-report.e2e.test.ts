@@ -13,6 +13,7 @@ import {
   type Suite,
   startSuite,
   stopSuite,
+  suiteClientOptions,
   writeConfig,
 } from "../resources/helpers";
 import { runBinary, testIO } from "./io";
@@ -213,10 +214,7 @@ test("create 3, replace 1 by its disk, stop 1, destroy all: the right instances,
   writeConfig(s, config({ evalDisk: 200, trainStatus: "stopped" }));
   await savedPlan();
   writeFileSync(join(s.tf.workDir, "plan.json"), (await s.tf.ok(["show", "-json", "plan.bin"])).stdout);
-  const key = await new GpurentalClient({
-    baseUrl: s.backend.url,
-    token: s.creds.admin_session_token,
-  }).createApiKey({
+  const key = await new GpurentalClient(suiteClientOptions(s, s.creds.admin_session_token)).createApiKey({
     name: "plan-review",
     kind: "team",
   });

@@ -15,6 +15,7 @@ import {
   type Suite,
   startSuite,
   stopSuite,
+  suiteClientOptions,
   TERRAFORM_BLOCK,
 } from "../resources/helpers";
 import { runBinary, testIO } from "./io";
@@ -77,7 +78,7 @@ module "m" {
 }
 
 function client(token: string): GpurentalClient {
-  return new GpurentalClient({ baseUrl: s.backend.url, token });
+  return new GpurentalClient(suiteClientOptions(s, token));
 }
 
 /** Runs terraform in another directory with the suite's CLI configuration and environment. */

@@ -1,6 +1,6 @@
 import { type FakeBackend, type FaultSpec, startFakeBackend } from "../../../src/fake-backend";
 import { type RunResult, TerraformHarness } from "../harness";
-import { TERRAFORM_BLOCK } from "./helpers";
+import { backendFetch, TERRAFORM_BLOCK, trustBackend } from "./helpers";
 
 // The fault matrix with the real terraform: each kind of fault the fake backend injects, on 20% of
 // the requests, during an apply of 25 instances and its destroy. Apply and destroy must succeed,
@@ -93,7 +93,7 @@ afterAll(() => tf?.cleanup());
 
 /** How many times the faults of a backend fired, from the control API. */
 async function fired(backend: FakeBackend, installed: Map<string, number>): Promise<number> {
-  const res = await fetch(`${backend.url}/_control/faults`, {
+  const res = await backendFetch(`${backend.url}/_control/faults`, {
     headers: { "x-control-token": backend.controlToken },
   });
   const body = (await res.json()) as { items: { id: string; remaining: number | null }[] };
@@ -120,12 +120,14 @@ interface RowResult {
 
 async function runRow(row: Row, index: number): Promise<RowResult> {
   const problems: string[] = [];
-  const backend = await startFakeBackend({ seed: "demo", transitions: "immediate" });
+  // Over HTTPS: faults on a TLS connection (dropped, reset) behave as a real service's would.
+  const backend = await startFakeBackend({ seed: "demo", transitions: "immediate", tls: true });
   try {
     const creds = backend.credentials!;
     const machine = backend.createMachine({ disk_gb: 20_000 });
     const offer = backend.createOffer({ machine_id: machine.id, free_units: INSTANCES + 5 });
     const ws = tf.workingDir(`row${index}`);
+    trustBackend(ws, backend);
     ws.env.GPURENTAL_BASE_URL = backend.url;
     ws.env.GPURENTAL_TOKEN = creds.admin_session_token;
     // The window in which a deploy whose answer was lost is looked for (default 2 minutes): the
@@ -184,6 +186,9 @@ resource "gpurental_instance" "n" {
       );
     }
     if (backendIds.length !== INSTANCES) problems.push(`after apply ${backendIds.length} instances exist`);
+    // Counted over every instance ever deployed, destroyed ones included: none was deployed twice.
+    const ever = backend.listInstances(creds.org_id).length;
+    if (ever !== INSTANCES) problems.push(`after apply ${ever} instances were ever deployed`);
     const labels = live().map((i) => i.label);
     if (new Set(labels).size !== labels.length) {
       problems.push(`duplicates after apply: ${labels.length - new Set(labels).size}`);

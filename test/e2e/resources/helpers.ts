@@ -1,12 +1,16 @@
-import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { rootCertificates } from "node:tls";
+import { Agent, fetch as undiciFetch } from "undici";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../../src/fake-backend";
+import { TEST_API_HOST } from "../../../src/testing/test-proxy";
 import { type RunResult, type StateResource, TerraformHarness } from "../harness";
 
 // Shared set-up of the resource suites: one fake backend in-process on port 0 and one terraform
 // working directory per suite (one `terraform init`), with the provider pointed at the backend
 // through its environment variables. Each test starts from an empty state and a freshly seeded
-// backend.
+// backend. The backend serves HTTPS with a private CA of its own (GPURENTAL_CA_CERT_FILE), so
+// every suite built on this one proves the provider over TLS: no plain-HTTP path can hide.
 
 /** A suite's terraform harness and fake backend. */
 export interface Suite {
@@ -25,14 +29,54 @@ export const TERRAFORM_BLOCK = `terraform {
 
 /** Creates the harness and the backend and runs `terraform init` once. */
 export async function startSuite(): Promise<Suite> {
-  const backend = await startFakeBackend({ port: 0, seed: "demo", transitions: "immediate" });
+  const backend = await startFakeBackend({
+    port: 0,
+    seed: "demo",
+    transitions: "immediate",
+    tls: true,
+    // The name a test proxy resolves to 127.0.0.1 (loopback itself is never proxied).
+    tlsNames: [TEST_API_HOST],
+  });
   // The harness installs the shipped provider (src/plugin/main.ts and the definition in src/provider.ts).
   const tf = await TerraformHarness.create();
+  trustBackend(tf, backend);
   tf.env.GPURENTAL_BASE_URL = backend.url;
   tf.write({ "main.tf": `${TERRAFORM_BLOCK}\nprovider "gpurental" {}\n` });
   await tf.ok(["init", "-input=false"]);
   const suite: Suite = { tf, backend, creds: backend.credentials! };
   return suite;
+}
+
+const trusted = new Set<string>();
+let agent: Agent | undefined;
+
+/** Writes the backend's CA beside the harness and points the provider (and backendFetch) at it. */
+export function trustBackend(tf: TerraformHarness, backend: FakeBackend): void {
+  if (!backend.caCertPem) return;
+  const file = join(tf.root, `ca-${trusted.size}.pem`);
+  writeFileSync(file, backend.caCertPem);
+  tf.env.GPURENTAL_CA_CERT_FILE = file;
+  if (!trusted.has(backend.caCertPem)) {
+    trusted.add(backend.caCertPem);
+    // A new agent for the new set; the old one is left to finish what it is doing.
+    agent = undefined;
+  }
+}
+
+/** The /v1 client options of a test's own calls to the suite's backend: its address and CA. */
+export function suiteClientOptions(s: Suite, token: string) {
+  const ca = s.tf.env.GPURENTAL_CA_CERT_FILE;
+  return {
+    baseUrl: s.backend.url,
+    token,
+    network: { env: {}, ...(ca ? { caCertFile: { value: ca, source: "GPURENTAL_CA_CERT_FILE" } } : {}) },
+  };
+}
+
+/** fetch for the tests' own calls to a fake backend, trusting the CAs of the backends started here. */
+export function backendFetch(url: string, init: Parameters<typeof undiciFetch>[1] = {}) {
+  agent ??= new Agent({ connect: { ca: [...rootCertificates, ...trusted] } });
+  return undiciFetch(url, { ...init, dispatcher: agent });
 }
 
 /** Reseeds the backend, forgets the state and signs the provider in as the demo admin. */
@@ -124,7 +168,7 @@ export function output(r: RunResult): string {
 
 /** Calls the fake backend's control API (`/_control<path>`) over HTTP; throws on a refusal. */
 export async function control(s: Suite, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${s.backend.url}/_control${path}`, {
+  const res = await backendFetch(`${s.backend.url}/_control${path}`, {
     method,
     headers: { "x-control-token": s.backend.controlToken, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),

@@ -1,5 +1,6 @@
 import {
   apply,
+  backendFetch,
   expectCode,
   liveInstances,
   output,
@@ -81,7 +82,15 @@ test("lifecycle: apply, no-change plan, import, stop and start, destroy", async 
   const strip = (v: Record<string, unknown>, keys: string[]) =>
     Object.fromEntries(Object.entries(v).filter(([k]) => !keys.includes(k)));
   // The API never returns these; the docs say so.
-  const unreadable = ["ssh_key_id", "env", "secret_env", "unset_env", "timeouts", "spend_micro"];
+  const unreadable = [
+    "ssh_key_id",
+    "env",
+    "secret_env",
+    "unset_env",
+    "store_access_secrets",
+    "timeouts",
+    "spend_micro",
+  ];
   expect(strip(importedInst, unreadable)).toEqual(strip(inst, unreadable));
   expect(importedKey).toEqual({ ...key, secret: null, last_used_at: importedKey.last_used_at });
   restoreState(s, "applied.tfstate");
@@ -167,11 +176,11 @@ test("drift: destroyed out of band plans a create; auto-stopped plans a start; r
   expectCode(await plan(s), 0);
 
   // Destroyed and revoked outside Terraform.
-  await fetch(`${s.backend.url}/v1/instances/${id}`, {
+  await backendFetch(`${s.backend.url}/v1/instances/${id}`, {
     method: "DELETE",
     headers: { authorization: `Bearer ${s.creds.admin_session_token}` },
   });
-  await fetch(`${s.backend.url}/v1/api-keys/${keyId}`, {
+  await backendFetch(`${s.backend.url}/v1/api-keys/${keyId}`, {
     method: "DELETE",
     headers: { authorization: `Bearer ${s.creds.admin_session_token}` },
   });

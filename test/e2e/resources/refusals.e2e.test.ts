@@ -1,6 +1,7 @@
 import { DEMO_IDS } from "../../../src/fake-backend";
 import {
   apply,
+  backendFetch,
   expectCode,
   liveInstances,
   output,
@@ -137,7 +138,7 @@ test("the instance limit: a warning at plan time, the refusal at apply", async (
     free_units: 30,
   });
   for (let i = 0; i < 25; i++) {
-    const res = await fetch(`${s.backend.url}/v1/instances`, {
+    const res = await backendFetch(`${s.backend.url}/v1/instances`, {
       method: "POST",
       headers: { authorization: `Bearer ${s.creds.admin_session_token}`, "content-type": "application/json" },
       body: JSON.stringify({ offer_id: bulk.id, template_id: s.creds.template_id, disk_gb: 10 }),
@@ -257,7 +258,7 @@ resource "gpurental_instance" "via_key" {
   delete s.tf.env.GPURENTAL_ORG_ID;
 
   // A revoked key: every call answers TOKEN_INVALID.
-  await fetch(`${s.backend.url}/v1/api-keys/${key.id as string}`, {
+  await backendFetch(`${s.backend.url}/v1/api-keys/${key.id as string}`, {
     method: "DELETE",
     headers: { authorization: `Bearer ${s.creds.admin_session_token}` },
   });

@@ -4,11 +4,15 @@ import { residentPids } from "../../../src/testing/resident";
 import {
   convergeAndDestroy,
   counts,
+  createTimeoutKeeps,
+  lateArrivalIsNeverSilent,
   paidConfig,
   putBackCutState,
   roomyOffer,
   SECRET_ENV_VALUE,
   slowCreating,
+  stateRmThenImportElsewhere,
+  straysImportBlocksApplied,
   untrackedIds,
 } from "./accounting";
 import {
@@ -126,7 +130,8 @@ async function sessionsEnded(i: Interrupted): Promise<void> {
  * `adopted`, deploys none twice, and leaves nothing after the destroy.
  */
 async function convergeThroughResident(i: Interrupted, adopted: readonly string[]): Promise<void> {
-  const again = await convergeAndDestroy(s, 10, adopted, DEBUG);
+  // Counted over every instance ever deployed: none was deployed twice (10 in all).
+  const again = await convergeAndDestroy(s, 10, adopted, DEBUG, 10);
   expectServedByResident(again, i.dir);
   expect(output(again)).not.toContain(SECRET_ENV_VALUE);
   expect(residentPids(i.dir)).toEqual([i.resident]);
@@ -138,11 +143,13 @@ test("Ctrl-C once while 10 instances are creating: terraform stops gracefully, t
   const r = await i.run.result;
   expect(r.code).toBe(1);
   expect(output(r)).toContain("Interrupt received");
+  expect(output(r)).toContain("kept, not replaced");
+  expect((await counts(s)).state).toBe(10);
   expect(output(r)).not.toMatch(/Plugin did not respond|panic|crash/i);
   await sessionsEnded(i);
   expect(liveInstances(s)).toHaveLength(10);
-  // A graceful stop writes the state whole: it holds the stopped creates' instances (tainted and
-  // replaced by the next apply); any instance billed outside it is adopted from the journal.
+  // A graceful stop writes the state whole: it holds the stopped creates' instances, kept without
+  // taint, which the next apply waits for in place; any instance billed outside it is adopted.
   expect(putBackCutState(s)).toBeNull();
   const untracked = await untrackedIds(s);
   expect((await counts(s)).backend).toBe(10);
@@ -177,4 +184,26 @@ test("terraform itself killed (kill -9) while 10 instances are creating: its orp
   const paid = liveInstances(s).map((inst) => inst.id);
   expect(await counts(s)).toMatchObject({ backend: 10, state: 0, untracked: 10 });
   await convergeThroughResident(i, paid);
+});
+
+test("terraform state rm, then an import in another configuration, through the resident process: never adopted back", async () => {
+  const dir = residents.use(s.tf, "srm");
+  await stateRmThenImportElsewhere(s, offerId);
+  expect(residentPids(dir)).toHaveLength(1);
+});
+
+test("a deploy committed after the reconcile window, through the resident process: warned on every command until destroyed", async () => {
+  residents.use(s.tf, "late");
+  await lateArrivalIsNeverSilent(s, offerId);
+});
+
+test("gpurental strays import blocks after a killed apply, through the resident process: the plan says what the apply does", async () => {
+  residents.use(s.tf, "imp");
+  await straysImportBlocksApplied(s, offerId);
+});
+
+test("a create timeout while 10 instances are creating, through the resident process: kept without taint, waited for in place; 10 deploys in all", async () => {
+  const dir = residents.use(s.tf, "tmo");
+  await createTimeoutKeeps(s, offerId);
+  expect(residentPids(dir)).toHaveLength(1);
 });

@@ -1,0 +1,397 @@
+// https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates
+// generated from terraform resource schema
+
+import { Construct } from 'constructs';
+import * as cdktn from 'cdktn';
+
+// Configuration
+
+export interface DataGpurentalTemplatesConfig extends cdktn.TerraformMetaArguments {
+  /**
+  * Only templates of this mode: `ssh`, `jupyter` or `vm`.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates#mode DataGpurentalTemplates#mode}
+  */
+  readonly mode?: string;
+  /**
+  * Console tab to list: `recommended`, `system`, `public`, `mine` (the organization's own) or `all`. Default `all`.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates#tab DataGpurentalTemplates#tab}
+  */
+  readonly tab?: string;
+}
+export interface DataGpurentalTemplatesTemplatesEnv {
+}
+
+export function dataGpurentalTemplatesTemplatesEnvToTerraform(struct?: DataGpurentalTemplatesTemplatesEnv): any {
+  if (!cdktn.canInspect(struct) || cdktn.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktn.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdktn.io/docs/concepts/resources#references");
+  }
+  return {
+  }
+}
+
+
+export function dataGpurentalTemplatesTemplatesEnvToHclTerraform(struct?: DataGpurentalTemplatesTemplatesEnv): any {
+  if (!cdktn.canInspect(struct) || cdktn.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktn.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdktn.io/docs/concepts/resources#references");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataGpurentalTemplatesTemplatesEnvOutputReference extends cdktn.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param complexObjectIndex the index of this item in the list
+  * @param complexObjectIsFromSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  public constructor(terraformResource: cdktn.IInterpolatingParent, terraformAttribute: string, complexObjectIndex: number, complexObjectIsFromSet: boolean) {
+    super(terraformResource, terraformAttribute, complexObjectIsFromSet, complexObjectIndex);
+  }
+
+  public get internalValue(): DataGpurentalTemplatesTemplatesEnv | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataGpurentalTemplatesTemplatesEnv | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // key - computed: true, optional: false, required: false
+  public get key() {
+    return this.getStringAttribute('key');
+  }
+
+  // secret - computed: true, optional: false, required: false
+  public get secret() {
+    return this.getBooleanAttribute('secret');
+  }
+
+  // value - computed: true, optional: false, required: false
+  public get value() {
+    return this.getStringAttribute('value');
+  }
+}
+
+export class DataGpurentalTemplatesTemplatesEnvList extends cdktn.ComplexList {
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param wrapsSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  constructor(terraformResource: cdktn.IInterpolatingParent, terraformAttribute: string, wrapsSet: boolean) {
+    super(terraformResource, terraformAttribute, wrapsSet);
+  }
+
+  /**
+  * @param index the index of the item to return
+  */
+  public get(index: number): DataGpurentalTemplatesTemplatesEnvOutputReference {
+    return new DataGpurentalTemplatesTemplatesEnvOutputReference(this.terraformResource, this.terraformAttribute, index, this.wrapsSet);
+  }
+}
+export interface DataGpurentalTemplatesTemplates {
+}
+
+export function dataGpurentalTemplatesTemplatesToTerraform(struct?: DataGpurentalTemplatesTemplates): any {
+  if (!cdktn.canInspect(struct) || cdktn.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktn.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdktn.io/docs/concepts/resources#references");
+  }
+  return {
+  }
+}
+
+
+export function dataGpurentalTemplatesTemplatesToHclTerraform(struct?: DataGpurentalTemplatesTemplates): any {
+  if (!cdktn.canInspect(struct) || cdktn.Tokenization.isResolvable(struct)) { return struct; }
+  if (cdktn.isComplexElement(struct)) {
+    throw new Error("A complex element was used as configuration, this is not supported: https://cdktn.io/docs/concepts/resources#references");
+  }
+  const attrs = {
+  };
+  return attrs;
+}
+
+export class DataGpurentalTemplatesTemplatesOutputReference extends cdktn.ComplexObject {
+  private isEmptyObject = false;
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param complexObjectIndex the index of this item in the list
+  * @param complexObjectIsFromSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  public constructor(terraformResource: cdktn.IInterpolatingParent, terraformAttribute: string, complexObjectIndex: number, complexObjectIsFromSet: boolean) {
+    super(terraformResource, terraformAttribute, complexObjectIsFromSet, complexObjectIndex);
+  }
+
+  public get internalValue(): DataGpurentalTemplatesTemplates | undefined {
+    let hasAnyValues = this.isEmptyObject;
+    const internalValueResult: any = {};
+    return hasAnyValues ? internalValueResult : undefined;
+  }
+
+  public set internalValue(value: DataGpurentalTemplatesTemplates | undefined) {
+    if (value === undefined) {
+      this.isEmptyObject = false;
+    }
+    else {
+      this.isEmptyObject = Object.keys(value).length === 0;
+    }
+  }
+
+  // active - computed: true, optional: false, required: false
+  public get active() {
+    return this.getBooleanAttribute('active');
+  }
+
+  // architecture - computed: true, optional: false, required: false
+  public get architecture() {
+    return this.getStringAttribute('architecture');
+  }
+
+  // coming_soon - computed: true, optional: false, required: false
+  public get comingSoon() {
+    return this.getBooleanAttribute('coming_soon');
+  }
+
+  // created_at - computed: true, optional: false, required: false
+  public get createdAt() {
+    return this.getStringAttribute('created_at');
+  }
+
+  // cuda_max - computed: true, optional: false, required: false
+  public get cudaMax() {
+    return this.getStringAttribute('cuda_max');
+  }
+
+  // env - computed: true, optional: false, required: false
+  private _env = new DataGpurentalTemplatesTemplatesEnvList(this, "env", false);
+  public get env() {
+    return this._env;
+  }
+
+  // hash_id - computed: true, optional: false, required: false
+  public get hashId() {
+    return this.getStringAttribute('hash_id');
+  }
+
+  // id - computed: true, optional: false, required: false
+  public get id() {
+    return this.getStringAttribute('id');
+  }
+
+  // image - computed: true, optional: false, required: false
+  public get image() {
+    return this.getStringAttribute('image');
+  }
+
+  // mode - computed: true, optional: false, required: false
+  public get mode() {
+    return this.getStringAttribute('mode');
+  }
+
+  // name - computed: true, optional: false, required: false
+  public get name() {
+    return this.getStringAttribute('name');
+  }
+
+  // onstart - computed: true, optional: false, required: false
+  public get onstart() {
+    return this.getStringAttribute('onstart');
+  }
+
+  // open_port - computed: true, optional: false, required: false
+  public get openPort() {
+    return this.getNumberAttribute('open_port');
+  }
+
+  // owner_org_id - computed: true, optional: false, required: false
+  public get ownerOrgId() {
+    return this.getStringAttribute('owner_org_id');
+  }
+
+  // readme - computed: true, optional: false, required: false
+  public get readme() {
+    return this.getStringAttribute('readme');
+  }
+
+  // recommended - computed: true, optional: false, required: false
+  public get recommended() {
+    return this.getBooleanAttribute('recommended');
+  }
+
+  // uses_private_registry - computed: true, optional: false, required: false
+  public get usesPrivateRegistry() {
+    return this.getBooleanAttribute('uses_private_registry');
+  }
+
+  // visibility - computed: true, optional: false, required: false
+  public get visibility() {
+    return this.getStringAttribute('visibility');
+  }
+}
+
+export class DataGpurentalTemplatesTemplatesList extends cdktn.ComplexList {
+
+  /**
+  * @param terraformResource The parent resource
+  * @param terraformAttribute The attribute on the parent resource this class is referencing
+  * @param wrapsSet whether the list is wrapping a set (will add tolist() to be able to access an item via an index)
+  */
+  constructor(terraformResource: cdktn.IInterpolatingParent, terraformAttribute: string, wrapsSet: boolean) {
+    super(terraformResource, terraformAttribute, wrapsSet);
+  }
+
+  /**
+  * @param index the index of the item to return
+  */
+  public get(index: number): DataGpurentalTemplatesTemplatesOutputReference {
+    return new DataGpurentalTemplatesTemplatesOutputReference(this.terraformResource, this.terraformAttribute, index, this.wrapsSet);
+  }
+}
+
+/**
+* Represents a {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates gpurental_templates}
+*/
+export class DataGpurentalTemplates extends cdktn.TerraformDataSource {
+
+  // =================
+  // STATIC PROPERTIES
+  // =================
+  public static readonly tfResourceType = "gpurental_templates";
+
+  // ==============
+  // STATIC Methods
+  // ==============
+  /**
+  * Generates CDKTN code for importing a DataGpurentalTemplates resource upon running "cdktn plan <stack-name>"
+  * @param scope The scope in which to define this construct
+  * @param importToId The construct id used in the generated config for the DataGpurentalTemplates to import
+  * @param importFromId The id of the existing DataGpurentalTemplates that should be imported. Refer to the {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates#import import section} in the documentation of this resource for the id to use
+  * @param provider? Optional instance of the provider where the DataGpurentalTemplates to import is found
+  */
+  public static generateConfigForImport(scope: Construct, importToId: string, importFromId: string, provider?: cdktn.TerraformProvider) {
+        return new cdktn.ImportableResource(scope, importToId, { terraformResourceType: "gpurental_templates", importId: importFromId, provider });
+      }
+
+  // ===========
+  // INITIALIZER
+  // ===========
+
+  /**
+  * Create a new {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/data-sources/templates gpurental_templates} Data Source
+  *
+  * @param scope The scope in which to define this construct
+  * @param id The scoped construct ID. Must be unique amongst siblings in the same scope
+  * @param options DataGpurentalTemplatesConfig = {}
+  */
+  public constructor(scope: Construct, id: string, config: DataGpurentalTemplatesConfig = {}) {
+    super(scope, id, {
+      terraformResourceType: 'gpurental_templates',
+      terraformGeneratorMetadata: {
+        providerName: 'gpurental',
+        providerVersion: '0.1.0',
+        providerVersionConstraint: '~> 0.1'
+      },
+      provider: config.provider,
+      dependsOn: config.dependsOn,
+      count: config.count,
+      lifecycle: config.lifecycle,
+      provisioners: config.provisioners,
+      connection: config.connection,
+      forEach: config.forEach
+    });
+    this._mode = config.mode;
+    this._tab = config.tab;
+  }
+
+  // ==========
+  // ATTRIBUTES
+  // ==========
+
+  // mode - computed: false, optional: true, required: false
+  private _mode?: string; 
+  public get mode() {
+    return this.getStringAttribute('mode');
+  }
+  public set mode(value: string) {
+    this._mode = value;
+  }
+  public resetMode() {
+    this._mode = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get modeInput() {
+    return this._mode;
+  }
+
+  // tab - computed: false, optional: true, required: false
+  private _tab?: string; 
+  public get tab() {
+    return this.getStringAttribute('tab');
+  }
+  public set tab(value: string) {
+    this._tab = value;
+  }
+  public resetTab() {
+    this._tab = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get tabInput() {
+    return this._tab;
+  }
+
+  // templates - computed: true, optional: false, required: false
+  private _templates = new DataGpurentalTemplatesTemplatesList(this, "templates", false);
+  public get templates() {
+    return this._templates;
+  }
+
+  // =========
+  // SYNTHESIS
+  // =========
+
+  protected override synthesizeAttributes(): { [name: string]: any } {
+    return {
+      mode: cdktn.stringToTerraform(this._mode),
+      tab: cdktn.stringToTerraform(this._tab),
+    };
+  }
+
+  protected override synthesizeHclAttributes(): { [name: string]: any } {
+    const attrs = {
+      mode: {
+        value: cdktn.stringToHclTerraform(this._mode),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      tab: {
+        value: cdktn.stringToHclTerraform(this._tab),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+    };
+
+    // remove undefined attributes
+    return Object.fromEntries(Object.entries(attrs).filter(([_, value]) => value !== undefined && value.value !== undefined ))
+  }
+}

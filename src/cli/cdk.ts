@@ -1,0 +1,79 @@
+// Where each CDK's command-line tool is and the Node.js it runs under. cdktf-cli 0.21 runs under the
+// Node running this command; cdktn-cli 0.24 needs Node 22.19 or later (its deploy fails under Node
+// 20 with "util.markAsUncloneable is not a function"), so under an older Node the first of
+// $GPURENTAL_CDKTN_NODE and the Node binaries this repository installs from npm (node-v24,
+// node-v22) runs it.
+
+import { existsSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+import semver from "semver";
+
+/** The CDKs the example app and the commands know. */
+export const CDKS = ["cdktf", "cdktn"] as const;
+/** A CDK: CDK for Terraform (cdktf) or CDK Terrain (cdktn). */
+export type Cdk = (typeof CDKS)[number];
+
+/** The lowest Node.js cdktn-cli 0.24 runs under. */
+export const CDKTN_MIN_NODE = "22.19.0";
+
+/** A CDK's command line: the program to spawn and the arguments before the command's own. */
+export interface CdkCommand {
+  command: string;
+  argv: string[];
+  /**
+   * Put first on PATH: the folder of the Node that runs the CLI, when it is not this process's.
+   * The CLI checks `node --version` on PATH and runs the app with that `node`.
+   */
+  pathPrefix?: string;
+}
+
+/** `env` with the command's folder first on PATH, when it has one. */
+export function withCdkPath(cmd: CdkCommand, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (!cmd.pathPrefix) return env;
+  return { ...env, PATH: [cmd.pathPrefix, env.PATH].filter(Boolean).join(delimiter) };
+}
+
+function packageDir(name: string, root: string): string | undefined {
+  try {
+    return dirname(require.resolve(`${name}/package.json`, { paths: [root] }));
+  } catch {
+    return undefined;
+  }
+}
+
+/** cdktf-cli, found from `root` (a project or this package), under this process's Node. */
+export function cdktfCommand(root: string): CdkCommand {
+  const dir = packageDir("cdktf-cli", root);
+  if (!dir) throw new Error(`cdktf-cli is not installed in ${root}: npm install --save-dev cdktf-cli@0.21`);
+  return { command: process.execPath, argv: [join(dir, "bundle", "bin", "cdktf")] };
+}
+
+/** A Node.js binary new enough for cdktn-cli; see the file comment. */
+export function cdktnNode(root: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (env.GPURENTAL_CDKTN_NODE) return env.GPURENTAL_CDKTN_NODE;
+  if (semver.gte(process.versions.node, CDKTN_MIN_NODE)) return process.execPath;
+  for (const name of ["node-v24", "node-v22"]) {
+    const dir = packageDir(name, root);
+    if (dir && existsSync(join(dir, "bin", "node"))) return join(dir, "bin", "node");
+  }
+  throw new Error(
+    `cdktn-cli needs Node.js ${CDKTN_MIN_NODE} or later and this is ${process.version}: run with a newer Node, or name one in GPURENTAL_CDKTN_NODE`,
+  );
+}
+
+/** cdktn-cli, found from `root`, under a Node it supports. */
+export function cdktnCommand(root: string, env: NodeJS.ProcessEnv = process.env): CdkCommand {
+  const dir = packageDir("cdktn-cli", root);
+  if (!dir) throw new Error(`cdktn-cli is not installed in ${root}: npm install --save-dev cdktn-cli@0.24`);
+  const node = cdktnNode(root, env);
+  return {
+    command: node,
+    argv: [join(dir, "bin", "cdktn")],
+    ...(node === process.execPath ? {} : { pathPrefix: dirname(node) }),
+  };
+}
+
+/** The command line of `cdk`'s tool. */
+export function cdkCommand(cdk: Cdk, root: string, env: NodeJS.ProcessEnv = process.env): CdkCommand {
+  return cdk === "cdktf" ? cdktfCommand(root) : cdktnCommand(root, env);
+}

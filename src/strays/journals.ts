@@ -1,0 +1,104 @@
+import { existsSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseDuration } from "../framework";
+import {
+  DEFAULT_LATE_ARRIVAL_WATCH_MS,
+  DeployJournal,
+  type JournalEntry,
+  journalFiles,
+  LATE_ARRIVAL_WATCH_ENV,
+  locateJournal,
+  readJournalFile,
+  watchedAbandoned,
+} from "../journal";
+import { findLateArrivals } from "../resources/late-arrivals";
+import type { StrayReport } from "./find";
+
+// What `gpurental strays` reads and writes of the deploy journals (src/journal) of the working
+// directories given as sources (GPURENTAL_JOURNAL_DIR, when set, as the provider reads it; other
+// sources have none): which strays are late arrivals of a deploy a journal gave up as abandoned
+// (src/journal/late.ts), and, when it writes import blocks for strays, the journal entries of those
+// instances are closed, so that no create adopts what an import block gives another address.
+
+/** The deploy journal directories of the working directories among `sources`. */
+function journalDirs(sources: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Set<string> {
+  const dirs = new Set<string>();
+  for (const source of sources) {
+    if (source === "-") continue;
+    const path = resolve(cwd, source);
+    try {
+      if (!existsSync(path) || !statSync(path).isDirectory()) continue;
+    } catch {
+      continue;
+    }
+    dirs.add(locateJournal({ cwd: path, env }).dir);
+  }
+  return dirs;
+}
+
+/**
+ * Closes, as claimed, the open entries naming `ids` in the journals of the sources: import blocks
+ * were written for those instances, and that is where they go. Returns how many were closed.
+ */
+export function closeImportedEntries(
+  ids: readonly string[],
+  sources: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): number {
+  let n = 0;
+  for (const dir of journalDirs(sources, env, cwd)) {
+    for (const file of journalFiles(dir)) {
+      const parsed = readJournalFile(file);
+      const open = [...parsed.entries.values()].filter(
+        (e) => e.closed === null && e.id && ids.includes(e.id),
+      );
+      if (open.length === 0 || !parsed.header) continue;
+      const journal = new DeployJournal({
+        dir,
+        file,
+        workspace: parsed.header.workspace,
+        backend: parsed.header.backend,
+      });
+      for (const id of new Set(open.map((e) => e.id!))) n += journal.closeId(id, "claimed");
+    }
+  }
+  return n;
+}
+
+/** Marks the report's instances that are late arrivals of a given-up deploy; returns how many. */
+export function markLateArrivals(
+  report: StrayReport,
+  sources: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  now: number,
+): number {
+  const watchMs =
+    (env[LATE_ARRIVAL_WATCH_ENV] && parseDuration(env[LATE_ARRIVAL_WATCH_ENV])) ||
+    DEFAULT_LATE_ARRIVAL_WATCH_MS;
+  const dirs = journalDirs(sources, env, cwd);
+  const abandoned: { entry: JournalEntry; journal: string }[] = [];
+  const referenced = new Set<string>();
+  for (const dir of dirs) {
+    for (const file of journalFiles(dir)) {
+      const entries = [...readJournalFile(file).entries.values()];
+      for (const e of entries) if (e.id) referenced.add(e.id);
+      for (const entry of watchedAbandoned(entries, now, watchMs)) abandoned.push({ entry, journal: file });
+    }
+  }
+  if (abandoned.length === 0) return 0;
+  const byId = new Map(report.instances.map((s) => [s.instance.id, s]));
+  const arrivals = findLateArrivals(
+    abandoned.map((a) => a.entry),
+    report.instances.map((s) => s.instance),
+    null,
+    referenced,
+  );
+  for (const a of arrivals) {
+    const stray = byId.get(a.instance.id);
+    const journal = abandoned.find((x) => x.entry === a.entry)?.journal ?? "";
+    if (stray) stray.lateArrival = { sentAt: a.entry.sent_at, entry: a.entry.entry, journal };
+  }
+  return arrivals.length;
+}
