@@ -36,7 +36,7 @@ import {
   RACE_LOSS_CODES,
   selectOffers,
 } from "./offer-selection";
-import { type DeploySettings, deploySettingsOf } from "./provider-data";
+import { type DeploySettings, NO_JOURNAL } from "./provider-data";
 import {
   errorToDiagnostic,
   instanceErrorDiagnostic,
@@ -77,7 +77,7 @@ export interface OpContext {
   maxPollMs?: number;
   /** First poll interval of the waits. */
   initialPollMs?: number;
-  /** Journal and reconcile window of creates; default those registered with the client. */
+  /** Journal and reconcile window of creates (the provider's); default no journal. */
   settings?: DeploySettings;
   /**
    * What the create's plan said it adopts: a journal entry, or null for nothing (it deploys).
@@ -370,7 +370,7 @@ export async function createInstance(
 ): Promise<OpResult> {
   const now = ctx.now ?? Date.now;
   const deadline = now() + ctx.timeoutMs;
-  const settings = ctx.settings ?? deploySettingsOf(ctx.client);
+  const settings = ctx.settings ?? NO_JOURNAL;
   const env: DeployEnv = {
     client: ctx.client,
     signal: ctx.signal,

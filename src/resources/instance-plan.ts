@@ -13,7 +13,7 @@ import {
   selectOffers,
 } from "./offer-selection";
 import { type DeployCheckData, deployFindings, findingDiagnostic } from "./plan-checks";
-import { credentialOf } from "./provider-data";
+import type { ConfiguredProvider } from "./provider-data";
 import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
 import { sharedRead } from "./shared-reads";
 
@@ -45,12 +45,15 @@ interface Gathered {
   unreachable: NetworkError | undefined;
 }
 
+/** What the plan-time checks read with: the client, and the credential's kind (session-only reads). */
+export type PlanCheckProvider = Pick<ConfiguredProvider, "client" | "credential">;
+
 async function gatherCheckData(
-  client: GpurentalClient,
+  provider: PlanCheckProvider,
   input: PlanCheckInput,
   budget: Budget,
 ): Promise<Gathered> {
-  const cred = credentialOf(client);
+  const { client, credential: cred } = provider;
   const skipped: string[] = [];
   let credentialError: ApiError | undefined;
   let unreachable: NetworkError | undefined;
@@ -147,14 +150,14 @@ const PLAN_CHECK_TIMEOUT_MS = 10_000;
  * checks for the pinned offer, or for a filter the choice among the market's offers.
  */
 export async function planCreateChecks(
-  client: GpurentalClient,
+  provider: PlanCheckProvider,
   input: PlanCheckInput,
   parentSignal: AbortSignal,
 ): Promise<{ diagnostics: ResourceDiagnostic[]; template: Template | null | undefined }> {
   const budget = budgetOf(PLAN_CHECK_TIMEOUT_MS, parentSignal);
   let gathered: Gathered;
   try {
-    gathered = await gatherCheckData(client, input, budget);
+    gathered = await gatherCheckData(provider, input, budget);
   } catch (err) {
     const detail = `The API could not be asked: ${String(err)}`;
     return {
@@ -208,7 +211,7 @@ export async function planCreateChecks(
   const best = selection.candidates[0];
   if (!best) {
     let detail = explainSelection(selection, filter);
-    if (offers.length === 0) detail += await modelsOnOffer(client, budget);
+    if (offers.length === 0) detail += await modelsOnOffer(provider.client, budget);
     out.push({
       severity: "error",
       summary: "No offer matches offer_filter",

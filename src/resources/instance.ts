@@ -1,4 +1,3 @@
-import type { GpurentalClient } from "../api/client";
 import type { InstanceStatus } from "../api/schemas";
 import {
   attr,
@@ -50,7 +49,7 @@ import {
 import { judgeFilterChange, planCreateChecks, report } from "./instance-plan";
 import { bestEffort } from "./journal-notes";
 import { offerFilterAttributes, sameFilter, toOfferFilter, wholeNumber } from "./offer-filter";
-import { credentialOf, deploySettingsOf } from "./provider-data";
+import { clientOf, deployOf, type ProviderData } from "./provider-data";
 import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
 
 // gpurental_instance: one rented GPU offer running one template. Every argument except
@@ -427,10 +426,14 @@ function toState(
 }
 
 /** Time left for an operation, with a margin so the waits end before the framework's own deadline. */
-function opContext(ctx: HandlerContext<GpurentalClient>, fallback: string): OpContext {
+function opContext(ctx: HandlerContext<ProviderData>, fallback: string): OpContext {
   const total = ctx.timeoutMs ?? parseMinutes(fallback);
   const margin = Math.min(5000, Math.floor(total * 0.05));
-  return { client: ctx.providerData, signal: ctx.signal, timeoutMs: Math.max(1000, total - margin) };
+  return {
+    client: clientOf(ctx.providerData),
+    signal: ctx.signal,
+    timeoutMs: Math.max(1000, total - margin),
+  };
 }
 
 function parseMinutes(d: string): number {
@@ -438,9 +441,9 @@ function parseMinutes(d: string): number {
 }
 
 /** The deploy checks of a plan that creates the instance, on whatever of the plan is known. */
-async function planTimeChecks(plan: Plan, config: Plan, ctx: HandlerContext<GpurentalClient>): Promise<void> {
-  const cred = credentialOf(ctx.providerData);
-  if (!cred.configured) return;
+async function planTimeChecks(plan: Plan, config: Plan, ctx: HandlerContext<ProviderData>): Promise<void> {
+  const data = ctx.providerData;
+  if (!data.configured) return;
   const { offer_id, template_id, disk_gb, ssh_key_id } = plan;
   const filter = toOfferFilter(plan.offer_filter as CtyValue);
   // A disk known only after apply: the deploy will tell.
@@ -449,7 +452,7 @@ async function planTimeChecks(plan: Plan, config: Plan, ctx: HandlerContext<Gpur
   // that need it.
   const pinned = !filter && known(offer_id) && typeof offer_id === "string" ? offer_id : null;
   const { diagnostics, template } = await planCreateChecks(
-    ctx.providerData,
+    data,
     {
       offer_id: pinned,
       offer_filter: filter ?? null,
@@ -537,7 +540,7 @@ function checkSecretEnvWoVersion(config: Plan): ResourceDiagnostic[] {
 function judgeOfferFilter(
   req: { plan: Plan; requiresReplace(at: { attribute: string }[]): void },
   state: State,
-  ctx: HandlerContext<GpurentalClient>,
+  ctx: HandlerContext<ProviderData>,
 ): void {
   if (req.plan.offer_filter === null) return;
   const wanted = toOfferFilter(req.plan.offer_filter as CtyValue);
@@ -591,8 +594,8 @@ function planTrack(journal: object): PlanTrack {
  * Records that a state (or an import block) of this plan holds instance `id`; when a create of
  * the same plan already said it adopts it, the plan fails instead of doing both.
  */
-function holdInPlan(ctx: HandlerContext<GpurentalClient>, id: string, how: string): void {
-  const journal = deploySettingsOf(ctx.providerData).journal;
+function holdInPlan(ctx: HandlerContext<ProviderData>, id: string, how: string): void {
+  const journal = deployOf(ctx.providerData).journal;
   if (!journal) return;
   const t = planTrack(journal);
   t.claimed.add(id);
@@ -607,14 +610,14 @@ function holdInPlan(ctx: HandlerContext<GpurentalClient>, id: string, how: strin
 }
 
 /** Closes the journal's entries of an instance a state holds. */
-function claim(ctx: HandlerContext<GpurentalClient>, id: string | null): void {
-  const journal = deploySettingsOf(ctx.providerData).journal;
+function claim(ctx: HandlerContext<ProviderData>, id: string | null): void {
+  const journal = deployOf(ctx.providerData).journal;
   if (journal && id) journal.closeIdSoon(id, "claimed");
 }
 
 /** Closes the journal's entries of an instance that is gone. */
-function release(ctx: HandlerContext<GpurentalClient>, id: string | null): void {
-  const journal = deploySettingsOf(ctx.providerData).journal;
+function release(ctx: HandlerContext<ProviderData>, id: string | null): void {
+  const journal = deployOf(ctx.providerData).journal;
   if (journal && id) bestEffort("a destroyed instance", () => journal.closeId(id, "destroyed"));
 }
 
@@ -637,10 +640,10 @@ function plannedAdoption(priv: Buffer): string | null | undefined {
  * promised to one create of the plan (count = N with fewer entries: only as many say so), and
  * never one whose instance a state or an import block of the plan holds.
  */
-function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerContext<GpurentalClient>): void {
-  const settings = deploySettingsOf(ctx.providerData);
+function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerContext<ProviderData>): void {
+  const settings = deployOf(ctx.providerData);
   const journal = settings.journal;
-  if (!journal || !credentialOf(ctx.providerData).configured) return;
+  if (!journal || !ctx.providerData.configured) return;
   const record = (entry: string | null) => {
     req.private = writePrivate({ ...readPrivate(req.private), [PLANNED_ADOPTION]: entry });
   };
@@ -789,7 +792,7 @@ export const instanceResource = {
   async create(req, ctx) {
     const { plan, config } = req;
     const args = toArgs(plan, config);
-    const settings = deploySettingsOf(ctx.providerData);
+    const settings = deployOf(ctx.providerData);
     await sweepLostKeysOf(ctx.providerData, ctx.signal);
     const adopt = plannedAdoption(req.private);
     req.private = withoutKey(req.private, PLANNED_ADOPTION);
@@ -812,9 +815,10 @@ export const instanceResource = {
   async read(req, ctx) {
     const { state } = req;
     // With a provider configuration known only after apply, the state stays as it was.
-    if (!credentialOf(ctx.providerData).configured) return state;
+    const data = ctx.providerData;
+    if (!data.configured) return state;
     const r = await readInstance(state.id!, priorArgs(state), {
-      client: ctx.providerData,
+      client: data.client,
       signal: ctx.signal,
       timeoutMs: ctx.timeoutMs ?? READ_TIMEOUT_MS,
     });
@@ -844,7 +848,7 @@ export const instanceResource = {
       // Secrets the state did not hold (store_access_secrets turned on, or after an import).
       if (ACCESS_SECRETS.some((a) => isUnknown(plan[a]))) {
         const r = await readInstance(state.id!, priorArgs(state), {
-          client: ctx.providerData,
+          client: clientOf(ctx.providerData),
           signal: ctx.signal,
           timeoutMs: ctx.timeoutMs ?? READ_TIMEOUT_MS,
         });
@@ -894,7 +898,7 @@ export const instanceResource = {
   async importState(req, ctx) {
     const { id } = req;
     try {
-      const inst = await ctx.providerData.getInstance(
+      const inst = await clientOf(ctx.providerData).getInstance(
         id,
         within(budgetOf(ctx.timeoutMs ?? READ_TIMEOUT_MS, ctx.signal)),
       );
@@ -913,4 +917,4 @@ export const instanceResource = {
       return {};
     }
   },
-} satisfies ResourceDefinition<typeof schema, GpurentalClient>;
+} satisfies ResourceDefinition<typeof schema, ProviderData>;

@@ -100,10 +100,11 @@ describe("plan-time checks of several instances at once", () => {
       ssh_key_id: null,
     };
     const signal = new AbortController().signal;
-    const alone = await planCreateChecks(client, input, signal);
+    const provider = { client, credential: { kind: "unknown" as const, orgId: undefined } };
+    const alone = await planCreateChecks(provider, input, signal);
     const readsAlone = requests.splice(0).sort();
     const together = await Promise.all(
-      Array.from({ length: 10 }, () => planCreateChecks(client, input, signal)),
+      Array.from({ length: 10 }, () => planCreateChecks(provider, input, signal)),
     );
     expect(requests.sort()).toEqual(readsAlone);
     for (const t of together) expect(t).toEqual(alone);
