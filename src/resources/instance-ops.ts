@@ -9,6 +9,7 @@ import {
 import { realSleep, type Sleep } from "../api/retry";
 import type { Instance, InstanceStatus, Offer, Template } from "../api/schemas";
 import { waitForInstance } from "../api/waiter";
+import type { JournalEntry } from "../journal";
 import { type Budget, budgetOf, within } from "./deadline";
 import { toEnvOverrides } from "./env";
 import {
@@ -19,6 +20,7 @@ import {
   DeployReconcileError,
   deployJournaled,
   instanceFingerprint,
+  willAdoptNote,
 } from "./instance-deploy";
 import {
   type DesiredStatus,
@@ -430,6 +432,23 @@ export async function createInstance(
     return { state, diagnostics: [...notes, ...r.diagnostics], entry };
   }
   return { state: instanceToModel(latest, prior, args.desired_status), diagnostics: notes, entry };
+}
+
+/**
+ * What a create of these arguments would adopt from the deploy journal, for its plan to say so:
+ * the first adoptable entry that `taken` leaves (one already promised to another create, or whose
+ * instance a state holds), with the note that says it; undefined when it would deploy.
+ */
+export function plannedAdoptionOf(
+  args: InstanceArgs,
+  settings: DeploySettings,
+  taken: (e: JournalEntry) => boolean,
+): { entry: JournalEntry; note: ResourceDiagnostic } | undefined {
+  const journal = settings.journal;
+  if (!journal) return undefined;
+  const fingerprint = instanceFingerprint(args, settings.account);
+  const next = journal.adoptable("instance", fingerprint, settings.partial).find((e) => !taken(e));
+  return next ? { entry: next, note: willAdoptNote(next) } : undefined;
 }
 
 /** The warning of a create cut short while its instance is still being created. */
