@@ -33,6 +33,7 @@ import {
   type ProviderData,
   unconfiguredProvider,
 } from "./resources/provider-data";
+import { SharedReads } from "./resources/shared-reads";
 
 // The gpurental provider: its configuration (where the API is, which credential, which
 // organization), how that becomes the /v1 client every resource and data source uses, and the list
@@ -395,6 +396,7 @@ export async function configureClient(
         partial: parentCommand(env, opts.ppid).partial,
         account: { base_url: client.baseUrl, org_id: client.orgId ?? null },
       },
+      reads: new SharedReads(),
     };
     const orphaned = orphanedEntriesWarning(journal);
     if (orphaned) ctx.diags.addWarning(orphaned.summary, orphaned.detail);

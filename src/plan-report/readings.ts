@@ -7,6 +7,7 @@ import { planCreateChecks } from "../resources/instance-plan";
 import { describeFilter, type OfferFilter, selectOffers } from "../resources/offer-selection";
 import type { CredentialKind } from "../resources/provider-data";
 import type { ResourceDiagnostic } from "../resources/refusals";
+import { SharedReads } from "../resources/shared-reads";
 import type { PlanDocument } from "../tfstate/plan";
 import { deploys, type PlannedDeploy, plannedDeploy } from "./inputs";
 import type { Price } from "./model";
@@ -55,7 +56,11 @@ export async function readForPlan(
   now: () => number,
 ): Promise<PlanReadings> {
   // The provider's checks read the credential kind beside the client (session-only reads).
-  const provider = { client, credential: { kind: credential, orgId: client.orgId } };
+  const provider = {
+    client,
+    credential: { kind: credential, orgId: client.orgId },
+    reads: new SharedReads(),
+  };
   const instances = await client.listInstances();
 
   let balance: PlanReadings["balance"];

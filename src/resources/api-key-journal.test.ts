@@ -17,6 +17,7 @@ import {
   sweepLostKeysOf,
 } from "./api-key-journal";
 import type { DeploySettings, ProviderData } from "./provider-data";
+import { SharedReads } from "./shared-reads";
 
 // Key creations and the sweep of lost keys, called directly with a client of the in-process fake
 // backend and a journal in a temporary working directory. What is asserted is what a user or the
@@ -545,6 +546,7 @@ describe("the sweep of what lost creations left", () => {
       client: client(),
       credential: { kind: "session", orgId: undefined },
       deploy,
+      reads: new SharedReads(),
     });
     const stop = new AbortController();
     stop.abort();

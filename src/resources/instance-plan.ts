@@ -15,7 +15,6 @@ import {
 import { type DeployCheckData, deployFindings, findingDiagnostic } from "./plan-checks";
 import type { ConfiguredProvider } from "./provider-data";
 import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
-import { sharedRead } from "./shared-reads";
 
 // What a plan of gpurental_instance asks the API before it is shown: the deploy checks of a create
 // (plan-checks.ts) for a pinned offer_id, or for an offer_filter the choice of the market
@@ -45,15 +44,15 @@ interface Gathered {
   unreachable: NetworkError | undefined;
 }
 
-/** What the plan-time checks read with: the client, and the credential's kind (session-only reads). */
-export type PlanCheckProvider = Pick<ConfiguredProvider, "client" | "credential">;
+/** What the plan-time checks read with: the client, its credential's kind (session-only reads), the reads in flight. */
+export type PlanCheckProvider = Pick<ConfiguredProvider, "client" | "credential" | "reads">;
 
 async function gatherCheckData(
   provider: PlanCheckProvider,
   input: PlanCheckInput,
   budget: Budget,
 ): Promise<Gathered> {
-  const { client, credential: cred } = provider;
+  const { client, credential: cred, reads } = provider;
   const skipped: string[] = [];
   let credentialError: ApiError | undefined;
   let unreachable: NetworkError | undefined;
@@ -83,7 +82,7 @@ async function gatherCheckData(
   };
   const session = cred.kind === "session";
   // The plans of several instances of one process make the same reads at the same time: they share them.
-  const shared = <T>(key: string, read: () => Promise<T>) => sharedRead(client, key, budget.signal, read);
+  const shared = <T>(key: string, read: () => Promise<T>) => reads.read(key, budget.signal, read);
   const [offer, offers, template, sshKeys, instances, me] = await Promise.all([
     input.offer_id
       ? settle<Offer>(

@@ -1,5 +1,6 @@
 import type { GpurentalClient } from "../api/client";
 import type { DeployJournal } from "../journal";
+import type { SharedReads } from "./shared-reads";
 
 // What the provider's configure hands to every resource, data source and ephemeral resource: one
 // record holding the /v1 client, what kind of credential it carries (API keys cannot create API
@@ -63,6 +64,8 @@ export interface ConfiguredProvider {
   readonly client: GpurentalClient;
   readonly credential: CredentialInfo;
   readonly deploy: DeploySettings;
+  /** The reads in flight of this configuration, which the plan-time checks of its instances share. */
+  readonly reads: SharedReads;
 }
 
 /**
