@@ -325,6 +325,35 @@ describe("handed entries: only what no saved state got is adopted", () => {
     ).toEqual(["i-1"]);
   });
 
+  test.each([
+    ["emptied (Terraform truncates it before writing it again)", ""],
+    ["cut short mid-write", '{"version": 4, "resources": [{"mode": "managed", "type": "gpurental_inst'],
+  ])(
+    "a local state file %s when the run ends proves nothing: every handed entry stays open",
+    (_what, text) => {
+      // Terraform interrupted twice ends the run (Shutdown) while it rewrites the state file in
+      // place, and the provider may never have seen its StopProvider: nothing may be closed then.
+      const ended = deadRun();
+      const j = journal(ended);
+      const ids = ["i-1", "i-2", "i-3"];
+      for (const id of ids) {
+        const e = j.sent("instance", "sha256:x", {});
+        j.answered(e, id);
+        j.handed(e);
+      }
+      stateWith("i-1");
+      writeFileSync(join(dir, "terraform.tfstate"), text);
+      expect(j.settleHanded()).toBe(0);
+      // The state Terraform finally left holds one of them: the next run adopts the other two.
+      stateWith("i-1");
+      expect(
+        journal()
+          .adoptable("instance", "sha256:x")
+          .map((x) => x.id),
+      ).toEqual(["i-2", "i-3"]);
+    },
+  );
+
   test("where the state cannot be read, a run that ended normally closes every handed entry, a stopped one none", () => {
     mkdirSync(join(dir, ".terraform"));
     writeFileSync(

@@ -348,9 +348,12 @@ export class DeployJournal {
    * Called when Terraform ends this run normally (its Shutdown): closes, as claimed, the entries
    * this run handed to Terraform that the saved state now holds. A local backend's state file is
    * read, and only what it holds is closed: an object Terraform never saved (a second Ctrl-C, a
-   * state cut short) stays open, to be adopted. Where the state cannot be read, every handed entry
-   * is closed, unless Terraform stopped the run (a Ctrl-C), when they stay open. A closed entry is
-   * never adopted, so a later `terraform state rm` is respected. Returns how many were closed.
+   * state cut short) stays open, to be adopted. A local state file that cannot be read (Terraform
+   * may be rewriting it, in place, at that very moment, or was cut short writing it) proves
+   * nothing, so nothing is closed. Where the backend's state cannot be read at all (a backend
+   * other than local), every handed entry is closed, unless Terraform stopped the run (a Ctrl-C),
+   * when they stay open. A closed entry is never adopted, so a later `terraform state rm` is
+   * respected. Returns how many were closed.
    */
   settleHanded(): number {
     const mine = (m: Map<string, JournalEntry>) =>
@@ -359,7 +362,7 @@ export class DeployJournal {
       );
     if (mine(this.read().entries).length === 0) return 0;
     const saved = this.savedIds();
-    if (saved === null && this.stopped?.aborted) return 0;
+    if (saved === null && (this.location.stateFile || this.stopped?.aborted)) return 0;
     let n = 0;
     this.write((entries) => {
       const found = mine(entries).filter((e) => saved === null || saved.has(e.id!));
