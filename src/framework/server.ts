@@ -8,14 +8,10 @@ import {
   decodeJsonUntyped,
   encodeMsgpack,
   fromDynamicValue,
-  isRecord,
-  isUnknown,
   isWhollyKnown,
   newRecord,
-  valuesEqual,
 } from "../plugin/cty";
 import type * as proto from "../plugin/tfplugin6";
-import { attributeEntries } from "./attribute-entries";
 import type {
   AnyDataSourceDefinition,
   AnyEphemeralResourceDefinition,
@@ -36,16 +32,19 @@ import {
 } from "./diagnostics";
 import { checkPlan, nullUnknowns, planChange } from "./plan";
 import {
-  type Attributes,
-  checkNoWriteOnly,
-  type Schema,
-  type TimeoutOperation,
-  toProtoSchema,
-} from "./schema";
-import { parseDuration } from "./timeouts";
+  asRec,
+  checkApplied,
+  compose,
+  olderThan,
+  type Rec,
+  runValidators,
+  timeoutFor,
+  toTimestamp,
+} from "./rpc/values";
+import { checkNoWriteOnly, type Schema, type TimeoutOperation, toProtoSchema } from "./schema";
 import { nullWriteOnly, writeOnlyValuePaths } from "./write-only";
 
-type Rec = Record<string, CtyValue>;
+export { olderThan };
 
 /** The capabilities this provider advertises. */
 export const SERVER_CAPABILITIES: proto.ServerCapabilities = {
@@ -126,130 +125,6 @@ export const EPHEMERAL_MIN_TERRAFORM = "1.10.0";
 
 /** How long a close may take: Terraform's stop does not cut it short, this does. */
 const CLOSE_TIMEOUT_MS = 60_000;
-
-/** Whether version `v` ("1.9.8", "1.10.0-beta1") is older than `min`; unknown forms are not. */
-export function olderThan(v: string, min: string): boolean {
-  const parse = (x: string) => /^v?(\d+)\.(\d+)\.(\d+)/.exec(x)?.slice(1).map(Number);
-  const a = parse(v);
-  const b = parse(min);
-  if (!a || !b) return false;
-  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
-  return false;
-}
-
-function toTimestamp(d: Date): proto.Timestamp {
-  const ms = d.getTime();
-  return { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1_000_000 };
-}
-
-function asRec(value: CtyValue): Rec | null {
-  return isRecord(value) ? (value as Rec) : null;
-}
-
-/** A null-filled object of the schema with `values` laid over `base` (undefined keeps base). */
-function compose(schema: Schema, base: Rec | null, values: unknown, diags?: Diagnostics): Rec {
-  const out = newRecord<CtyValue>();
-  const over = isRecord(values) ? (values as Rec) : null;
-  for (const [name] of attributeEntries(schema.attributes)) {
-    const v = over && Object.hasOwn(over, name) && over[name] !== undefined ? over[name] : base?.[name];
-    out[name] = v ?? null;
-  }
-  for (const name of over ? Object.keys(over) : []) {
-    // Reported rather than thrown: after a create, losing the whole state would orphan the object.
-    if (!Object.hasOwn(schema.attributes, name)) {
-      if (!diags) throw new Error(`the value has an unknown attribute "${name}"`);
-      diags.addError(
-        "Invalid state",
-        `The returned state has an attribute "${name}" the schema does not declare.`,
-      );
-    }
-  }
-  return out;
-}
-
-function runValidators(
-  attributes: Attributes,
-  value: Rec,
-  at: Path,
-  diags: Diagnostics,
-  addressable: boolean,
-): void {
-  for (const [name, a] of attributeEntries(attributes)) {
-    const v = value[name] ?? null;
-    if (v === null || isUnknown(v)) continue;
-    if (a.validators.length === 0 && !a.nested) continue;
-    const here = addressable ? [...at, { attribute: name }] : at;
-    for (const validator of a.validators) validator.validate(v, { path: here, diags });
-    if (!a.nested) continue;
-    const { nesting, attributes: inner } = a.nested;
-    if (nesting === "single" && asRec(v)) runValidators(inner, asRec(v)!, here, diags, addressable);
-    else if ((nesting === "list" || nesting === "set") && Array.isArray(v)) {
-      v.forEach((el, i) => {
-        const e = asRec(el);
-        if (e)
-          runValidators(
-            inner,
-            e,
-            nesting === "list" ? [...here, { index: i }] : here,
-            diags,
-            addressable && nesting === "list",
-          );
-      });
-    } else if (nesting === "map" && asRec(v)) {
-      for (const [k, el] of Object.entries(asRec(v)!)) {
-        const e = asRec(el);
-        if (e) runValidators(inner, e, [...here, { key: k }], diags, addressable);
-      }
-    }
-  }
-}
-
-function timeoutFor(
-  schema: Schema,
-  value: Rec | null,
-  op: TimeoutOperation,
-  diags: Diagnostics,
-): number | undefined {
-  for (const [name, a] of attributeEntries(schema.attributes)) {
-    if (!a.timeoutDefaults) continue;
-    const given = asRec(value?.[name] ?? null)?.[op];
-    const text = typeof given === "string" ? given : a.timeoutDefaults[op];
-    if (text === undefined) return undefined;
-    const ms = parseDuration(text);
-    if (ms === undefined || ms === 0) {
-      diags.addAttributeError(
-        [{ attribute: name }, { attribute: op }],
-        "Invalid duration",
-        `${name}.${op} = ${JSON.stringify(text)} is not a duration; use e.g. "20m" or "1h30m".`,
-      );
-      return undefined;
-    }
-    return ms;
-  }
-  return undefined;
-}
-
-/**
- * Reports attributes whose applied value differs from a known planned value, naming them, since
- * Terraform would reject the result with only "Provider produced inconsistent result after apply".
- */
-function checkApplied(
-  schema: Schema,
-  planned: Rec,
-  applied: Rec,
-  diags: Diagnostics,
-  typeName: string,
-): void {
-  for (const [name, a] of attributeEntries(schema.attributes)) {
-    const p = planned[name] ?? null;
-    if (a.writeOnly || !isWhollyKnown(p) || valuesEqual(p, applied[name] ?? null, a.type)) continue;
-    diags.addAttributeError(
-      [{ attribute: name }],
-      "Applied value differs from the plan",
-      `${typeName}: ${name} was planned as a known value, but apply returned a different one. Plan it as unknown (a plan modifier or modifyPlan) if the API may change it.`,
-    );
-  }
-}
 
 function out(diags: Diagnostics): proto.DiagnosticOut[] {
   return diags.items.map(toProtoDiagnostic);
