@@ -131,12 +131,13 @@ const GROUPS = {
       "src/resources/api-key-journal.ts",
       "src/resources/journal-notes.ts",
       "src/api/reconcile.ts",
-      // The plan's count of the adoptions it announced, per journal (per provider process, or
-      // per session of a resident process): no more "will adopt" notes than entries.
+      // The adoptions a plan announced, per journal (per provider process, or per session of a
+      // resident process): no more "will adopt" notes than entries (plannedAdoptionOf, in
+      // instance-ops.ts, chooses the entry).
       between(
         "src/resources/instance.ts",
-        "const planned = adoptionsPlanned.get(journal)",
-        "[willAdoptNote(next)]",
+        'if (journal.live("instance").length === 0)',
+        "report(ctx.diags, [next.note])",
       ),
       // The provider's journal: the run it records, and the signal that closes it to writes once
       // the launch of a resident session is gone.

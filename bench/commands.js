@@ -27,6 +27,10 @@
 //                     where the time goes, not for timing (a build without it writes none); a
 //                     resident provider process, started before the profiled round, writes none
 //   --keep            leave the temp directory in place and print where it is
+//   --sea <zip>       also time a release archive's standalone executable (`npm run release`,
+//                     release/terraform-provider-gpurental_<v>_linux_amd64.zip), as a person runs
+//                     it (`sea`) and in automation (`sea-ci`); its processes note no CPU time of
+//                     their own, so the provider-alone table counts only its resident process
 //
 // A resident provider process's CPU time, read from /proc before and after each command, is
 // counted with the command's and the provider's. Last, it prints the fake backend's CPU time per
@@ -53,6 +57,7 @@ const rounds = Number(arg("--rounds", cpuProf ? "1" : "5"));
 const only = new Set(arg("--only", COMMANDS.join(",")).split(","));
 const keep = process.argv.includes("--keep");
 const baseArg = arg("--base", undefined);
+const seaArg = arg("--sea", undefined);
 
 if (!Number.isInteger(rounds) || rounds < 1) fail("--rounds must be a positive integer");
 // The service allows 25 live instances per organization.
@@ -298,7 +303,15 @@ function makeVariant(tmp, name, config, bundle) {
   fs.mkdirSync(work, { recursive: true });
   fs.mkdirSync(home, { recursive: true });
   const cliConfig = path.join(dir, "cli.tfrc");
-  if (bundle) {
+  if (typeof bundle === "object" && bundle.seaZip) {
+    // A filesystem mirror in the packed layout: the release's zip as Terraform downloads it.
+    const mirror = path.join(dir, "mirror");
+    const pkgDir = path.join(mirror, "registry.terraform.io", "gpurental", "gpurental");
+    fs.mkdirSync(pkgDir, { recursive: true });
+    fs.copyFileSync(bundle.seaZip, path.join(pkgDir, path.basename(bundle.seaZip)));
+    const { mirrorCliConfig } = require(path.join(root, "dist", "cli", "provider.js"));
+    fs.writeFileSync(cliConfig, mirrorCliConfig(mirror, ["registry.terraform.io/gpurental/gpurental"]));
+  } else if (bundle) {
     // This checkout's installer lays out the mirror; the build's own files go into it.
     const { installProvider } = require(path.join(root, "dist", "cli", "provider.js"));
     const install = installProvider({
@@ -416,7 +429,7 @@ async function main() {
   try {
     backend = await startBackend(tmp);
     const templateId = "00000000-0000-4000-8000-000000000051"; // the demo seed's SSH template
-    const offerId = await makeRoom(backend, 2 + (base ? 1 : 0));
+    const offerId = await makeRoom(backend, 2 + (base ? 1 : 0) + (seaArg ? 2 : 0));
     const variants = [
       makeVariant(tmp, "terraform_data", terraformDataConfig()),
       makeVariant(
@@ -448,6 +461,17 @@ async function main() {
     https.env.GPURENTAL_CA_CERT_FILE = httpsBackend.caFile;
     https.backend = httpsBackend;
     variants.push(https);
+    if (seaArg) {
+      const seaZip = path.resolve(seaArg);
+      if (!/_linux_amd64\.zip$/.test(seaZip) || !fs.existsSync(seaZip))
+        fail(`--sea: ${seaArg} is not a release's linux_amd64 zip (npm run release)`);
+      for (const name of ["sea", "sea-ci"]) {
+        const token = await orgSession(backend, `bench-${name}`);
+        const v = makeVariant(tmp, name, gpurentalConfig(backend, token, offerId, templateId), { seaZip });
+        if (name === "sea-ci") v.env.TF_IN_AUTOMATION = "1";
+        variants.push(v);
+      }
+    }
     if (base) {
       const token = await orgSession(backend, "bench-base");
       variants.push(makeVariant(tmp, "base", gpurentalConfig(backend, token, offerId, templateId), base));
@@ -493,6 +517,7 @@ async function main() {
     }
     if (planOnly) for (const v of variants) await tf(terraform, v, "destroy", backend);
     report(variants, node, base);
+    if (seaArg) await launchToHandshake(variants);
     if (cpuProf) process.stdout.write(`CPU profiles of the provider processes: ${path.resolve(cpuProf)}\n`);
   } finally {
     for (const pid of residentPids(tmp)) {
@@ -511,6 +536,42 @@ async function main() {
     if (keep) process.stderr.write(`kept ${tmp}\n`);
     else fs.rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/**
+ * With --sea: launch to handshake (and to the schema answer) of the two executables Terraform
+ * installed, bench/startup.js on each, one after the other: today's provider (node on the
+ * bundle, the Node.js on PATH) and the release's standalone executable.
+ */
+async function launchToHandshake(variants) {
+  const lines = ["", "launch to handshake, a provider process of its own (bench/startup.js --runs 21):"];
+  for (const name of ["gpurental", "sea"]) {
+    const v = variants.find((x) => x.name === name);
+    const pkg = path.join(
+      v.work,
+      ".terraform",
+      "providers",
+      "registry.terraform.io",
+      "gpurental",
+      "gpurental",
+    );
+    const [version] = fs.readdirSync(pkg);
+    const [platform] = fs.readdirSync(path.join(pkg, version));
+    const exe = path.join(pkg, version, platform, `terraform-provider-gpurental_v${version}`);
+    const r = await run(
+      process.execPath,
+      [path.join(__dirname, "startup.js"), "--runs", "21", "--bin", exe],
+      {
+        env: { ...process.env, GPURENTAL_PROVIDER_RESIDENT: "off" },
+      },
+    );
+    if (r.code !== 0) throw new Error(`bench/startup.js --bin ${exe} failed:\n${r.stderr}`);
+    const pick = (label) =>
+      (r.stdout.split("\n").find((l) => l.startsWith(label)) ?? "").replace(/\s+/g, " ").trim();
+    lines.push(`  ${name.padEnd(9)} ${pick("provider (spawn to handshake)")}`);
+    lines.push(`  ${"".padEnd(9)} ${pick("provider (spawn to schema answer)")}`);
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
 }
 
 function report(variants, node, base) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 "use strict";
 // Runs `npm run build` unless dist/ is newer than every source file, so that `npm run demo` on a
-// fresh clone (where `npm ci` already built through `prepare`) starts at once, and after an edit
-// never runs stale code.
+// fresh clone builds once (npm ci builds nothing: the package has no install script, so that
+// installing it in a project builds nothing either), and after an edit never runs stale code.
 const { spawnSync } = require("node:child_process");
 const { existsSync, readdirSync, statSync } = require("node:fs");
 const { join } = require("node:path");
@@ -20,7 +20,13 @@ function newest(dir) {
   return latest;
 }
 
-const inputs = [join(root, "src"), join(root, "package.json"), join(root, "tsconfig.build.json")];
+const inputs = [
+  join(root, "src"),
+  join(root, "examples", "cdktf-app"),
+  join(root, "examples", "cdktn-app"),
+  join(root, "package.json"),
+  join(root, "tsconfig.build.json"),
+];
 const sourceTime = Math.max(
   ...inputs.map((p) => (statSync(p).isDirectory() ? newest(p) : statSync(p).mtimeMs)),
 );

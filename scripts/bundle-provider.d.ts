@@ -7,12 +7,16 @@ export function descriptorText(): string;
  * outfile. With `split`, `./grpc-server` and `./provider-impl` stay separate files
  * (provider-transport.js and provider-impl.js beside it).
  */
-export function bundle(entry: string, outfile: string, opts?: { split?: boolean }): Promise<string>;
+export function bundle(
+  entry: string,
+  outfile: string,
+  opts?: { split?: boolean; sourcemap?: boolean },
+): Promise<string>;
 /**
  * Builds the production bundles and the pre-encoded GetProviderSchema answer (SCHEMA_FILE) into
  * `outDir`; resolves to it.
  */
-export function buildProvider(outDir: string): Promise<string>;
+export function buildProvider(outDir: string, opts?: { sourcemap?: boolean }): Promise<string>;
 /** The file name of the pre-encoded GetProviderSchema answer. */
 export const SCHEMA_FILE: string;
 /** The .proto files that make up the descriptor. */

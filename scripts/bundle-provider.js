@@ -277,7 +277,7 @@ async function bundle(entry, outfile, opts = {}) {
     minifyWhitespace: true,
     minifySyntax: true,
     keepNames: true,
-    sourcemap: "linked",
+    sourcemap: opts.sourcemap === false ? false : "linked",
     sourcesContent: false,
     legalComments: "none",
     logLevel: "warning",
@@ -295,12 +295,15 @@ const SCHEMA_FILE = "provider-schema.pb";
  * Terraform command asks for nothing but the schema; answering it from this file spares that
  * process loading provider-impl.js at all (see docs/design/provider-process.md, "Start-up time").
  */
-async function buildProvider(outDir) {
+async function buildProvider(outDir, opts = {}) {
   const part = (name) => path.join(outDir, name);
-  await bundle(path.join(root, "src", "plugin", "main.ts"), part("provider.js"), { split: true });
-  await bundle(path.join(root, "src", "plugin", "grpc-server.ts"), part("provider-transport.js"));
-  await bundle(path.join(root, "src", "plugin", "provider-impl.ts"), part("provider-impl.js"));
-  await bundle(path.join(root, "src", "plugin", "launcher.ts"), part("provider-launcher.js"));
+  const { sourcemap } = opts;
+  await bundle(path.join(root, "src", "plugin", "main.ts"), part("provider.js"), { split: true, sourcemap });
+  await bundle(path.join(root, "src", "plugin", "grpc-server.ts"), part("provider-transport.js"), {
+    sourcemap,
+  });
+  await bundle(path.join(root, "src", "plugin", "provider-impl.ts"), part("provider-impl.js"), { sourcemap });
+  await bundle(path.join(root, "src", "plugin", "launcher.ts"), part("provider-launcher.js"), { sourcemap });
 
   // Fresh copies of the bundles just written (a test may build twice in one process).
   for (const name of ["provider-transport.js", "provider-impl.js"]) delete require.cache[part(name)];

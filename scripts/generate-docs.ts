@@ -17,6 +17,7 @@ import { requiresReplace } from "../src/framework/modifiers";
 import type { Attribute, Attributes, Schema } from "../src/framework/schema";
 import type { CtyType, CtyValue } from "../src/plugin/cty";
 import { PROVIDER_ENV, provider } from "../src/provider";
+import { packageName } from "../src/version";
 
 /** Repository root: the nearest folder above this file with the package's package.json. */
 export const ROOT = findRoot(__dirname);
@@ -77,12 +78,12 @@ function findRoot(from: string): string {
     const pkg = join(dir, "package.json");
     if (
       existsSync(pkg) &&
-      (JSON.parse(readFileSync(pkg, "utf8")) as { name?: string }).name === "gpurental"
+      (JSON.parse(readFileSync(pkg, "utf8")) as { name?: string }).name === packageName
     ) {
       return dir;
     }
     const up = dirname(dir);
-    if (up === dir) throw new Error(`no gpurental package.json above ${from}`);
+    if (up === dir) throw new Error(`no ${packageName} package.json above ${from}`);
     dir = up;
   }
 }

@@ -27,7 +27,7 @@ import { devNull, tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import * as ts from "typescript";
-import { version } from "../src/version";
+import { packageName, version } from "../src/version";
 
 const run = promisify(execFile);
 
@@ -66,11 +66,11 @@ function findRoot(start: string): string {
   for (let dir = start; ; dir = dirname(dir)) {
     try {
       const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown };
-      if (pkg.name === "gpurental") return dir;
+      if (pkg.name === packageName) return dir;
     } catch {
       // no package.json here; keep climbing
     }
-    if (dirname(dir) === dir) throw new Error(`no gpurental package.json above ${start}`);
+    if (dirname(dir) === dir) throw new Error(`no ${packageName} package.json above ${start}`);
   }
 }
 

@@ -30,10 +30,10 @@ import { lateArrivalsOf, lateArrivalWarning } from "./resources/late-arrivals";
 import {
   credentialKindOf,
   DEFAULT_RECONCILE_TIMEOUT_MS,
-  registerCredential,
-  registerDeploySettings,
-  unconfiguredClient,
+  type ProviderData,
+  unconfiguredProvider,
 } from "./resources/provider-data";
+import { SharedReads } from "./resources/shared-reads";
 
 // The gpurental provider: its configuration (where the API is, which credential, which
 // organization), how that becomes the /v1 client every resource and data source uses, and the list
@@ -160,12 +160,15 @@ export interface CreateProviderOptions {
   ended?: AbortSignal;
 }
 
-/** Builds the /v1 client from the provider configuration, reporting problems on their attribute. */
+/**
+ * Builds the provider data (the /v1 client, its credential's kind and the deploy settings) from
+ * the provider configuration, reporting problems on their attribute.
+ */
 export async function configureClient(
   req: ConfigureRequest<typeof schema>,
   ctx: ConfigureContext,
   opts: CreateProviderOptions = {},
-): Promise<GpurentalClient> {
+): Promise<ProviderData> {
   const env = opts.env ?? process.env;
   const baseUrl = resolve(req.config.base_url, "base_url", env);
   const token = resolve(req.config.token, "token", env);
@@ -274,7 +277,7 @@ export async function configureClient(
       );
     } else reconcileTimeoutMs = ms;
   }
-  if (ctx.diags.hasErrors()) return unconfiguredClient([]);
+  if (ctx.diags.hasErrors()) return unconfiguredProvider([]);
 
   const pending = [
     ...(["base_url", "token", "org_id", "journal_dir", "reconcile_timeout", "ca_cert_file"] as const).filter(
@@ -294,7 +297,7 @@ export async function configureClient(
   ];
   if (pending.length > 0 || baseUrl.kind !== "value" || token.kind !== "value") {
     // Values from resources not created yet: plan without the API; apply configures again.
-    return unconfiguredClient(pending);
+    return unconfiguredProvider(pending);
   }
 
   // The time limit of one request attempt, for tests and slow links; not a provider argument.
@@ -306,7 +309,7 @@ export async function configureClient(
       "Invalid GPURENTAL_REQUEST_TIMEOUT",
       `The GPURENTAL_REQUEST_TIMEOUT environment variable must be a duration such as "30s"; got ${JSON.stringify(env.GPURENTAL_REQUEST_TIMEOUT.slice(0, 100))}.`,
     );
-    return unconfiguredClient([]);
+    return unconfiguredProvider([]);
   }
   // The proxy and the CAs: from the arguments, else this launch's environment (a resident
   // process's sessions each have their own).
@@ -336,7 +339,7 @@ export async function configureClient(
       } else {
         ctx.diags.addError("Invalid network setting", err.message);
       }
-      return unconfiguredClient([]);
+      return unconfiguredProvider([]);
     }
     throw err;
   }
@@ -366,11 +369,6 @@ export async function configureClient(
       credential: credentialKindOf(token.value),
       token_from: token.from,
     });
-    registerCredential(client, {
-      kind: credentialKindOf(token.value),
-      orgId: orgId.kind === "value" ? orgId.value : undefined,
-      configured: true,
-    });
     const journal = new DeployJournal(
       locateJournal({
         configured: journalDir.kind === "value" ? journalDir.value : undefined,
@@ -385,21 +383,30 @@ export async function configureClient(
       },
     );
     settleAtShutdown(journal, opts.ended);
-    registerDeploySettings(client, {
-      journal,
-      reconcileTimeoutMs,
-      partial: parentCommand(env, opts.ppid).partial,
-      account: { base_url: client.baseUrl, org_id: client.orgId ?? null },
-    });
+    const data: ProviderData = {
+      configured: true,
+      client,
+      credential: {
+        kind: credentialKindOf(token.value),
+        orgId: orgId.kind === "value" ? orgId.value : undefined,
+      },
+      deploy: {
+        journal,
+        reconcileTimeoutMs,
+        partial: parentCommand(env, opts.ppid).partial,
+        account: { base_url: client.baseUrl, org_id: client.orgId ?? null },
+      },
+      reads: new SharedReads(),
+    };
     const orphaned = orphanedEntriesWarning(journal);
     if (orphaned) ctx.diags.addWarning(orphaned.summary, orphaned.detail);
     await warnLateArrivals(journal, client, env, ctx);
-    return client;
+    return data;
   } catch (err) {
     if (err instanceof ClientConfigError) {
       const attribute = err.field === "baseUrl" ? "base_url" : err.field === "orgId" ? "org_id" : "token";
       ctx.diags.addAttributeError(path(attribute), "Invalid provider configuration", err.message);
-      return unconfiguredClient([]);
+      return unconfiguredProvider([]);
     }
     throw err;
   }
@@ -447,15 +454,12 @@ async function warnLateArrivals(
 const LATE_ARRIVAL_LISTING_MS = 10_000;
 
 /** The provider's resource types. */
-export const resources: readonly AnyResourceDefinition<GpurentalClient>[] = [
-  apiKeyResource,
-  instanceResource,
-];
+export const resources: readonly AnyResourceDefinition<ProviderData>[] = [apiKeyResource, instanceResource];
 
 /** Builds the gpurental provider definition; options are for tests. */
 export function createProvider(
   opts: CreateProviderOptions = {},
-): ProviderDefinition<typeof schema, GpurentalClient> {
+): ProviderDefinition<typeof schema, ProviderData> {
   return {
     typeName: "gpurental",
     schema,

@@ -1,6 +1,6 @@
 import { LocalBackend, PgBackend, type PgBackendConfig, TerraformOutput, TerraformStack } from "cdktf";
 import type { Construct } from "constructs";
-// Outside this repository, import these from "gpurental".
+// Outside this repository, import these from "@gpurental/gpurental".
 import { ApiKey, GpurentalProvider, Instance, TemplateLookup, type TemplateMode } from "../../src";
 
 /** Settings of {@link GpuWorkstationStack}. */

@@ -7,7 +7,7 @@ import {
   TerraformVariable,
 } from "cdktn";
 import type { Construct } from "constructs";
-// Outside this repository, import these from "gpurental/cdktn".
+// Outside this repository, import these from "@gpurental/gpurental/cdktn".
 import { ApiKey, GpurentalProvider, Instance, TemplateLookup, type TemplateMode } from "../../src/cdktn";
 
 /** Settings of {@link GpuWorkstationStack}. */

@@ -3,8 +3,9 @@
 // It names no credential and no server: the provider reads GPURENTAL_BASE_URL and GPURENTAL_TOKEN,
 // and Terraform's pg backend PG_CONN_STR, when the pipeline runs terraform (docs/ci.md says why a
 // variable would leak them into saved plans).
+
+import { GpurentalProvider, Instance, TemplateLookup } from "@gpurental/gpurental";
 import { App, PgBackend, type PgBackendConfig, TerraformOutput, TerraformStack } from "cdktf";
-import { GpurentalProvider, Instance, TemplateLookup } from "gpurental";
 
 /** One instance of the fleet. */
 interface Machine {

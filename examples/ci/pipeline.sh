@@ -69,7 +69,7 @@ fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
-command -v gpurental >/dev/null || die "gpurental is not installed: run npm ci (your package.json lists gpurental)"
+command -v gpurental >/dev/null || die "gpurental is not installed: run npm ci (your package.json lists @gpurental/gpurental)"
 command -v "$tf" >/dev/null || die "$tf is not on PATH: install Terraform 1.5 or later, or set TERRAFORM_BINARY_NAME"
 [ -n "${GPURENTAL_TOKEN:+set}" ] || die "GPURENTAL_TOKEN is not set: give it from the CI's secret store (a team API key)"
 

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import {
   chmodSync,
+  copyFileSync,
   createWriteStream,
   existsSync,
   mkdirSync,
@@ -10,10 +11,10 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import type { FakeBackend, TransitionMode } from "../fake-backend";
-import { version } from "../version";
+import { packageName, version } from "../version";
 import { CDKS, type Cdk, cdkCommand, withCdkPath } from "./cdk";
 
 // `gpurental demo` shows the whole product in one command: the embedded fake backend with the demo
@@ -137,12 +138,50 @@ function packageRoot(): string {
     const file = join(dir, "package.json");
     if (existsSync(file)) {
       const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: unknown };
-      if (pkg.name === "gpurental") return dir;
+      if (pkg.name === packageName) return dir;
     }
     const up = dirname(dir);
     if (up === dir) throw new DemoError("cannot find the gpurental package folder");
     dir = up;
   }
+}
+
+/**
+ * cdktf-cli 0.21 runs terraform through @cdktf/node-pty-prebuilt-multiarch, a native module
+ * shipped built for each Node.js ABI up to Node.js 22's: on a newer Node.js, `cdktf deploy`
+ * fails deep inside with "Cannot find module '../build/Release/pty.node'". Say so up front.
+ */
+export function checkTerminalModule(cliDir: string, abi = process.versions.modules): void {
+  let ptyDir: string;
+  try {
+    ptyDir = dirname(require.resolve("@cdktf/node-pty-prebuilt-multiarch/package.json", { paths: [cliDir] }));
+  } catch {
+    return; // another cdktf-cli, which may not use it
+  }
+  const prebuilt = join(ptyDir, "prebuilds", `${process.platform}-${process.arch}`, `node.abi${abi}.node`);
+  const built = join(ptyDir, "build", "Release", "pty.node");
+  if (existsSync(prebuilt) || existsSync(built)) return;
+  throw new DemoError(
+    `cdktf-cli cannot run on Node.js ${process.version}: its terminal module (@cdktf/node-pty-prebuilt-multiarch) has no build for this Node.js (ABI ${abi}). Run the demo with Node.js 20 or 22.`,
+  );
+}
+
+/** The node_modules folders this package's dependencies are installed in. */
+function dependencyDirs(root: string): string[] {
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+    dependencies?: Record<string, string>;
+    peerDependencies?: Record<string, string>;
+  };
+  const dirs = new Set([join(root, "node_modules")]);
+  for (const name of Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies })) {
+    try {
+      const manifest = require.resolve(`${name}/package.json`, { paths: [root] });
+      dirs.add(resolve(dirname(manifest), ...name.split("/").map(() => "..")));
+    } catch {
+      // A dependency whose package.json is not exported is found through its neighbours.
+    }
+  }
+  return [...dirs];
 }
 
 function terraformBinary(): string {
@@ -393,17 +432,25 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     step = report.step(`bundling the example app (examples/${appName})`);
     const appDir = join(workDir, "app");
     mkdirSync(appDir, { recursive: true });
-    const esbuild = await import("esbuild");
+    // In a clone the example is bundled from its sources; an installed package carries it built
+    // (dist/demo/<app>.js, written by `npm run build`) and has no esbuild.
+    const exampleSource = join(root, "examples", appName, "main.ts");
+    const prebuilt = join(root, "dist", "demo", `${appName}.js`);
     try {
-      await esbuild.build({
-        entryPoints: [join(root, "examples", appName, "main.ts")],
-        outfile: join(appDir, "app.js"),
-        bundle: true,
-        platform: "node",
-        target: "node20",
-        packages: "external",
-        logLevel: "silent",
-      });
+      if (existsSync(exampleSource)) {
+        const esbuild = await import("esbuild");
+        await esbuild.build({
+          entryPoints: [exampleSource],
+          outfile: join(appDir, "app.js"),
+          bundle: true,
+          platform: "node",
+          target: "node20",
+          packages: "external",
+          logLevel: "silent",
+        });
+      } else {
+        copyFileSync(prebuilt, join(appDir, "app.js"));
+      }
     } catch (err) {
       throw new DemoError(
         `cannot bundle examples/${appName}: ${err instanceof Error ? err.message : String(err)}`,
@@ -434,6 +481,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     } catch (err) {
       throw new DemoError(err instanceof Error ? err.message : String(err));
     }
+    // cdktf-cli runs under this process's Node.js: <cdktf-cli>/bundle/bin/cdktf.
+    if (cdk === "cdktf") checkTerminalModule(resolve(cli.argv[0] ?? "", "..", "..", ".."));
     const tmpForChildren = join(workDir, "tmp");
     mkdirSync(tmpForChildren, { recursive: true });
     const env = quietEnv({
@@ -456,8 +505,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       CI: "1",
       FORCE_COLOR: "0",
       NO_COLOR: "1",
-      // The bundled app leaves the CDK, constructs and zod to be required from this package.
-      NODE_PATH: join(root, "node_modules"),
+      // The provider executable runs `node` from PATH: the demo's own Node.js comes first, so
+      // that the provider runs on the Node.js the demo was started with (npm scripts put a
+      // project's node_modules/.bin first, which may hold another `node`).
+      PATH: [dirname(process.execPath), process.env.PATH].filter(Boolean).join(delimiter),
+      // The bundled app leaves the CDK, constructs and zod to be required from this package's
+      // dependencies: in a clone its node_modules, in a project the folder npm put them in.
+      NODE_PATH: dependencyDirs(root).join(delimiter),
     });
     const cdktf = (argv: string[], onLine: (line: string) => void, signal = options.signal) =>
       runner.run(

@@ -1,5 +1,6 @@
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, readOptions, reportReadError } from "./common";
+import { clientOf, type ProviderData } from "../resources/provider-data";
+import { readOptions, reportReadError } from "./common";
 import { apiKeyObjectAttributes, apiKeyToObject } from "./objects";
 
 const schema = defineSchema({
@@ -19,11 +20,11 @@ export const apiKeysDataSource = {
   schema,
   async read(_req, ctx) {
     try {
-      const keys = await ctx.providerData.listApiKeys(readOptions(ctx));
+      const keys = await clientOf(ctx.providerData).listApiKeys(readOptions(ctx));
       return { api_keys: keys.map(apiKeyToObject) };
     } catch (err) {
       reportReadError(ctx.diags, "gpurental_api_keys", err);
       return {};
     }
   },
-} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;
+} satisfies DataSourceDefinition<typeof schema, ProviderData>;

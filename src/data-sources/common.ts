@@ -1,25 +1,11 @@
-import type { GpurentalClient, RequestOptions } from "../api/client";
+import type { RequestOptions } from "../api/client";
 import { check, type Diagnostics, type HandlerContext, toNumber, type Validator } from "../framework";
 import type { NumberValue } from "../plugin/cty";
 import { budgetOf, READ_TIMEOUT_MS, within } from "../resources/deadline";
 import { errorToDiagnostic } from "../resources/refusals";
 
-// What every data source shares: the client calls they make, how an API failure becomes a
+// What every data source shares: the options of their API calls, how an API failure becomes a
 // diagnostic, and the validators of their arguments.
-
-/** The client calls the data sources make; the provider's configured client satisfies it. */
-export type DataSourceApi = Pick<
-  GpurentalClient,
-  | "listOffers"
-  | "getOffer"
-  | "listTemplates"
-  | "getTemplate"
-  | "listSshKeys"
-  | "getInstance"
-  | "listInstances"
-  | "listApiKeys"
-  | "getInstanceLogs"
->;
 
 /**
  * The options of the API calls of one data source read: they retry transient failures within the

@@ -10,7 +10,6 @@ import { templatesDataSource } from "./templates";
 
 // The provider's data sources, one module each; src/provider.ts registers this list.
 
-export type { DataSourceApi } from "./common";
 export * from "./objects";
 
 /** Every data source of the provider, in documentation order. */

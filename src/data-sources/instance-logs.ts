@@ -1,6 +1,7 @@
 import { attr, type DataSourceDefinition, defineSchema, t, toNumber } from "../framework";
 import { apiId } from "../resources/ids";
-import { type DataSourceApi, integerBetween, readOptions, reportReadError } from "./common";
+import { clientOf, type ProviderData } from "../resources/provider-data";
+import { integerBetween, readOptions, reportReadError } from "./common";
 
 /** The API's bounds and default of `tail` (contract 4.2). */
 export const LOGS_TAIL = { min: 1, max: 1000, default: 200 } as const;
@@ -34,11 +35,15 @@ export const instanceLogsDataSource = {
   async read({ config }, ctx) {
     const tail = config.tail === null ? LOGS_TAIL.default : toNumber(config.tail);
     try {
-      const lines = await ctx.providerData.getInstanceLogs(config.instance_id!, { tail }, readOptions(ctx));
+      const lines = await clientOf(ctx.providerData).getInstanceLogs(
+        config.instance_id!,
+        { tail },
+        readOptions(ctx),
+      );
       return { tail, lines };
     } catch (err) {
       reportReadError(ctx.diags, "gpurental_instance_logs", err);
       return {};
     }
   },
-} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;
+} satisfies DataSourceDefinition<typeof schema, ProviderData>;

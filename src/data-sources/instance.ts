@@ -1,6 +1,7 @@
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
 import { apiId } from "../resources/ids";
-import { type DataSourceApi, readOptions, reportReadError } from "./common";
+import { clientOf, type ProviderData } from "../resources/provider-data";
+import { readOptions, reportReadError } from "./common";
 import { INSTANCE_DESCRIPTIONS, instanceAttributes, instanceToObject } from "./objects";
 
 const schema = defineSchema({
@@ -22,11 +23,11 @@ export const instanceDataSource = {
   schema,
   async read({ config }, ctx) {
     try {
-      const instance = await ctx.providerData.getInstance(config.id!, readOptions(ctx));
+      const instance = await clientOf(ctx.providerData).getInstance(config.id!, readOptions(ctx));
       return instanceToObject(instance);
     } catch (err) {
       reportReadError(ctx.diags, "gpurental_instance", err);
       return {};
     }
   },
-} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;
+} satisfies DataSourceDefinition<typeof schema, ProviderData>;

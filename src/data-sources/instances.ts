@@ -1,5 +1,6 @@
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, readOptions, reportReadError } from "./common";
+import { clientOf, type ProviderData } from "../resources/provider-data";
+import { readOptions, reportReadError } from "./common";
 import { instanceObjectAttributes, instanceToObject } from "./objects";
 
 const schema = defineSchema({
@@ -22,7 +23,7 @@ export const instancesDataSource = {
   schema,
   async read({ config }, ctx) {
     try {
-      const instances = await ctx.providerData.listInstances(
+      const instances = await clientOf(ctx.providerData).listInstances(
         { include_destroyed: config.include_destroyed ?? false },
         readOptions(ctx),
       );
@@ -32,4 +33,4 @@ export const instancesDataSource = {
       return {};
     }
   },
-} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;
+} satisfies DataSourceDefinition<typeof schema, ProviderData>;

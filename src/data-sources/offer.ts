@@ -1,7 +1,8 @@
 import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
 import { apiId } from "../resources/ids";
-import { type DataSourceApi, readOptions, reportReadError } from "./common";
+import { clientOf, type ProviderData } from "../resources/provider-data";
+import { readOptions, reportReadError } from "./common";
 import { offerAttributes, offerToObject } from "./objects";
 
 const schema = defineSchema({
@@ -23,7 +24,7 @@ export const offerDataSource = {
   schema,
   async read({ config }, ctx) {
     try {
-      const offer = await ctx.providerData.getOffer(config.id!, readOptions(ctx));
+      const offer = await clientOf(ctx.providerData).getOffer(config.id!, readOptions(ctx));
       return offerToObject(offer);
     } catch (err) {
       reportReadError(
@@ -37,4 +38,4 @@ export const offerDataSource = {
       return {};
     }
   },
-} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;
+} satisfies DataSourceDefinition<typeof schema, ProviderData>;

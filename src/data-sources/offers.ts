@@ -5,7 +5,8 @@ import { attr, type DataSourceDefinition, defineSchema, oneOf, toNumber } from "
 import { apiId } from "../resources/ids";
 import { MAX_PRICE_LIMIT_MICRO } from "../resources/offer-filter";
 import { matchesFilter, type OfferFilter, selectOffers } from "../resources/offer-selection";
-import { type DataSourceApi, integerBetween, notBlank, readOptions, reportReadError } from "./common";
+import { clientOf, type ProviderData } from "../resources/provider-data";
+import { integerBetween, notBlank, readOptions, reportReadError } from "./common";
 import { offerObjectAttributes, offerToObject } from "./objects";
 
 const SORTS = ["price_asc", "price_desc"] as const;
@@ -104,12 +105,14 @@ export const offersDataSource = {
     let template: Template | null | undefined;
     try {
       [offers, template] = await Promise.all([
-        ctx.providerData.listOffers(query, readOptions(ctx)),
+        clientOf(ctx.providerData).listOffers(query, readOptions(ctx)),
         deployable?.template_id
-          ? ctx.providerData.getTemplate(deployable.template_id, readOptions(ctx)).catch((err: unknown) => {
-              if (err instanceof ApiError && err.code === "TEMPLATE_NOT_FOUND") return null;
-              throw err;
-            })
+          ? clientOf(ctx.providerData)
+              .getTemplate(deployable.template_id, readOptions(ctx))
+              .catch((err: unknown) => {
+                if (err instanceof ApiError && err.code === "TEMPLATE_NOT_FOUND") return null;
+                throw err;
+              })
           : undefined,
       ]);
     } catch (err) {
@@ -142,4 +145,4 @@ export const offersDataSource = {
     ];
     return { offers: ordered.map(offerToObject) };
   },
-} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;
+} satisfies DataSourceDefinition<typeof schema, ProviderData>;

@@ -1,6 +1,7 @@
 import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { type DataSourceApi, readOptions, reportReadError } from "./common";
+import { clientOf, type ProviderData } from "../resources/provider-data";
+import { readOptions, reportReadError } from "./common";
 import { sshKeyObjectAttributes, sshKeyToObject } from "./objects";
 
 const schema = defineSchema({
@@ -20,7 +21,7 @@ export const sshKeysDataSource = {
   schema,
   async read(_req, ctx) {
     try {
-      const keys = await ctx.providerData.listSshKeys(readOptions(ctx));
+      const keys = await clientOf(ctx.providerData).listSshKeys(readOptions(ctx));
       return { ssh_keys: keys.map(sshKeyToObject) };
     } catch (err) {
       reportReadError(
@@ -34,4 +35,4 @@ export const sshKeysDataSource = {
       return {};
     }
   },
-} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;
+} satisfies DataSourceDefinition<typeof schema, ProviderData>;

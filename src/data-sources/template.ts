@@ -1,7 +1,8 @@
 import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
 import { apiId } from "../resources/ids";
-import { type DataSourceApi, readOptions, reportReadError } from "./common";
+import { clientOf, type ProviderData } from "../resources/provider-data";
+import { readOptions, reportReadError } from "./common";
 import { templateAttributes, templateToObject } from "./objects";
 
 const schema = defineSchema({
@@ -23,7 +24,7 @@ export const templateDataSource = {
   schema,
   async read({ config }, ctx) {
     try {
-      const template = await ctx.providerData.getTemplate(config.id!, readOptions(ctx));
+      const template = await clientOf(ctx.providerData).getTemplate(config.id!, readOptions(ctx));
       return templateToObject(template);
     } catch (err) {
       reportReadError(
@@ -37,4 +38,4 @@ export const templateDataSource = {
       return {};
     }
   },
-} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;
+} satisfies DataSourceDefinition<typeof schema, ProviderData>;

@@ -1,6 +1,7 @@
 import type { ListTemplatesQuery } from "../api/client";
 import { attr, type DataSourceDefinition, defineSchema, oneOf } from "../framework";
-import { type DataSourceApi, readOptions, reportReadError } from "./common";
+import { clientOf, type ProviderData } from "../resources/provider-data";
+import { readOptions, reportReadError } from "./common";
 import { templateObjectAttributes, templateToObject } from "./objects";
 
 const TABS = ["recommended", "system", "public", "mine", "all"] as const;
@@ -37,11 +38,11 @@ export const templatesDataSource = {
     if (config.tab !== null) query.tab = config.tab as ListTemplatesQuery["tab"];
     if (config.mode !== null) query.mode = config.mode as ListTemplatesQuery["mode"];
     try {
-      const templates = await ctx.providerData.listTemplates(query, readOptions(ctx));
+      const templates = await clientOf(ctx.providerData).listTemplates(query, readOptions(ctx));
       return { templates: templates.map(templateToObject) };
     } catch (err) {
       reportReadError(ctx.diags, "gpurental_templates", err);
       return {};
     }
   },
-} satisfies DataSourceDefinition<typeof schema, DataSourceApi>;
+} satisfies DataSourceDefinition<typeof schema, ProviderData>;

@@ -1,4 +1,3 @@
-import type { GpurentalClient } from "../api/client";
 import { ApiError } from "../api/errors";
 import type { ApiKeyKind } from "../api/schemas";
 import {
@@ -16,7 +15,7 @@ import { reportKeyError } from "../resources/api-key";
 import { createKeyJournaled, KeyOutcomeUnknownError } from "../resources/api-key-journal";
 import { budgetOf, CHANGE_TIMEOUT_MS, within } from "../resources/deadline";
 import { bestEffort } from "../resources/journal-notes";
-import { credentialOf, deploySettingsOf } from "../resources/provider-data";
+import { clientOf, credentialKindOfProvider, deployOf, type ProviderData } from "../resources/provider-data";
 
 // ephemeral "gpurental_api_key": an API key that lives for one Terraform run. Open creates it,
 // Close revokes it, and nothing of it reaches a plan or a state. The creation goes through the same
@@ -85,8 +84,7 @@ export const apiKeyEphemeral = {
   async open({ config }, ctx) {
     const name = config.name as string;
     const kind = ((config.kind as string | null) ?? "personal") as ApiKeyKind;
-    const cred = credentialOf(ctx.providerData);
-    if (cred.kind === "api_key") {
+    if (credentialKindOfProvider(ctx.providerData) === "api_key") {
       ctx.diags.addAttributeError(
         [{ attribute: "name" }],
         "ADMIN_REQUIRED: API keys cannot be created with an API key",
@@ -94,12 +92,12 @@ export const apiKeyEphemeral = {
       );
       return { result: {} };
     }
-    const settings = deploySettingsOf(ctx.providerData);
+    const settings = deployOf(ctx.providerData);
     try {
       const { created, entry } = await createKeyJournaled(
         { name, kind },
         {
-          client: ctx.providerData,
+          client: clientOf(ctx.providerData),
           signal: ctx.signal,
           settings,
           deadline: budgetOf(CHANGE_TIMEOUT_MS, ctx.signal).deadline,
@@ -132,13 +130,13 @@ export const apiKeyEphemeral = {
     if (!key) return;
     await revokeRunKey(key, ctx);
   },
-} satisfies EphemeralResourceDefinition<typeof schema, GpurentalClient>;
+} satisfies EphemeralResourceDefinition<typeof schema, ProviderData>;
 
 /** Revokes a run's key and closes its journal entry; a failure leaves the entry for the next run. */
-async function revokeRunKey(key: KeyPrivate, ctx: HandlerContext<GpurentalClient>): Promise<void> {
-  const journal = deploySettingsOf(ctx.providerData).journal;
+async function revokeRunKey(key: KeyPrivate, ctx: HandlerContext<ProviderData>): Promise<void> {
+  const journal = deployOf(ctx.providerData).journal;
   try {
-    await ctx.providerData.revokeApiKey(key.id, {
+    await clientOf(ctx.providerData).revokeApiKey(key.id, {
       ...within(budgetOf(CHANGE_TIMEOUT_MS, ctx.signal)),
       outlivesStop: true,
     });

@@ -1,7 +1,7 @@
-import type { GpurentalClient } from "../api/client";
 import { attr, defineSchema, type EphemeralResourceDefinition } from "../framework";
 import { budgetOf, READ_TIMEOUT_MS, within } from "../resources/deadline";
 import { apiId } from "../resources/ids";
+import { clientOf, type ProviderData } from "../resources/provider-data";
 import { errorToDiagnostic } from "../resources/refusals";
 
 // ephemeral "gpurental_instance_access": an instance's access secrets (its access token and the
@@ -51,7 +51,7 @@ export const instanceAccessEphemeral = {
   async open({ config }, ctx) {
     const id = config.instance_id as string;
     try {
-      const inst = await ctx.providerData.getInstance(
+      const inst = await clientOf(ctx.providerData).getInstance(
         id,
         within(budgetOf(ctx.timeoutMs ?? READ_TIMEOUT_MS, ctx.signal)),
       );
@@ -81,4 +81,4 @@ export const instanceAccessEphemeral = {
       return { result: {} };
     }
   },
-} satisfies EphemeralResourceDefinition<typeof schema, GpurentalClient>;
+} satisfies EphemeralResourceDefinition<typeof schema, ProviderData>;

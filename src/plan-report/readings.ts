@@ -5,8 +5,9 @@ import { type Micro, toMicro } from "../report/money";
 import { listMarketOffers } from "../resources/instance-ops";
 import { planCreateChecks } from "../resources/instance-plan";
 import { describeFilter, type OfferFilter, selectOffers } from "../resources/offer-selection";
-import { type CredentialKind, registerCredential } from "../resources/provider-data";
+import type { CredentialKind } from "../resources/provider-data";
 import type { ResourceDiagnostic } from "../resources/refusals";
+import { SharedReads } from "../resources/shared-reads";
 import type { PlanDocument } from "../tfstate/plan";
 import { deploys, type PlannedDeploy, plannedDeploy } from "./inputs";
 import type { Price } from "./model";
@@ -55,7 +56,11 @@ export async function readForPlan(
   now: () => number,
 ): Promise<PlanReadings> {
   // The provider's checks read the credential kind beside the client (session-only reads).
-  registerCredential(client, { kind: credential, orgId: client.orgId, configured: true });
+  const provider = {
+    client,
+    credential: { kind: credential, orgId: client.orgId },
+    reads: new SharedReads(),
+  };
   const instances = await client.listInstances();
 
   let balance: PlanReadings["balance"];
@@ -144,7 +149,7 @@ export async function readForPlan(
         d.disk_gb === undefined
           ? Promise.resolve({ diagnostics: [] as ResourceDiagnostic[] })
           : planCreateChecks(
-              client,
+              provider,
               {
                 offer_id: d.offer_id,
                 offer_filter: d.offer_filter,

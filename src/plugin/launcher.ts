@@ -32,7 +32,7 @@ import { Script } from "node:vm";
 /** Exports of the provider bundle. */
 export interface ProviderBundle {
   /** Runs the provider executable with the given arguments. */
-  main(argv: readonly string[]): Promise<void>;
+  main(argv: readonly string[], opts?: import("./main").MainOptions): Promise<void>;
 }
 
 /** How long after start the cache is written if the process has not exited by then. */
@@ -70,17 +70,31 @@ function privateDir(dir: string): boolean {
 export function loadBundle(file: string, env: NodeJS.ProcessEnv = process.env): ProviderBundle {
   const fd = openSync(file, "r");
   let source: string;
-  let cacheName: string;
-  let prefix: string;
+  let st: { size: number; mtimeMs: number };
   try {
-    const st = fstatSync(fd);
+    st = fstatSync(fd);
     source = readFileSync(fd, "utf8");
-    // One cache per bundle location; rebuilding or reinstalling replaces it (see prune below).
-    prefix = `${basename(file, ".js")}-${createHash("sha256").update(dirname(file)).digest("hex").slice(0, 12)}-`;
-    cacheName = `${prefix}${process.version}-${st.size}-${Math.trunc(st.mtimeMs)}.v8cache`;
   } finally {
     closeSync(fd);
   }
+  return loadBundleSource(source, file, st, env);
+}
+
+/**
+ * Loads a CommonJS bundle from its text, as if it were `file`; `identity` (the size and time of
+ * the file the text comes from) names its code cache. The standalone executable passes the bundle
+ * it carries, named after itself: its code cache is made on the machine that runs it, since a
+ * cache made into the executable at build time would differ between two builds of one commit.
+ */
+export function loadBundleSource(
+  source: string,
+  file: string,
+  identity: { size: number; mtimeMs: number },
+  env: NodeJS.ProcessEnv = process.env,
+): ProviderBundle {
+  // One cache per bundle location; rebuilding or reinstalling replaces it (see prune below).
+  const prefix = `${basename(file, ".js")}-${createHash("sha256").update(dirname(file)).digest("hex").slice(0, 12)}-`;
+  const cacheName = `${prefix}${process.version}-${identity.size}-${Math.trunc(identity.mtimeMs)}.v8cache`;
   const dir = codeCacheDir(env);
   const cacheFile = dir && privateDir(dir) ? join(dir, cacheName) : undefined;
   let cachedData: Buffer | undefined;

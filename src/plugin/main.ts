@@ -125,11 +125,19 @@ export function preEncodedSchema(dir: string = __dirname): Buffer | undefined {
   }
 }
 
-/** Runs the gpurental provider; called by bin/terraform-provider-gpurental. */
-export function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+/** How main runs where the files beside the bundle are not there (the standalone executable). */
+export interface MainOptions {
+  /** Reads the pre-encoded schema answer; default: provider-schema.pb beside this bundle. */
+  readSchema?: () => Buffer | undefined;
+  /** How the resident process is started; default: node on this script. */
+  command?: { node: string; script: string };
+}
+
+/** Runs the gpurental provider; called by bin/terraform-provider-gpurental and src/plugin/sea.ts. */
+export function main(argv: readonly string[] = process.argv.slice(2), opts: MainOptions = {}): Promise<void> {
   let schema: Buffer | undefined | null = null;
   const schemaResponse = () => {
-    if (schema === null) schema = preEncodedSchema();
+    if (schema === null) schema = (opts.readSchema ?? preEncodedSchema)();
     return schema;
   };
   if (argv[0] === "--resident" && argv.length === 2) return runResident(argv[1] as string, schemaResponse);
@@ -138,7 +146,7 @@ export function main(argv: readonly string[] = process.argv.slice(2)): Promise<v
     resident: () => ({
       env: process.env,
       bundleDir: __dirname,
-      command: { node: process.execPath, script: process.argv[1] ?? "" },
+      command: opts.command ?? { node: process.execPath, script: process.argv[1] ?? "" },
       stdout: (text) => void process.stdout.write(text),
       stderr: (text) => void process.stderr.write(text),
       exit: (code) => process.exit(code),

@@ -27,7 +27,10 @@ export interface AttachOptions {
   env: NodeJS.ProcessEnv;
   /** The production bundle's directory (the resident process runs the same build). */
   bundleDir: string;
-  /** The provider executable as this launch was started (node and the script). */
+  /**
+   * The provider executable as this launch was started: node and the script, or the standalone
+   * executable and an empty script.
+   */
   command: { node: string; script: string };
   /** Writes the handshake line. */
   stdout: (text: string) => void;
@@ -168,7 +171,8 @@ function startResident(opts: AttachOptions, socket: string): void {
     logFd = openSync(`${socket}.log`, "w", 0o600);
     // Loaded here: no other launch needs child_process.
     const { spawn } = require("node:child_process") as typeof import("node:child_process");
-    const child = spawn(opts.command.node, [opts.command.script, "--resident", socket], {
+    const args = [...(opts.command.script ? [opts.command.script] : []), "--resident", socket];
+    const child = spawn(opts.command.node, args, {
       detached: true,
       stdio: ["ignore", "ignore", logFd],
       cwd: "/",

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 
 // A resident provider process: Terraform starts the provider executable two to five times per
 // command, and each launch pays for Node's start, for loading grpc-js and the provider, and for code
@@ -180,9 +180,16 @@ export function residentSocket(dir: string, bundleDir: string, env: NodeJS.Proce
     .filter((k) => k.startsWith("NODE_"))
     .sort())
     hash.update(`${name}=${env[name]}\0`);
-  for (const name of ["provider.js", "provider-transport.js", "provider-impl.js", "provider-schema.pb"]) {
+  // The standalone executable carries its bundle inside: the executable itself is the build.
+  for (const name of [
+    process.execPath,
+    "provider.js",
+    "provider-transport.js",
+    "provider-impl.js",
+    "provider-schema.pb",
+  ]) {
     try {
-      const st = statSync(join(bundleDir, name));
+      const st = statSync(isAbsolute(name) ? name : join(bundleDir, name));
       hash.update(`${name}:${st.size}:${Math.trunc(st.mtimeMs)}:${st.ino}\0`);
     } catch {
       hash.update(`${name}:none\0`);

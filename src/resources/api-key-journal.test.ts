@@ -16,7 +16,8 @@ import {
   sweepLostKeys,
   sweepLostKeysOf,
 } from "./api-key-journal";
-import { type DeploySettings, registerDeploySettings } from "./provider-data";
+import type { DeploySettings, ProviderData } from "./provider-data";
+import { SharedReads } from "./shared-reads";
 
 // Key creations and the sweep of lost keys, called directly with a client of the in-process fake
 // backend and a journal in a temporary working directory. What is asserted is what a user or the
@@ -540,18 +541,21 @@ describe("the sweep of what lost creations left", () => {
 
   test("the sweep of a provider's client uses its journal, and stops with Terraform's stop", async () => {
     await orphan();
-    const stopped = client();
-    registerDeploySettings(stopped, settings(journal()));
+    const provider = (deploy: DeploySettings): ProviderData => ({
+      configured: true,
+      client: client(),
+      credential: { kind: "session", orgId: undefined },
+      deploy,
+      reads: new SharedReads(),
+    });
     const stop = new AbortController();
     stop.abort();
-    await sweepLostKeysOf(stopped, stop.signal);
+    await sweepLostKeysOf(provider(settings(journal())), stop.signal);
     expect(liveKeys("ci")).toHaveLength(1);
     expect(warnings()).toEqual([
       "gpurental.api_key: could not revoke the keys of lost creations; the next apply tries again",
     ]);
-    const c = client();
-    registerDeploySettings(c, settings(journal()));
-    await sweepLostKeysOf(c);
+    await sweepLostKeysOf(provider(settings(journal())));
     expect(liveKeys("ci")).toEqual([]);
   });
 

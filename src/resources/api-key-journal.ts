@@ -9,7 +9,7 @@ import { budgetOf, within } from "./deadline";
 import { formatMs } from "./instance-deploy";
 import { bestEffort } from "./journal-notes";
 import { KeyedQueue } from "./keyed-queue";
-import { type DeploySettings, deploySettingsOf } from "./provider-data";
+import type { DeploySettings, ProviderData } from "./provider-data";
 
 // Creating API keys so that none is ever left live without its secret in a state. A key's secret
 // is returned once, so a key whose creation answer was lost (or whose process died before
@@ -270,6 +270,8 @@ async function revokeAll(
 }
 
 /** The sweep, for resources other than the key (an instance create or delete starts it too). */
-export function sweepLostKeysOf(client: GpurentalClient, signal?: AbortSignal): Promise<void> {
-  return sweepLostKeys({ client, settings: deploySettingsOf(client), ...(signal ? { signal } : {}) });
+export function sweepLostKeysOf(data: ProviderData, signal?: AbortSignal): Promise<void> {
+  // Without a configuration there is no journal to sweep.
+  if (!data.configured) return Promise.resolve();
+  return sweepLostKeys({ client: data.client, settings: data.deploy, ...(signal ? { signal } : {}) });
 }

@@ -16,7 +16,7 @@ import {
 import { createKeyJournaled, KeyOutcomeUnknownError, sweepLostKeysOf } from "./api-key-journal";
 import { type Budget, budgetOf, CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS, within } from "./deadline";
 import { bestEffort } from "./journal-notes";
-import { credentialOf, deploySettingsOf } from "./provider-data";
+import { clientOf, credentialKindOfProvider, deployOf, type ProviderData } from "./provider-data";
 import { errorToDiagnostic } from "./refusals";
 
 // gpurental_api_key: an API key of the organization. There is no update endpoint, so both
@@ -120,8 +120,8 @@ export function apiKeyToState(key: ApiKey, secret: string | null): ApiKeyState {
 }
 
 /** The wording added to ADMIN_REQUIRED / TOKEN_INVALID that names the credential in use and the one needed. */
-function credentialAdvice(client: object, kind: ApiKeyKind): string {
-  const cred = credentialOf(client).kind;
+function credentialAdvice(data: ProviderData, kind: ApiKeyKind): string {
+  const cred = credentialKindOfProvider(data);
   const needed =
     kind === "team" ? "a signed-in session of an organization admin" : "a signed-in session (gps_… token)";
   if (cred === "api_key") {
@@ -138,13 +138,13 @@ async function findKey(client: GpurentalClient, id: string, budget: Budget): Pro
 }
 
 /** The budget of an operation of this resource: it has no `timeouts`, so the defaults apply. */
-function budgetFor(ctx: HandlerContext<GpurentalClient>, op: "read" | "change"): Budget {
+function budgetFor(ctx: HandlerContext<ProviderData>, op: "read" | "change"): Budget {
   return budgetOf(ctx.timeoutMs ?? (op === "read" ? READ_TIMEOUT_MS : CHANGE_TIMEOUT_MS), ctx.signal);
 }
 
 /** Reports a key operation's failure, with advice on the credential when it was refused. */
 export function reportKeyError(
-  ctx: HandlerContext<GpurentalClient>,
+  ctx: HandlerContext<ProviderData>,
   err: unknown,
   op: "create_key" | "delete_key" | "read",
   kind: ApiKeyKind,
@@ -161,8 +161,8 @@ export function reportKeyError(
 }
 
 /** Closes the journal's entries of a key a state holds, or that is gone. */
-function claim(ctx: HandlerContext<GpurentalClient>, id: string | null, reason: "claimed" | "revoked"): void {
-  const journal = deploySettingsOf(ctx.providerData).journal;
+function claim(ctx: HandlerContext<ProviderData>, id: string | null, reason: "claimed" | "revoked"): void {
+  const journal = deployOf(ctx.providerData).journal;
   if (!journal || !id) return;
   // A claim is made again by the next read if lost; a revocation is recorded before returning.
   if (reason === "claimed") journal.closeIdSoon(id, reason);
@@ -179,8 +179,9 @@ export const apiKeyResource = {
     if (req.state !== null) claim(ctx, req.state.id, "claimed");
     // Only a creation can be checked, and only what is certain from the credential's kind.
     if (req.state !== null || !req.plan) return;
-    const cred = credentialOf(ctx.providerData);
-    if (!cred.configured) return;
+    const data = ctx.providerData;
+    if (!data.configured) return;
+    const cred = data.credential;
     const kind = isUnknown(req.plan.kind) ? undefined : ((req.plan.kind as ApiKeyKind | null) ?? "personal");
     if (cred.kind === "api_key") {
       ctx.diags.addAttributeError(
@@ -194,7 +195,7 @@ export const apiKeyResource = {
       // A member's session cannot create team keys; the role is readable, so say it now.
       let role: string | undefined;
       try {
-        role = (await ctx.providerData.getMe(within(budgetOf(20_000, ctx.signal)))).role;
+        role = (await data.client.getMe(within(budgetOf(20_000, ctx.signal)))).role;
       } catch {
         return; // Cannot ask: the apply-time answer still says it.
       }
@@ -211,12 +212,12 @@ export const apiKeyResource = {
   async create({ plan }, ctx) {
     const kind = (plan.kind ?? "personal") as ApiKeyKind;
     const name = plan.name as string;
-    const settings = deploySettingsOf(ctx.providerData);
+    const settings = deployOf(ctx.providerData);
     try {
       const { created, entry } = await createKeyJournaled(
         { name, kind },
         {
-          client: ctx.providerData,
+          client: clientOf(ctx.providerData),
           signal: ctx.signal,
           settings,
           deadline: budgetFor(ctx, "change").deadline,
@@ -236,9 +237,10 @@ export const apiKeyResource = {
 
   async read({ state }, ctx) {
     // With a provider configuration known only after apply, the state stays as it was.
-    if (!credentialOf(ctx.providerData).configured) return state;
+    const data = ctx.providerData;
+    if (!data.configured) return state;
     try {
-      const key = await findKey(ctx.providerData, state.id!, budgetFor(ctx, "read"));
+      const key = await findKey(data.client, state.id!, budgetFor(ctx, "read"));
       // A key no longer listed was revoked (or its personal creator left): it is gone.
       claim(ctx, state.id, key ? "claimed" : "revoked");
       if (!key) return null;
@@ -257,7 +259,7 @@ export const apiKeyResource = {
   async delete({ state }, ctx) {
     await sweepLostKeysOf(ctx.providerData, ctx.signal);
     try {
-      await ctx.providerData.revokeApiKey(state.id!, within(budgetFor(ctx, "change")));
+      await clientOf(ctx.providerData).revokeApiKey(state.id!, within(budgetFor(ctx, "change")));
     } catch (err) {
       // Revoked already (by an earlier attempt whose answer was lost, or outside Terraform): done.
       if (!(err instanceof ApiError && err.code === "API_KEY_NOT_FOUND")) {
@@ -270,7 +272,7 @@ export const apiKeyResource = {
 
   async importState({ id }, ctx) {
     try {
-      const key = await findKey(ctx.providerData, id, budgetFor(ctx, "read"));
+      const key = await findKey(clientOf(ctx.providerData), id, budgetFor(ctx, "read"));
       if (!key) {
         ctx.diags.addError(
           "API_KEY_NOT_FOUND: no such API key",
@@ -284,4 +286,4 @@ export const apiKeyResource = {
       return {};
     }
   },
-} satisfies ResourceDefinition<typeof schema, GpurentalClient>;
+} satisfies ResourceDefinition<typeof schema, ProviderData>;

@@ -19,7 +19,7 @@ import {
   deployJournaled,
   pendingDeployQueues,
 } from "./instance-deploy";
-import type { InstanceApi } from "./instance-ops";
+import type { InstanceApi } from "./instance-model";
 
 // Sending a deploy through the journal, and adopting what an earlier one left, without Terraform:
 // the journal a reader finds afterwards, the instances on the fake backend, the errors and the

@@ -18,8 +18,7 @@ import {
   listUntilFound,
 } from "../journal";
 import { within } from "./deadline";
-import type { InstanceArgs } from "./instance-model";
-import type { InstanceApi } from "./instance-ops";
+import type { InstanceApi, InstanceArgs } from "./instance-model";
 import { bestEffort } from "./journal-notes";
 import { KeyedQueue } from "./keyed-queue";
 import type { DeploySettings } from "./provider-data";

@@ -1,8 +1,22 @@
+import type { GpurentalClient } from "../api/client";
 import type { Instance, InstanceStatus } from "../api/schemas";
 import type { OfferFilter } from "./offer-selection";
 
 // The state of gpurental_instance as plain TypeScript, independent of how the framework encodes
 // values, and the one function that maps an API instance onto it.
+
+/** The client methods the instance lifecycle uses (deploys, waits, power changes, destroy). */
+export type InstanceApi = Pick<
+  GpurentalClient,
+  | "deployInstance"
+  | "listInstances"
+  | "getInstance"
+  | "stopInstance"
+  | "startInstance"
+  | "destroyInstance"
+  | "listOffers"
+  | "getTemplate"
+>;
 
 /** The user's arguments of gpurental_instance that are sent to the API or drive its lifecycle. */
 export interface InstanceArgs {

@@ -1,4 +1,4 @@
-import type { DeployInstanceRequest, GpurentalClient, RequestOptions } from "../api/client";
+import type { DeployInstanceRequest, RequestOptions } from "../api/client";
 import {
   AmbiguousRequestError,
   ApiError,
@@ -9,6 +9,7 @@ import {
 import { realSleep, type Sleep } from "../api/retry";
 import type { Instance, InstanceStatus, Offer, Template } from "../api/schemas";
 import { waitForInstance } from "../api/waiter";
+import type { JournalEntry } from "../journal";
 import { type Budget, budgetOf, within } from "./deadline";
 import { toEnvOverrides } from "./env";
 import {
@@ -19,9 +20,11 @@ import {
   DeployReconcileError,
   deployJournaled,
   instanceFingerprint,
+  willAdoptNote,
 } from "./instance-deploy";
 import {
   type DesiredStatus,
+  type InstanceApi,
   type InstanceArgs,
   type InstanceModel,
   instanceToModel,
@@ -35,7 +38,7 @@ import {
   RACE_LOSS_CODES,
   selectOffers,
 } from "./offer-selection";
-import { type DeploySettings, deploySettingsOf } from "./provider-data";
+import { type DeploySettings, NO_JOURNAL } from "./provider-data";
 import {
   errorToDiagnostic,
   instanceErrorDiagnostic,
@@ -47,19 +50,6 @@ import {
 // Each step returns the state to record (or null when there is nothing to record) together with
 // diagnostics; a step that fails after the instance exists always returns that instance, so that
 // Terraform keeps it (and taints it after a failed create) instead of leaking it.
-
-/** The client methods the instance lifecycle uses. */
-export type InstanceApi = Pick<
-  GpurentalClient,
-  | "deployInstance"
-  | "listInstances"
-  | "getInstance"
-  | "stopInstance"
-  | "startInstance"
-  | "destroyInstance"
-  | "listOffers"
-  | "getTemplate"
->;
 
 /** The attributes of gpurental_instance a refusal can point at. */
 export const INSTANCE_ARGUMENTS: readonly string[] = [
@@ -89,7 +79,7 @@ export interface OpContext {
   maxPollMs?: number;
   /** First poll interval of the waits. */
   initialPollMs?: number;
-  /** Journal and reconcile window of creates; default those registered with the client. */
+  /** Journal and reconcile window of creates (the provider's); default no journal. */
   settings?: DeploySettings;
   /**
    * What the create's plan said it adopts: a journal entry, or null for nothing (it deploys).
@@ -176,8 +166,7 @@ export function listMarketOffers(
  */
 async function deployTargets(
   args: InstanceArgs,
-  ctx: OpContext,
-  budget: Budget,
+  env: DeployEnv,
 ): Promise<{ targets: DeployTarget[]; diagnostics: ResourceDiagnostic[] }> {
   const filter = args.offer_filter;
   if (!filter) return { targets: [{ offer_id: args.offer_id ?? "" }], diagnostics: [] };
@@ -185,8 +174,8 @@ async function deployTargets(
   let template: Template | null | undefined;
   try {
     [offers, template] = await Promise.all([
-      listMarketOffers(ctx.client, filter, within(budget)),
-      ctx.client.getTemplate(args.template_id, within(budget)).catch((err: unknown) => {
+      listMarketOffers(env.client, filter, within(env)),
+      env.client.getTemplate(args.template_id, within(env)).catch((err: unknown) => {
         if (err instanceof ApiError && err.code === "TEMPLATE_NOT_FOUND") return null;
         // Without the template the checks that need it are left to the deploy.
         return undefined;
@@ -195,8 +184,7 @@ async function deployTargets(
   } catch (err) {
     return { targets: [], diagnostics: [errorToDiagnostic(err, "deploy", INSTANCE_ARGUMENTS)] };
   }
-  const now = ctx.now ?? Date.now;
-  const selection = selectOffers({ offers, filter, template, diskGb: args.disk_gb, now: now() });
+  const selection = selectOffers({ offers, filter, template, diskGb: args.disk_gb, now: env.now() });
   if (selection.candidates.length === 0) {
     return {
       targets: [],
@@ -236,22 +224,22 @@ function describeTarget(t: DeployTarget): string {
 async function deployOnFirstAvailable(
   args: InstanceArgs,
   targets: readonly DeployTarget[],
-  ctx: DeployEnv,
+  env: DeployEnv,
 ): Promise<
   | { instance: Instance; entry: string | null; target: DeployTarget; lost: LostOffer[] }
   | { error: unknown; lost: LostOffer[] }
 > {
-  const log = ctx.log;
+  const log = env.log;
   const lost: LostOffer[] = [];
   const tried = targets.slice(0, args.offer_filter ? MAX_OFFER_ATTEMPTS : 1);
   for (const [n, target] of tried.entries()) {
     try {
       // The one place a deploy is sent (and, after a lost answer, reconciled).
-      const { instance, entry } = await deployJournaled(deployRequest(args, target.offer_id), ctx);
+      const { instance, entry } = await deployJournaled(deployRequest(args, target.offer_id), env);
       return { instance, entry, target, lost };
     } catch (err) {
       const raceLost = err instanceof ApiError && RACE_LOSS_CODES.has(err.code);
-      const more = n + 1 < tried.length && ctx.now() < ctx.deadline && !ctx.signal?.aborted;
+      const more = n + 1 < tried.length && env.now() < env.deadline && !env.signal?.aborted;
       if (!args.offer_filter || !raceLost) return { error: err, lost };
       lost.push({ target, error: err });
       if (!more) return { error: err, lost };
@@ -319,10 +307,9 @@ function adopted(args: InstanceArgs, a: Extract<Adoption, { kind: "adopted" }>):
 /** Chooses the offer and deploys on it; a failure is returned as diagnostics. */
 async function deployNew(
   args: InstanceArgs,
-  ctx: OpContext,
   env: DeployEnv,
 ): Promise<Landed | { failed: true; diagnostics: ResourceDiagnostic[] }> {
-  const chosen = await deployTargets(args, ctx, env);
+  const chosen = await deployTargets(args, env);
   if (chosen.targets.length === 0) return { failed: true, diagnostics: chosen.diagnostics };
   const deployed = await deployOnFirstAvailable(args, chosen.targets, env);
   const filter = args.offer_filter;
@@ -350,7 +337,7 @@ async function deployNew(
       "deploy",
       INSTANCE_ARGUMENTS,
       filter ? "filter" : "pinned",
-      await refusalCounts(err, ctx, env.deadline),
+      await refusalCounts(err, env),
     );
     if (deployed.lost.length > 0) {
       d.detail = `${d.detail}\nOffers tried before, taken by other deploys: ${deployed.lost.map((l) => `${describeTarget(l.target)} (${l.error.code})`).join(", ")}.`;
@@ -385,7 +372,7 @@ export async function createInstance(
 ): Promise<OpResult> {
   const now = ctx.now ?? Date.now;
   const deadline = now() + ctx.timeoutMs;
-  const settings = ctx.settings ?? deploySettingsOf(ctx.client);
+  const settings = ctx.settings ?? NO_JOURNAL;
   const env: DeployEnv = {
     client: ctx.client,
     signal: ctx.signal,
@@ -401,7 +388,7 @@ export async function createInstance(
   const adoption = await adoptFromJournal(env, ctx.adopt);
   if (adoption.kind === "error")
     return { state: null, diagnostics: [...adoption.diagnostics, adoption.diagnostic] };
-  const landed = adoption.kind === "adopted" ? adopted(args, adoption) : await deployNew(args, ctx, env);
+  const landed = adoption.kind === "adopted" ? adopted(args, adoption) : await deployNew(args, env);
   if (!("instance" in landed)) {
     return { state: null, diagnostics: [...adoption.diagnostics, ...landed.diagnostics] };
   }
@@ -447,6 +434,23 @@ export async function createInstance(
   return { state: instanceToModel(latest, prior, args.desired_status), diagnostics: notes, entry };
 }
 
+/**
+ * What a create of these arguments would adopt from the deploy journal, for its plan to say so:
+ * the first adoptable entry that `taken` leaves (one already promised to another create, or whose
+ * instance a state holds), with the note that says it; undefined when it would deploy.
+ */
+export function plannedAdoptionOf(
+  args: InstanceArgs,
+  settings: DeploySettings,
+  taken: (e: JournalEntry) => boolean,
+): { entry: JournalEntry; note: ResourceDiagnostic } | undefined {
+  const journal = settings.journal;
+  if (!journal) return undefined;
+  const fingerprint = instanceFingerprint(args, settings.account);
+  const next = journal.adoptable("instance", fingerprint, settings.partial).find((e) => !taken(e));
+  return next ? { entry: next, note: willAdoptNote(next) } : undefined;
+}
+
 /** The warning of a create cut short while its instance is still being created. */
 function unfinishedCreateNote(err: unknown, last: Instance, stopped: boolean): ResourceDiagnostic {
   const why =
@@ -467,10 +471,10 @@ function unfinishedCreateNote(err: unknown, last: Instance, stopped: boolean): R
  * places under INSTANCE_LIMIT_REACHED (the refusal only carries the limit). Nothing when they
  * cannot be read.
  */
-async function refusalCounts(err: unknown, ctx: OpContext, deadline: number): Promise<RefusalFacts> {
+async function refusalCounts(err: unknown, env: DeployEnv): Promise<RefusalFacts> {
   if (!(err instanceof ApiError) || err.code !== "INSTANCE_LIMIT_REACHED") return {};
   try {
-    const listed = await ctx.client.listInstances({}, within({ signal: ctx.signal, deadline, now: ctx.now }));
+    const listed = await env.client.listInstances({}, within(env));
     return { count: listed.filter((i) => i.status !== "destroyed").length };
   } catch {
     return {};

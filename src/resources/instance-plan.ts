@@ -13,9 +13,8 @@ import {
   selectOffers,
 } from "./offer-selection";
 import { type DeployCheckData, deployFindings, findingDiagnostic } from "./plan-checks";
-import { credentialOf } from "./provider-data";
+import type { ConfiguredProvider } from "./provider-data";
 import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
-import { sharedRead } from "./shared-reads";
 
 // What a plan of gpurental_instance asks the API before it is shown: the deploy checks of a create
 // (plan-checks.ts) for a pinned offer_id, or for an offer_filter the choice of the market
@@ -45,12 +44,15 @@ interface Gathered {
   unreachable: NetworkError | undefined;
 }
 
+/** What the plan-time checks read with: the client, its credential's kind (session-only reads), the reads in flight. */
+export type PlanCheckProvider = Pick<ConfiguredProvider, "client" | "credential" | "reads">;
+
 async function gatherCheckData(
-  client: GpurentalClient,
+  provider: PlanCheckProvider,
   input: PlanCheckInput,
   budget: Budget,
 ): Promise<Gathered> {
-  const cred = credentialOf(client);
+  const { client, credential: cred, reads } = provider;
   const skipped: string[] = [];
   let credentialError: ApiError | undefined;
   let unreachable: NetworkError | undefined;
@@ -80,7 +82,7 @@ async function gatherCheckData(
   };
   const session = cred.kind === "session";
   // The plans of several instances of one process make the same reads at the same time: they share them.
-  const shared = <T>(key: string, read: () => Promise<T>) => sharedRead(client, key, budget.signal, read);
+  const shared = <T>(key: string, read: () => Promise<T>) => reads.read(key, budget.signal, read);
   const [offer, offers, template, sshKeys, instances, me] = await Promise.all([
     input.offer_id
       ? settle<Offer>(
@@ -147,14 +149,14 @@ const PLAN_CHECK_TIMEOUT_MS = 10_000;
  * checks for the pinned offer, or for a filter the choice among the market's offers.
  */
 export async function planCreateChecks(
-  client: GpurentalClient,
+  provider: PlanCheckProvider,
   input: PlanCheckInput,
   parentSignal: AbortSignal,
 ): Promise<{ diagnostics: ResourceDiagnostic[]; template: Template | null | undefined }> {
   const budget = budgetOf(PLAN_CHECK_TIMEOUT_MS, parentSignal);
   let gathered: Gathered;
   try {
-    gathered = await gatherCheckData(client, input, budget);
+    gathered = await gatherCheckData(provider, input, budget);
   } catch (err) {
     const detail = `The API could not be asked: ${String(err)}`;
     return {
@@ -208,7 +210,7 @@ export async function planCreateChecks(
   const best = selection.candidates[0];
   if (!best) {
     let detail = explainSelection(selection, filter);
-    if (offers.length === 0) detail += await modelsOnOffer(client, budget);
+    if (offers.length === 0) detail += await modelsOnOffer(provider.client, budget);
     out.push({
       severity: "error",
       summary: "No offer matches offer_filter",

@@ -1,10 +1,12 @@
-import { GpurentalClient } from "../api/client";
+import type { GpurentalClient } from "../api/client";
 import type { DeployJournal } from "../journal";
+import type { SharedReads } from "./shared-reads";
 
-// What the provider's configure hands to every resource and data source: the /v1 client. The
-// resources also want to know what kind of credential the client holds (API keys cannot create
-// API keys nor list SSH keys; only a session can read the balance), which the client itself
-// rightly hides; it is recorded here beside the client instead.
+// What the provider's configure hands to every resource, data source and ephemeral resource: one
+// record holding the /v1 client, what kind of credential it carries (API keys cannot create API
+// keys nor list SSH keys; only a session can read the balance), which the client itself rightly
+// hides, and how creates are journaled. While the provider configuration holds values not known
+// yet (planning only), the record says so and holds no client.
 
 /** The kind of credential, told apart by the documented prefixes (`gpr_` key, `gps_` session). */
 export type CredentialKind = "api_key" | "session" | "unknown";
@@ -14,11 +16,7 @@ export interface CredentialInfo {
   kind: CredentialKind;
   /** The organization named by org_id, when one was configured. */
   orgId: string | undefined;
-  /** False while the provider configuration holds values not known yet (planning only). */
-  configured: boolean;
 }
-
-const infos = new WeakMap<object, CredentialInfo>();
 
 /** Tells the credential kind from a token's prefix. */
 export function credentialKindOf(token: string): CredentialKind {
@@ -27,17 +25,7 @@ export function credentialKindOf(token: string): CredentialKind {
   return "unknown";
 }
 
-/** Records what is known about the credential behind a client. */
-export function registerCredential(client: object, info: CredentialInfo): void {
-  infos.set(client, info);
-}
-
-/** What is known about the credential behind a client; a client built elsewhere counts as configured. */
-export function credentialOf(client: object): CredentialInfo {
-  return infos.get(client) ?? { kind: "unknown", orgId: undefined, configured: true };
-}
-
-/** Raised by every call of a client whose configuration was not known yet. */
+/** Raised by every API call of a provider whose configuration was not known yet. */
 export class ProviderNotConfiguredError extends Error {
   constructor(which: readonly string[]) {
     super(
@@ -45,26 +33,6 @@ export class ProviderNotConfiguredError extends Error {
     );
     this.name = "ProviderNotConfiguredError";
   }
-}
-
-/**
- * A client standing in while the provider configuration holds unknown values (e.g. a token that
- * comes from a resource created in the same apply). Planning goes ahead without API checks; any
- * call fails with {@link ProviderNotConfiguredError}.
- */
-export function unconfiguredClient(which: readonly string[]): GpurentalClient {
-  const placeholder = new GpurentalClient({ baseUrl: "http://unconfigured.invalid", token: "unconfigured" });
-  const client = new Proxy(placeholder, {
-    get(target, prop, receiver) {
-      const v: unknown = Reflect.get(target, prop, receiver);
-      if (typeof v === "function" && typeof prop === "string" && !prop.startsWith("to")) {
-        return () => Promise.reject(new ProviderNotConfiguredError(which));
-      }
-      return v;
-    },
-  });
-  registerCredential(client, { kind: "unknown", orgId: undefined, configured: false });
-  return client;
 }
 
 /** The default of the provider's reconcile_timeout: how long a lost deploy answer is looked for. */
@@ -82,21 +50,54 @@ export interface DeploySettings {
   account: { base_url: string; org_id: string | null };
 }
 
-const settings = new WeakMap<object, DeploySettings>();
+/** The deploy settings of a provider without a journal: in-memory tests, or before configuration. */
+export const NO_JOURNAL: DeploySettings = {
+  journal: null,
+  reconcileTimeoutMs: DEFAULT_RECONCILE_TIMEOUT_MS,
+  partial: false,
+  account: { base_url: "", org_id: null },
+};
 
-/** Records the deploy settings of a client. */
-export function registerDeploySettings(client: object, s: DeploySettings): void {
-  settings.set(client, s);
+/** A configured provider: the client and what goes with it. */
+export interface ConfiguredProvider {
+  readonly configured: true;
+  readonly client: GpurentalClient;
+  readonly credential: CredentialInfo;
+  readonly deploy: DeploySettings;
+  /** The reads in flight of this configuration, which the plan-time checks of its instances share. */
+  readonly reads: SharedReads;
 }
 
-/** The deploy settings of a client; a client built elsewhere has no journal and the default window. */
-export function deploySettingsOf(client: object): DeploySettings {
-  return (
-    settings.get(client) ?? {
-      journal: null,
-      reconcileTimeoutMs: DEFAULT_RECONCILE_TIMEOUT_MS,
-      partial: false,
-      account: { base_url: "", org_id: null },
-    }
-  );
+/**
+ * A provider whose configuration holds values known only after apply (planning only): planning
+ * goes ahead without API checks, and any API call fails with {@link ProviderNotConfiguredError}.
+ */
+export interface UnconfiguredProvider {
+  readonly configured: false;
+  /** The provider arguments whose values are not known yet (empty after a configuration error). */
+  readonly pending: readonly string[];
+}
+
+/** What the provider's configure hands to the resources, data sources and ephemeral resources. */
+export type ProviderData = ConfiguredProvider | UnconfiguredProvider;
+
+/** The record of a provider whose configuration is not known yet. */
+export function unconfiguredProvider(pending: readonly string[]): UnconfiguredProvider {
+  return { configured: false, pending: [...pending] };
+}
+
+/** The client of a configured provider; throws {@link ProviderNotConfiguredError} otherwise. */
+export function clientOf(data: ProviderData): GpurentalClient {
+  if (!data.configured) throw new ProviderNotConfiguredError(data.pending);
+  return data.client;
+}
+
+/** The deploy settings of a provider; one not configured yet has no journal. */
+export function deployOf(data: ProviderData): DeploySettings {
+  return data.configured ? data.deploy : NO_JOURNAL;
+}
+
+/** The kind of credential a provider holds; unknown until it is configured. */
+export function credentialKindOfProvider(data: ProviderData): CredentialKind {
+  return data.configured ? data.credential.kind : "unknown";
 }

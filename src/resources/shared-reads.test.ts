@@ -3,7 +3,7 @@ import { GpurentalClient } from "../api/client";
 import { RequestAbortedError } from "../api/errors";
 import { useFakeBackend } from "../testing/fake-backend";
 import { planCreateChecks } from "./instance-plan";
-import { sharedRead, sharedReadsInFlight } from "./shared-reads";
+import { SharedReads } from "./shared-reads";
 
 const fake = useFakeBackend();
 
@@ -28,17 +28,17 @@ function gate<T>() {
 
 describe("sharedRead", () => {
   test("reads of one key in flight at once are one read; a read after it has answered asks again", async () => {
-    const owner = {};
+    const owner = new SharedReads();
     const g = gate<string>();
-    const first = sharedRead(owner, "offer 1", undefined, g.read);
-    const second = sharedRead(owner, "offer 1", undefined, g.read);
-    const other = sharedRead(owner, "offer 2", undefined, g.read);
+    const first = owner.read("offer 1", undefined, g.read);
+    const second = owner.read("offer 1", undefined, g.read);
+    const other = owner.read("offer 2", undefined, g.read);
     expect(g.made()).toBe(2);
-    expect(sharedReadsInFlight(owner)).toBe(2);
+    expect(owner.inFlight).toBe(2);
     g.answer("answer");
     await expect(Promise.all([first, second, other])).resolves.toEqual(["answer", "answer", "answer"]);
-    expect(sharedReadsInFlight(owner)).toBe(0);
-    const later = sharedRead(owner, "offer 1", undefined, g.read);
+    expect(owner.inFlight).toBe(0);
+    const later = owner.read("offer 1", undefined, g.read);
     expect(g.made()).toBe(3);
     g.answer("newer");
     await expect(later).resolves.toBe("newer");
@@ -46,26 +46,26 @@ describe("sharedRead", () => {
 
   test("reads of different owners (clients of other credentials) are never shared", () => {
     const g = gate<string>();
-    void sharedRead({}, "me", undefined, g.read);
-    void sharedRead({}, "me", undefined, g.read);
+    void new SharedReads().read("me", undefined, g.read);
+    void new SharedReads().read("me", undefined, g.read);
     expect(g.made()).toBe(2);
     g.answer("x");
   });
 
   test("a failure reaches every caller; a read aborted by its first caller is made again for the others", async () => {
-    const owner = {};
+    const owner = new SharedReads();
     const g = gate<string>();
-    const a = sharedRead(owner, "k", undefined, g.read);
-    const b = sharedRead(owner, "k", undefined, g.read);
+    const a = owner.read("k", undefined, g.read);
+    const b = owner.read("k", undefined, g.read);
     g.fail(new Error("503"));
     await expect(a).rejects.toThrow("503");
     await expect(b).rejects.toThrow("503");
 
     const stopped = new AbortController();
     stopped.abort();
-    const leader = sharedRead(owner, "k", stopped.signal, g.read);
-    const follower = sharedRead(owner, "k", new AbortController().signal, g.read);
-    const alsoStopped = sharedRead(owner, "k", stopped.signal, g.read);
+    const leader = owner.read("k", stopped.signal, g.read);
+    const follower = owner.read("k", new AbortController().signal, g.read);
+    const alsoStopped = owner.read("k", stopped.signal, g.read);
     expect(g.made()).toBe(2);
     g.fail(new RequestAbortedError("GET /v1/me"));
     await expect(leader).rejects.toBeInstanceOf(RequestAbortedError);
@@ -100,13 +100,18 @@ describe("plan-time checks of several instances at once", () => {
       ssh_key_id: null,
     };
     const signal = new AbortController().signal;
-    const alone = await planCreateChecks(client, input, signal);
+    const provider = {
+      client,
+      credential: { kind: "unknown" as const, orgId: undefined },
+      reads: new SharedReads(),
+    };
+    const alone = await planCreateChecks(provider, input, signal);
     const readsAlone = requests.splice(0).sort();
     const together = await Promise.all(
-      Array.from({ length: 10 }, () => planCreateChecks(client, input, signal)),
+      Array.from({ length: 10 }, () => planCreateChecks(provider, input, signal)),
     );
     expect(requests.sort()).toEqual(readsAlone);
     for (const t of together) expect(t).toEqual(alone);
-    expect(sharedReadsInFlight(client)).toBe(0);
+    expect(provider.reads.inFlight).toBe(0);
   });
 });

@@ -7,41 +7,37 @@ import { RequestAbortedError } from "../api/errors";
 // an answer no older than a read of its own racing that one would; nothing is kept once it has
 // answered, so a later read always asks again.
 
-const inFlight = new WeakMap<object, Map<string, Promise<unknown>>>();
-
 /**
- * The read of `key` in flight for `owner` (the client: one credential and endpoint), or `read()`
- * made now and shared until it settles. Callers must not change what it resolves to. A shared read
- * aborted by its first caller's signal is made again for a caller whose own signal is not aborted.
+ * The reads in flight of one owner (a configured provider: one credential and endpoint). Owners
+ * never share reads: the provider data of each configuration holds its own.
  */
-export function sharedRead<T>(
-  owner: object,
-  key: string,
-  signal: AbortSignal | undefined,
-  read: () => Promise<T>,
-): Promise<T> {
-  let reads = inFlight.get(owner);
-  if (!reads) {
-    reads = new Map();
-    inFlight.set(owner, reads);
-  }
-  const pending = reads.get(key) as Promise<T> | undefined;
-  if (pending) {
-    return pending.catch((err: unknown) => {
-      if (err instanceof RequestAbortedError && !signal?.aborted) return read();
-      throw err;
-    });
-  }
-  const started = read();
-  const own = reads;
-  reads.set(key, started);
-  // Only this read is ever under its key until it settles: a later caller joins it instead.
-  const done = () => own.delete(key);
-  started.then(done, done);
-  return started;
-}
+export class SharedReads {
+  readonly #inFlight = new Map<string, Promise<unknown>>();
 
-/** Reads in flight for `owner` (for tests: none is left behind). */
-export function sharedReadsInFlight(owner: object): number {
-  return inFlight.get(owner)?.size ?? 0;
+  /**
+   * The read of `key` in flight, or `read()` made now and shared until it settles. Callers must
+   * not change what it resolves to. A shared read aborted by its first caller's signal is made
+   * again for a caller whose own signal is not aborted.
+   */
+  read<T>(key: string, signal: AbortSignal | undefined, read: () => Promise<T>): Promise<T> {
+    const reads = this.#inFlight;
+    const pending = reads.get(key) as Promise<T> | undefined;
+    if (pending) {
+      return pending.catch((err: unknown) => {
+        if (err instanceof RequestAbortedError && !signal?.aborted) return read();
+        throw err;
+      });
+    }
+    const started = read();
+    reads.set(key, started);
+    // Only this read is ever under its key until it settles: a later caller joins it instead.
+    const done = () => reads.delete(key);
+    started.then(done, done);
+    return started;
+  }
+
+  /** Reads in flight (for tests: none is left behind). */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
 }

@@ -67,7 +67,7 @@ test("each ephemeral resource of the schema is a cdktn class; cdktf's bindings h
   expect([...cdktf.values()].some((text) => text.includes("EphemeralResource"))).toBe(false);
 });
 
-test("gpurental/cdktn loads cdktn and never cdktf; the package root loads cdktf and never cdktn", () => {
+test("@gpurental/gpurental/cdktn loads cdktn and never cdktf; the package root loads cdktf and never cdktn", () => {
   const loaded = (entry: string): string[] =>
     JSON.parse(
       execFileSync(

@@ -146,7 +146,8 @@ function checkout(name: string, files: Record<string, string> = {}): string {
   const modules = join(dir, "node_modules");
   mkdirSync(join(modules, ".bin"), { recursive: true });
   // `npm install <path to gpurental>` installs the package as this link.
-  symlinkSync(ROOT, join(modules, "gpurental"));
+  mkdirSync(join(modules, "@gpurental"));
+  symlinkSync(ROOT, join(modules, "@gpurental", "gpurental"));
   symlinkSync(join(ROOT, "bin", "gpurental"), join(modules, ".bin", "gpurental"));
   // The app's other dependencies, the same copies gpurental uses (as npm would dedupe them).
   for (const dep of ["cdktf", "constructs"]) symlinkSync(join(ROOT, "node_modules", dep), join(modules, dep));

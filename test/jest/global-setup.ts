@@ -3,7 +3,7 @@
 // suite that drives terraform is selected, the provider build and mirror they all share
 // (test/e2e/shared-provider.ts).
 import { rmSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import type { Config } from "@jest/types";
 import { buildSharedProvider } from "../e2e/shared-provider";
 import { setup, sharedDir } from "./temp-dir";
@@ -27,6 +27,10 @@ export default async (globalConfig: Config.GlobalConfig): Promise<void> => {
   process.env.CHECKPOINT_DISABLE = "1";
   // Likewise, provider processes the tests start are their own (the resident suites turn it on).
   process.env.GPURENTAL_PROVIDER_RESIDENT = "off";
+  // Every `node` the tests start (the provider executable's `#!/usr/bin/env node`, cdktf, the
+  // bin scripts) is the one running Jest: npm scripts put node_modules/.bin first on PATH, where
+  // the Node.js 22 and 24 dev dependencies link a `node` of their own.
+  process.env.PATH = [dirname(process.execPath), process.env.PATH].filter(Boolean).join(delimiter);
   setup();
   const shared = sharedDir()!;
   if (buildIfStale.selects(globalConfig, HARNESS_SUITES)) {

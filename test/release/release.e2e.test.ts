@@ -1,0 +1,371 @@
+import { spawn } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ReleaseResult, release } from "../../scripts/release";
+import { type FakeBackend, startFakeBackend } from "../../src/fake-backend";
+import { generateServerCertificate } from "../../src/plugin/cert";
+import { version } from "../../src/version";
+import { cdktfCliEnv } from "../cdktf/cli-env";
+import { findTerraform } from "../e2e/harness";
+import { TestKeyring } from "./gpg";
+import { type StaticServer, serveStatic } from "./static-server";
+
+// The release as users get it: `npm run release` (linux_amd64 here) signed with a throwaway key,
+// its site folder served over HTTPS by a static server whose certificate Terraform trusts through
+// SSL_CERT_FILE, and the real terraform installing the standalone provider from it, as a private
+// registry and as a network mirror, then planning, applying and destroying with no node on PATH.
+
+const PLATFORM = "linux_amd64";
+const ZIP = `terraform-provider-gpurental_${version}_${PLATFORM}.zip`;
+const SUMS = `terraform-provider-gpurental_${version}_SHA256SUMS`;
+
+let root: string;
+let keyring: TestKeyring;
+let keyId: string;
+let rel: ReleaseResult;
+let server: StaticServer;
+let backend: FakeBackend;
+let terraform: string;
+/** A PATH with terraform and nothing else: no node. */
+let binDir: string;
+let caFile: string;
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), "gpurental-release-"));
+  keyring = new TestKeyring(join(root, "gnupg"));
+  keyId = keyring.newKey("gpurental release test");
+  rel = await release({
+    platforms: [PLATFORM],
+    outDir: join(root, "release"),
+    env: { ...keyring.env, GPURENTAL_RELEASE_GPG_KEY: keyId },
+    log: () => {},
+  });
+  const cert = generateServerCertificate();
+  caFile = join(root, "ca.pem");
+  writeFileSync(caFile, cert.certPem);
+  server = await serveStatic(rel.site, cert);
+  backend = await startFakeBackend({ port: 0, seed: "demo", transitions: "immediate" });
+  terraform = findTerraform();
+  binDir = join(root, "bin");
+  mkdirSync(binDir);
+  symlinkSync(terraform, join(binDir, "terraform"));
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+  await backend?.close();
+  keyring?.close();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+afterEach(() => server.overrides.clear());
+
+interface Run {
+  code: number | null;
+  out: string;
+}
+
+/** A working directory with its own HOME, temp dir and CLI config, and terraform with no node on PATH. */
+function workspace(name: string, main: string, cliConfig = "") {
+  const dir = join(root, name);
+  for (const sub of ["work", "home", "tmp"]) mkdirSync(join(dir, sub), { recursive: true });
+  writeFileSync(join(dir, "cli.tfrc"), cliConfig);
+  writeFileSync(join(dir, "work", "main.tf"), main);
+  const env: NodeJS.ProcessEnv = {
+    PATH: binDir,
+    HOME: join(dir, "home"),
+    TMPDIR: join(dir, "tmp"),
+    SSL_CERT_FILE: caFile,
+    TF_CLI_CONFIG_FILE: join(dir, "cli.tfrc"),
+    CHECKPOINT_DISABLE: "1",
+    TF_IN_AUTOMATION: "1",
+    TF_INPUT: "0",
+    GPURENTAL_BASE_URL: backend.url,
+    GPURENTAL_TOKEN: backend.credentials!.admin_session_token,
+  };
+  const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Run> =>
+    new Promise((ok, fail) => {
+      const child = spawn(terraform, args, {
+        cwd: join(dir, "work"),
+        env: { ...env, ...extra },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout.on("data", (d) => {
+        out += d;
+      });
+      child.stderr.on("data", (d) => {
+        out += d;
+      });
+      child.on("error", fail);
+      child.on("close", (code) => ok({ code, out }));
+    });
+  const ok = async (args: string[], extra: NodeJS.ProcessEnv = {}) => {
+    const r = await run(args, extra);
+    if (r.code !== 0) throw new Error(`terraform ${args.join(" ")} exited ${r.code}:\n${r.out}`);
+    return r.out;
+  };
+  const lockFile = () => readFileSync(join(dir, "work", ".terraform.lock.hcl"), "utf8");
+  return { dir, run, ok, lockFile };
+}
+
+function registryConfig(): string {
+  const c = backend.credentials!;
+  return `terraform {
+  required_providers {
+    gpurental = {
+      source  = "localhost:${server.port}/gpurental/gpurental"
+      version = "${version}"
+    }
+  }
+}
+
+provider "gpurental" {}
+
+resource "gpurental_instance" "gpu" {
+  offer_id    = "${c.offer_id}"
+  template_id = "${c.template_id}"
+  disk_gb     = 50
+  label       = "from-a-release"
+}
+
+output "status" {
+  value = gpurental_instance.gpu.status
+}
+`;
+}
+
+function mirrorCliConfig(): string {
+  return `provider_installation {
+  network_mirror {
+    url     = "https://localhost:${server.port}/mirror/"
+    include = ["registry.terraform.io/gpurental/gpurental"]
+  }
+  direct {
+    exclude = ["registry.terraform.io/gpurental/gpurental"]
+  }
+}
+`;
+}
+
+/** The resident provider processes serving sockets in `dir` (Linux /proc). */
+function residentPids(dir: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        const i = args.indexOf("--resident");
+        return i !== -1 && (args[i + 1] ?? "").startsWith(`${dir}/`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const hashesOf = (lock: string) => [...lock.matchAll(/"((?:h1|zh):[^"]+)"/g)].map((m) => m[1]);
+
+test("the release holds the signed sums, the manifest and one zip per platform; a second build is byte-identical", async () => {
+  const archive = rel.built.find((b) => b.platform === PLATFORM)!;
+  expect(archive.executed).toBe(`terraform-provider-gpurental ${version}`);
+  expect(rel.files.sort()).toEqual(
+    [SUMS, `${SUMS}.sig`, ZIP, `terraform-provider-gpurental_${version}_manifest.json`].sort(),
+  );
+  expect(
+    JSON.parse(
+      readFileSync(join(rel.outDir, `terraform-provider-gpurental_${version}_manifest.json`), "utf8"),
+    ),
+  ).toEqual({
+    version: 1,
+    metadata: { protocol_versions: ["6.0"] },
+  });
+  // gpg verifies the detached signature with the public key the release ships.
+  keyring.gpg(["--verify", join(rel.outDir, `${SUMS}.sig`), join(rel.outDir, SUMS)]);
+  expect(readFileSync(join(rel.outDir, SUMS), "utf8")).toContain(`${archive.shasum}  ${ZIP}\n`);
+
+  const again = await release({
+    platforms: [PLATFORM],
+    outDir: join(root, "release-again"),
+    env: { ...keyring.env, GPURENTAL_RELEASE_GPG_KEY: keyId },
+    log: () => {},
+  });
+  expect(readFileSync(join(again.outDir, ZIP)).equals(readFileSync(join(rel.outDir, ZIP)))).toBe(true);
+  expect(readFileSync(join(again.outDir, SUMS), "utf8")).toBe(readFileSync(join(rel.outDir, SUMS), "utf8"));
+}, 120_000);
+
+test("terraform init installs from the private registry with the signature verified; plan, apply and destroy run with no node on PATH", async () => {
+  const ws = workspace("registry", registryConfig());
+  expect(readdirSync(binDir)).toEqual(["terraform"]);
+  const init = await ws.ok(["init", "-no-color"]);
+  expect(init).toContain(
+    `Installed localhost:${server.port}/gpurental/gpurental v${version} (self-signed, key ID ${rel.keyId})`,
+  );
+  const archive = rel.built.find((b) => b.platform === PLATFORM)!;
+  const hashes = hashesOf(ws.lockFile());
+  expect(hashes).toEqual(expect.arrayContaining([archive.h1, `zh:${archive.shasum}`]));
+
+  const before = Object.keys(backend.state().instances).length;
+  await ws.ok(["apply", "-no-color", "-auto-approve"]);
+  expect(Object.keys(backend.state().instances).length).toBe(before + 1);
+  const plan = await ws.ok(["plan", "-no-color", "-detailed-exitcode"]);
+  expect(plan).toContain("No changes.");
+
+  // The resident provider process works with the executable: the first plan starts it (the
+  // executable itself with --resident), the second is served by it.
+  const runDir = join(ws.dir, "run");
+  const resident = { GPURENTAL_PROVIDER_RESIDENT: "on", GPURENTAL_PROVIDER_RESIDENT_DIR: runDir };
+  try {
+    await ws.ok(["plan", "-no-color", "-detailed-exitcode"], resident);
+    await new Promise((r) => setTimeout(r, 500));
+    const again = await ws.ok(["plan", "-no-color", "-detailed-exitcode"], { ...resident, TF_LOG: "debug" });
+    expect(again).toContain("No changes.");
+    const pids = residentPids(runDir);
+    expect(pids).toHaveLength(1);
+    const cmdline = readFileSync(`/proc/${pids[0]}/cmdline`, "utf8").split("\0");
+    expect(cmdline[0]).toMatch(/terraform-provider-gpurental_v[^/]*$/);
+    expect(cmdline[1]).toBe("--resident");
+  } finally {
+    for (const pid of residentPids(runDir)) process.kill(pid, "SIGTERM");
+  }
+
+  await ws.ok(["destroy", "-no-color", "-auto-approve"]);
+  const left = Object.values(backend.state().instances).filter(
+    (i) => i.label === "from-a-release" && i.status !== "destroyed",
+  );
+  expect(left).toEqual([]);
+}, 180_000);
+
+test("terraform init installs from the network mirror, and `providers lock -net-mirror` writes the same hash", async () => {
+  const main = `terraform {
+  required_providers {
+    gpurental = { source = "gpurental/gpurental", version = "${version}" }
+  }
+}
+`;
+  const ws = workspace("mirror", main, mirrorCliConfig());
+  const init = await ws.ok(["init", "-no-color"]);
+  expect(init).toContain(`Installed gpurental/gpurental v${version}`);
+  const archive = rel.built.find((b) => b.platform === PLATFORM)!;
+  expect(hashesOf(ws.lockFile())).toEqual([archive.h1]);
+
+  const lockOnly = workspace("lock", main);
+  await lockOnly.ok([
+    "providers",
+    "lock",
+    `-net-mirror=https://localhost:${server.port}/mirror/`,
+    `-platform=${PLATFORM}`,
+  ]);
+  expect(hashesOf(lockOnly.lockFile())).toEqual([archive.h1]);
+}, 120_000);
+
+test("terraform init refuses a tampered zip and a signature by another key, with its own errors", async () => {
+  const zipPath = `/releases/${version}/${ZIP}`;
+  const tampered = Buffer.from(readFileSync(join(rel.outDir, ZIP)));
+  tampered[tampered.length - 100] = (tampered[tampered.length - 100] ?? 0) ^ 0xff;
+  server.overrides.set(zipPath, tampered);
+  const ws = workspace("tampered", registryConfig());
+  const r = await ws.run(["init", "-no-color"]);
+  expect(r.code).toBe(1);
+  expect(r.out).toMatch(/Failed to install provider/);
+  expect(r.out).toMatch(/checksum/i);
+  expect(existsSync(join(ws.dir, "work", ".terraform.lock.hcl"))).toBe(false);
+  server.overrides.clear();
+
+  const other = keyring.newKey("someone else");
+  const wrongSig = join(root, "wrong.sig");
+  keyring.sign(other, join(rel.outDir, SUMS), wrongSig);
+  server.overrides.set(`/releases/${version}/${SUMS}.sig`, readFileSync(wrongSig));
+  const ws2 = workspace("wrong-signature", registryConfig());
+  const r2 = await ws2.run(["init", "-no-color"]);
+  expect(r2.code).toBe(1);
+  expect(r2.out).toMatch(/Failed to install provider/);
+  expect(r2.out).toMatch(/signature/i);
+}, 120_000);
+
+test("`terraform providers lock -net-mirror` gives a CDKTF stack the lock file with which `cdktf deploy` needs no --skip-provider-lock", async () => {
+  const repo = join(__dirname, "..", "..");
+  const dir = join(root, "cdktf");
+  for (const sub of ["app", "home", "tmp"]) mkdirSync(join(dir, sub), { recursive: true });
+  writeFileSync(join(dir, "cli.tfrc"), mirrorCliConfig());
+  const c = backend.credentials!;
+  writeFileSync(
+    join(dir, "app", "main.js"),
+    `const { App, TerraformStack } = require("cdktf");
+const { GpurentalProvider, Instance } = require(${JSON.stringify(join(repo, "dist", "index.js"))});
+const app = new App();
+const stack = new TerraformStack(app, "gpu");
+new GpurentalProvider(stack, "gpurental");
+new Instance(stack, "gpu", { offerId: "${c.offer_id}", templateId: "${c.template_id}", diskGb: 50, label: "cdktf-release" });
+app.synth();
+`,
+  );
+  writeFileSync(
+    join(dir, "app", "cdktf.json"),
+    JSON.stringify({
+      language: "typescript",
+      app: "node main.js",
+      output: "cdktf.out",
+      sendCrashReports: false,
+    }),
+  );
+  const env = cdktfCliEnv({
+    HOME: join(dir, "home"),
+    TMPDIR: join(dir, "tmp"),
+    CDKTF_HOME: join(dir, "home", ".cdktf"),
+    SSL_CERT_FILE: caFile,
+    TF_CLI_CONFIG_FILE: join(dir, "cli.tfrc"),
+    GPURENTAL_BASE_URL: backend.url,
+    GPURENTAL_TOKEN: c.admin_session_token,
+    NODE_PATH: join(repo, "node_modules"),
+  });
+  const cdktf = join(repo, "node_modules", "cdktf-cli", "bundle", "bin", "cdktf");
+  // Asynchronous: the static server and the fake backend answer from this process.
+  const run = (cmd: string, args: string[], cwd = join(dir, "app")) =>
+    new Promise<string>((ok, fail) => {
+      const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.on("data", (d) => {
+        out += d;
+      });
+      child.stderr.on("data", (d) => {
+        out += d;
+      });
+      child.on("error", fail);
+      child.on("close", (code) =>
+        code === 0 ? ok(out) : fail(new Error(`${cmd} ${args.join(" ")} exited ${code}:\n${out}`)),
+      );
+    });
+  await run(process.execPath, [cdktf, "synth"]);
+  const stackDir = join(dir, "app", "cdktf.out", "stacks", "gpu");
+  await run(
+    terraform,
+    ["providers", "lock", `-net-mirror=https://localhost:${server.port}/mirror/`, `-platform=${PLATFORM}`],
+    stackDir,
+  );
+  const archive = rel.built.find((b) => b.platform === PLATFORM)!;
+  expect(readFileSync(join(stackDir, ".terraform.lock.hcl"), "utf8")).toContain(archive.h1);
+  const deploy = await run(process.execPath, [cdktf, "deploy", "--auto-approve"]);
+  expect(deploy).not.toMatch(/providers lock/);
+  expect(
+    Object.values(backend.state().instances).filter(
+      (i) => i.label === "cdktf-release" && i.status !== "destroyed",
+    ),
+  ).toHaveLength(1);
+  await run(process.execPath, [cdktf, "destroy", "--auto-approve"]);
+  expect(
+    Object.values(backend.state().instances).filter(
+      (i) => i.label === "cdktf-release" && i.status !== "destroyed",
+    ),
+  ).toHaveLength(0);
+}, 300_000);
