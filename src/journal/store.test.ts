@@ -325,6 +325,105 @@ describe("handed entries: only what no saved state got is adopted", () => {
     ).toEqual(["i-1"]);
   });
 
+  test.each([
+    ["emptied (Terraform truncates it before writing it again)", ""],
+    ["cut short mid-write", '{"version": 4, "resources": [{"mode": "managed", "type": "gpurental_inst'],
+  ])(
+    "a local state file %s when the run ends proves nothing: every handed entry stays open",
+    (_what, text) => {
+      // Terraform interrupted twice ends the run (Shutdown) while it rewrites the state file in
+      // place, and the provider may never have seen its StopProvider: nothing may be closed then.
+      const ended = deadRun();
+      const j = journal(ended);
+      const ids = ["i-1", "i-2", "i-3"];
+      for (const id of ids) {
+        const e = j.sent("instance", "sha256:x", {});
+        j.answered(e, id);
+        j.handed(e);
+      }
+      stateWith("i-1");
+      writeFileSync(join(dir, "terraform.tfstate"), text);
+      expect(j.settleHanded()).toBe(0);
+      // The state Terraform finally left holds one of them: the next run adopts the other two.
+      stateWith("i-1");
+      expect(
+        journal()
+          .adoptable("instance", "sha256:x")
+          .map((x) => x.id),
+      ).toEqual(["i-2", "i-3"]);
+    },
+  );
+
+  test("what a state held when its run ended is open again once an earlier state is put back, never after a later one", () => {
+    // Terraform stopped twice ends the run (Shutdown) while its apply still writes the state: the
+    // state read then holds objects, and the next write is cut short, so the user puts back the
+    // backup, an earlier state that does not hold them.
+    const state = (serial: number, ids: string[], lineage = "lineage-a") =>
+      writeFileSync(
+        join(dir, "terraform.tfstate"),
+        JSON.stringify({
+          version: 4,
+          lineage,
+          serial,
+          resources: [
+            {
+              mode: "managed",
+              type: "gpurental_instance",
+              name: "n",
+              instances: ids.map((id, i) => ({ index_key: i, attributes: { id } })),
+            },
+          ],
+        }),
+      );
+    const j = journal(deadRun());
+    for (const id of ["i-1", "i-2"]) {
+      const e = j.sent("instance", "sha256:x", {});
+      j.answered(e, id);
+      j.handed(e);
+    }
+    state(5, ["i-1", "i-2"]);
+    expect(j.settleHanded()).toBe(2);
+    expect(j.entries().map((e) => e.closed?.state)).toEqual([
+      { lineage: "lineage-a", serial: 5 },
+      { lineage: "lineage-a", serial: 5 },
+    ]);
+    const adoptable = () =>
+      journal()
+        .adoptable("instance", "sha256:x")
+        .map((x) => x.id);
+    // A later state of the same lineage without one of them: a `terraform state rm`, respected.
+    state(6, ["i-1"]);
+    expect(adoptable()).toEqual([]);
+    expect(journal().live()).toEqual([]);
+    // A state file being written (or cut short) proves nothing either way.
+    writeFileSync(join(dir, "terraform.tfstate"), '{"version": 4, "lineage": "lineage-a", "ser');
+    expect(adoptable()).toEqual([]);
+    // The backup put back: an earlier state that holds neither. Both are adopted, not deployed again.
+    state(3, []);
+    expect(adoptable()).toEqual(["i-1", "i-2"]);
+    expect(
+      journal()
+        .live()
+        .map((e) => [e.id, e.closed]),
+    ).toEqual([
+      ["i-1", null],
+      ["i-2", null],
+    ]);
+    // What the earlier state holds stays its own.
+    state(4, ["i-1"]);
+    expect(adoptable()).toEqual(["i-2"]);
+    // No state at all, or another state (another lineage): open again too.
+    rmSync(join(dir, "terraform.tfstate"));
+    expect(adoptable()).toEqual(["i-1", "i-2"]);
+    state(9, [], "lineage-b");
+    expect(adoptable()).toEqual(["i-1", "i-2"]);
+    // Once a plan claims a reopened one from a state that holds it, it is closed for good.
+    state(4, ["i-1"]);
+    expect(journal().closeId("i-1", "claimed")).toBe(1);
+    state(3, []);
+    expect(adoptable()).toEqual(["i-2"]);
+  });
+
   test("where the state cannot be read, a run that ended normally closes every handed entry, a stopped one none", () => {
     mkdirSync(join(dir, ".terraform"));
     writeFileSync(

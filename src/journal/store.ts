@@ -70,7 +70,17 @@ export interface JournalEntry {
   handed_at: string | null;
   /** A create that adopted the entry, and its process. */
   taken: { run: RunIdentity; at: string } | null;
-  closed: { reason: CloseReason; at: string; detail?: string } | null;
+  closed: { reason: CloseReason; at: string; detail?: string; state?: StateMark } | null;
+}
+
+/**
+ * The local state file that held an entry's object when its run was settled: its lineage and
+ * serial. Terraform may rewrite the file after the run ended (a second Ctrl-C) and be cut short
+ * writing it; the backup put back then has a lower serial and may not hold the object.
+ */
+export interface StateMark {
+  lineage: string;
+  serial: number;
 }
 
 /** The first line of a journal file. */
@@ -93,7 +103,7 @@ export type JournalRecord =
   | { op: "answered"; entry: string; id: string; at: string }
   | { op: "handed"; entry: string; at: string }
   | { op: "taken"; entry: string; run: RunIdentity; at: string }
-  | { op: "closed"; entry: string; reason: CloseReason; at: string; detail?: string }
+  | { op: "closed"; entry: string; reason: CloseReason; at: string; detail?: string; state?: StateMark }
   /** A whole entry, as compaction rewrites it. */
   | ({ op: "entry" } & JournalEntry);
 
@@ -177,9 +187,22 @@ function apply(entries: Map<string, JournalEntry>, rec: JournalRecord, onHeader:
       e.taken = { run: rec.run, at: rec.at };
       break;
     case "closed":
-      e.closed = { reason: rec.reason, at: rec.at, ...(rec.detail ? { detail: rec.detail } : {}) };
+      e.closed = {
+        reason: rec.reason,
+        at: rec.at,
+        ...(rec.detail ? { detail: rec.detail } : {}),
+        ...(isStateMark(rec.state)
+          ? { state: { lineage: rec.state.lineage, serial: rec.state.serial } }
+          : {}),
+      };
       break;
   }
+}
+
+function isStateMark(v: unknown): v is StateMark {
+  if (!v || typeof v !== "object") return false;
+  const m = v as Record<string, unknown>;
+  return typeof m.lineage === "string" && typeof m.serial === "number" && Number.isFinite(m.serial);
 }
 
 /** How long a closed entry is kept, so that its id is not mistaken for a lost deploy's instance. */
@@ -226,6 +249,12 @@ export interface DeployJournalOptions {
   log?: (level: "debug" | "warn", message: string, fields?: Record<string, unknown>) => void;
 }
 
+/** What the local backend's state file holds: its objects' ids, and its lineage and serial. */
+interface SavedState {
+  ids: Set<string>;
+  mark?: StateMark;
+}
+
 /** The deploy journal of one state (see locateJournal). */
 export class DeployJournal {
   readonly location: JournalLocation;
@@ -233,7 +262,7 @@ export class DeployJournal {
   private readonly now: () => number;
   private readonly ended: AbortSignal | undefined;
   private readonly stopped: AbortSignal | undefined;
-  private saved: { key: string; ids: Set<string> | null } | null = null;
+  private saved: { key: string; state: SavedState | null } | null = null;
   private readonly log: NonNullable<DeployJournalOptions["log"]>;
   private cache: { key: string; parsed: ParsedJournal } | null = null;
   private reported = new Set<string>();
@@ -290,12 +319,34 @@ export class DeployJournal {
     return [...this.read().entries.values()].map((e) => structuredClone(e));
   }
 
-  /** The entries no state has claimed and nothing has closed. */
+  /**
+   * The entries no state has claimed and nothing has closed (an entry settled as saved in a state
+   * that was rolled back since is open again: see {@link isOpen}).
+   */
   live(kind?: EntryKind): JournalEntry[] {
     this.writeQueuedCloses();
     return [...this.read().entries.values()]
-      .filter((e) => e.closed === null && (kind === undefined || e.kind === kind))
-      .map((e) => structuredClone(e));
+      .filter((e) => this.isOpen(e) && (kind === undefined || e.kind === kind))
+      .map((e) => ({ ...structuredClone(e), closed: null }));
+  }
+
+  /**
+   * Whether an entry is open: never closed, or closed only because the local state file held its
+   * object when its run ended (settleHanded) while the state file now is an earlier one (a lower
+   * serial: a state cut short by a second Ctrl-C, and its backup put back) or another state (none,
+   * or another lineage). A later state of the same lineage keeps it closed, whatever it holds: a
+   * `terraform state rm` is never undone. A state file that cannot be read proves nothing and
+   * changes nothing.
+   */
+  isOpen(e: JournalEntry): boolean {
+    if (e.closed === null) return true;
+    const mark = e.closed.state;
+    if (!mark || !this.location.stateFile) return false;
+    const now = this.savedState();
+    if (now === undefined) return false;
+    if (now === null) return true;
+    if (!now.mark) return false;
+    return now.mark.lineage !== mark.lineage || now.mark.serial < mark.serial;
   }
 
   /**
@@ -305,7 +356,7 @@ export class DeployJournal {
    * not get the chance to claim them.
    */
   isAdoptable(e: JournalEntry, partial = false): boolean {
-    if (e.closed !== null) return false;
+    if (!this.isOpen(e)) return false;
     if (runAlive(e.run, this.run)) return false;
     if (e.taken && runAlive(e.taken.run, this.run)) return false;
     // What the saved state holds is its owner's, whatever the journal says.
@@ -318,39 +369,62 @@ export class DeployJournal {
    * changed; null when the state cannot be read (another backend, or a file cut short).
    */
   savedIds(): Set<string> | null {
+    if (!this.location.stateFile) return null;
+    const state = this.savedState();
+    if (state === undefined) return null;
+    return state?.ids ?? new Set();
+  }
+
+  /**
+   * The local backend's state file as it is now, read again only when it changed: null when there
+   * is none, undefined when it cannot be read (another backend, or a file cut short or being
+   * written).
+   */
+  private savedState(): SavedState | null | undefined {
     const file = this.location.stateFile;
-    if (!file) return null;
+    if (!file) return undefined;
     let key: string;
     try {
       const st = statSync(file);
       key = `${st.ino}:${st.size}:${st.mtimeMs}`;
     } catch (err) {
-      // No state file yet: it holds nothing.
-      return (err as NodeJS.ErrnoException).code === "ENOENT" ? new Set() : null;
+      return (err as NodeJS.ErrnoException).code === "ENOENT" ? null : undefined;
     }
-    if (this.saved?.key === key) return this.saved.ids;
-    let ids: Set<string> | null;
+    if (this.saved?.key === key) return this.saved.state ?? undefined;
+    let state: SavedState | null;
     try {
-      const doc = JSON.parse(readFileSync(file, "utf8")) as unknown;
-      ids = new Set(
-        readRawState(doc as JsonObject, file)
+      const doc = JSON.parse(readFileSync(file, "utf8")) as JsonObject;
+      const ids = new Set(
+        readRawState(doc, file)
           .objects.map(objectId)
           .filter((id): id is string => id !== undefined),
       );
+      state = {
+        ids,
+        ...(typeof doc.lineage === "string" && typeof doc.serial === "number"
+          ? { mark: { lineage: doc.lineage, serial: doc.serial } }
+          : {}),
+      };
     } catch {
-      ids = null;
+      state = null;
     }
-    this.saved = { key, ids };
-    return ids;
+    this.saved = { key, state };
+    return state ?? undefined;
   }
 
   /**
    * Called when Terraform ends this run normally (its Shutdown): closes, as claimed, the entries
    * this run handed to Terraform that the saved state now holds. A local backend's state file is
    * read, and only what it holds is closed: an object Terraform never saved (a second Ctrl-C, a
-   * state cut short) stays open, to be adopted. Where the state cannot be read, every handed entry
-   * is closed, unless Terraform stopped the run (a Ctrl-C), when they stay open. A closed entry is
-   * never adopted, so a later `terraform state rm` is respected. Returns how many were closed.
+   * state cut short) stays open, to be adopted. A local state file that cannot be read (Terraform
+   * may be rewriting it, in place, at that very moment, or was cut short writing it) proves
+   * nothing, so nothing is closed. Where the backend's state cannot be read at all (a backend
+   * other than local), every handed entry is closed, unless Terraform stopped the run (a Ctrl-C),
+   * when they stay open. A closed entry is never adopted, so a later `terraform state rm` is
+   * respected. What a local state file held is closed with the file's lineage and serial: Terraform
+   * may go on writing the file after the run ended (a second Ctrl-C) and be cut short doing it, and
+   * should an earlier state be put back (its backup), or none, the entry is open again
+   * ({@link isOpen}). Returns how many were closed.
    */
   settleHanded(): number {
     const mine = (m: Map<string, JournalEntry>) =>
@@ -358,11 +432,20 @@ export class DeployJournal {
         (e) => e.closed === null && e.handed_at !== null && e.id !== null && e.run.id === this.run.id,
       );
     if (mine(this.read().entries).length === 0) return 0;
-    const saved = this.savedIds();
-    if (saved === null && this.stopped?.aborted) return 0;
+    let saved: SavedState | null;
+    if (this.location.stateFile) {
+      const state = this.savedState();
+      // A local state file that cannot be read (being written, or cut short) proves nothing.
+      if (state === undefined) return 0;
+      saved = state ?? { ids: new Set() };
+    } else {
+      // Another backend, whose state cannot be read: a run Terraform stopped settles nothing.
+      if (this.stopped?.aborted) return 0;
+      saved = null;
+    }
     let n = 0;
     this.write((entries) => {
-      const found = mine(entries).filter((e) => saved === null || saved.has(e.id!));
+      const found = mine(entries).filter((e) => saved === null || saved.ids.has(e.id!));
       n = found.length;
       return found.map((e) => ({
         op: "closed" as const,
@@ -370,6 +453,7 @@ export class DeployJournal {
         reason: "claimed" as const,
         at: this.iso(),
         detail: saved ? "saved in the state" : "handed to Terraform, whose run ended normally",
+        ...(saved?.mark ? { state: saved.mark } : {}),
       }));
     });
     return n;
@@ -415,7 +499,7 @@ export class DeployJournal {
    */
   closeId(id: string, reason: CloseReason): number {
     const open = (m: Map<string, JournalEntry>) =>
-      [...m.values()].filter((e) => e.closed === null && e.id === id);
+      [...m.values()].filter((e) => e.id === id && this.isOpen(e));
     if (open(this.read().entries).length === 0) return 0;
     let n = 0;
     this.write((entries) => {
@@ -435,7 +519,7 @@ export class DeployJournal {
    */
   closeIdSoon(id: string, reason: CloseReason): void {
     try {
-      if (![...this.read().entries.values()].some((e) => e.closed === null && e.id === id)) return;
+      if (![...this.read().entries.values()].some((e) => e.id === id && this.isOpen(e))) return;
     } catch (err) {
       this.log("warn", "deploy journal: could not read it to record a claim", {
         file: this.file,
@@ -465,7 +549,7 @@ export class DeployJournal {
       this.write(
         (entries) =>
           [...entries.values()]
-            .filter((e) => e.closed === null && e.id !== null && queued.has(e.id))
+            .filter((e) => e.id !== null && queued.has(e.id) && this.isOpen(e))
             .map((e) => ({
               op: "closed" as const,
               entry: e.entry,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeInstance } from "../api/testing/fixtures";
@@ -30,6 +30,38 @@ test("import blocks written for strays close their journal entries, so no create
       .live()
       .map((e) => e.id),
   ).toEqual(["i-other"]);
+});
+
+test("import blocks for an instance a rolled-back state once held close its entry for good", () => {
+  const state = (serial: number, ids: string[]) =>
+    writeFileSync(
+      join(dir, "terraform.tfstate"),
+      JSON.stringify({
+        version: 4,
+        lineage: "l",
+        serial,
+        resources: [
+          {
+            mode: "managed",
+            type: "gpurental_instance",
+            name: "n",
+            instances: ids.map((id, i) => ({ index_key: i, attributes: { id } })),
+          },
+        ],
+      }),
+    );
+  const j = journal();
+  const a = j.sent("instance", "sha256:x", {});
+  j.answered(a, "i-imported");
+  j.handed(a);
+  state(5, ["i-imported"]);
+  expect(j.settleHanded()).toBe(1);
+  // The state's backup put back: the entry is open again, until the import blocks take it.
+  state(2, []);
+  const next = () => new DeployJournal(locateJournal({ cwd: dir, env: {} }));
+  expect(next().adoptable("instance", "sha256:x")).toHaveLength(1);
+  closeImportedEntries(["i-imported"], [dir], {}, "/");
+  expect(next().adoptable("instance", "sha256:x")).toEqual([]);
 });
 
 test("a stray matching a deploy the journal gave up, created after it was sent, is named a late arrival", () => {

@@ -53,7 +53,8 @@ export function closeImportedEntries(
       const open = [...parsed.entries.values()].filter(
         (e) => e.closed === null && e.id && ids.includes(e.id),
       );
-      if (open.length === 0 || !parsed.header) continue;
+      const settled = [...parsed.entries.values()].some((e) => e.closed?.state && e.id && ids.includes(e.id));
+      if ((open.length === 0 && !settled) || !parsed.header) continue;
       const journal = new DeployJournal({
         dir,
         file,
@@ -61,6 +62,11 @@ export function closeImportedEntries(
         backend: parsed.header.backend,
       });
       for (const id of new Set(open.map((e) => e.id!))) n += journal.closeId(id, "claimed");
+      // Entries settled as saved in a state that may since have been rolled back (they are open
+      // again then): closed for good, so that no create adopts what the import blocks take.
+      for (const e of parsed.entries.values()) {
+        if (e.closed?.state && e.id && ids.includes(e.id)) journal.close(e.entry, "claimed");
+      }
     }
   }
   return n;
