@@ -123,6 +123,9 @@ const GROUPS = {
   reconciliation: {
     mutate: [
       "src/journal/store.ts",
+      "src/journal/records.ts",
+      "src/journal/saved-state.ts",
+      "src/journal/disk.ts",
       "src/journal/lost-requests.ts",
       "src/journal/location.ts",
       "src/journal/run.ts",

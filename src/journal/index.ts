@@ -1,6 +1,8 @@
 // The deploy journal: a durable record, kept with the working directory, of every deploy and key
 // creation the provider sends, so that what an interrupted or late request created is found again
 // (README.md beside this file).
+
+export { JournalError, journalFiles, readJournalFile } from "./disk";
 export { fingerprintOf, secretDigest } from "./fingerprint";
 export {
   DEFAULT_LATE_ARRIVAL_WATCH_MS,
@@ -16,6 +18,17 @@ export {
   listUntilFound,
 } from "./lost-requests";
 export {
+  type CloseReason,
+  type EntryKind,
+  JOURNAL_FORMAT,
+  JOURNAL_VERSION,
+  type JournalEntry,
+  type JournalHeader,
+  type JournalRecord,
+  type ParsedJournal,
+  parseJournal,
+} from "./records";
+export {
   currentRun,
   newRun,
   type ParentCommand,
@@ -23,20 +36,4 @@ export {
   type RunIdentity,
   runAlive,
 } from "./run";
-export {
-  CLOSED_KEPT_MS,
-  type CloseReason,
-  DeployJournal,
-  type DeployJournalOptions,
-  type EntryKind,
-  JOURNAL_FORMAT,
-  JOURNAL_VERSION,
-  type JournalEntry,
-  JournalError,
-  type JournalHeader,
-  type JournalRecord,
-  journalFiles,
-  type ParsedJournal,
-  parseJournal,
-  readJournalFile,
-} from "./store";
+export { CLOSED_KEPT_MS, DeployJournal, type DeployJournalOptions } from "./store";

@@ -1,4 +1,4 @@
-import type { JournalEntry } from "./store";
+import type { JournalEntry } from "./records";
 
 // Deploys given up as `abandoned` (their answer was lost and nothing appeared within the reconcile
 // window) may still commit later: a proxy or a queue can hold a request for much longer than the

@@ -10,9 +10,7 @@ import { randomUUID } from "node:crypto";
 import {
   closeSync,
   existsSync,
-  fdatasyncSync,
   fsyncSync,
-  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -22,211 +20,25 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import type { JsonObject } from "../tfstate/json";
-import { objectId, readRawState } from "../tfstate/state";
+import { append, JournalError, lockJournal, parseFile, syncDir } from "./disk";
 import type { JournalLocation } from "./location";
+import {
+  applyRecord,
+  type CloseReason,
+  type EntryKind,
+  JOURNAL_FORMAT,
+  JOURNAL_VERSION,
+  type JournalEntry,
+  type JournalHeader,
+  type JournalRecord,
+  type ParsedJournal,
+  parseJournal,
+} from "./records";
 import { currentRun, type RunIdentity, runAlive } from "./run";
-
-/** The `format` of a journal header. */
-export const JOURNAL_FORMAT = "gpurental-deploy-journal";
-/** The version this code writes; a file with a higher version is read but never written. */
-export const JOURNAL_VERSION = 1;
-
-/** What an entry records the creation of. */
-export type EntryKind = "instance" | "api_key";
-
-/** Why an entry needs no more attention. */
-export type CloseReason =
-  /** The request provably did not create anything (refused, or never reached the server). */
-  | "unsent"
-  /** A Terraform state holds the object (the provider saw it in a plan or a refresh). */
-  | "claimed"
-  /** The instance was destroyed. */
-  | "destroyed"
-  /** The key was revoked (a key nobody holds the secret of). */
-  | "revoked"
-  /** Nothing appeared for a request whose answer was lost, long after it was sent. */
-  | "abandoned";
-
-/** One deploy or key creation and what is known of it. */
-export interface JournalEntry {
-  /** Random id of the entry. */
-  entry: string;
-  kind: EntryKind;
-  /** Hash of the configuration that asked for it (see fingerprint.ts); the key adoption matches on. */
-  fingerprint: string;
-  /** What was sent, secrets left out or hashed: enough to recognise the object in a listing. */
-  request: Record<string, unknown>;
-  /** Ids of matching objects that existed before the request was sent; never the request's. */
-  before: string[];
-  /** When the request was about to be sent (RFC 3339, the provider's clock). */
-  sent_at: string;
-  /** The process that sent it. */
-  run: RunIdentity;
-  /** The object's id, once known. */
-  id: string | null;
-  answered_at: string | null;
-  /** When the object was returned to Terraform (which may still not have saved it). */
-  handed_at: string | null;
-  /** A create that adopted the entry, and its process. */
-  taken: { run: RunIdentity; at: string } | null;
-  closed: { reason: CloseReason; at: string; detail?: string; state?: StateMark } | null;
-}
-
-/**
- * The local state file that held an entry's object when its run was settled: its lineage and
- * serial. Terraform may rewrite the file after the run ended (a second Ctrl-C) and be cut short
- * writing it; the backup put back then has a lower serial and may not hold the object.
- */
-export interface StateMark {
-  lineage: string;
-  serial: number;
-}
-
-/** The first line of a journal file. */
-export interface JournalHeader {
-  op: "header";
-  format: typeof JOURNAL_FORMAT;
-  version: number;
-  workspace: string;
-  backend: string;
-  created_at: string;
-}
-
-/** One line of a journal file. */
-export type JournalRecord =
-  | JournalHeader
-  | ({ op: "sent"; at: string } & Pick<
-      JournalEntry,
-      "entry" | "kind" | "fingerprint" | "request" | "before" | "run"
-    >)
-  | { op: "answered"; entry: string; id: string; at: string }
-  | { op: "handed"; entry: string; at: string }
-  | { op: "taken"; entry: string; run: RunIdentity; at: string }
-  | { op: "closed"; entry: string; reason: CloseReason; at: string; detail?: string; state?: StateMark }
-  /** A whole entry, as compaction rewrites it. */
-  | ({ op: "entry" } & JournalEntry);
-
-/** A journal file read back. */
-export interface ParsedJournal {
-  header: JournalHeader | null;
-  /** By entry id, in the order they were sent. */
-  entries: Map<string, JournalEntry>;
-  /** Lines that could not be read (a torn last line is expected after a crash and not listed). */
-  problems: string[];
-  lines: number;
-  /** The file ends in a torn line (no newline): the next append must start on a line of its own. */
-  torn?: boolean;
-}
-
-/** Reads a journal's text; a damaged line is skipped and reported, never fatal. */
-export function parseJournal(text: string): ParsedJournal {
-  const entries = new Map<string, JournalEntry>();
-  const problems: string[] = [];
-  let header: JournalHeader | null = null;
-  const lines = text.split("\n");
-  // A file that does not end in a newline has a torn last line: a write cut short by a crash.
-  const last = lines.length - 1;
-  let count = 0;
-  lines.forEach((line, i) => {
-    if (!line.trim()) return;
-    count++;
-    let rec: JournalRecord;
-    try {
-      rec = JSON.parse(line) as JournalRecord;
-      if (!rec || typeof rec !== "object" || typeof rec.op !== "string") throw new Error("not a record");
-    } catch {
-      if (i !== last) problems.push(`line ${i + 1} is not a journal record`);
-      return;
-    }
-    apply(entries, rec, (h) => {
-      header = h;
-    });
-  });
-  return { header, entries, problems, lines: count, torn: text.length > 0 && !text.endsWith("\n") };
-}
-
-function apply(entries: Map<string, JournalEntry>, rec: JournalRecord, onHeader: (h: JournalHeader) => void) {
-  if (rec.op === "header") {
-    onHeader(rec);
-    return;
-  }
-  if (rec.op === "entry") {
-    const { op: _op, ...entry } = rec;
-    entries.set(entry.entry, entry);
-    return;
-  }
-  if (rec.op === "sent") {
-    entries.set(rec.entry, {
-      entry: rec.entry,
-      kind: rec.kind,
-      fingerprint: rec.fingerprint,
-      request: rec.request ?? {},
-      before: rec.before ?? [],
-      sent_at: rec.at,
-      run: rec.run,
-      id: null,
-      answered_at: null,
-      handed_at: null,
-      taken: null,
-      closed: null,
-    });
-    return;
-  }
-  const e = entries.get(rec.entry);
-  if (!e) return;
-  switch (rec.op) {
-    case "answered":
-      e.id = rec.id;
-      e.answered_at = rec.at;
-      break;
-    case "handed":
-      e.handed_at = rec.at;
-      break;
-    case "taken":
-      e.taken = { run: rec.run, at: rec.at };
-      break;
-    case "closed":
-      e.closed = {
-        reason: rec.reason,
-        at: rec.at,
-        ...(rec.detail ? { detail: rec.detail } : {}),
-        ...(isStateMark(rec.state)
-          ? { state: { lineage: rec.state.lineage, serial: rec.state.serial } }
-          : {}),
-      };
-      break;
-  }
-}
-
-function isStateMark(v: unknown): v is StateMark {
-  if (!v || typeof v !== "object") return false;
-  const m = v as Record<string, unknown>;
-  return typeof m.lineage === "string" && typeof m.serial === "number" && Number.isFinite(m.serial);
-}
+import { readSavedState, reopenedBy, type SavedState, type SavedStateCache } from "./saved-state";
 
 /** How long a closed entry is kept, so that its id is not mistaken for a lost deploy's instance. */
 export const CLOSED_KEPT_MS = 7 * 24 * 3600_000;
-/** A lock file older than this is taken over: no holder keeps it longer than one file write. */
-const STALE_LOCK_MS = 10_000;
-/** The longest wait for the lock before the write is given up (and reported). */
-const LOCK_WAIT_MS = 15_000;
-
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-/** A journal that cannot be written, with the reason; the resources report it instead of deploying blind. */
-export class JournalError extends Error {
-  constructor(
-    message: string,
-    readonly file: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "JournalError";
-  }
-}
 
 /** Options of {@link DeployJournal}. */
 export interface DeployJournalOptions {
@@ -249,12 +61,6 @@ export interface DeployJournalOptions {
   log?: (level: "debug" | "warn", message: string, fields?: Record<string, unknown>) => void;
 }
 
-/** What the local backend's state file holds: its objects' ids, and its lineage and serial. */
-interface SavedState {
-  ids: Set<string>;
-  mark?: StateMark;
-}
-
 /** The deploy journal of one state (see locateJournal). */
 export class DeployJournal {
   readonly location: JournalLocation;
@@ -262,7 +68,7 @@ export class DeployJournal {
   private readonly now: () => number;
   private readonly ended: AbortSignal | undefined;
   private readonly stopped: AbortSignal | undefined;
-  private saved: { key: string; state: SavedState | null } | null = null;
+  private saved: SavedStateCache | null = null;
   private readonly log: NonNullable<DeployJournalOptions["log"]>;
   private cache: { key: string; parsed: ParsedJournal } | null = null;
   private reported = new Set<string>();
@@ -342,11 +148,7 @@ export class DeployJournal {
     if (e.closed === null) return true;
     const mark = e.closed.state;
     if (!mark || !this.location.stateFile) return false;
-    const now = this.savedState();
-    if (now === undefined) return false;
-    if (now === null) return true;
-    if (!now.mark) return false;
-    return now.mark.lineage !== mark.lineage || now.mark.serial < mark.serial;
+    return reopenedBy(mark, this.savedState());
   }
 
   /**
@@ -383,33 +185,9 @@ export class DeployJournal {
   private savedState(): SavedState | null | undefined {
     const file = this.location.stateFile;
     if (!file) return undefined;
-    let key: string;
-    try {
-      const st = statSync(file);
-      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
-    } catch (err) {
-      return (err as NodeJS.ErrnoException).code === "ENOENT" ? null : undefined;
-    }
-    if (this.saved?.key === key) return this.saved.state ?? undefined;
-    let state: SavedState | null;
-    try {
-      const doc = JSON.parse(readFileSync(file, "utf8")) as JsonObject;
-      const ids = new Set(
-        readRawState(doc, file)
-          .objects.map(objectId)
-          .filter((id): id is string => id !== undefined),
-      );
-      state = {
-        ids,
-        ...(typeof doc.lineage === "string" && typeof doc.serial === "number"
-          ? { mark: { lineage: doc.lineage, serial: doc.serial } }
-          : {}),
-      };
-    } catch {
-      state = null;
-    }
-    this.saved = { key, state };
-    return state ?? undefined;
+    const read = readSavedState(file, this.saved);
+    this.saved = read.cache;
+    return read.state;
   }
 
   /**
@@ -631,7 +409,7 @@ export class DeployJournal {
       );
     }
     if (durable) this.writeQueuedCloses();
-    const release = this.lock();
+    const release = lockJournal(this.file, this.run);
     try {
       const current = this.read();
       if (current.header && current.header.version > JOURNAL_VERSION) {
@@ -673,7 +451,7 @@ export class DeployJournal {
     }
     let header = parsed.header;
     for (const rec of lines)
-      apply(parsed.entries, rec, (h) => {
+      applyRecord(parsed.entries, rec, (h) => {
         header = h;
       });
     this.cache = { key, parsed: { ...parsed, header, lines: parsed.lines + lines.length, torn: false } };
@@ -723,113 +501,4 @@ export class DeployJournal {
       kept: kept.length,
     });
   }
-
-  /** Takes the lock file of the journal; waits for another process's short hold, takes over a stale one. */
-  private lock(): () => void {
-    const lockPath = `${this.file}.lock`;
-    try {
-      mkdirSync(dirname(lockPath), { recursive: true, mode: 0o700 });
-    } catch (err) {
-      throw new JournalError(
-        `Cannot create the deploy journal directory ${dirname(lockPath)}: ${String(err)}`,
-        this.file,
-        {
-          cause: err,
-        },
-      );
-    }
-    const deadline = Date.now() + LOCK_WAIT_MS;
-    for (;;) {
-      try {
-        const fd = openSync(lockPath, "wx", 0o600);
-        writeSync(fd, `${JSON.stringify(this.run)}\n`);
-        closeSync(fd);
-        return () => rmSync(lockPath, { force: true });
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
-          throw new JournalError(`Cannot lock the deploy journal ${this.file}: ${String(err)}`, this.file, {
-            cause: err,
-          });
-        }
-      }
-      if (lockIsStale(lockPath, this.run)) {
-        rmSync(lockPath, { force: true });
-        continue;
-      }
-      if (Date.now() > deadline) {
-        throw new JournalError(
-          `The deploy journal ${this.file} stayed locked for ${LOCK_WAIT_MS / 1000} s (${lockPath}); if no other terraform command runs in this directory, delete the lock file.`,
-          this.file,
-        );
-      }
-      sleepSync(10);
-    }
-  }
-}
-
-function lockIsStale(lockPath: string, self: RunIdentity): boolean {
-  try {
-    const st = statSync(lockPath);
-    if (Date.now() - st.mtimeMs > STALE_LOCK_MS) return true;
-    const holder = JSON.parse(readFileSync(lockPath, "utf8")) as RunIdentity;
-    return holder.id !== self.id && !runAlive(holder, self);
-  } catch {
-    // Half-written by a holder that has just created it: not stale.
-    return false;
-  }
-}
-
-function parseFile(path: string): ParsedJournal {
-  try {
-    return parseJournal(readFileSync(path, "utf8"));
-  } catch {
-    return { header: null, entries: new Map(), problems: [], lines: 0 };
-  }
-}
-
-/** Appends `text` in one write and flushes it to disk; a new file's directory entry is flushed too. */
-/** Appends to the file; `durable`: flushed to disk (with the directory entry of a new file) before returning. */
-function append(
-  file: string,
-  text: string,
-  { created, durable }: { created: boolean; durable: boolean },
-): void {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const fd = openSync(file, "a", 0o600);
-  try {
-    writeSync(fd, text);
-    if (durable) fdatasyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  if (created && durable) syncDir(dirname(file));
-}
-
-function syncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, "r");
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Not every platform can open a directory; the file itself is flushed.
-  }
-}
-
-/** Lists the journal files of a directory, for tools that read every state's journal. */
-export function journalFiles(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-      .filter((f) => f.endsWith(".jsonl"))
-      .map((f) => join(dir, f));
-  } catch {
-    return [];
-  }
-}
-
-/** Reads a journal file (for tools); a missing file is an empty journal. */
-export function readJournalFile(path: string): ParsedJournal {
-  return parseFile(path);
 }

@@ -1,0 +1,188 @@
+/**
+ * The deploy journal's format: the records of a JSON Lines journal file and how a reader applies
+ * them, in order, to the entries they describe. Documented in README.md beside this file.
+ */
+import type { RunIdentity } from "./run";
+
+/** The `format` of a journal header. */
+export const JOURNAL_FORMAT = "gpurental-deploy-journal";
+/** The version this code writes; a file with a higher version is read but never written. */
+export const JOURNAL_VERSION = 1;
+
+/** What an entry records the creation of. */
+export type EntryKind = "instance" | "api_key";
+
+/** Why an entry needs no more attention. */
+export type CloseReason =
+  /** The request provably did not create anything (refused, or never reached the server). */
+  | "unsent"
+  /** A Terraform state holds the object (the provider saw it in a plan or a refresh). */
+  | "claimed"
+  /** The instance was destroyed. */
+  | "destroyed"
+  /** The key was revoked (a key nobody holds the secret of). */
+  | "revoked"
+  /** Nothing appeared for a request whose answer was lost, long after it was sent. */
+  | "abandoned";
+
+/** One deploy or key creation and what is known of it. */
+export interface JournalEntry {
+  /** Random id of the entry. */
+  entry: string;
+  kind: EntryKind;
+  /** Hash of the configuration that asked for it (see fingerprint.ts); the key adoption matches on. */
+  fingerprint: string;
+  /** What was sent, secrets left out or hashed: enough to recognise the object in a listing. */
+  request: Record<string, unknown>;
+  /** Ids of matching objects that existed before the request was sent; never the request's. */
+  before: string[];
+  /** When the request was about to be sent (RFC 3339, the provider's clock). */
+  sent_at: string;
+  /** The process that sent it. */
+  run: RunIdentity;
+  /** The object's id, once known. */
+  id: string | null;
+  answered_at: string | null;
+  /** When the object was returned to Terraform (which may still not have saved it). */
+  handed_at: string | null;
+  /** A create that adopted the entry, and its process. */
+  taken: { run: RunIdentity; at: string } | null;
+  closed: { reason: CloseReason; at: string; detail?: string; state?: StateMark } | null;
+}
+
+/**
+ * The local state file that held an entry's object when its run was settled: its lineage and
+ * serial. Terraform may rewrite the file after the run ended (a second Ctrl-C) and be cut short
+ * writing it; the backup put back then has a lower serial and may not hold the object.
+ */
+export interface StateMark {
+  lineage: string;
+  serial: number;
+}
+
+/** The first line of a journal file. */
+export interface JournalHeader {
+  op: "header";
+  format: typeof JOURNAL_FORMAT;
+  version: number;
+  workspace: string;
+  backend: string;
+  created_at: string;
+}
+
+/** One line of a journal file. */
+export type JournalRecord =
+  | JournalHeader
+  | ({ op: "sent"; at: string } & Pick<
+      JournalEntry,
+      "entry" | "kind" | "fingerprint" | "request" | "before" | "run"
+    >)
+  | { op: "answered"; entry: string; id: string; at: string }
+  | { op: "handed"; entry: string; at: string }
+  | { op: "taken"; entry: string; run: RunIdentity; at: string }
+  | { op: "closed"; entry: string; reason: CloseReason; at: string; detail?: string; state?: StateMark }
+  /** A whole entry, as compaction rewrites it. */
+  | ({ op: "entry" } & JournalEntry);
+
+/** A journal file read back. */
+export interface ParsedJournal {
+  header: JournalHeader | null;
+  /** By entry id, in the order they were sent. */
+  entries: Map<string, JournalEntry>;
+  /** Lines that could not be read (a torn last line is expected after a crash and not listed). */
+  problems: string[];
+  lines: number;
+  /** The file ends in a torn line (no newline): the next append must start on a line of its own. */
+  torn?: boolean;
+}
+
+/** Reads a journal's text; a damaged line is skipped and reported, never fatal. */
+export function parseJournal(text: string): ParsedJournal {
+  const entries = new Map<string, JournalEntry>();
+  const problems: string[] = [];
+  let header: JournalHeader | null = null;
+  const lines = text.split("\n");
+  // A file that does not end in a newline has a torn last line: a write cut short by a crash.
+  const last = lines.length - 1;
+  let count = 0;
+  lines.forEach((line, i) => {
+    if (!line.trim()) return;
+    count++;
+    let rec: JournalRecord;
+    try {
+      rec = JSON.parse(line) as JournalRecord;
+      if (!rec || typeof rec !== "object" || typeof rec.op !== "string") throw new Error("not a record");
+    } catch {
+      if (i !== last) problems.push(`line ${i + 1} is not a journal record`);
+      return;
+    }
+    applyRecord(entries, rec, (h) => {
+      header = h;
+    });
+  });
+  return { header, entries, problems, lines: count, torn: text.length > 0 && !text.endsWith("\n") };
+}
+
+/** Applies one record to the entries it names; a record naming an unknown entry is ignored. */
+export function applyRecord(
+  entries: Map<string, JournalEntry>,
+  rec: JournalRecord,
+  onHeader: (h: JournalHeader) => void,
+) {
+  if (rec.op === "header") {
+    onHeader(rec);
+    return;
+  }
+  if (rec.op === "entry") {
+    const { op: _op, ...entry } = rec;
+    entries.set(entry.entry, entry);
+    return;
+  }
+  if (rec.op === "sent") {
+    entries.set(rec.entry, {
+      entry: rec.entry,
+      kind: rec.kind,
+      fingerprint: rec.fingerprint,
+      request: rec.request ?? {},
+      before: rec.before ?? [],
+      sent_at: rec.at,
+      run: rec.run,
+      id: null,
+      answered_at: null,
+      handed_at: null,
+      taken: null,
+      closed: null,
+    });
+    return;
+  }
+  const e = entries.get(rec.entry);
+  if (!e) return;
+  switch (rec.op) {
+    case "answered":
+      e.id = rec.id;
+      e.answered_at = rec.at;
+      break;
+    case "handed":
+      e.handed_at = rec.at;
+      break;
+    case "taken":
+      e.taken = { run: rec.run, at: rec.at };
+      break;
+    case "closed":
+      e.closed = {
+        reason: rec.reason,
+        at: rec.at,
+        ...(rec.detail ? { detail: rec.detail } : {}),
+        ...(isStateMark(rec.state)
+          ? { state: { lineage: rec.state.lineage, serial: rec.state.serial } }
+          : {}),
+      };
+      break;
+  }
+}
+
+function isStateMark(v: unknown): v is StateMark {
+  if (!v || typeof v !== "object") return false;
+  const m = v as Record<string, unknown>;
+  return typeof m.lineage === "string" && typeof m.serial === "number" && Number.isFinite(m.serial);
+}
