@@ -1,21 +1,15 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import {
-  chmodSync,
-  copyFileSync,
-  createWriteStream,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import type { FakeBackend, TransitionMode } from "../fake-backend";
-import { packageName, version } from "../version";
+import { version } from "../version";
 import { CDKS, type Cdk, cdkCommand, withCdkPath } from "./cdk";
+import { DemoError, formatYuan, lastLines, liveCounts, progressRelay, reporter } from "./demo-output";
+import { ChildRunner, checkTerminalModule, dependencyDirs, quietEnv, terraformVersion } from "./demo-runner";
+import { openWorkDir, packageRoot, prepareApp } from "./demo-workdir";
+
+export { DemoError } from "./demo-output";
+export { checkTerminalModule, terraformVersion } from "./demo-runner";
 
 // `gpurental demo` shows the whole product in one command: the embedded fake backend with the demo
 // seed, the provider installed into a private filesystem mirror, the CDKTF example app deployed with
@@ -99,248 +93,6 @@ export interface DemoResult {
   workDir: string;
 }
 
-/** A demo step that failed, with a message meant for the user. */
-export class DemoError extends Error {
-  /** Names the error class. */
-  public override readonly name = "DemoError";
-}
-
-interface Step {
-  done(detail: string): void;
-}
-
-function reporter(out: NodeJS.WritableStream) {
-  const started = Date.now();
-  const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
-  return {
-    line(text = ""): void {
-      out.write(`${text}\n`);
-    },
-    step(text: string): Step {
-      const t0 = Date.now();
-      out.write(`  … ${text}\n`);
-      return {
-        done(detail: string) {
-          out.write(`  ✓ ${detail} (${seconds(t0)})\n`);
-        },
-      };
-    },
-    total(): string {
-      return seconds(started);
-    },
-  };
-}
-
-/** Finds the package root (the folder with our package.json), from dist/cli or src/cli alike. */
-function packageRoot(): string {
-  let dir = __dirname;
-  for (;;) {
-    const file = join(dir, "package.json");
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: unknown };
-      if (pkg.name === packageName) return dir;
-    }
-    const up = dirname(dir);
-    if (up === dir) throw new DemoError("cannot find the gpurental package folder");
-    dir = up;
-  }
-}
-
-/**
- * cdktf-cli 0.21 runs terraform through @cdktf/node-pty-prebuilt-multiarch, a native module
- * shipped built for each Node.js ABI up to Node.js 22's: on a newer Node.js, `cdktf deploy`
- * fails deep inside with "Cannot find module '../build/Release/pty.node'". Say so up front.
- */
-export function checkTerminalModule(cliDir: string, abi = process.versions.modules): void {
-  let ptyDir: string;
-  try {
-    ptyDir = dirname(require.resolve("@cdktf/node-pty-prebuilt-multiarch/package.json", { paths: [cliDir] }));
-  } catch {
-    return; // another cdktf-cli, which may not use it
-  }
-  const prebuilt = join(ptyDir, "prebuilds", `${process.platform}-${process.arch}`, `node.abi${abi}.node`);
-  const built = join(ptyDir, "build", "Release", "pty.node");
-  if (existsSync(prebuilt) || existsSync(built)) return;
-  throw new DemoError(
-    `cdktf-cli cannot run on Node.js ${process.version}: its terminal module (@cdktf/node-pty-prebuilt-multiarch) has no build for this Node.js (ABI ${abi}). Run the demo with Node.js 20 or 22.`,
-  );
-}
-
-/** The node_modules folders this package's dependencies are installed in. */
-function dependencyDirs(root: string): string[] {
-  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
-    dependencies?: Record<string, string>;
-    peerDependencies?: Record<string, string>;
-  };
-  const dirs = new Set([join(root, "node_modules")]);
-  for (const name of Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies })) {
-    try {
-      const manifest = require.resolve(`${name}/package.json`, { paths: [root] });
-      dirs.add(resolve(dirname(manifest), ...name.split("/").map(() => "..")));
-    } catch {
-      // A dependency whose package.json is not exported is found through its neighbours.
-    }
-  }
-  return [...dirs];
-}
-
-function terraformBinary(): string {
-  return process.env.TERRAFORM_BINARY_NAME || "terraform";
-}
-
-/** Checks that the terraform CLI runs and returns its version. */
-export async function terraformVersion(binary = terraformBinary()): Promise<string> {
-  return new Promise((done, fail) => {
-    execFile(binary, ["version", "-json"], { timeout: 30_000, env: quietEnv() }, (err, stdout) => {
-      if (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        fail(
-          new DemoError(
-            code === "ENOENT"
-              ? `the terraform CLI was not found (looked for "${binary}" on PATH). Install Terraform 1.5 or later from https://developer.hashicorp.com/terraform/install, or point TERRAFORM_BINARY_NAME at it.`
-              : `"${binary} version" failed: ${err.message}`,
-          ),
-        );
-        return;
-      }
-      try {
-        done(String((JSON.parse(stdout) as { terraform_version?: unknown }).terraform_version ?? "unknown"));
-      } catch {
-        done("unknown");
-      }
-    });
-  });
-}
-
-/** The environment without variables that would make terraform or cdktf read the user's config. */
-function quietEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, CHECKPOINT_DISABLE: "1", ...extra };
-  for (const name of ["TF_LOG", "TF_LOG_PATH", "TF_PLUGIN_CACHE_DIR", "TF_DATA_DIR", "TF_WORKSPACE"]) {
-    if (!(name in extra)) delete env[name];
-  }
-  if (!extra.TF_CLI_CONFIG_FILE) delete env.TF_CLI_CONFIG_FILE;
-  return env;
-}
-
-/** Runs cdktf in its own process group, capturing its output into `log`, and kills the group on abort or timeout. */
-class ChildRunner {
-  private readonly children = new Set<ChildProcess>();
-  private readonly onExit = () => this.killAll("SIGKILL");
-
-  public constructor() {
-    process.once("exit", this.onExit);
-  }
-
-  public run(
-    args: { command: string; argv: string[]; cwd: string; env: NodeJS.ProcessEnv; log: string },
-    opts: { verbose: boolean; out: NodeJS.WritableStream; timeoutMs: number; signal?: AbortSignal },
-    onLine: (line: string) => void,
-  ): Promise<number> {
-    return new Promise((done, fail) => {
-      if (opts.signal?.aborted) {
-        fail(new DemoError("interrupted"));
-        return;
-      }
-      const log = createWriteStream(args.log, { flags: "a" });
-      const child = spawn(args.command, args.argv, {
-        cwd: args.cwd,
-        env: args.env,
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      this.children.add(child);
-      let pending = "";
-      const feed = (chunk: Buffer) => {
-        log.write(chunk);
-        if (opts.verbose) opts.out.write(chunk);
-        pending += chunk.toString("utf8");
-        const lines = pending.split("\n");
-        pending = lines.pop() ?? "";
-        for (const line of lines) onLine(line);
-      };
-      child.stdout?.on("data", feed);
-      child.stderr?.on("data", feed);
-      let reason: string | undefined;
-      const stop = (why: string) => {
-        reason = why;
-        this.kill(child, "SIGTERM");
-        setTimeout(() => this.kill(child, "SIGKILL"), 5000).unref();
-      };
-      const timer = setTimeout(
-        () => stop(`timed out after ${Math.round(opts.timeoutMs / 1000)}s`),
-        opts.timeoutMs,
-      );
-      const onAbort = () => stop("interrupted");
-      opts.signal?.addEventListener("abort", onAbort, { once: true });
-      child.on("error", (err) => {
-        clearTimeout(timer);
-        opts.signal?.removeEventListener("abort", onAbort);
-        this.children.delete(child);
-        log.end();
-        fail(new DemoError(`could not start ${args.argv[1] ?? args.command}: ${err.message}`));
-      });
-      child.on("close", (code, sig) => {
-        clearTimeout(timer);
-        opts.signal?.removeEventListener("abort", onAbort);
-        // Whatever the child left behind in its group (a provider, a terraform) goes with it.
-        this.kill(child, "SIGKILL");
-        this.children.delete(child);
-        if (pending) onLine(pending);
-        log.end();
-        if (reason) fail(new DemoError(reason));
-        else done(code ?? (sig ? 128 : 1));
-      });
-    });
-  }
-
-  private kill(child: ChildProcess, signal: NodeJS.Signals): void {
-    if (child.pid === undefined) return;
-    try {
-      process.kill(-child.pid, signal);
-    } catch {
-      // The group is already gone.
-    }
-  }
-
-  public killAll(signal: NodeJS.Signals = "SIGTERM"): void {
-    for (const child of this.children) this.kill(child, signal);
-  }
-
-  public dispose(): void {
-    this.killAll("SIGKILL");
-    process.removeListener("exit", this.onExit);
-  }
-}
-
-// Terraform's per-resource progress lines, as cdktf relays them ("<stack>  <address>: Creating...").
-const PROGRESS =
-  /(Reading\.\.\.|Read complete|Creating\.\.\.|Creation complete|Still creating|Destroying\.\.\.|Destruction complete|Still destroying|Error:)/;
-
-// cdktf starts each line of a stack's output with the stack's name.
-const STACK_PREFIX = new RegExp(`^${DEMO_STACK}\\s+`);
-// ...and names each resource's construct path after its address: "gpurental_instance.x (x/Default)".
-const CONSTRUCT_PATH = / \([\w./-]+\/Default\)/;
-
-function formatYuan(micro: number): string {
-  const yuan = micro / 1_000_000;
-  return `¥${yuan.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: yuan < 1 ? 6 : 2 })}`;
-}
-
-function liveCounts(backend: FakeBackend, orgId: string): { instances: number; apiKeys: number } {
-  const state = backend.state();
-  const instances = backend.listInstances(orgId).filter((i) => i.status !== "destroyed").length;
-  const apiKeys = Object.values(state.api_keys).filter(
-    (k) => k.org_id === orgId && k.revoked_at === null,
-  ).length;
-  return { instances, apiKeys };
-}
-
-/** The last `n` lines of a text file. */
-function lastLines(file: string, n: number): string[] {
-  const lines = readFileSync(file, "utf8").trimEnd().split("\n");
-  return lines.slice(-n);
-}
-
 /** Runs the demo; resolves when it is over, rejects with a {@link DemoError} on the first failed step. */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const out = options.out ?? process.stdout;
@@ -350,14 +102,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const root = packageRoot();
   const cdk = options.cdk ?? "cdktf";
   const appName = `${cdk}-app`;
-  const keepFolder = options.workDir !== undefined;
-  const workDir = keepFolder
-    ? resolve(options.workDir!)
-    : mkdtempSync(join(options.tempDir ?? tmpdir(), "gpurental-demo-"));
-  mkdirSync(workDir, { recursive: true });
-  // The last resort for a temp folder: an exit that skips the finally below (process.exit elsewhere).
-  const removeOnExit = () => rmSync(workDir, { recursive: true, force: true });
-  if (!keepFolder) process.once("exit", removeOnExit);
+  const work = openWorkDir(options.workDir, options.tempDir);
+  const workDir = work.dir;
+  const keepFolder = work.kept;
   const log = join(workDir, `${cdk}.log`);
   const statePath = join(workDir, `terraform.${DEMO_STACK}.tfstate`);
   // Where to read cdktf's whole output once the demo is over: only a kept folder still has it.
@@ -431,48 +178,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     checkpoint();
     step = report.step(`bundling the example app (examples/${appName})`);
     const appDir = join(workDir, "app");
-    mkdirSync(appDir, { recursive: true });
-    // In a clone the example is bundled from its sources; an installed package carries it built
-    // (dist/demo/<app>.js, written by `npm run build`) and has no esbuild.
-    const exampleSource = join(root, "examples", appName, "main.ts");
-    const prebuilt = join(root, "dist", "demo", `${appName}.js`);
-    try {
-      if (existsSync(exampleSource)) {
-        const esbuild = await import("esbuild");
-        await esbuild.build({
-          entryPoints: [exampleSource],
-          outfile: join(appDir, "app.js"),
-          bundle: true,
-          platform: "node",
-          target: "node20",
-          packages: "external",
-          logLevel: "silent",
-        });
-      } else {
-        copyFileSync(prebuilt, join(appDir, "app.js"));
-      }
-    } catch (err) {
-      throw new DemoError(
-        `cannot bundle examples/${appName}: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-    writeFileSync(
-      join(appDir, "cdktf.json"),
-      `${JSON.stringify(
-        {
-          language: "typescript",
-          app: "node app.js",
-          output: "cdktf.out",
-          projectId: "gpurental-demo",
-          sendCrashReports: false,
-          terraformProviders: [],
-          terraformModules: [],
-          context: {},
-        },
-        null,
-        2,
-      )}\n`,
-    );
+    await prepareApp(root, appName, appDir);
     step.done("example app ready");
 
     let cli: ReturnType<typeof cdkCommand>;
@@ -519,20 +225,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         { verbose, out, timeoutMs, signal },
         onLine,
       );
-    // Progress lines as they come, and an error with the lines that explain it (a refusal's code,
-    // a failed postcondition's message), without the rest of terraform's output.
-    let explainLines = 0;
-    const relay = (line: string) => {
-      if (verbose) return;
-      const text = line.replace(STACK_PREFIX, "").replace(CONSTRUCT_PATH, "").trim();
-      if (PROGRESS.test(line)) {
-        out.write(`      ${text}\n`);
-        explainLines = line.includes("Error:") ? 8 : 0;
-      } else if (explainLines > 0 && text !== "") {
-        out.write(`        ${text}\n`);
-        explainLines -= 1;
-      }
-    };
+    // Progress lines as they come, and an error with the lines that explain it, and no more.
+    const relay = progressRelay(out, verbose, DEMO_STACK);
 
     checkpoint();
     step = report.step(`deploying with ${cdk} and terraform (synth, init, plan, apply)`);
@@ -669,8 +363,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       );
     }
     if (!keepFolder) {
-      rmSync(workDir, { recursive: true, force: true });
-      process.removeListener("exit", removeOnExit);
+      work.remove();
       report.line(`  ✓ work folder ${workDir} removed`);
     } else {
       report.line(`  Work folder kept: ${workDir}`);
