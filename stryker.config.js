@@ -40,10 +40,15 @@ const GROUPS = {
   refusals: {
     // The catalogue's titles and attributes, the hints and the operations' words are built at
     // module load, so each of their mutants would run the whole file; the table tests of
-    // refusals.test.ts ("the catalogue, code by code" and the operations' words) pin every one.
+    // refusals-catalogue.test.ts ("the catalogue, code by code") and refusals-explanations.test.ts
+    // (the operations' words) pin every one.
     ignoreStatic: true,
     mutate: ["src/resources/refusals.ts"],
-    tests: ["src/resources/refusals.test.ts"],
+    tests: [
+      "src/resources/refusals-catalogue.test.ts",
+      "src/resources/refusals-explanations.test.ts",
+      "src/resources/refusals-diagnostics.test.ts",
+    ],
   },
   // The plan-time deploy checks (also what offer selection judges each market offer by).
   "plan-checks": {
@@ -68,14 +73,18 @@ const GROUPS = {
   "fake-limits": {
     // validation.ts's zod schemas are built at module load, so each of their mutants would run
     // every test of the group (about 25 s each here, 300 of them); the limits they hold are
-    // pinned by the table tests of test/contract/limits.test.ts and robustness.test.ts.
+    // pinned by the table tests of test/contract/limits.test.ts and bad-requests.test.ts.
     ignoreStatic: true,
     mutate: ["src/fake-backend/validation.ts", "src/fake-backend/deploy-checks.ts"],
     tests: [
       "src/fake-backend/deploy-checks.test.ts",
       "test/contract/limits.test.ts",
       "test/contract/deploy-checks.test.ts",
-      "test/contract/robustness.test.ts",
+      "test/contract/bad-requests.test.ts",
+      "test/contract/raw-http.test.ts",
+      "test/contract/fault-injection.test.ts",
+      "test/contract/control-api.test.ts",
+      "test/contract/log-redaction.test.ts",
     ],
   },
   // Which failed requests are sent again (retry-policy.ts, pure), when (retry.ts), and the parts
@@ -92,7 +101,10 @@ const GROUPS = {
     tests: [
       "src/api/retry-policy.test.ts",
       "src/api/retry.test.ts",
-      "src/api/client.test.ts",
+      "src/api/client.requests.test.ts",
+      "src/api/client.retries.test.ts",
+      "src/api/client.cancellation.test.ts",
+      "src/api/client.leaks.test.ts",
       "src/api/client.fake-backend.test.ts",
     ],
   },
@@ -114,8 +126,13 @@ const GROUPS = {
     tests: [
       "src/resources/keyed-queue.test.ts",
       "src/resources/shared-reads.test.ts",
-      "src/resources/instance-deploy.test.ts",
-      "src/resources/api-key-journal.test.ts",
+      "src/resources/instance-deploy-send.test.ts",
+      "src/resources/instance-deploy-adopt.test.ts",
+      "src/resources/instance-deploy-write-failures.test.ts",
+      "src/resources/api-key-journal-creation.test.ts",
+      "src/resources/api-key-journal-sweep.test.ts",
+      "src/resources/api-key-journal-failures.test.ts",
+      "src/resources/api-key-journal-fingerprints.test.ts",
     ],
   },
   // The deploy reconciliation: every deploy and key creation journaled before it is sent, a lost
@@ -152,11 +169,19 @@ const GROUPS = {
     ],
     tests: [
       "src/journal/store.test.ts",
-      "src/journal/store-edges.test.ts",
+      "src/journal/store-reading.test.ts",
+      "src/journal/store-writing.test.ts",
+      "src/journal/store-lock.test.ts",
+      "src/journal/store-location.test.ts",
       "src/resources/deploy-journal.test.ts",
-      "src/resources/api-key-journal.test.ts",
+      "src/resources/api-key-journal-creation.test.ts",
+      "src/resources/api-key-journal-sweep.test.ts",
+      "src/resources/api-key-journal-failures.test.ts",
+      "src/resources/api-key-journal-fingerprints.test.ts",
       "src/resources/journal-notes.test.ts",
-      "src/resources/instance-deploy.test.ts",
+      "src/resources/instance-deploy-send.test.ts",
+      "src/resources/instance-deploy-adopt.test.ts",
+      "src/resources/instance-deploy-write-failures.test.ts",
       "src/resources/instance-deploy.pure.test.ts",
       "src/journal/lost-requests.test.ts",
       "src/journal/run.test.ts",

@@ -27,7 +27,11 @@ const BUGS = [
     file: "src/resources/refusals.ts",
     from: 'INVALID_STATE: {\n    attribute: "desired_status",',
     to: "INVALID_STATE: {",
-    tests: ["src/resources/refusals.test.ts"],
+    tests: [
+      "src/resources/refusals-catalogue.test.ts",
+      "src/resources/refusals-explanations.test.ts",
+      "src/resources/refusals-diagnostics.test.ts",
+    ],
   },
   {
     bug: "504 no longer retried (removed from the statuses after which a read is sent again)",

@@ -12,7 +12,8 @@ import type { DeploySettings } from "./provider-data";
 
 // The parts of a journaled deploy that need no backend: which listed instance a lost deploy
 // created, the configuration's fingerprint, the plan's note on an entry it will adopt and the
-// durations the errors name. The deploy and the adoption themselves: instance-deploy.test.ts.
+// durations the errors name. The deploy and the adoption themselves: instance-deploy-send.test.ts and
+// instance-deploy-adopt.test.ts.
 
 describe("willAdoptNote", () => {
   const entry = (over: Partial<JournalEntry>): JournalEntry => ({

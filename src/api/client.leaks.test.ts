@@ -1,0 +1,64 @@
+import { inspect } from "node:util";
+import { client, drop, fail, logs, ok, server, TOKEN } from "../testing/scripted-server";
+import { ApiError, NetworkError, ResponseValidationError } from "./errors";
+import { makeInstance } from "./testing/fixtures";
+
+// Transport-level behaviour (dropped connections, timeouts, odd bodies) against a tiny scripted
+// server; behaviour of the real API is tested against the fake backend in client.fake-backend.test.ts.
+
+describe("credentials never leak", () => {
+  function renderings(err: unknown): string[] {
+    const e = err as Error;
+    return [
+      String(e),
+      e.message,
+      e.stack ?? "",
+      inspect(e, { depth: 10, showHidden: true }),
+      JSON.stringify(e),
+    ];
+  }
+
+  test("not in errors, even when the server echoes the token", async () => {
+    server.queue(
+      fail(401, "TOKEN_INVALID", { token: TOKEN, hint: `Authorization: Bearer ${TOKEN}` }),
+      (req) => req.socket.destroy(),
+      (_req, res) => {
+        res.writeHead(502, { "content-type": "text/plain" });
+        res.end(`upstream rejected Bearer ${TOKEN}`);
+      },
+      ok({ ...makeInstance(), status: TOKEN }),
+    );
+    const c = client({ retry: { maxAttempts: 1 } });
+    const errors = [
+      await c.getInstance("i1").catch((x: unknown) => x),
+      await c.getInstance("i1").catch((x: unknown) => x),
+      await c.getInstance("i1").catch((x: unknown) => x),
+      await c.getInstance("i1").catch((x: unknown) => x),
+    ];
+    expect(errors[0]).toBeInstanceOf(ApiError);
+    expect(errors[1]).toBeInstanceOf(NetworkError);
+    expect(errors[2]).toBeInstanceOf(ApiError);
+    expect(errors[3]).toBeInstanceOf(ResponseValidationError);
+    for (const err of errors) {
+      for (const text of renderings(err)) expect(text).not.toContain(TOKEN);
+    }
+    expect(renderings(errors[2]).join("\n")).toContain("[REDACTED]");
+  });
+
+  test("not in logs", async () => {
+    server.queue(fail(503, "SERVICE_UNAVAILABLE", { message_token: TOKEN }), drop, ok(makeInstance()));
+    await client().getInstance("i1");
+    expect(logs.length).toBeGreaterThan(3);
+    const all = JSON.stringify(logs);
+    expect(all).not.toContain(TOKEN);
+    expect(all).toContain(`"authorization":"[REDACTED]"`);
+    expect(logs.some((l) => l.msg === "retrying")).toBe(true);
+  });
+
+  test("not in the client's own renderings", () => {
+    const c = client();
+    expect(inspect(c, { showHidden: true, depth: 5 })).not.toContain(TOKEN);
+    expect(JSON.stringify(c)).not.toContain(TOKEN);
+    expect(String(Object.values(c))).not.toContain(TOKEN);
+  });
+});
