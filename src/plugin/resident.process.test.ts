@@ -290,7 +290,13 @@ describe("the resident mode's default", () => {
     const first = start({ ...byDefault, GPURENTAL_PROVIDER_RESIDENT_DIR: person });
     await schemaAndShutdown(await handshake(first));
     expect(await first.exited).toEqual({ code: 0, signal: null });
+    // Its process first, then its control socket: a launch between the two finds no socket and,
+    // rightly, serves Terraform itself, so wait for the socket (bound under its final name only
+    // once it listens).
     await until("a resident process listens", () => residentPidsIn(person).length === 1);
+    await until("its control socket is bound", () =>
+      readdirSync(person).some((f) => /^[0-9a-f]{16}\.sock$/.test(f)),
+    );
     const next = start({ ...byDefault, GPURENTAL_PROVIDER_RESIDENT_DIR: person });
     const hs = await handshake(next);
     expect(hs.address.startsWith(`${person}/s`)).toBe(true);
