@@ -7,7 +7,7 @@
 // plain text at DEBUG), and one line per record. Everything is redacted before it is written, by
 // the one definition of a credential (api/redact.ts) that the client's errors and logs use too.
 
-import { REDACTED, redactText, redactValue } from "../api/redact";
+import { REDACTED, redactText, redactValue } from "./api/redact";
 
 /** Log levels, as hclog names them. */
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
