@@ -92,7 +92,7 @@ export async function runProvider(
 
 /**
  * Whether this launch is served by the resident process (GPURENTAL_PROVIDER_RESIDENT, on by
- * default outside automation on Linux; see resident.ts). A launch that is no Terraform launch
+ * default outside automation on Linux; see src/resident/resident.ts). A launch that is no Terraform launch
  * fails the handshake checks first, as it would without the mode; a setting that cannot be used
  * is an error, never a silent fallback.
  */
@@ -154,7 +154,7 @@ export function main(argv: readonly string[] = process.argv.slice(2), opts: Main
   });
 }
 
-/** Runs the resident provider process (started by a launch, see resident-client.ts). */
+/** Runs the resident provider process (started by a launch, see src/resident/resident-client.ts). */
 async function runResident(socket: string, schemaResponse: () => Buffer | undefined): Promise<void> {
   installCrashLogging();
   const { runResidentDaemon, AlreadyServing } = await import("../resident/resident-daemon");

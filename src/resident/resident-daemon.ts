@@ -45,7 +45,7 @@ export interface ResidentDaemonOptions {
   socket: string;
   /** The GetProviderSchema answer encoded at build time, if there is one. */
   schemaResponse?: () => Buffer | undefined;
-  /** Builds a session's provider service (provider-impl.ts). */
+  /** Builds a session's provider service (src/executable/provider-impl.ts). */
   createService: (session: {
     env: NodeJS.ProcessEnv;
     cwd: string;
