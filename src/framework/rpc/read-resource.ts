@@ -1,0 +1,41 @@
+// ReadResource: refreshes one object through the definition's `read`; a failure keeps the current
+// state so a failed refresh never loses track of the object.
+import { fromDynamicValue } from "../../plugin/cty";
+import type * as proto from "../../plugin/tfplugin6";
+import { Diagnostics } from "../diagnostics";
+import { context, encode, fail, finish, out, resourceFor, type ServerCore } from "./core";
+import { asRec, timeoutFor } from "./values";
+
+/** Refreshes a resource; null from `read` means the object is gone. */
+export async function readResource<P>(
+  core: ServerCore<P>,
+  req: proto.ReadResource.Request,
+): Promise<proto.ReadResource.Response> {
+  const diags = new Diagnostics();
+  const r = resourceFor(core, req.type_name, diags);
+  if (!r) return { diagnostics: out(diags) };
+  try {
+    const state = asRec(fromDynamicValue(req.current_state, r.schema.type));
+    if (!state) return { new_state: encode(core, r.schema, null, diags, "Reading"), diagnostics: out(diags) };
+    const ctx = context(core, diags, timeoutFor(r.schema, state, "read", diags));
+    const request = { state: state, private: req.private ?? Buffer.alloc(0) };
+    const result = await r.read(request, ctx);
+    if (result === null) {
+      return {
+        new_state: encode(core, r.schema, null, diags, "Reading"),
+        diagnostics: out(diags),
+        private: req.private,
+      };
+    }
+    const next = finish(r.schema, state, result, diags, "read");
+    return {
+      new_state: encode(core, r.schema, next, diags, "Reading"),
+      diagnostics: out(diags),
+      private: request.private,
+    };
+  } catch (err) {
+    fail(core, diags, `Reading ${req.type_name}`, err);
+    // Keeping the current state means a failed refresh never loses track of the object.
+    return { new_state: req.current_state, diagnostics: out(diags), private: req.private };
+  }
+}
