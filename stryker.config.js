@@ -27,12 +27,12 @@ function between(file, from, to) {
 const GROUPS = {
   // Credential redaction and log masking: the target is no survivor at all.
   redaction: {
-    mutate: ["src/api/redact.ts", "src/plugin/log.ts", "src/plugin/masked-service.ts"],
+    mutate: ["src/api/redact.ts", "src/log.ts", "src/executable/masked-service.ts"],
     tests: [
       "src/api/redact.test.ts",
       "src/api/client.credentials.test.ts",
-      "src/plugin/log.test.ts",
-      "src/plugin/masked-service.test.ts",
+      "src/log.test.ts",
+      "src/executable/masked-service.test.ts",
       "src/cli/strays.test.ts",
     ],
   },

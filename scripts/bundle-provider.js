@@ -2,10 +2,10 @@
 // Builds what the provider executable loads at start-up:
 //   1. src/plugin/proto/descriptor.json, the parsed form of our .proto files, so that the provider
 //      never parses .proto text at launch (protobufjs/light reads the JSON directly);
-//   2. dist/provider-bundle/: provider.js, an esbuild bundle of src/plugin/main.ts (up to the
+//   2. dist/provider-bundle/: provider.js, an esbuild bundle of src/executable/main.ts (up to the
 //      handshake), so that start-up reads one file instead of resolving and compiling hundreds of
 //      modules; provider-transport.js and provider-impl.js beside it (loaded after the handshake);
-//      provider-launcher.js, which loads them with a V8 code cache (src/plugin/launcher.ts); and
+//      provider-launcher.js, which loads them with a V8 code cache (src/executable/launcher.ts); and
 //      provider-schema.pb, the GetProviderSchema answer encoded at build time.
 //      The directory keeps them apart from tsc's output (src/provider.ts compiles to dist/provider.js).
 // Usage: node scripts/bundle-provider.js [--descriptor-only] [--outdir <dir>] [--entry <ts> --outfile <js>]
@@ -231,16 +231,17 @@ const jsonAsString = {
 //   provider-transport.js  grpc-js with Node's http2 and tls, loaded right after the handshake
 //                          (src/plugin/grpc-server.ts);
 //   provider-impl.js       the provider itself (framework, resources, API client, zod, undici),
-//                          loaded once the gRPC server runs (src/plugin/provider-impl.ts).
+//                          loaded once the gRPC server runs (src/executable/provider-impl.ts).
 // Each part is loaded through the launcher's code cache when the launcher offers it.
 const SPLIT_POINTS = {
   "./grpc-server": "provider-transport.js",
+  "../plugin/grpc-server": "provider-transport.js",
   "./provider-impl": "provider-impl.js",
 };
 const splitParts = {
   name: "split-parts",
   setup(build) {
-    const filter = /^\.\/(grpc-server|provider-impl)$/;
+    const filter = /^(\.\/grpc-server|\.\.\/plugin\/grpc-server|\.\/provider-impl)$/;
     // A stub that requires the file at run time (a computed path, so esbuild leaves it alone); an
     // external dynamic import() would stay an ESM import, which a vm.Script cannot perform.
     build.onResolve({ filter }, (args) => ({ path: SPLIT_POINTS[args.path], namespace: "split" }));
@@ -298,12 +299,19 @@ const SCHEMA_FILE = "provider-schema.pb";
 async function buildProvider(outDir, opts = {}) {
   const part = (name) => path.join(outDir, name);
   const { sourcemap } = opts;
-  await bundle(path.join(root, "src", "plugin", "main.ts"), part("provider.js"), { split: true, sourcemap });
+  await bundle(path.join(root, "src", "executable", "main.ts"), part("provider.js"), {
+    split: true,
+    sourcemap,
+  });
   await bundle(path.join(root, "src", "plugin", "grpc-server.ts"), part("provider-transport.js"), {
     sourcemap,
   });
-  await bundle(path.join(root, "src", "plugin", "provider-impl.ts"), part("provider-impl.js"), { sourcemap });
-  await bundle(path.join(root, "src", "plugin", "launcher.ts"), part("provider-launcher.js"), { sourcemap });
+  await bundle(path.join(root, "src", "executable", "provider-impl.ts"), part("provider-impl.js"), {
+    sourcemap,
+  });
+  await bundle(path.join(root, "src", "executable", "launcher.ts"), part("provider-launcher.js"), {
+    sourcemap,
+  });
 
   // Fresh copies of the bundles just written (a test may build twice in one process).
   for (const name of ["provider-transport.js", "provider-impl.js"]) delete require.cache[part(name)];

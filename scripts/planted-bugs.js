@@ -49,10 +49,10 @@ const BUGS = [
   },
   {
     bug: "a log field named secret written unmasked",
-    file: "src/plugin/log.ts",
+    file: "src/log.ts",
     from: "...(redactValue(extra) as object) });",
     to: "...(redactValue(extra) as object), secret: extra.secret });",
-    tests: ["src/plugin/log.test.ts"],
+    tests: ["src/log.test.ts"],
   },
   {
     bug: "session tokens (gps_) no longer redacted",

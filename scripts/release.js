@@ -163,9 +163,13 @@ async function buildBundles(workDir) {
   const { bundle, buildProvider, SCHEMA_FILE } = require("./bundle-provider");
   const parts = path.join(workDir, "parts");
   await buildProvider(parts, { sourcemap: false });
-  const entry = await bundle(path.join(root, "src", "plugin", "sea.ts"), path.join(workDir, "sea-main.js"), {
-    sourcemap: false,
-  });
+  const entry = await bundle(
+    path.join(root, "src", "executable", "sea.ts"),
+    path.join(workDir, "sea-main.js"),
+    {
+      sourcemap: false,
+    },
+  );
   const assets = {};
   for (const name of ["provider.js", "provider-transport.js", "provider-impl.js", SCHEMA_FILE])
     assets[name] = path.relative(workDir, path.join(parts, name));

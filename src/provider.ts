@@ -21,7 +21,7 @@ import {
 import { DeployJournal, JOURNAL_DIR_ENV, locateJournal, parentCommand, type RunIdentity } from "./journal";
 import { DEFAULT_LATE_ARRIVAL_WATCH_MS, LATE_ARRIVAL_WATCH_ENV } from "./journal/late";
 import { settleAtShutdown } from "./journal/settle";
-import { logger } from "./plugin/log";
+import { logger } from "./log";
 import { apiKeyResource } from "./resources/api-key";
 import { budgetOf, within } from "./resources/deadline";
 import { instanceResource } from "./resources/instance";

@@ -1,12 +1,12 @@
 // The one definition of what a credential looks like, and how it is masked. Credentials must never
 // leave the program in an error, a log line, a diagnostic or a command's output: the client masks
 // its errors and log fields here (client.ts), the provider's hclog lines are masked here
-// (plugin/log.ts), and so are the commands' error messages. The client also passes the secrets it
+// (src/log.ts), and so are the commands' error messages. The client also passes the secrets it
 // knows (its own token), which are masked whatever their shape; the patterns catch any other
 // credential a server or a file might echo back.
 //
 // This module imports nothing: the provider's handshake bundle (provider.js) includes it through
-// plugin/log.ts, so it must stay a few hundred bytes of plain code
+// src/log.ts, so it must stay a few hundred bytes of plain code
 // (docs/design/provider-process.md, "Start-up time").
 
 /** The text that replaces a credential. */

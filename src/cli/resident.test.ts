@@ -6,7 +6,7 @@ import { main } from "./main";
 import { formatStatus, ResidentDirError, residentStatus, stopResident } from "./resident";
 
 // `gpurental provider resident status|stop` against what a resident directory can hold besides a
-// live resident process (that one is in src/plugin/resident.process.test.ts): nothing, sockets
+// live resident process (that one is in src/resident/resident.process.test.ts): nothing, sockets
 // left by killed processes, a process that answers something else, files of other kinds.
 
 const work = mkdtempSync(join(tmpdir(), "gpurental-cli-resident-"));

@@ -8,10 +8,10 @@ import {
   type ResidentStopping,
   readMessages,
   residentDir,
-} from "../plugin/resident";
+} from "../resident/resident";
 
 // `gpurental provider resident status|stop`: the resident provider processes of this user (see
-// src/plugin/resident.ts), found by their control sockets in the resident directory and asked
+// src/resident/resident.ts), found by their control sockets in the resident directory and asked
 // over them. A socket nothing answers on is what a process that was killed left behind.
 
 /** How long a resident process has to answer. */

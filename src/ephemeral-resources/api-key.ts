@@ -10,7 +10,7 @@ import {
   readPrivate,
   writePrivate,
 } from "../framework";
-import { logger } from "../plugin/log";
+import { logger } from "../log";
 import { reportKeyError } from "../resources/api-key";
 import { createKeyJournaled, KeyOutcomeUnknownError } from "../resources/api-key-journal";
 import { budgetOf, CHANGE_TIMEOUT_MS, within } from "../resources/deadline";

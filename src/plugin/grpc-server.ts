@@ -10,7 +10,7 @@ import {
   status,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import type { Logger } from "./log";
+import type { Logger } from "../log";
 import { serviceDefinition } from "./proto";
 import type { ProviderService } from "./tfplugin6";
 

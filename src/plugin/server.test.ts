@@ -1,13 +1,13 @@
 import { existsSync } from "node:fs";
 import { status } from "@grpc/grpc-js";
+import { Logger } from "../log";
 import { until } from "../testing/until";
 import { derToPem, generateServerCertificate } from "./cert";
 import { MAX_MESSAGE_BYTES, SHUTDOWN_LINGER_MS } from "./grpc-server";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
-import { Logger } from "./log";
 import { type ServeOptions, type ServingProvider, serveProvider } from "./server";
-import { createStubProviderService } from "./stub-service";
 import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
+import { createStubProviderService } from "./testing/stub-service";
 import type { ProviderService } from "./tfplugin6";
 
 const quiet = new Logger("test", "off");

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Server } from "@grpc/grpc-js";
 import { settleRun } from "../journal/settle";
+import { type Logger, logger as rootLogger } from "../log";
 import { generateServerCertificate, handshakeCertificate } from "./cert";
 import type { GrpcServer, TlsMaterial } from "./grpc-server";
 import {
@@ -15,7 +16,6 @@ import {
   negotiateProtocol,
   reattachConfig,
 } from "./handshake";
-import { type Logger, logger as rootLogger } from "./log";
 import { removeStaleSockets } from "./stale-sockets";
 import type { ProviderService } from "./tfplugin6";
 

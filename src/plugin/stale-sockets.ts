@@ -4,7 +4,7 @@ import { join } from "node:path";
 
 // Unix sockets a killed provider process leaves behind: `plugin<hex>.sock` in the temp directory
 // (a provider process per launch, server.ts) and the session and control sockets of a resident
-// process in its directory (resident-daemon.ts). A process that exits normally removes its own;
+// process in its directory (src/resident/resident-daemon.ts). A process that exits normally removes its own;
 // one killed with SIGKILL cannot, so the next one to start removes those nobody listens on.
 
 /**

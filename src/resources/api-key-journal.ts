@@ -4,7 +4,7 @@ import { realSleep, type Sleep } from "../api/retry";
 import type { ApiKey, ApiKeyKind, CreatedApiKey } from "../api/schemas";
 import { isTransient } from "../api/waiter";
 import { createdInWindow, fingerprintOf, type JournalEntry, listUntilFound } from "../journal";
-import { logger } from "../plugin/log";
+import { logger } from "../log";
 import { budgetOf, within } from "./deadline";
 import { formatMs } from "./instance-deploy";
 import { bestEffort } from "./journal-notes";

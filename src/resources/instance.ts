@@ -12,7 +12,7 @@ import {
   unknown,
   writePrivate,
 } from "../framework";
-import { logger } from "../plugin/log";
+import { logger } from "../log";
 import { sweepLostKeysOf } from "./api-key-journal";
 import { budgetOf, READ_TIMEOUT_MS, within } from "./deadline";
 import { OVERLAY_KEYS, validateEnv } from "./env";

@@ -1,5 +1,5 @@
 import type { DeployJournal, JournalEntry } from "../journal";
-import { logger } from "../plugin/log";
+import { logger } from "../log";
 
 // What the resources say about the deploy journal (src/journal) outside a create: the warning
 // about requests an interrupted apply left behind, and journal writes that must never fail the

@@ -8,9 +8,9 @@ import { bundle } from "../../scripts/bundle-provider";
 
 /** Builds provider.js and provider-launcher.js into `dir`; returns the executable (run.js) and the bundle. */
 export async function buildExecutable(dir: string): Promise<{ executable: string; bundleFile: string }> {
-  const plugin = join(__dirname, "..", "plugin");
-  const bundleFile = await bundle(join(plugin, "main.ts"), join(dir, "provider.js"));
-  const launcher = await bundle(join(plugin, "launcher.ts"), join(dir, "provider-launcher.js"));
+  const executableDir = join(__dirname, "..", "executable");
+  const bundleFile = await bundle(join(executableDir, "main.ts"), join(dir, "provider.js"));
+  const launcher = await bundle(join(executableDir, "launcher.ts"), join(dir, "provider-launcher.js"));
   const executable = join(dir, "run.js");
   // The same two lines as the installed executable.
   writeFileSync(

@@ -44,7 +44,7 @@ async function providerBuild(
   if (entry === undefined) return { bundle: shared?.bundle ?? join(await buildProvider(dir), "provider.js") };
   return {
     bundle: await bundle(entry, join(dir, "provider.js")),
-    launcher: await bundle(join(SRC, "plugin", "launcher.ts"), join(dir, "provider-launcher.js")),
+    launcher: await bundle(join(SRC, "executable", "launcher.ts"), join(dir, "provider-launcher.js")),
   };
 }
 
@@ -64,7 +64,7 @@ export interface RunResult {
 /** Options of TerraformHarness.create. */
 export interface HarnessOptions {
   /**
-   * A TypeScript or JavaScript module exporting `main(argv)` (like src/plugin/main.ts) that is
+   * A TypeScript or JavaScript module exporting `main(argv)` (like src/executable/main.ts) that is
    * bundled into the provider installed for the test; defaults to the real provider.
    */
   providerEntry?: string;

@@ -3,6 +3,9 @@ import { connect as connectSocket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatStatus, formatStop, residentStatus, stopResident } from "../cli/resident";
+import { derToPem, generateServerCertificate } from "../plugin/cert";
+import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../plugin/handshake";
+import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-client";
 import {
   buildExecutable,
   handshakeLine,
@@ -11,9 +14,6 @@ import {
 } from "../testing/provider-executable";
 import { residentPids as residentPidsIn } from "../testing/resident";
 import { until } from "../testing/until";
-import { derToPem, generateServerCertificate } from "./cert";
-import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
-import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
 
 // The resident mode as Terraform meets it: launches of the bundled executable, each a separate
 // process talking go-plugin on stdout, the first starting the resident process and the others

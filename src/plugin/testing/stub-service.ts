@@ -1,4 +1,4 @@
-import type { ProviderService, Schema, SchemaAttribute } from "./tfplugin6";
+import type { ProviderService, Schema, SchemaAttribute } from "../tfplugin6";
 
 // A provider service with the gpurental provider configuration schema and no resources. It proves
 // the transport (handshake, TLS, every RPC a workflow calls) without the provider framework, and

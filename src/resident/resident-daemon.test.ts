@@ -2,17 +2,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect as connectSocket, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { derToPem, generateServerCertificate } from "../plugin/cert";
+import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../plugin/handshake";
+import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-client";
+import { createStubProviderService } from "../plugin/testing/stub-service";
 import { until } from "../testing/until";
-import { derToPem, generateServerCertificate } from "./cert";
-import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
 import { readMessages, type SessionMessage } from "./resident";
 import { type ResidentDaemon, type ResidentDaemonOptions, runResidentDaemon } from "./resident-daemon";
-import { createStubProviderService } from "./stub-service";
-import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
 
 // The resident process in this process: a launch's control connection and Terraform's gRPC calls
 // made by hand, and what each session's provider was given. (The executable as Terraform runs it
-// is src/plugin/resident.process.test.ts.)
+// is src/resident/resident.process.test.ts.)
 
 // Short: a unix socket's path must stay under 104 bytes, and CI's temp directory is deep.
 const dir = mkdtempSync(join(tmpdir(), "gpr-d-"));
@@ -28,7 +28,7 @@ beforeAll(async () => {
       sessions.push(session);
       return createStubProviderService();
     },
-    loadGrpcServer: () => import("./grpc-server"),
+    loadGrpcServer: () => import("../plugin/grpc-server"),
     exit: () => {},
   });
 });
@@ -114,7 +114,7 @@ describe("the control socket", () => {
     const long = await runResidentDaemon({
       socket,
       createService: () => createStubProviderService(),
-      loadGrpcServer: () => import("./grpc-server"),
+      loadGrpcServer: () => import("../plugin/grpc-server"),
       exit: () => {},
     });
     try {

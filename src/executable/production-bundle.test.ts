@@ -7,15 +7,15 @@ import { startFakeBackend } from "../fake-backend";
 import type { CtyValue } from "../framework";
 import type { Schema } from "../framework/schema";
 import { fullObject } from "../framework/testing";
+import { derToPem, generateServerCertificate } from "../plugin/cert";
+import { encodeMsgpack } from "../plugin/cty";
+import { encodeResponse } from "../plugin/grpc-server";
+import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../plugin/handshake";
+import { CONVERSION } from "../plugin/proto";
+import { messageType } from "../plugin/proto/reflection";
+import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-client";
 import { provider } from "../provider";
-import { derToPem, generateServerCertificate } from "./cert";
-import { encodeMsgpack } from "./cty";
-import { encodeResponse } from "./grpc-server";
-import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
-import { CONVERSION } from "./proto";
-import { messageType } from "./proto/reflection";
 import { createService } from "./provider-impl";
-import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
 
 // The production build as `npm run build` makes it and `gpurental provider install` ships it: four
 // bundles and the GetProviderSchema answer encoded at build time. Built here into a temporary

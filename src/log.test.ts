@@ -1,4 +1,4 @@
-import { CREDENTIAL_TEXTS, CREDENTIAL_VALUES } from "../api/testing/credentials";
+import { CREDENTIAL_TEXTS, CREDENTIAL_VALUES } from "./api/testing/credentials";
 import { hclogTimestamp, Logger, levelFromEnv, logger, REDACTED, redactText } from "./log";
 
 function capture(level: "trace" | "warn" = "trace") {

@@ -7,7 +7,7 @@
 // plain text at DEBUG), and one line per record. Everything is redacted before it is written, by
 // the one definition of a credential (api/redact.ts) that the client's errors and logs use too.
 
-import { REDACTED, redactText, redactValue } from "../api/redact";
+import { REDACTED, redactText, redactValue } from "./api/redact";
 
 /** Log levels, as hclog names them. */
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
@@ -49,7 +49,7 @@ export interface LogRoute {
 }
 
 /**
- * The global under which a resident provider process (resident-daemon.ts) installs a function
+ * The global under which a resident provider process (src/resident/resident-daemon.ts) installs a function
  * that names the route of the session whose call is running. Every copy of this module (each
  * production bundle has one) looks there, so the module-level loggers of the resources follow the
  * session too. Unset in a provider process of its own: records go to the logger's own sink.

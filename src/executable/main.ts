@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { logger, redactText } from "../log";
+import { checkMagicCookie, clientCertificate, HandshakeError, negotiateProtocol } from "../plugin/handshake";
+import { type ServeOptions, type ServiceSource, serveProvider } from "../plugin/server";
+import type { ProviderService } from "../plugin/tfplugin6";
+import { inAutomation, ResidentSettingError, residentSettings } from "../resident/resident";
+import type { AttachOptions } from "../resident/resident-client";
 import { version } from "../version";
-import { checkMagicCookie, clientCertificate, HandshakeError, negotiateProtocol } from "./handshake";
-import { logger, redactText } from "./log";
-import { inAutomation, ResidentSettingError, residentSettings } from "./resident";
-import type { AttachOptions } from "./resident-client";
-import { type ServeOptions, type ServiceSource, serveProvider } from "./server";
-import type { ProviderService } from "./tfplugin6";
 
 // The entry point of the terraform-provider-gpurental executable (bundled to dist/provider-bundle/provider.js).
 // Only the transport is loaded before the handshake; the provider itself (resources, API client,
@@ -92,7 +92,7 @@ export async function runProvider(
 
 /**
  * Whether this launch is served by the resident process (GPURENTAL_PROVIDER_RESIDENT, on by
- * default outside automation on Linux; see resident.ts). A launch that is no Terraform launch
+ * default outside automation on Linux; see src/resident/resident.ts). A launch that is no Terraform launch
  * fails the handshake checks first, as it would without the mode; a setting that cannot be used
  * is an error, never a silent fallback.
  */
@@ -108,7 +108,7 @@ async function attached(
     logger.child("resident").debug("the resident provider process is off", { reason: settings.reason });
     return false;
   }
-  const { attachResident } = await import("./resident-client");
+  const { attachResident } = await import("../resident/resident-client");
   return attachResident({ ...resident(), explicit: settings.mode === "on" });
 }
 
@@ -133,7 +133,7 @@ export interface MainOptions {
   command?: { node: string; script: string };
 }
 
-/** Runs the gpurental provider; called by bin/terraform-provider-gpurental and src/plugin/sea.ts. */
+/** Runs the gpurental provider; called by bin/terraform-provider-gpurental and src/executable/sea.ts. */
 export function main(argv: readonly string[] = process.argv.slice(2), opts: MainOptions = {}): Promise<void> {
   let schema: Buffer | undefined | null = null;
   const schemaResponse = () => {
@@ -154,10 +154,10 @@ export function main(argv: readonly string[] = process.argv.slice(2), opts: Main
   });
 }
 
-/** Runs the resident provider process (started by a launch, see resident-client.ts). */
+/** Runs the resident provider process (started by a launch, see src/resident/resident-client.ts). */
 async function runResident(socket: string, schemaResponse: () => Buffer | undefined): Promise<void> {
   installCrashLogging();
-  const { runResidentDaemon, AlreadyServing } = await import("./resident-daemon");
+  const { runResidentDaemon, AlreadyServing } = await import("../resident/resident-daemon");
   try {
     // Loaded once, before the first session: every session builds its own provider from it.
     const { createService } = await import("./provider-impl");
@@ -165,7 +165,7 @@ async function runResident(socket: string, schemaResponse: () => Buffer | undefi
       socket,
       schemaResponse,
       createService,
-      loadGrpcServer: () => import("./grpc-server"),
+      loadGrpcServer: () => import("../plugin/grpc-server"),
     });
   } catch (err) {
     if (err instanceof AlreadyServing) return;

@@ -3,15 +3,15 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundle, descriptorText } from "../../scripts/bundle-provider";
+import { derToPem, generateServerCertificate } from "../plugin/cert";
+import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../plugin/handshake";
+import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-client";
 import {
   buildExecutable,
   handshakeLine,
   type Started,
   startExecutable,
 } from "../testing/provider-executable";
-import { derToPem, generateServerCertificate } from "./cert";
-import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "./handshake";
-import { connect, parseHandshake, tlsCredentials } from "./testing/grpc-client";
 
 // The executable as Terraform runs it: a separate process started from the bundle, talking
 // go-plugin on stdout, TLS and gRPC.
@@ -196,9 +196,9 @@ describe("the provider executable", () => {
 
 describe("the committed protocol descriptor", () => {
   it("matches the .proto files (regenerate with `npm run bundle`)", () => {
-    expect(JSON.parse(readFileSync(join(__dirname, "proto", "descriptor.json"), "utf8"))).toEqual(
-      JSON.parse(descriptorText()),
-    );
+    expect(
+      JSON.parse(readFileSync(join(__dirname, "..", "plugin", "proto", "descriptor.json"), "utf8")),
+    ).toEqual(JSON.parse(descriptorText()));
   });
 });
 

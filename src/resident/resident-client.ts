@@ -1,6 +1,7 @@
 import { closeSync, openSync } from "node:fs";
 import { connect } from "node:net";
-import { logger } from "./log";
+import { logger } from "../log";
+import { watchParent } from "../plugin/server";
 import {
   privateRunDir,
   RESIDENT_DIR_ENV,
@@ -10,7 +11,6 @@ import {
   type SessionMessage,
   type SessionRequest,
 } from "./resident";
-import { watchParent } from "./server";
 
 // The launch side of the resident mode (see resident.ts): a provider launch asks the resident
 // process for a session, prints its handshake line, writes its log lines on stderr and exits when

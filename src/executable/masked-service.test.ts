@@ -1,7 +1,7 @@
 import { CREDENTIAL_TEXTS } from "../api/testing/credentials";
+import { createStubProviderService } from "../plugin/testing/stub-service";
 import { maskedService } from "./masked-service";
 import { createService } from "./provider-impl";
-import { createStubProviderService } from "./stub-service";
 
 const everyText = CREDENTIAL_TEXTS.map(([, text]) => text).join(" | ");
 const secrets = [...new Set(CREDENTIAL_TEXTS.map(([, , secret]) => secret))];

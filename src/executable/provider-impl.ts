@@ -1,8 +1,8 @@
 import { createProviderService } from "../framework/server";
+import { logger } from "../log";
+import type { ProviderService } from "../plugin/tfplugin6";
 import { type CreateProviderOptions, createProvider, provider } from "../provider";
-import { logger } from "./log";
 import { maskedService } from "./masked-service";
-import type { ProviderService } from "./tfplugin6";
 
 // Everything behind the transport: the framework, the provider definition, its resources and the
 // API client. The production bundle builds this module as a second file (provider-impl.js) that

@@ -1,5 +1,5 @@
+import { createStubProviderService } from "../../plugin/testing/stub-service";
 import { runProvider } from "../main";
-import { createStubProviderService } from "../stub-service";
 
 // A provider executable whose code fails outside any RPC once it serves, as a bug in a timer or
 // an unawaited promise would: process.test.ts checks that the failure reaches stderr as a

@@ -1,5 +1,5 @@
 import { redactText } from "../api/redact";
-import type { DiagnosticOut, ProviderService } from "./tfplugin6";
+import type { DiagnosticOut, ProviderService } from "../plugin/tfplugin6";
 
 // The last step before Terraform: every diagnostic the provider answers and every error a handler
 // throws is masked with the one definition of a credential (api/redact.ts). Terraform prints

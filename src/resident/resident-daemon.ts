@@ -5,16 +5,18 @@ import { connect, createServer, type Server as NetServer, type Socket } from "no
 import { dirname, join } from "node:path";
 import { newRun } from "../journal/run";
 import { settleRun } from "../journal/settle";
-import { generateServerCertificate, handshakeCertificate } from "./cert";
-import type { GrpcServer, TlsMaterial } from "./grpc-server";
+import { LOG_ROUTE_KEY, Logger, type LogRoute, levelFromEnv, logger } from "../log";
+import { generateServerCertificate, handshakeCertificate } from "../plugin/cert";
+import type { GrpcServer, TlsMaterial } from "../plugin/grpc-server";
 import {
   checkMagicCookie,
   clientCertificate,
   HandshakeError,
   handshakeLine,
   negotiateProtocol,
-} from "./handshake";
-import { LOG_ROUTE_KEY, Logger, type LogRoute, levelFromEnv, logger } from "./log";
+} from "../plugin/handshake";
+import { removeStaleSockets } from "../plugin/stale-sockets";
+import type { ProviderService } from "../plugin/tfplugin6";
 import {
   parseControlRequest,
   privateRunDir,
@@ -25,8 +27,6 @@ import {
   type SessionMessage,
   type SessionRequest,
 } from "./resident";
-import { removeStaleSockets } from "./stale-sockets";
-import type { ProviderService } from "./tfplugin6";
 
 // The resident provider process (see resident.ts): started by the first launch that finds none,
 // it serves one gRPC session per launch until it has had no session for the idle time. Each
@@ -45,7 +45,7 @@ export interface ResidentDaemonOptions {
   socket: string;
   /** The GetProviderSchema answer encoded at build time, if there is one. */
   schemaResponse?: () => Buffer | undefined;
-  /** Builds a session's provider service (provider-impl.ts). */
+  /** Builds a session's provider service (src/executable/provider-impl.ts). */
   createService: (session: {
     env: NodeJS.ProcessEnv;
     cwd: string;
@@ -55,7 +55,7 @@ export interface ResidentDaemonOptions {
     ended: AbortSignal;
   }) => ProviderService;
   /** Loads the gRPC half. */
-  loadGrpcServer: () => Promise<typeof import("./grpc-server")>;
+  loadGrpcServer: () => Promise<typeof import("../plugin/grpc-server")>;
   /** Ends the process; tests replace it. */
   exit?: (code: number) => void;
 }
