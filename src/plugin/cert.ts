@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomBytes, sign } from "node:crypto";
-import { bitString, extension, oid, rdn, sequence, TAG, time, tlv } from "../tls/der";
+import { bitString, extension, OID, oid, rdn, sequence, TAG, time, tlv } from "../tls/der";
 
 // go-plugin's client makes the server certificate its only trusted root and then checks the host
 // name "localhost" against the SAN (Go never falls back to the CN). So the certificate must be a
@@ -12,18 +12,6 @@ import { bitString, extension, oid, rdn, sequence, TAG, time, tlv } from "../tls
 // value encoding, where the smallest encoder library (asn1js) cost about 7 ms per launch to load
 // and run. Only the fields below vary, and the tests check the result with Node's X.509 parser
 // and with asn1js as an independent DER decoder; Go's parser, the strictest, checks it end to end.
-
-const OID = {
-  ecdsaWithSha256: "1.2.840.10045.4.3.2",
-  commonName: "2.5.4.3",
-  organization: "2.5.4.10",
-  keyUsage: "2.5.29.15",
-  subjectAltName: "2.5.29.17",
-  basicConstraints: "2.5.29.19",
-  extKeyUsage: "2.5.29.37",
-  serverAuth: "1.3.6.1.5.5.7.3.1",
-  clientAuth: "1.3.6.1.5.5.7.3.2",
-} as const;
 
 /** A freshly generated server certificate and its key. */
 export interface ServerCertificate {

@@ -3,6 +3,19 @@
 // the certificates the fake backend serves HTTPS with (src/tls/issue.ts); their tests check the
 // output with Node's X.509 parser and with asn1js as an independent decoder.
 
+/** The object identifiers our certificates use. */
+export const OID = {
+  ecdsaWithSha256: "1.2.840.10045.4.3.2",
+  commonName: "2.5.4.3",
+  organization: "2.5.4.10",
+  keyUsage: "2.5.29.15",
+  subjectAltName: "2.5.29.17",
+  basicConstraints: "2.5.29.19",
+  extKeyUsage: "2.5.29.37",
+  serverAuth: "1.3.6.1.5.5.7.3.1",
+  clientAuth: "1.3.6.1.5.5.7.3.2",
+} as const;
+
 /** DER tags used by the encoders. */
 export const TAG = {
   boolean: 0x01,

@@ -1,22 +1,11 @@
 import { generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
 import { isIPv4, isIPv6 } from "node:net";
-import { bitString, extension, oid, rdn, sequence, TAG, time, tlv } from "./der";
+import { bitString, extension, OID, oid, rdn, sequence, TAG, time, tlv } from "./der";
 
 // Certificates for serving HTTPS in tests and demos: a private CA and server certificates it signs,
 // with DNS and IP subject alternative names and any validity period (an expired one included, to
 // prove the client's error). ECDSA P-256 keys from node:crypto; the DER is written with der.ts,
 // since Node can parse a certificate but not build one.
-
-const OID = {
-  ecdsaWithSha256: "1.2.840.10045.4.3.2",
-  commonName: "2.5.4.3",
-  organization: "2.5.4.10",
-  keyUsage: "2.5.29.15",
-  subjectAltName: "2.5.29.17",
-  basicConstraints: "2.5.29.19",
-  extKeyUsage: "2.5.29.37",
-  serverAuth: "1.3.6.1.5.5.7.3.1",
-} as const;
 
 /** A certificate, its key, and what signing with it needs. */
 export interface IssuedCertificate {
