@@ -12,7 +12,7 @@ import {
 } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { privateRunDir, RESIDENT_DIR_ENV, residentSocket, trustedAncestors } from "./resident";
 import { attachResident } from "./resident-client";
 
@@ -73,6 +73,24 @@ server.listen(path.join(fake, sockName), () => {
 });
 `;
 
+/**
+ * A Node.js the other user may run: this one, or else one on PATH. A Node installed into the
+ * project (the Node 22 and 24 runs use npm's binaries) can sit below a folder only its owner
+ * may enter.
+ */
+function nodeFor(user: string): string {
+  const candidates = [
+    process.execPath,
+    ...(process.env.PATH ?? "").split(delimiter).map((d) => join(d, "node")),
+  ];
+  for (const node of candidates) {
+    if (!existsSync(node)) continue;
+    const ran = spawnSync("runuser", ["-u", user, "--", node, "-e", "0"], { stdio: "ignore" });
+    if (ran.status === 0) return node;
+  }
+  throw new Error(`no Node.js on PATH that the user ${user} may run`);
+}
+
 const asRoot = uid === 0;
 if (!asRoot) {
   test.skip("another local user's swap of the resident directory (needs root to create that user; skipped)", () => {});
@@ -119,7 +137,7 @@ if (!asRoot) {
     chmodSync(script, 0o644);
     swapper = spawn(
       "runuser",
-      ["-u", user, "--", process.execPath, script, parent, socket.slice(dir.length + 1)],
+      ["-u", user, "--", nodeFor(user), script, parent, socket.slice(dir.length + 1)],
       { stdio: "ignore" },
     );
     const exited = new Promise<void>((r) => swapper!.once("exit", () => r()));
