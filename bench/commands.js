@@ -31,6 +31,8 @@
 //                     release/terraform-provider-gpurental_<v>_linux_amd64.zip), as a person runs
 //                     it (`sea`) and in automation (`sea-ci`); its processes note no CPU time of
 //                     their own, so the provider-alone table counts only its resident process
+//   --sea-plain <zip> the same for a release built with `--form sea` (`plain`, `plain-ci`): the
+//                     plain SEA beside the compact executable that `--sea` times
 //
 // A resident provider process's CPU time, read from /proc before and after each command, is
 // counted with the command's and the provider's. Last, it prints the fake backend's CPU time per
@@ -58,6 +60,12 @@ const only = new Set(arg("--only", COMMANDS.join(",")).split(","));
 const keep = process.argv.includes("--keep");
 const baseArg = arg("--base", undefined);
 const seaArg = arg("--sea", undefined);
+const plainArg = arg("--sea-plain", undefined);
+/** The release archives to time, each as a person runs it and in automation. */
+const seaZips = [
+  [seaArg, "sea", "--sea"],
+  [plainArg, "plain", "--sea-plain"],
+].filter(([zip]) => zip !== undefined);
 
 if (!Number.isInteger(rounds) || rounds < 1) fail("--rounds must be a positive integer");
 // The service allows 25 live instances per organization.
@@ -429,7 +437,7 @@ async function main() {
   try {
     backend = await startBackend(tmp);
     const templateId = "00000000-0000-4000-8000-000000000051"; // the demo seed's SSH template
-    const offerId = await makeRoom(backend, 2 + (base ? 1 : 0) + (seaArg ? 2 : 0));
+    const offerId = await makeRoom(backend, 2 + (base ? 1 : 0) + 2 * seaZips.length);
     const variants = [
       makeVariant(tmp, "terraform_data", terraformDataConfig()),
       makeVariant(
@@ -461,14 +469,14 @@ async function main() {
     https.env.GPURENTAL_CA_CERT_FILE = httpsBackend.caFile;
     https.backend = httpsBackend;
     variants.push(https);
-    if (seaArg) {
-      const seaZip = path.resolve(seaArg);
+    for (const [zipArg, prefix, flag] of seaZips) {
+      const seaZip = path.resolve(zipArg);
       if (!/_linux_amd64\.zip$/.test(seaZip) || !fs.existsSync(seaZip))
-        fail(`--sea: ${seaArg} is not a release's linux_amd64 zip (npm run release)`);
-      for (const name of ["sea", "sea-ci"]) {
+        fail(`${flag}: ${zipArg} is not a release's linux_amd64 zip (npm run release)`);
+      for (const name of [prefix, `${prefix}-ci`]) {
         const token = await orgSession(backend, `bench-${name}`);
         const v = makeVariant(tmp, name, gpurentalConfig(backend, token, offerId, templateId), { seaZip });
-        if (name === "sea-ci") v.env.TF_IN_AUTOMATION = "1";
+        if (name.endsWith("-ci")) v.env.TF_IN_AUTOMATION = "1";
         variants.push(v);
       }
     }
@@ -517,7 +525,7 @@ async function main() {
     }
     if (planOnly) for (const v of variants) await tf(terraform, v, "destroy", backend);
     report(variants, node, base);
-    if (seaArg) await launchToHandshake(variants);
+    if (seaZips.length > 0) await launchToHandshake(variants);
     if (cpuProf) process.stdout.write(`CPU profiles of the provider processes: ${path.resolve(cpuProf)}\n`);
   } finally {
     for (const pid of residentPids(tmp)) {
@@ -545,7 +553,7 @@ async function main() {
  */
 async function launchToHandshake(variants) {
   const lines = ["", "launch to handshake, a provider process of its own (bench/startup.js --runs 21):"];
-  for (const name of ["gpurental", "sea"]) {
+  for (const name of ["gpurental", ...seaZips.map(([, prefix]) => prefix)]) {
     const v = variants.find((x) => x.name === name);
     const pkg = path.join(
       v.work,
@@ -562,7 +570,8 @@ async function launchToHandshake(variants) {
       process.execPath,
       [path.join(__dirname, "startup.js"), "--runs", "21", "--bin", exe],
       {
-        env: { ...process.env, GPURENTAL_PROVIDER_RESIDENT: "off" },
+        // The variant's HOME: a compact executable's runtime is already unpacked there.
+        env: { ...process.env, HOME: v.env.HOME, XDG_CACHE_HOME: "", GPURENTAL_PROVIDER_RESIDENT: "off" },
       },
     );
     if (r.code !== 0) throw new Error(`bench/startup.js --bin ${exe} failed:\n${r.stderr}`);

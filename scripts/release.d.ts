@@ -3,6 +3,10 @@ export interface BuiltArchive {
   platform: string;
   /** The Node.js version the executable was built from. */
   node: string;
+  /** "compact" (launcher and compressed runtime, src/executable/compact) or "sea" (the plain SEA). */
+  form: "compact" | "sea";
+  /** The executable's size in bytes. */
+  size: number;
   filename: string;
   /** The zip's SHA-256, hex (Terraform's zh: hash). */
   shasum: string;
@@ -29,6 +33,8 @@ export function release(opts?: {
   outDir?: string;
   nodeCache?: string;
   env?: NodeJS.ProcessEnv;
+  /** false: the plain SEA on every platform (default: the compact form where it is built). */
+  compact?: boolean;
   log?: (line: string) => void;
 }): Promise<ReleaseResult>;
 /** Terraform's h1: hash of a package holding these files. */

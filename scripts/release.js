@@ -2,7 +2,8 @@
 "use strict";
 // `npm run release`: the provider's release, in release/ (git-ignored):
 //
-//   terraform-provider-gpurental_<v>_<os>_<arch>.zip   one standalone executable each (Node SEA)
+//   terraform-provider-gpurental_<v>_<os>_<arch>.zip   one standalone executable each (Node SEA,
+//                                                       compact on linux_amd64: see below)
 //   terraform-provider-gpurental_<v>_manifest.json      protocol_versions ["6.0"]
 //   terraform-provider-gpurental_<v>_SHA256SUMS         and its detached GPG signature (.sig)
 //   gpurental-signing-key.asc                           the public key that signed it
@@ -16,8 +17,10 @@
 // differs between builds; the executable makes its cache on the user's machine instead).
 //
 // Options: --platforms linux_amd64,darwin_arm64,... (default: all), --out <dir> (default: release),
+// --form sea (the plain SEA on every platform; default: the compact form where it is built),
 // --node-cache <dir> (where the Node binaries packed from the npm registry are kept).
 const { execFileSync, spawnSync } = require("node:child_process");
+const { COMPACT_PLATFORMS, compactExecutable, ToolError, toolchain } = require("./compact-executable");
 const { createHash } = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
@@ -266,17 +269,25 @@ async function release(opts = {}) {
         continue;
       }
       const nodeFile = nodeBinary(platform, choice.version, cacheDir);
-      const exe = await buildExecutable(platform, nodeFile, blob, workDir);
+      const sea = await buildExecutable(platform, nodeFile, blob, workDir);
+      // The compact form (a launcher and the compressed executable) where this machine builds it.
+      const compact = opts.compact !== false && COMPACT_PLATFORMS[platform] !== undefined;
+      const exeFile = path.join(workDir, `${platform}.exe`);
+      const exe = compact ? compactExecutable(exeFile, workDir) : sea;
+      if (compact) fs.writeFileSync(exeFile, exe, { mode: 0o755 });
       const name = `${PROVIDER}_v${version}${PLATFORMS[platform].exe ? ".exe" : ""}`;
       const zip = await zipOne(name, exe);
       const filename = `${prefix}_${platform}.zip`;
       fs.writeFileSync(path.join(outDir, filename), zip);
       let executed = "";
       if (platform === hostPlatform()) {
-        const exeFile = path.join(workDir, `${platform}.exe`);
         const ran = spawnSync(exeFile, ["--version"], {
           encoding: "utf8",
-          env: { PATH: "/nonexistent", GPURENTAL_PROVIDER_CODE_CACHE: "off" },
+          env: {
+            PATH: "/nonexistent",
+            GPURENTAL_PROVIDER_CODE_CACHE: "off",
+            GPURENTAL_RUNTIME_DIR: path.join(workDir, "runtime"),
+          },
         });
         if (ran.status !== 0 || !ran.stdout.includes(version))
           throw new ReleaseError(`the ${platform} executable does not run: ${ran.stderr || ran.stdout}`);
@@ -284,6 +295,8 @@ async function release(opts = {}) {
       }
       built.push({
         platform,
+        form: compact ? "compact" : "sea",
+        size: exe.length,
         node: choice.version,
         filename,
         shasum: sha256(zip).toString("hex"),
@@ -337,7 +350,13 @@ async function release(opts = {}) {
         node,
       })),
     };
-    const notes = releaseNotes(version, built, skipped, key.keyId);
+    const notes = releaseNotes(
+      version,
+      built,
+      skipped,
+      key.keyId,
+      built.some((b) => b.form === "compact") ? toolchain() : undefined,
+    );
     fs.writeFileSync(path.join(outDir, "RELEASE-NOTES.md"), notes);
     const site = writeSite(path.join(outDir, "site"), outDir, record);
     return {
@@ -354,22 +373,33 @@ async function release(opts = {}) {
   }
 }
 
-function releaseNotes(version, built, skipped, keyId) {
+function releaseNotes(version, built, skipped, keyId, tools) {
+  const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
   const lines = [
     `# terraform-provider-gpurental ${version}`,
     "",
     "Each archive holds one executable, a Node.js single executable application: it runs without",
     `Node.js installed. Signed with the GPG key ${keyId}.`,
     "",
-    "| Platform | Node.js | Built | Executed on the build machine |",
-    "| -------- | ------- | ----- | ----------------------------- |",
+    "| Platform | Node.js | Form | Executable | Built | Executed on the build machine |",
+    "| -------- | ------- | ---- | ---------- | ----- | ----------------------------- |",
     ...built.map(
       (b) =>
-        `| ${b.platform} | ${b.node} | yes | ${b.executed ? `yes (\`--version\`: ${b.executed})` : "no"} |`,
+        `| ${b.platform} | ${b.node} | ${b.form} | ${mb(b.size)} | yes | ${b.executed ? `yes (\`--version\`: ${b.executed})` : "no"} |`,
     ),
-    ...skipped.map((s) => `| ${s.platform} | - | no: ${s.reason} | no |`),
+    ...skipped.map((s) => `| ${s.platform} | - | - | - | no: ${s.reason} | no |`),
     "",
   ];
+  if (tools)
+    lines.push(
+      "A compact executable is a small launcher followed by the executable compressed with xz.",
+      "At its first launch the launcher unpacks it into a private per-user cache directory",
+      "(`$XDG_CACHE_HOME/gpurental/runtime`, else `~/.cache/gpurental/runtime`, else",
+      "`$TMPDIR/gpurental-runtime-<uid>`; `GPURENTAL_RUNTIME_DIR` chooses one), and runs it from there:",
+      "Terraform hashes the installed provider on every command, and a smaller file costs it less.",
+      `Built with ${tools.gcc}; ${tools.liblzma}; ${tools.xz}.`,
+      "",
+    );
   if (built.some((b) => b.platform.startsWith("darwin")))
     lines.push(
       "The macOS executables carry Node's own code signature, which injecting the provider",
@@ -490,7 +520,11 @@ function writeSite(siteDir, outDir, record) {
 
 async function main(argv) {
   const platforms = arg(argv, "--platforms");
+  const form = arg(argv, "--form");
+  if (form !== undefined && form !== "compact" && form !== "sea")
+    throw new ReleaseError(`--form must be "compact" or "sea", not "${form}"`);
   const result = await release({
+    compact: form !== "sea",
     platforms: platforms
       ? platforms
           .split(",")
@@ -511,7 +545,7 @@ module.exports = { release, h1, zipOne, ReleaseError, PLATFORMS, MIRROR_HOSTS };
 if (require.main === module) {
   main(process.argv.slice(2)).catch((err) => {
     process.stderr.write(
-      `release: ${err instanceof ReleaseError ? err.message : err instanceof Error ? err.stack : String(err)}\n`,
+      `release: ${err instanceof ReleaseError || err instanceof ToolError ? err.message : err instanceof Error ? err.stack : String(err)}\n`,
     );
     process.exitCode = 1;
   });

@@ -26,10 +26,26 @@ export const SEA_ASSETS = {
   schema: "provider-schema.pb",
 } as const;
 
+/**
+ * The executable's size and time, which name its code cache. The compact executable's launcher
+ * runs this runtime from a file in a private cache directory, or, where it has none, from memory
+ * (src/executable/compact/README.md): there is no file then, so there is no code cache and no
+ * resident process (which is started from the executable's file).
+ */
+function runtimeIdentity(): { size: number; mtimeMs: number } {
+  try {
+    return statSync(process.execPath);
+  } catch {
+    process.env.GPURENTAL_PROVIDER_CODE_CACHE = "off";
+    process.env.GPURENTAL_PROVIDER_RESIDENT = "off";
+    return { size: 0, mtimeMs: 0 };
+  }
+}
+
 function run(): void {
   const sea = require("node:sea") as SeaModule;
   startCpuProfile();
-  const self = statSync(process.execPath);
+  const self = runtimeIdentity();
   // Each part is named as a file beside the executable, for the code cache and stack traces;
   // nothing is read there. The parts load each other through LOAD_BUNDLE_KEY by that name.
   const load = (file: string) => {

@@ -179,6 +179,9 @@ const hashesOf = (lock: string) => [...lock.matchAll(/"((?:h1|zh):[^"]+)"/g)].ma
 test("the release holds the signed sums, the manifest and one zip per platform; a second build is byte-identical", async () => {
   const archive = rel.built.find((b) => b.platform === PLATFORM)!;
   expect(archive.executed).toBe(`terraform-provider-gpurental ${version}`);
+  // The compact form: what Terraform hashes on every command is a fraction of the 129 MB runtime.
+  expect(archive.form).toBe("compact");
+  expect(archive.size).toBeLessThan(35e6);
   expect(rel.files.sort()).toEqual(
     [SUMS, `${SUMS}.sig`, ZIP, `terraform-provider-gpurental_${version}_manifest.json`].sort(),
   );
@@ -232,8 +235,13 @@ test("terraform init installs from the private registry with the signature verif
     expect(again).toContain("No changes.");
     const pids = residentPids(runDir);
     expect(pids).toHaveLength(1);
+    // The compact executable runs its runtime from the user's cache, and so does the resident.
     const cmdline = readFileSync(`/proc/${pids[0]}/cmdline`, "utf8").split("\0");
-    expect(cmdline[0]).toMatch(/terraform-provider-gpurental_v[^/]*$/);
+    expect(cmdline[0]).toMatch(
+      new RegExp(
+        `^${join(ws.dir, "home", ".cache", "gpurental", "runtime")}/terraform-provider-gpurental-[0-9a-f]{32}$`,
+      ),
+    );
     expect(cmdline[1]).toBe("--resident");
   } finally {
     for (const pid of residentPids(runDir)) process.kill(pid, "SIGTERM");

@@ -1,0 +1,224 @@
+import { execFileSync, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compactExecutable, MAGIC, TRAILER_SIZE } from "../../../scripts/compact-executable";
+
+// The compact executable's launcher (launcher.c) around a stand-in runtime (testing/probe.c, with
+// 3 MB of noise after it so that the stream spans several reads): where it unpacks, that it runs
+// the runtime in its own place, and what it refuses.
+
+jest.setTimeout(60_000);
+
+const work = mkdtempSync(join(tmpdir(), "gpurental-compact-"));
+let exe = "";
+let runtime: Buffer;
+let name = "";
+let n = 0;
+
+beforeAll(() => {
+  const probe = join(work, "probe");
+  execFileSync("gcc", ["-O2", "-static", "-o", probe, join(__dirname, "testing", "probe.c")]);
+  runtime = Buffer.concat([readFileSync(probe), randomBytes(3 << 20)]);
+  writeFileSync(join(work, "runtime"), runtime, { mode: 0o755 });
+  exe = join(work, "terraform-provider-gpurental_v9.9.9");
+  writeFileSync(exe, compactExecutable(join(work, "runtime"), work), { mode: 0o755 });
+  name = `terraform-provider-gpurental-${createHash("sha256").update(runtime).digest("hex").slice(0, 32)}`;
+});
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** A new empty directory under the test's own. */
+function fresh(mode = 0o700): string {
+  const dir = join(work, `d${++n}`);
+  mkdirSync(dir, { mode });
+  chmodSync(dir, mode);
+  return dir;
+}
+
+interface Launch {
+  pid: number;
+  code: number | null;
+  out: string;
+  err: string;
+  lines: Record<string, string[]>;
+}
+
+function launch(file: string, env: NodeJS.ProcessEnv): Promise<Launch> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, ["one two", "--three"], { env: { PROBE: "passed", ...env } });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.stdin.end("from stdin\n");
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const lines: Record<string, string[]> = {};
+      for (const line of out.split("\n").filter(Boolean)) {
+        const [key, ...rest] = line.split("=");
+        lines[key as string] = [...(lines[key as string] ?? []), rest.join("=")];
+      }
+      resolve({ pid: child.pid ?? -1, code, out, err, lines });
+    });
+  });
+}
+
+describe("the compact executable", () => {
+  it("unpacks its runtime once into the user's cache and runs it in its own place", async () => {
+    const home = fresh(0o755);
+    const first = await launch(exe, { HOME: home });
+    expect(first.err).toBe("");
+    expect(first.code).toBe(7);
+    const dir = join(home, ".cache", "gpurental", "runtime");
+    // The same process (Terraform watches that pid), with the arguments, environment and stdin.
+    expect(first.lines).toEqual({
+      pid: [String(first.pid)],
+      exe: [join(dir, name)],
+      arg: ["one two", "--three"],
+      env: ["passed"],
+      stdin: ["from stdin"],
+    });
+    expect(readFileSync(join(dir, name)).equals(runtime)).toBe(true);
+    expect(statSync(join(dir, name)).mode & 0o777).toBe(0o500);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(readdirSync(dir)).toEqual([name]);
+
+    const before = statSync(join(dir, name));
+    const second = await launch(exe, { HOME: home });
+    expect(second.code).toBe(7);
+    const after = statSync(join(dir, name));
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+  });
+
+  it("prefers an absolute XDG_CACHE_HOME, and ignores a relative one", async () => {
+    const home = fresh();
+    const xdg = fresh();
+    expect((await launch(exe, { HOME: home, XDG_CACHE_HOME: xdg })).lines.exe).toEqual([
+      join(xdg, "gpurental", "runtime", name),
+    ]);
+    expect((await launch(exe, { HOME: home, XDG_CACHE_HOME: "cache" })).lines.exe).toEqual([
+      join(home, ".cache", "gpurental", "runtime", name),
+    ]);
+  });
+
+  it("never runs from a directory that others can write to, nor a runtime that is not whole", async () => {
+    const shared = fresh(0o777);
+    const tmp = fresh();
+    const r = await launch(exe, { HOME: shared, TMPDIR: tmp });
+    expect(r.code).toBe(7);
+    const uid = process.getuid?.() ?? 0;
+    expect(r.lines.exe).toEqual([join(tmp, `gpurental-runtime-${uid}`, name)]);
+    expect(readdirSync(shared)).toEqual([".cache"]);
+
+    // A runtime cut short (a crash mid-write on another system) is unpacked again.
+    const home = fresh();
+    const dir = join(home, "rt");
+    mkdirSync(dir, { mode: 0o700 });
+    writeFileSync(join(dir, name), runtime.subarray(0, 1000), { mode: 0o500 });
+    const again = await launch(exe, { GPURENTAL_RUNTIME_DIR: dir });
+    expect(again.code).toBe(7);
+    expect(readFileSync(join(dir, name)).equals(runtime)).toBe(true);
+  });
+
+  it("uses GPURENTAL_RUNTIME_DIR or fails naming it, never another place", async () => {
+    const relative = await launch(exe, { GPURENTAL_RUNTIME_DIR: "rt", HOME: fresh() });
+    expect(relative.code).toBe(1);
+    expect(relative.err).toBe(
+      'terraform-provider-gpurental: GPURENTAL_RUNTIME_DIR must be an absolute path, not "rt"\n',
+    );
+    const shared = fresh(0o777);
+    const refused = await launch(exe, { GPURENTAL_RUNTIME_DIR: join(shared, "rt"), HOME: fresh() });
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`GPURENTAL_RUNTIME_DIR: ${shared} can be written by other users`);
+    expect(refused.out).toBe("");
+    const own = join(fresh(), "rt");
+    expect((await launch(exe, { GPURENTAL_RUNTIME_DIR: own })).lines.exe).toEqual([join(own, name)]);
+  });
+
+  it("runs from memory, saying so, where no private directory can be had", async () => {
+    const r = await launch(exe, { TMPDIR: fresh(0o777) });
+    expect(r.code).toBe(7);
+    expect(r.err).toContain("no private directory to unpack the runtime into");
+    expect(r.err).toContain("running it from memory. Set GPURENTAL_RUNTIME_DIR");
+    expect(r.lines.exe?.[0]).toMatch(/^\/memfd:terraform-provider-gpurental/);
+    expect(r.lines.pid).toEqual([String(r.pid)]);
+  });
+
+  it("refuses a damaged file and leaves nothing behind", async () => {
+    const whole = readFileSync(exe);
+    const trailer = whole.subarray(whole.length - TRAILER_SIZE);
+    expect(trailer.subarray(0, 16).toString("latin1")).toBe(MAGIC);
+    const offset = Number(trailer.readBigUInt64LE(16));
+    const length = Number(trailer.readBigUInt64LE(24));
+
+    const flipped = Buffer.from(whole);
+    const at = offset + Math.floor(length / 2);
+    flipped[at] = (flipped[at] as number) ^ 0xff;
+    const cut = Buffer.concat([whole.subarray(0, offset + 1000), trailer]);
+    const noTrailer = whole.subarray(0, whole.length - TRAILER_SIZE);
+    const cases: [Buffer, string][] = [
+      [flipped, "cannot unpack into"],
+      [cut, "trailer points outside the file"],
+      [noTrailer, "its runtime is missing (no trailer)"],
+    ];
+    for (const [bytes, message] of cases) {
+      const file = join(fresh(), "terraform-provider-gpurental_v9.9.9");
+      writeFileSync(file, bytes, { mode: 0o755 });
+      const dir = join(fresh(), "rt");
+      const r = await launch(file, { GPURENTAL_RUNTIME_DIR: dir });
+      expect({ code: r.code, out: r.out }).toEqual({ code: 1, out: "" });
+      expect(r.err).toContain(message);
+      expect(r.err).toMatch(/damaged; install the provider again/);
+      expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+    }
+  });
+
+  it("gives every one of many first launches at once the same runtime", async () => {
+    const dir = join(fresh(), "rt");
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, () => launch(exe, { GPURENTAL_RUNTIME_DIR: dir })),
+    );
+    expect(runs.map((r) => r.code)).toEqual(Array(8).fill(7));
+    expect(new Set(runs.map((r) => r.lines.exe?.[0]))).toEqual(new Set([join(dir, name)]));
+    expect(readdirSync(dir)).toEqual([name]);
+  });
+
+  it("removes runtimes of other versions unpacked a month ago, and temp files of dead unpacks", async () => {
+    const dir = join(fresh(), "rt");
+    mkdirSync(dir, { mode: 0o700 });
+    const old = "terraform-provider-gpurental-00000000000000000000000000000000";
+    const recent = "terraform-provider-gpurental-11111111111111111111111111111111";
+    const deadTemp = ".unpack-0000000000000000-12345";
+    const liveTemp = ".unpack-1111111111111111-12346";
+    const days = (d: number) => new Date(Date.now() - d * 86_400_000);
+    for (const [file, age] of [
+      [old, 31],
+      [recent, 29],
+      [deadTemp, 2],
+      [liveTemp, 0],
+      ["unrelated", 400],
+    ] as const) {
+      writeFileSync(join(dir, file), "x");
+      utimesSync(join(dir, file), days(age), days(age));
+    }
+    expect((await launch(exe, { GPURENTAL_RUNTIME_DIR: dir })).code).toBe(7);
+    expect(readdirSync(dir).sort()).toEqual([liveTemp, name, recent, "unrelated"].sort());
+  });
+});
