@@ -35,12 +35,16 @@ export function release(opts?: {
   env?: NodeJS.ProcessEnv;
   /** false: the plain SEA on every platform (default: the compact form where it is built). */
   compact?: boolean;
+  /** The Node.js LTS line to build from: "22" or "24" (default "22"). */
+  node?: string;
+  /** Today, for the check that the Node.js line still has security support. */
+  now?: Date;
   log?: (line: string) => void;
 }): Promise<ReleaseResult>;
 /** Terraform's h1: hash of a package holding these files. */
 export function h1(files: { name: string; data: Buffer }[]): string;
 /** A reproducible zip holding one executable. */
-export function zipOne(name: string, data: Buffer): Promise<Buffer>;
+export function zipOne(name: string, data: Buffer, opts?: { compress?: boolean }): Promise<Buffer>;
 export class ReleaseError extends Error {}
 export const PLATFORMS: Record<string, { pkg: string; bin: string; macho?: boolean; exe?: boolean }>;
 export const MIRROR_HOSTS: readonly string[];

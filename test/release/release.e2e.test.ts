@@ -207,6 +207,30 @@ test("the release holds the signed sums, the manifest and one zip per platform; 
   expect(readFileSync(join(again.outDir, SUMS), "utf8")).toBe(readFileSync(join(rel.outDir, SUMS), "utf8"));
 }, 120_000);
 
+test("a release is built from a Node.js line with security support, and names when it ends", async () => {
+  expect(archiveNode()).toMatch(/^22\./);
+  expect(readFileSync(join(rel.outDir, "RELEASE-NOTES.md"), "utf8")).toContain(
+    "The Node.js line built in has security\nsupport until 2027-04-30.",
+  );
+  const opts = {
+    platforms: [PLATFORM],
+    outDir: join(root, "refused"),
+    env: { ...keyring.env, GPURENTAL_RELEASE_GPG_KEY: keyId },
+    log: () => {},
+  };
+  await expect(release({ ...opts, now: new Date("2027-05-01T00:00:00Z") })).rejects.toThrow(
+    "Node.js 22 has had no security fixes since 2027-04-30: build with a newer --node",
+  );
+  await expect(release({ ...opts, node: "20" })).rejects.toThrow(
+    '--node must be a Node.js LTS line this repository carries (22, 24), not "20"',
+  );
+  expect(existsSync(join(root, "refused"))).toBe(false);
+});
+
+function archiveNode(): string {
+  return rel.built.find((b) => b.platform === PLATFORM)?.node ?? "";
+}
+
 test("terraform init installs from the private registry with the signature verified; plan, apply and destroy run with no node on PATH", async () => {
   const ws = workspace("registry", registryConfig());
   expect(readdirSync(binDir)).toEqual(["terraform"]);
