@@ -211,10 +211,38 @@ function buildBlob(workDir, bundles, buildNodeFile) {
   return fs.readFileSync(blob);
 }
 
+/**
+ * The official binary without its code signature (macOS, Windows). Injecting the blob would leave
+ * Node's signature invalid, and macOS kills a program whose signature (hardened runtime) does not
+ * match; an unsigned program runs on Intel Macs, and Windows treats it as any unsigned program.
+ * Signing again needs Apple's codesign or an Authenticode certificate (docs/releasing.md).
+ */
+function unsigned(platform, data) {
+  const { macho, exe } = PLATFORMS[platform];
+  if (macho) {
+    const stripped = require("macho-unsign").unsign(data);
+    return { data: stripped ? Buffer.from(stripped) : data, removed: stripped !== null };
+  }
+  if (exe) {
+    const pe = require("portable-executable-signature");
+    if (pe.signatureGet(data) === null) return { data, removed: false };
+    return { data: Buffer.from(pe.signatureSet(data, null, true, true)), removed: true };
+  }
+  return { data, removed: false };
+}
+
+/** True when the executable carries no code signature (the check after injection). */
+function carriesNoSignature(platform, data) {
+  const { macho, exe } = PLATFORMS[platform];
+  if (macho) return require("macho-unsign").unsign(data) === null;
+  if (exe) return require("portable-executable-signature").signatureGet(data) === null;
+  return true;
+}
+
 async function buildExecutable(platform, nodeFile, blob, workDir) {
   const { inject } = require("postject");
   const out = path.join(workDir, `${platform}.exe`);
-  fs.copyFileSync(nodeFile, out);
+  fs.writeFileSync(out, unsigned(platform, fs.readFileSync(nodeFile)).data);
   fs.chmodSync(out, 0o755);
   // postject's LIEF warns about Node's unnamed note sections through console.warn; they are harmless.
   const warn = console.warn;
@@ -229,7 +257,10 @@ async function buildExecutable(platform, nodeFile, blob, workDir) {
   } finally {
     console.warn = warn;
   }
-  return fs.readFileSync(out);
+  const exe = fs.readFileSync(out);
+  if (!carriesNoSignature(platform, exe))
+    throw new ReleaseError(`the ${platform} executable still carries the invalidated signature`);
+  return exe;
 }
 
 function hostPlatform() {
@@ -427,16 +458,17 @@ function releaseNotes({ version, keyId, nodeEnd }, built, skipped, tools) {
     );
   if (built.some((b) => b.platform.startsWith("darwin")))
     lines.push(
-      "The macOS executables carry Node's own code signature, which injecting the provider",
-      "invalidates; they are not re-signed here (that needs Apple's codesign). Gatekeeper may ask",
-      "to allow them, and on Apple silicon an ad-hoc signature (`codesign --sign -`) is required.",
+      "The macOS executables are unsigned: Node's code signature is removed before the provider is",
+      "injected (it would no longer match, and macOS kills such a program). Intel Macs run unsigned",
+      "programs that Terraform downloads; signing again needs Apple's codesign (`codesign --sign -`",
+      "for an ad-hoc signature, which Apple silicon requires).",
       "",
     );
   if (built.some((b) => b.platform.startsWith("windows")))
     lines.push(
-      "The Windows executable carries Node's Authenticode signature, which injecting the provider",
-      "invalidates (postject warns that it seems corrupted); it is not re-signed here. Terraform",
-      "runs it, but SmartScreen or an application control policy may ask about it.",
+      "The Windows executable is unsigned: Node's Authenticode signature is removed before the",
+      "provider is injected (it would no longer match). Terraform runs it; SmartScreen or an",
+      "application control policy may ask about an unsigned program. Signing it needs a certificate.",
       "",
     );
   if (built.some((b) => b.node !== built[0]?.node))

@@ -24,7 +24,7 @@ export function checkTerminalModule(cliDir: string, abi = process.versions.modul
   const built = join(ptyDir, "build", "Release", "pty.node");
   if (existsSync(prebuilt) || existsSync(built)) return;
   throw new DemoError(
-    `cdktf-cli cannot run on Node.js ${process.version}: its terminal module (@cdktf/node-pty-prebuilt-multiarch) has no build for this Node.js (ABI ${abi}). Run the demo with Node.js 20 or 22.`,
+    `cdktf-cli cannot run on Node.js ${process.version}: its terminal module (@cdktf/node-pty-prebuilt-multiarch) has no build for this Node.js (ABI ${abi}). Run the demo with Node.js 20 or 22, or with CDK Terrain: gpurental demo --cdk cdktn.`,
   );
 }
 

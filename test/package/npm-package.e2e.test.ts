@@ -324,6 +324,7 @@ test("`npx --no gpurental demo` deploys and destroys the example app with the pr
     // cdktf-cli 0.21 cannot run on this Node.js (24 and later): the demo says so before it starts.
     expect(r.code).toBe(1);
     expect(r.err).toContain(`cdktf-cli cannot run on Node.js ${process.version}`);
+    expect(r.err).toContain("or with CDK Terrain: gpurental demo --cdk cdktn");
     return;
   }
   if (r.code !== 0) throw new Error(`the demo exited ${r.code}:\n${r.out}\n${r.err}`);
