@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -100,26 +101,14 @@ static int read_payload(struct payload *p) {
   return 0;
 }
 
-// A directory the runtime may be run from: every component of its real path owned by this user
-// or root and writable by nobody else (unless sticky, as /tmp), and the directory itself this
-// user's and private. Anyone who could write there could replace what runs as the provider.
-static int trusted_dir(const char *dir) {
-  char real[PATH_MAX];
-  if (!realpath(dir, real)) {
-    note("%s: %s", dir, strerror(errno));
-    return 0;
-  }
+// An existing directory (a real path) that only this user or root can change: it and every
+// directory above it belong to one of them and cannot be written by others unless sticky (/tmp).
+static int trusted_chain(const char *real) {
   uid_t me = geteuid();
-  struct stat st;
-  if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != me || (st.st_mode & 077) != 0) {
-    note("%s is not a directory of this user's that only this user can enter", real);
-    return 0;
-  }
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s", real);
-  for (char *slash = strrchr(path, '/'); slash; slash = strrchr(path, '/')) {
-    if (slash == path) slash[1] = '\0';
-    else *slash = '\0';
+  for (;;) {
+    struct stat st;
     if (stat(path, &st) != 0) {
       note("%s: %s", path, strerror(errno));
       return 0;
@@ -128,30 +117,62 @@ static int trusted_dir(const char *dir) {
       note("%s can be written by other users", path);
       return 0;
     }
-    if (slash == path) break;
+    char *slash = strrchr(path, '/');
+    if (!slash || (slash == path && path[1] == '\0')) return 1;
+    if (slash == path) slash[1] = '\0';
+    else *slash = '\0';
   }
-  return 1;
 }
 
-// Creates dir and its missing parents (mode 0700); true when dir is then trusted.
+// A directory the runtime may be run from: this user's, private (mode 0700 or stricter), under a
+// trusted chain. Anyone who could write there could replace what runs as the provider.
+static int trusted_dir(const char *dir) {
+  char real[PATH_MAX];
+  struct stat st;
+  if (!realpath(dir, real)) {
+    note("%s: %s", dir, strerror(errno));
+    return 0;
+  }
+  if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    note("%s is not a directory of this user's that only this user can enter", real);
+    return 0;
+  }
+  return trusted_chain(real);
+}
+
+// Creates dir and its missing parents (mode 0700), but only under a trusted chain: nothing is made
+// in another user's directory (a HOME kept across sudo). True when dir is then trusted.
 static int private_dir(const char *dir) {
-  char path[PATH_MAX];
-  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+  char path[PATH_MAX], real[PATH_MAX];
+  size_t length = strlen(dir);
+  if (length >= sizeof path) {
     note("%s: path too long", dir);
     return 0;
   }
-  for (char *p = path + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
+  memcpy(path, dir, length + 1);
+  // The deepest part of dir that exists.
+  size_t existing = length;
+  struct stat st;
+  while (stat(path, &st) != 0) {
+    char *slash = strrchr(path, '/');
+    if (errno != ENOENT || !slash) {
+      note("%s: %s", path, strerror(errno));
+      return 0;
+    }
+    existing = slash == path ? 1 : (size_t)(slash - path);
+    path[existing] = '\0';
+  }
+  if (!realpath(path, real) || !trusted_chain(real)) return 0;
+  memcpy(path, dir, length + 1);
+  for (size_t i = existing + 1; i <= length; i++) {
+    if (path[i] != '/' && path[i] != '\0') continue;
+    char c = path[i];
+    path[i] = '\0';
     if (mkdir(path, 0700) != 0 && errno != EEXIST) {
       note("cannot create %s: %s", path, strerror(errno));
       return 0;
     }
-    *p = '/';
-  }
-  if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-    note("cannot create %s: %s", path, strerror(errno));
-    return 0;
+    path[i] = c;
   }
   return trusted_dir(path);
 }
@@ -258,7 +279,18 @@ static void run_from(const struct payload *p, const char *dir, char **argv) {
     note("%s: path too long", dir);
     return;
   }
-  if (!runtime_ready(file, p) && install(p, dir, file, name) != 0) return;
+  if (!runtime_ready(file, p)) {
+    // One unpack at a time per directory: the others wait, then find it ready, and none replaces a
+    // runtime that a process has just started. Where locks do not work (some network file systems)
+    // each unpacks and renames on its own, which is still safe for a reader.
+    char lock[PATH_MAX];
+    snprintf(lock, sizeof lock, "%s/.lock", dir);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {}
+    int ready = runtime_ready(file, p) || install(p, dir, file, name) == 0;
+    if (fd >= 0) close(fd);
+    if (!ready) return;
+  }
   execve(file, argv, environ);
   // noexec mounts end here (EACCES): try the next place.
   note("cannot run %s: %s", file, strerror(errno));
