@@ -63,7 +63,7 @@ function compileLauncher(workDir) {
       SOURCE,
       "-llzma",
     ],
-    "compiles the launcher; needs gcc and the static liblzma of Debian's liblzma-dev",
+    "compiles the launcher; needs gcc and the static liblzma of Debian's liblzma-dev, or build the plain form with --form sea",
   );
   return fs.readFileSync(out);
 }
@@ -73,9 +73,17 @@ function compactExecutable(executable, workDir) {
   const launcher = compileLauncher(workDir);
   const runtime = fs.readFileSync(executable);
   const id = createHash("sha256").update(runtime).digest("hex");
-  const stream = execFileSync("xz", [...XZ_ARGS, "--stdout", "--", executable], {
-    maxBuffer: runtime.length + (1 << 20),
-  });
+  let stream;
+  try {
+    stream = execFileSync("xz", [...XZ_ARGS, "--stdout", "--", executable], {
+      maxBuffer: runtime.length + (1 << 20),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (err) {
+    throw new ToolError(
+      `xz failed (compresses the runtime; Debian's xz-utils, or build the plain form with --form sea): ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
   const trailer = Buffer.alloc(TRAILER_SIZE);
   trailer.write(MAGIC, 0, "latin1");
   trailer.writeBigUInt64LE(BigInt(launcher.length), 16);

@@ -161,6 +161,22 @@ export interface CreateProviderOptions {
 }
 
 /**
+ * Set by the compact standalone executable's launcher (src/executable/compact) when it found no
+ * private directory to unpack its runtime into and runs it from memory, at about a second per
+ * launch: every command says so until the user gives it one.
+ */
+export const RUNTIME_IN_MEMORY_ENV = "GPURENTAL_RUNTIME_IN_MEMORY";
+export const RUNTIME_IN_MEMORY = {
+  summary: "The provider unpacks itself into memory at every launch",
+  detail:
+    "The standalone provider found no private directory to keep its unpacked runtime in " +
+    "($XDG_CACHE_HOME/gpurental/runtime, ~/.cache/gpurental/runtime, $TMPDIR/gpurental-runtime-<uid>: " +
+    "each must be yours and not writable by others, nor any directory above it), so every launch " +
+    "takes about a second more. Set GPURENTAL_RUNTIME_DIR to a directory of yours, for example one " +
+    "that your CI caches between runs. Terraform's debug log (TF_LOG=debug) has the reasons.",
+};
+
+/**
  * Builds the provider data (the /v1 client, its credential's kind and the deploy settings) from
  * the provider configuration, reporting problems on their attribute.
  */
@@ -170,6 +186,8 @@ export async function configureClient(
   opts: CreateProviderOptions = {},
 ): Promise<ProviderData> {
   const env = opts.env ?? process.env;
+  if (env[RUNTIME_IN_MEMORY_ENV] === "1")
+    ctx.diags.addWarning(RUNTIME_IN_MEMORY.summary, RUNTIME_IN_MEMORY.detail);
   const baseUrl = resolve(req.config.base_url, "base_url", env);
   const token = resolve(req.config.token, "token", env);
   const orgId = resolve(req.config.org_id, "org_id", env);

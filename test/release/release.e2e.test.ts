@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -277,6 +278,25 @@ test("terraform init installs from the private registry with the signature verif
   );
   expect(left).toEqual([]);
 }, 180_000);
+
+test("with no private directory for its runtime, the executable runs from memory and every plan says so", async () => {
+  const ws = workspace("in-memory", registryConfig());
+  await ws.ok(["init", "-no-color"]);
+  // HOME and TMPDIR that anyone may write to (not sticky): the launcher trusts neither.
+  for (const sub of ["home", "tmp"]) chmodSync(join(ws.dir, sub), 0o777);
+  const plan = await ws.ok(["plan", "-no-color"]);
+  expect(plan).toContain("Warning: The provider unpacks itself into memory at every launch");
+  expect(plan).toContain("Set GPURENTAL_RUNTIME_DIR to a directory of yours");
+  expect(plan).toContain("Plan: 1 to add, 0 to change, 0 to destroy.");
+  expect(readdirSync(join(ws.dir, "home"))).toEqual([]);
+  // Given a directory, it unpacks once and the warning is gone.
+  const runtimeDir = join(ws.dir, "runtime");
+  const again = await ws.ok(["plan", "-no-color"], { GPURENTAL_RUNTIME_DIR: runtimeDir });
+  expect(again).not.toContain("into memory");
+  expect(readdirSync(runtimeDir).filter((f) => f.startsWith("terraform-provider-gpurental-"))).toHaveLength(
+    1,
+  );
+}, 120_000);
 
 test("terraform init installs from the network mirror, and `providers lock -net-mirror` writes the same hash", async () => {
   const main = `terraform {

@@ -61,13 +61,20 @@ static void note(const char *fmt, ...) {
   va_end(ap);
 }
 
+// Says why it cannot start, on stderr, and, when Terraform started it, also as the first line of
+// stdout: Terraform shows a provider's stderr only in its debug log, but it prints a first stdout
+// line that is not the handshake ("Unrecognized remote plugin message: ...").
 static int fail(const char *fmt, ...) {
-  fputs(NAME ": ", stderr);
+  char message[sizeof reasons + 256];
   va_list ap;
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(message, sizeof message, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  fprintf(stderr, NAME ": %s\n", message);
+  if (getenv("TF_PLUGIN_MAGIC_COOKIE")) {
+    printf(NAME ": %s\n", message);
+    fflush(stdout);
+  }
   return 1;
 }
 
@@ -302,6 +309,8 @@ static int run_from_memory(const struct payload *p, char **argv) {
   if (fd < 0) return fail("cannot unpack its runtime: %s; memory: %s", reasons, strerror(errno));
   const char *why = NULL;
   if (unpack(p, fd, &why) != 0) return fail("cannot unpack its runtime into memory: %s", why);
+  // The provider warns on every command (src/provider.ts, RUNTIME_IN_MEMORY_ENV).
+  setenv("GPURENTAL_RUNTIME_IN_MEMORY", "1", 1);
   fexecve(fd, argv, environ);
   return fail("cannot run its runtime from memory: %s", strerror(errno));
 }

@@ -152,6 +152,14 @@ describe("the compact executable", () => {
     expect(refused.code).toBe(1);
     expect(refused.err).toContain(`GPURENTAL_RUNTIME_DIR: ${shared} can be written by other users`);
     expect(refused.out).toBe("");
+    // Started by Terraform, it says so on stdout too, which Terraform shows (its stderr it does not).
+    const underTerraform = await launch(exe, {
+      GPURENTAL_RUNTIME_DIR: "rt",
+      TF_PLUGIN_MAGIC_COOKIE: "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2",
+    });
+    expect(underTerraform.out).toBe(
+      'terraform-provider-gpurental: GPURENTAL_RUNTIME_DIR must be an absolute path, not "rt"\n',
+    );
     const own = join(fresh(), "rt");
     expect((await launch(exe, { GPURENTAL_RUNTIME_DIR: own })).lines.exe).toEqual([join(own, name)]);
   });
