@@ -1,10 +1,20 @@
 /** The compact form of a linux executable: launcher, xz stream, trailer (scripts/compact-executable.js). */
-export function compactExecutable(executable: string, workDir: string): Buffer;
-/** Compiles src/executable/compact/launcher.c into workDir (once) and returns it. */
-export function compileLauncher(workDir: string): Buffer;
-/** The versions of the toolchain that builds the compact form. */
-export function toolchain(): { gcc: string; xz: string; liblzma: string };
+export function compactExecutable(executable: string, workDir: string, platform?: string): Buffer;
+/** Compiles src/executable/compact/launcher.c for a platform into workDir (once) and returns it. */
+export function compileLauncher(workDir: string, platform?: string): Buffer;
+/** The toolchain that builds the compact forms of these platforms, a line each (release notes). */
+export function toolchain(platforms: string[]): string[];
+/** Runs another architecture's compact executable under its emulator; its `--version`, or undefined. */
+export function runEmulated(
+  platform: string,
+  compactFile: string,
+  sea: Buffer,
+  workDir: string,
+): string | undefined;
 export class ToolError extends Error {}
-export const COMPACT_PLATFORMS: Record<string, { arch: string }>;
+export const COMPACT_PLATFORMS: Record<
+  string,
+  { cc: string; filter: string; liblzma: string; emulator?: string }
+>;
 export const TRAILER_SIZE: number;
 export const MAGIC: string;

@@ -1,8 +1,8 @@
 "use strict";
 // The compact form of a linux executable for the release (src/executable/compact/README.md):
 // the launcher compiled from src/executable/compact/launcher.c, then the executable compressed
-// with xz (SHA-256 check, x86 filter), then a 104-byte trailer. Deterministic for one toolchain:
-// gcc, glibc's and liblzma's static libraries and xz are recorded in the release notes.
+// with xz (SHA-256 check, the architecture's branch filter), then a 104-byte trailer.
+// Deterministic for one toolchain: the compilers, liblzma and xz are recorded in the release notes.
 const { execFileSync, spawnSync } = require("node:child_process");
 const { createHash } = require("node:crypto");
 const fs = require("node:fs");
@@ -11,11 +11,28 @@ const path = require("node:path");
 const SOURCE = path.join(__dirname, "..", "src", "executable", "compact", "launcher.c");
 const MAGIC = "gpurental-rt-v1\n";
 const TRAILER_SIZE = 104;
-/** xz settings: the x86 branch filter. Preset 9 with a 128 MiB dictionary saves 2.5 % more, for
- * 10 s more per platform, 1.3 GB to compress and 128 MB at every unpack (9 MB here). */
-const XZ_ARGS = ["--format=xz", "--check=sha256", "--x86", "--lzma2=preset=6", "--threads=1"];
-/** Platforms whose compact form this machine's toolchain builds. */
-const COMPACT_PLATFORMS = { linux_amd64: { arch: "x64" } };
+/** xz settings; the platform's branch filter goes between them and LZMA2. */
+const XZ_ARGS = ["--format=xz", "--check=sha256", "--threads=1"];
+/** Preset 9 with a 128 MiB dictionary saves 2.5 % more, for 10 s more per platform, 1.3 GB to
+ * compress and 128 MB at every unpack (9 MB here). */
+const LZMA2 = "--lzma2=preset=6";
+/**
+ * The platforms released in the compact form, each with its C compiler, xz's branch filter for
+ * its machine code, the Debian package of its static liblzma, and the emulator that can run it
+ * on an x86-64 build machine (Debian's qemu-user-static), if any.
+ */
+const COMPACT_PLATFORMS = {
+  linux_amd64: { cc: "gcc", filter: "--x86", liblzma: "liblzma-dev:amd64" },
+  linux_arm64: {
+    cc: "aarch64-linux-gnu-gcc",
+    filter: "--arm64",
+    liblzma: "liblzma-dev:arm64",
+    emulator: "qemu-aarch64-static",
+  },
+};
+/** What a machine needs to build the compact forms (Debian packages), for error messages. */
+const NEEDS =
+  "gcc, libc6-dev, xz-utils and liblzma-dev; for linux_arm64 also gcc-aarch64-linux-gnu and liblzma-dev:arm64 (dpkg --add-architecture arm64)";
 
 class ToolError extends Error {}
 
@@ -27,27 +44,32 @@ function tool(command, args, what) {
   return r.stdout;
 }
 
-/** The toolchain's versions, for the release notes. */
-function toolchain() {
+/** The toolchain's versions for these platforms, for the release notes: one line each. */
+function toolchain(platforms) {
   const first = (s) => s.split("\n")[0].trim();
-  // `dpkg-query -W` prints "<package>\t<version>".
-  const lzma = spawnSync("dpkg-query", ["-W", "liblzma-dev"], { encoding: "utf8" });
-  return {
-    gcc: first(tool("gcc", ["--version"], "the launcher's C compiler")),
-    xz: first(tool("xz", ["--version"], "compresses the runtime")),
-    liblzma:
-      lzma.status === 0 ? `liblzma-dev ${lzma.stdout.trim().split("\t").pop()}` : "liblzma (version unknown)",
-  };
+  const lines = [];
+  for (const platform of platforms) {
+    const { cc, liblzma } = COMPACT_PLATFORMS[platform];
+    // `dpkg-query -W` prints "<package>\t<version>".
+    const lzma = spawnSync("dpkg-query", ["-W", liblzma], { encoding: "utf8" });
+    const lzmaVersion = lzma.status === 0 ? lzma.stdout.trim().split("\t").pop() : "version unknown";
+    lines.push(
+      `${platform}: ${first(tool(cc, ["--version"], "the launcher's C compiler"))}, ${liblzma} ${lzmaVersion}`,
+    );
+  }
+  lines.push(first(tool("xz", ["--version"], "compresses the runtime")));
+  return lines;
 }
 
-/** Compiles the launcher into workDir (once per release). */
-function compileLauncher(workDir) {
-  const out = path.join(workDir, "compact-launcher");
+/** Compiles the launcher for a platform into workDir (once per release). */
+function compileLauncher(workDir, platform = "linux_amd64") {
+  const { cc } = COMPACT_PLATFORMS[platform];
+  const out = path.join(workDir, `compact-launcher-${platform}`);
   if (fs.existsSync(out)) return fs.readFileSync(out);
   // Static: the launcher runs before any library is known to be there, and glibc's symbol
   // versions then cannot tie it to the build machine's glibc. No build id, no symbols, no paths.
   tool(
-    "gcc",
+    cc,
     [
       "-std=gnu11",
       "-O2",
@@ -63,19 +85,20 @@ function compileLauncher(workDir) {
       SOURCE,
       "-llzma",
     ],
-    "compiles the launcher; needs gcc and the static liblzma of Debian's liblzma-dev, or build the plain form with --form sea",
+    `compiles the ${platform} launcher; needs ${NEEDS}, or build the plain form with --form sea`,
   );
   return fs.readFileSync(out);
 }
 
-/** The compact form of `executable` (a file): launcher, xz stream, trailer. */
-function compactExecutable(executable, workDir) {
-  const launcher = compileLauncher(workDir);
+/** The compact form of `executable` (a file) for a platform: launcher, xz stream, trailer. */
+function compactExecutable(executable, workDir, platform = "linux_amd64") {
+  const launcher = compileLauncher(workDir, platform);
   const runtime = fs.readFileSync(executable);
   const id = createHash("sha256").update(runtime).digest("hex");
   let stream;
   try {
-    stream = execFileSync("xz", [...XZ_ARGS, "--stdout", "--", executable], {
+    const { filter } = COMPACT_PLATFORMS[platform];
+    stream = execFileSync("xz", [...XZ_ARGS, filter, LZMA2, "--stdout", "--", executable], {
       maxBuffer: runtime.length + (1 << 20),
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -93,7 +116,47 @@ function compactExecutable(executable, workDir) {
   return Buffer.concat([launcher, stream, trailer]);
 }
 
+/** The emulator that runs a platform's executables here, or undefined (none set or installed). */
+function emulatorFor(platform) {
+  const emulator = COMPACT_PLATFORMS[platform]?.emulator;
+  if (!emulator) return undefined;
+  // Its absolute path: the runs below give the executable an empty PATH.
+  const found = spawnSync("sh", ["-c", 'command -v "$1"', "sh", emulator], { encoding: "utf8" });
+  return found.status === 0 && found.stdout.trim().startsWith("/") ? found.stdout.trim() : undefined;
+}
+
+/**
+ * Runs a compact executable of another architecture under its emulator, as far as an emulator
+ * can: the launcher unpacks the runtime into a directory of workDir, which must then be the
+ * executable `sea` byte for byte (its execve of a foreign runtime then fails: the emulator does not
+ * follow it), and the unpacked runtime answers `--version` under the emulator. Returns that answer.
+ */
+function runEmulated(platform, compactFile, sea, workDir) {
+  const emulator = emulatorFor(platform);
+  if (!emulator) return undefined;
+  const runtimeDir = path.join(workDir, `runtime-${platform}`);
+  const env = {
+    PATH: "/nonexistent",
+    GPURENTAL_PROVIDER_CODE_CACHE: "off",
+    GPURENTAL_RUNTIME_DIR: runtimeDir,
+  };
+  spawnSync(emulator, [compactFile, "--version"], { encoding: "utf8", env });
+  const unpacked = fs.existsSync(runtimeDir)
+    ? fs.readdirSync(runtimeDir).filter((f) => f.startsWith("terraform-provider-gpurental-"))
+    : [];
+  if (unpacked.length !== 1 || !fs.readFileSync(path.join(runtimeDir, unpacked[0])).equals(sea))
+    throw new ToolError(`the ${platform} launcher did not unpack its runtime under ${emulator}`);
+  const ran = spawnSync(emulator, [path.join(runtimeDir, unpacked[0]), "--version"], {
+    encoding: "utf8",
+    env,
+  });
+  if (ran.status !== 0)
+    throw new ToolError(`the ${platform} runtime does not run under ${emulator}: ${ran.stderr}`);
+  return `${ran.stdout.trim()}, under ${path.basename(emulator)}`;
+}
+
 module.exports = {
+  runEmulated,
   compactExecutable,
   compileLauncher,
   toolchain,

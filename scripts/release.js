@@ -21,7 +21,13 @@
 // --node 22|24 (the Node.js LTS line the executables are built from; default 22, see NODE_LINES),
 // --node-cache <dir> (where the Node binaries packed from the npm registry are kept).
 const { execFileSync, spawnSync } = require("node:child_process");
-const { COMPACT_PLATFORMS, compactExecutable, ToolError, toolchain } = require("./compact-executable");
+const {
+  COMPACT_PLATFORMS,
+  compactExecutable,
+  runEmulated,
+  ToolError,
+  toolchain,
+} = require("./compact-executable");
 const { createHash } = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
@@ -329,7 +335,7 @@ async function release(opts = {}) {
       // The compact form (a launcher and the compressed executable) where this machine builds it.
       const compact = opts.compact !== false && COMPACT_PLATFORMS[platform] !== undefined;
       const exeFile = path.join(workDir, `${platform}.exe`);
-      const exe = compact ? compactExecutable(exeFile, workDir) : sea;
+      const exe = compact ? compactExecutable(exeFile, workDir, platform) : sea;
       if (compact) fs.writeFileSync(exeFile, exe, { mode: 0o755 });
       const name = `${PROVIDER}_v${version}${PLATFORMS[platform].exe ? ".exe" : ""}`;
       const zip = await zipOne(name, exe, { compress: !compact });
@@ -348,6 +354,11 @@ async function release(opts = {}) {
         if (ran.status !== 0 || !ran.stdout.includes(version))
           throw new ReleaseError(`the ${platform} executable does not run: ${ran.stderr || ran.stdout}`);
         executed = ran.stdout.trim();
+      } else if (compact) {
+        // Another architecture: under its emulator where this machine has one (qemu-user-static).
+        executed = runEmulated(platform, exeFile, sea, workDir) ?? "";
+        if (executed && !executed.includes(version))
+          throw new ReleaseError(`the ${platform} executable does not run: ${executed}`);
       }
       built.push({
         platform,
@@ -359,7 +370,10 @@ async function release(opts = {}) {
         h1: h1([{ name, data: exe }]),
         executed,
       });
-      log(`${platform}: ${filename} (Node ${choice.version}${executed ? ", ran here" : ""})`);
+      const ranWhere = executed.includes(" under ")
+        ? `, ran under ${executed.split(" under ").pop()}`
+        : ", ran here";
+      log(`${platform}: ${filename} (Node ${choice.version}${executed ? ranWhere : ""})`);
     }
     if (built.length === 0) throw new ReleaseError("no platform was built");
 
@@ -410,7 +424,7 @@ async function release(opts = {}) {
       { version, keyId: key.keyId, nodeEnd: NODE_LINES[line].end },
       built,
       skipped,
-      built.some((b) => b.form === "compact") ? toolchain() : undefined,
+      toolchain(built.filter((b) => b.form === "compact").map((b) => b.platform)),
     );
     fs.writeFileSync(path.join(outDir, "RELEASE-NOTES.md"), notes);
     const site = writeSite(path.join(outDir, "site"), outDir, record);
@@ -446,14 +460,23 @@ function releaseNotes({ version, keyId, nodeEnd }, built, skipped, tools) {
     ...skipped.map((s) => `| ${s.platform} | - | - | - | no: ${s.reason} | no |`),
     "",
   ];
-  if (tools)
+  if (tools.length > 1)
     lines.push(
       "A compact executable is a small launcher followed by the executable compressed with xz.",
       "At its first launch the launcher unpacks it into a private per-user cache directory",
       "(`$XDG_CACHE_HOME/gpurental/runtime`, else `~/.cache/gpurental/runtime`, else",
       "`$TMPDIR/gpurental-runtime-<uid>`; `GPURENTAL_RUNTIME_DIR` chooses one), and runs it from there:",
       "Terraform hashes the installed provider on every command, and a smaller file costs it less.",
-      `Built with ${tools.gcc}; ${tools.liblzma}; ${tools.xz}.`,
+      "Built with:",
+      "",
+      ...tools.map((t) => `- ${t}`),
+      "",
+    );
+  if (built.some((b) => b.executed.includes(" under ")))
+    lines.push(
+      "Under an emulator (qemu-user) the launcher unpacks the runtime, which is then checked against",
+      "the executable it was made from and run with `--version`; the emulator cannot follow the",
+      "launcher's exec of a foreign runtime, so the two steps run one after the other.",
       "",
     );
   if (built.some((b) => b.platform.startsWith("darwin")))

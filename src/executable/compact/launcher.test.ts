@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
   chmodSync,
@@ -14,7 +14,12 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compactExecutable, MAGIC, TRAILER_SIZE } from "../../../scripts/compact-executable";
+import {
+  COMPACT_PLATFORMS,
+  compactExecutable,
+  MAGIC,
+  TRAILER_SIZE,
+} from "../../../scripts/compact-executable";
 
 // The compact executable's launcher (launcher.c) around a stand-in runtime (testing/probe.c, with
 // 3 MB of noise after it so that the stream spans several reads): where it unpacks, that it runs
@@ -234,4 +239,36 @@ describe("the compact executable", () => {
     expect((await launch(exe, { GPURENTAL_RUNTIME_DIR: dir })).code).toBe(7);
     expect(readdirSync(dir).sort()).toEqual([".lock", liveTemp, name, recent, "unrelated"].sort());
   });
+
+  // The linux_arm64 launcher, cross-compiled, under qemu-user. The stand-in runtime stays x86-64:
+  // the emulator hands the launcher's execve to this machine's kernel, which runs it natively.
+  const emulator = COMPACT_PLATFORMS.linux_arm64?.emulator ?? "";
+  const cross = ["aarch64-linux-gnu-gcc", emulator].every(
+    (tool) => spawnSync("sh", ["-c", 'command -v "$1"', "sh", tool]).status === 0,
+  );
+  if (!cross && process.env.GPURENTAL_REQUIRE_CROSS === "1")
+    throw new Error("GPURENTAL_REQUIRE_CROSS=1 but aarch64-linux-gnu-gcc or qemu-aarch64-static is missing");
+  (cross ? it : it.skip)(
+    "works the same built for linux_arm64 (needs gcc-aarch64-linux-gnu, liblzma-dev:arm64, qemu-user-static)",
+    async () => {
+      const armDir = fresh();
+      const arm = join(armDir, "terraform-provider-gpurental_v9.9.9");
+      writeFileSync(arm, compactExecutable(join(work, "runtime"), armDir, "linux_arm64"), { mode: 0o755 });
+      expect(readFileSync(arm).subarray(0, 20).readUInt16LE(18)).toBe(183); // EM_AARCH64
+      const wrapper = join(armDir, "run");
+      writeFileSync(wrapper, `#!/bin/sh\nexec ${emulator} ${arm} "$@"\n`, { mode: 0o755 });
+      const dir = join(fresh(), "rt");
+      const r = await launch(wrapper, { GPURENTAL_RUNTIME_DIR: dir });
+      expect(r.err).toBe("");
+      expect(r.code).toBe(7);
+      expect(r.lines).toEqual({
+        pid: [String(r.pid)],
+        exe: [join(dir, name)],
+        arg: ["one two", "--three"],
+        env: ["passed"],
+        stdin: ["from stdin"],
+      });
+      expect(readFileSync(join(dir, name)).equals(runtime)).toBe(true);
+    },
+  );
 });
