@@ -3,6 +3,8 @@ export function compactExecutable(executable: string, workDir: string, platform?
 /** Compiles src/executable/compact/launcher.c for a platform into workDir (once) and returns it. */
 export function compileLauncher(workDir: string, platform?: string): Buffer;
 /** The toolchain that builds the compact forms of these platforms, a line each (release notes). */
+/** What this machine lacks to build a platform's compact form, or undefined. */
+export function missingToolchain(platform: string): string | undefined;
 export function toolchain(platforms: string[]): string[];
 /** Runs another architecture's compact executable under its emulator; its `--version`, or undefined. */
 export function runEmulated(
@@ -14,7 +16,7 @@ export function runEmulated(
 export class ToolError extends Error {}
 export const COMPACT_PLATFORMS: Record<
   string,
-  { cc: string; filter: string; liblzma: string; emulator?: string }
+  { cc: string; filter: string; liblzma: string; packages: string; emulator?: string }
 >;
 export const TRAILER_SIZE: number;
 export const MAGIC: string;

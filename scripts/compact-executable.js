@@ -22,11 +22,18 @@ const LZMA2 = "--lzma2=preset=6";
  * on an x86-64 build machine (Debian's qemu-user-static), if any.
  */
 const COMPACT_PLATFORMS = {
-  linux_amd64: { cc: "gcc", filter: "--x86", liblzma: "liblzma-dev:amd64" },
+  linux_amd64: {
+    cc: "gcc",
+    filter: "--x86",
+    liblzma: "liblzma-dev:amd64",
+    packages: "gcc libc6-dev liblzma-dev",
+  },
   linux_arm64: {
     cc: "aarch64-linux-gnu-gcc",
     filter: "--arm64",
     liblzma: "liblzma-dev:arm64",
+    packages:
+      "gcc-aarch64-linux-gnu libc6-dev-arm64-cross, and liblzma-dev:arm64 after dpkg --add-architecture arm64",
     emulator: "qemu-aarch64-static",
   },
 };
@@ -116,6 +123,19 @@ function compactExecutable(executable, workDir, platform = "linux_amd64") {
   return Buffer.concat([launcher, stream, trailer]);
 }
 
+/**
+ * What this machine lacks to build a platform's compact form, as Debian packages, or undefined:
+ * its C compiler, and the static liblzma that compiler finds.
+ */
+function missingToolchain(platform) {
+  const { cc, packages } = COMPACT_PLATFORMS[platform];
+  const found = spawnSync(cc, ["-print-file-name=liblzma.a"], { encoding: "utf8" });
+  if (found.error || !path.isAbsolute(found.stdout.trim()))
+    return `${cc} and its static liblzma (Debian: ${packages})`;
+  if (spawnSync("xz", ["--version"]).error) return "xz (Debian: xz-utils)";
+  return undefined;
+}
+
 /** The emulator that runs a platform's executables here, or undefined (none set or installed). */
 function emulatorFor(platform) {
   const emulator = COMPACT_PLATFORMS[platform]?.emulator;
@@ -156,6 +176,7 @@ function runEmulated(platform, compactFile, sea, workDir) {
 }
 
 module.exports = {
+  missingToolchain,
   runEmulated,
   compactExecutable,
   compileLauncher,

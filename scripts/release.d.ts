@@ -5,6 +5,8 @@ export interface BuiltArchive {
   node: string;
   /** "compact" (launcher and compressed runtime, src/executable/compact) or "sea" (the plain SEA). */
   form: "compact" | "sea";
+  /** Why a platform that has a compact form got the plain SEA, else "". */
+  formNote: string;
   /** The executable's size in bytes. */
   size: number;
   filename: string;
@@ -33,8 +35,11 @@ export function release(opts?: {
   outDir?: string;
   nodeCache?: string;
   env?: NodeJS.ProcessEnv;
-  /** false: the plain SEA on every platform (default: the compact form where it is built). */
-  compact?: boolean;
+  /**
+   * "auto" (default): the compact form on Linux where this machine has its toolchain, else the
+   * plain SEA with the reason in the notes; "compact": required, or fail; "sea": the plain SEA.
+   */
+  form?: "auto" | "compact" | "sea";
   /** The Node.js LTS line to build from: "22" or "24" (default "22"). */
   node?: string;
   /** Today, for the check that the Node.js line still has security support. */

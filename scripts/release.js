@@ -17,13 +17,15 @@
 // differs between builds; the executable makes its cache on the user's machine instead).
 //
 // Options: --platforms linux_amd64,darwin_arm64,... (default: all), --out <dir> (default: release),
-// --form sea (the plain SEA on every platform; default: the compact form where it is built),
+// --form auto|compact|sea (default auto: the compact form on Linux where this machine has its
+// toolchain, else the plain SEA, said in the notes; compact: required, or fail; sea: plain SEA),
 // --node 22|24 (the Node.js LTS line the executables are built from; default 22, see NODE_LINES),
 // --node-cache <dir> (where the Node binaries packed from the npm registry are kept).
 const { execFileSync, spawnSync } = require("node:child_process");
 const {
   COMPACT_PLATFORMS,
   compactExecutable,
+  missingToolchain,
   runEmulated,
   ToolError,
   toolchain,
@@ -277,6 +279,9 @@ function hostPlatform() {
 /** Builds the release into outDir; returns what it wrote. */
 async function release(opts = {}) {
   const env = opts.env ?? process.env;
+  const form = opts.form ?? "auto";
+  if (!["auto", "compact", "sea"].includes(form))
+    throw new ReleaseError(`--form must be "auto", "compact" or "sea", not "${form}"`);
   const version = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version;
   const outDir = path.resolve(opts.outDir ?? path.join(root, "release"));
   const platforms = opts.platforms ?? Object.keys(PLATFORMS);
@@ -333,7 +338,18 @@ async function release(opts = {}) {
       const nodeFile = nodeBinary(platform, choice.version, cacheDir, buildNodeFile);
       const sea = await buildExecutable(platform, nodeFile, blob, workDir);
       // The compact form (a launcher and the compressed executable) where this machine builds it.
-      const compact = opts.compact !== false && COMPACT_PLATFORMS[platform] !== undefined;
+      let compact = form !== "sea" && COMPACT_PLATFORMS[platform] !== undefined;
+      let formNote = "";
+      const missing = compact ? missingToolchain(platform) : undefined;
+      if (missing && form === "compact")
+        throw new ReleaseError(
+          `${platform}: the compact form needs ${missing} (or build without --form compact)`,
+        );
+      if (missing) {
+        compact = false;
+        formNote = `the compact form needs ${missing}`;
+        log(`${platform}: plain SEA: ${formNote}`);
+      }
       const exeFile = path.join(workDir, `${platform}.exe`);
       const exe = compact ? compactExecutable(exeFile, workDir, platform) : sea;
       if (compact) fs.writeFileSync(exeFile, exe, { mode: 0o755 });
@@ -363,6 +379,7 @@ async function release(opts = {}) {
       built.push({
         platform,
         form: compact ? "compact" : "sea",
+        formNote,
         size: exe.length,
         node: choice.version,
         filename,
@@ -455,7 +472,7 @@ function releaseNotes({ version, keyId, nodeEnd }, built, skipped, tools) {
     "| -------- | ------- | ---- | ---------- | ----- | ----------------------------- |",
     ...built.map(
       (b) =>
-        `| ${b.platform} | ${b.node} | ${b.form} | ${mb(b.size)} | yes | ${b.executed ? `yes (\`--version\`: ${b.executed})` : "no"} |`,
+        `| ${b.platform} | ${b.node} | ${b.form}${b.formNote ? ` (${b.formNote})` : ""} | ${mb(b.size)} | yes | ${b.executed ? `yes (\`--version\`: ${b.executed})` : "no"} |`,
     ),
     ...skipped.map((s) => `| ${s.platform} | - | - | - | no: ${s.reason} | no |`),
     "",
@@ -600,12 +617,9 @@ function writeSite(siteDir, outDir, record) {
 
 async function main(argv) {
   const platforms = arg(argv, "--platforms");
-  const form = arg(argv, "--form");
   const node = arg(argv, "--node");
-  if (form !== undefined && form !== "compact" && form !== "sea")
-    throw new ReleaseError(`--form must be "compact" or "sea", not "${form}"`);
   const result = await release({
-    compact: form !== "sea",
+    form: arg(argv, "--form"),
     node,
     platforms: platforms
       ? platforms

@@ -271,4 +271,17 @@ describe("the compact executable", () => {
       expect(readFileSync(join(dir, name)).equals(runtime)).toBe(true);
     },
   );
+
+  it("is built only with its toolchain: the release names what a machine lacks", () => {
+    const script = `process.stdout.write(String(require(${JSON.stringify(join(__dirname, "..", "..", "..", "scripts", "compact-executable.js"))}).missingToolchain(process.argv[1])))`;
+    const lacks = (platform: string, PATH: string) =>
+      spawnSync(process.execPath, ["-e", script, platform], { encoding: "utf8", env: { PATH } }).stdout;
+    expect(lacks("linux_arm64", "/nonexistent")).toBe(
+      "aarch64-linux-gnu-gcc and its static liblzma (Debian: gcc-aarch64-linux-gnu libc6-dev-arm64-cross, and liblzma-dev:arm64 after dpkg --add-architecture arm64)",
+    );
+    expect(lacks("linux_amd64", "/nonexistent")).toBe(
+      "gcc and its static liblzma (Debian: gcc libc6-dev liblzma-dev)",
+    );
+    expect(lacks("linux_amd64", process.env.PATH ?? "")).toBe("undefined");
+  });
 });
