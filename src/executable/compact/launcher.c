@@ -84,8 +84,10 @@ static uint64_t le64(const unsigned char *p) {
   return v;
 }
 
-static int read_payload(struct payload *p) {
+static int read_payload(struct payload *p, const char *argv0) {
   p->fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  // Without /proc (some chroots), the path it was started by, as Terraform starts it: a path.
+  if (p->fd < 0 && argv0 && strchr(argv0, '/')) p->fd = open(argv0, O_RDONLY | O_CLOEXEC);
   if (p->fd < 0) return fail("cannot open its own executable (/proc/self/exe): %s", strerror(errno));
   struct stat st;
   unsigned char t[TRAILER_SIZE];
@@ -320,9 +322,8 @@ static int join(char *out, size_t size, const char *base, const char *rest) {
 }
 
 int main(int argc, char **argv) {
-  (void)argc;
   struct payload p;
-  if (read_payload(&p) != 0) return 1;
+  if (read_payload(&p, argc > 0 ? argv[0] : NULL) != 0) return 1;
   char dir[PATH_MAX];
   const char *chosen = getenv("GPURENTAL_RUNTIME_DIR");
   if (chosen && chosen[0] != '\0') {

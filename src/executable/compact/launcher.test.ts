@@ -284,4 +284,28 @@ describe("the compact executable", () => {
     );
     expect(lacks("linux_amd64", process.env.PATH ?? "")).toBe("undefined");
   });
+
+  // Without /proc (some chroots and sandboxes) it finds itself by the path it was started by. Hiding
+  // /proc takes a mount namespace, which needs root (as in CI).
+  const root = process.getuid?.() === 0 && spawnSync("unshare", ["--mount", "true"]).status === 0;
+  (root ? it : it.skip)(
+    "finds itself without /proc, by the path it was started by (needs root)",
+    async () => {
+      const dir = join(fresh(), "rt");
+      const hidden = join(fresh(), "no-proc");
+      writeFileSync(hidden, `#!/bin/sh\nmount -t tmpfs none /proc && exec ${JSON.stringify(exe)} "$@"\n`, {
+        mode: 0o755,
+      });
+      const wrapper = join(fresh(), "run");
+      writeFileSync(wrapper, `#!/bin/sh\nexec unshare --mount --propagation private ${hidden} "$@"\n`, {
+        mode: 0o755,
+      });
+      const r = await launch(wrapper, { GPURENTAL_RUNTIME_DIR: dir, PATH: process.env.PATH });
+      expect(r.err).toBe("");
+      expect(r.code).toBe(7);
+      // The probe cannot read its own path either; its arguments show it ran.
+      expect(r.lines.arg).toEqual(["one two", "--three"]);
+      expect(readFileSync(join(dir, name)).equals(runtime)).toBe(true);
+    },
+  );
 });
