@@ -30,6 +30,8 @@ export interface ApiFlags {
   baseUrl?: string;
   tokenFile?: string;
   orgId?: string;
+  /** A PEM file of extra CAs to trust, as the provider's `ca_cert_file`. */
+  caCertFile?: string;
 }
 
 /** A client and what is known about the credential it holds. */
@@ -125,7 +127,7 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
     );
   }
   const credential = credentialKindOf(token.value);
-  const caFile = env[API_ENV.caCertFile];
+  const caFile = setting(flags.caCertFile, "--ca-cert-file", env, API_ENV.caCertFile);
   let client: GpurentalClient;
   try {
     client = new GpurentalClient({
@@ -138,7 +140,7 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
       // Proxies and CAs as the provider reads them, from this command's environment.
       network: {
         env,
-        ...(caFile ? { caCertFile: { value: caFile, source: API_ENV.caCertFile } } : {}),
+        ...(caFile ? { caCertFile: { value: caFile.value, source: caFile.where } } : {}),
       },
     });
   } catch (err) {

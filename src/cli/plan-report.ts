@@ -15,7 +15,7 @@ import { readForPlan } from "../plan-report/readings";
 import { renderMarkdown, reportJson } from "../plan-report/render";
 import { type Micro, parseYen } from "../report/money";
 import { loadPlan, type SourceContext } from "../tfstate/sources";
-import { apiAccess, commandErrorText, isUserFacing } from "./api-access";
+import { type ApiFlags, apiAccess, commandErrorText, isUserFacing } from "./api-access";
 import { type CommandIO, processIO } from "./io";
 import { addApiOptions } from "./strays";
 
@@ -35,7 +35,7 @@ export const PLAN_REPORT_EXIT = {
 } as const;
 
 /** Options of {@link runPlanReport}, as the flags give them. */
-export interface PlanReportOptions {
+export interface PlanReportOptions extends ApiFlags {
   dir?: string;
   stack?: string;
   json?: boolean;
@@ -44,9 +44,6 @@ export interface PlanReportOptions {
   maxBurnPerHour?: Micro;
   maxBurnIncreasePerHour?: Micro;
   minBalanceHours?: bigint;
-  baseUrl?: string;
-  tokenFile?: string;
-  orgId?: string;
 }
 
 /** Runs `gpurental plan-report` and returns its exit code (see {@link PLAN_REPORT_EXIT}). */

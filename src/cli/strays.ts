@@ -9,7 +9,7 @@ import { type RemovalOutcome, removeStrays } from "../strays/remove";
 import { renderStraysText, straysJson } from "../strays/render";
 import { readStateSources, type SourceContext } from "../tfstate/sources";
 import type { StateSnapshot } from "../tfstate/state";
-import { type ApiAccess, apiAccess, commandErrorText, isUserFacing } from "./api-access";
+import { type ApiAccess, type ApiFlags, apiAccess, commandErrorText, isUserFacing } from "./api-access";
 import { type CommandIO, inCi, processIO } from "./io";
 
 // `gpurental strays`: the organization's instances and API keys that no given state holds, for a
@@ -28,7 +28,7 @@ export const STRAYS_EXIT = {
 } as const;
 
 /** Options of {@link runStrays}, as the flags give them. */
-export interface StraysOptions {
+export interface StraysOptions extends ApiFlags {
   stack?: string[];
   planDir?: string;
   json?: boolean;
@@ -38,9 +38,6 @@ export interface StraysOptions {
   yes?: boolean;
   wait?: boolean;
   waitTimeout?: number;
-  baseUrl?: string;
-  tokenFile?: string;
-  orgId?: string;
 }
 
 async function listStrays(
@@ -207,6 +204,10 @@ export function addApiOptions(cmd: Command): Command {
     .option(
       "--org-id <uuid>",
       "organization to act in (default: $GPURENTAL_ORG_ID, else the credential's own)",
+    )
+    .option(
+      "--ca-cert-file <path>",
+      "PEM file of extra CAs to trust, for a private CA or a TLS-inspecting proxy (default: $GPURENTAL_CA_CERT_FILE)",
     );
 }
 
