@@ -267,11 +267,22 @@ describe("the resident mode", () => {
     expect(controlSockets()).toEqual([]);
     // Its log file, empty, goes with it; so did the one of the process stopped above.
     expect(readdirSync(runDir).filter((f) => f.endsWith(".log"))).toEqual([]);
-    // Gone, or a zombie waiting for a reaper (its launch, the parent, exited long ago).
-    const state = existsSync(`/proc/${pid}/stat`)
-      ? readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0]
-      : "gone";
-    expect(["gone", "Z", "X"]).toContain(state);
+    // Gone, or a zombie waiting for a reaper (its launch, the parent, exited long ago). Its command
+    // line empties while it is still tearing down (state R), so wait for the end of that.
+    const state = () => {
+      try {
+        return existsSync(`/proc/${pid}/stat`)
+          ? readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0]
+          : "gone";
+      } catch {
+        return "gone";
+      }
+    };
+    await until(
+      "the resident process is gone or a zombie",
+      () => ["gone", "Z", "X"].includes(state() ?? ""),
+      10_000,
+    );
   });
 });
 
