@@ -2,9 +2,9 @@
 export function compactExecutable(executable: string, workDir: string, platform?: string): Buffer;
 /** Compiles src/executable/compact/launcher.c for a platform into workDir (once) and returns it. */
 export function compileLauncher(workDir: string, platform?: string): Buffer;
-/** The toolchain that builds the compact forms of these platforms, a line each (release notes). */
 /** What this machine lacks to build a platform's compact form, or undefined. */
 export function missingToolchain(platform: string): string | undefined;
+/** The toolchain that builds the compact forms of these platforms, a line each (release notes). */
 export function toolchain(platforms: string[]): string[];
 /** Runs another architecture's compact executable under its emulator; its `--version`, or undefined. */
 export function runEmulated(

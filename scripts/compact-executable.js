@@ -37,9 +37,6 @@ const COMPACT_PLATFORMS = {
     emulator: "qemu-aarch64-static",
   },
 };
-/** What a machine needs to build the compact forms (Debian packages), for error messages. */
-const NEEDS =
-  "gcc, libc6-dev, xz-utils and liblzma-dev; for linux_arm64 also gcc-aarch64-linux-gnu and liblzma-dev:arm64 (dpkg --add-architecture arm64)";
 
 class ToolError extends Error {}
 
@@ -70,7 +67,7 @@ function toolchain(platforms) {
 
 /** Compiles the launcher for a platform into workDir (once per release). */
 function compileLauncher(workDir, platform = "linux_amd64") {
-  const { cc } = COMPACT_PLATFORMS[platform];
+  const { cc, packages } = COMPACT_PLATFORMS[platform];
   const out = path.join(workDir, `compact-launcher-${platform}`);
   if (fs.existsSync(out)) return fs.readFileSync(out);
   // Static: the launcher runs before any library is known to be there, and glibc's symbol
@@ -92,7 +89,7 @@ function compileLauncher(workDir, platform = "linux_amd64") {
       SOURCE,
       "-llzma",
     ],
-    `compiles the ${platform} launcher; needs ${NEEDS}, or build the plain form with --form sea`,
+    `compiles the ${platform} launcher; needs ${cc} and its static liblzma (Debian: ${packages}), or build the plain form with --form sea`,
   );
   return fs.readFileSync(out);
 }

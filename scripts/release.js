@@ -229,14 +229,13 @@ function unsigned(platform, data) {
   const { macho, exe } = PLATFORMS[platform];
   if (macho) {
     const stripped = require("macho-unsign").unsign(data);
-    return { data: stripped ? Buffer.from(stripped) : data, removed: stripped !== null };
+    return stripped ? Buffer.from(stripped) : data;
   }
   if (exe) {
     const pe = require("portable-executable-signature");
-    if (pe.signatureGet(data) === null) return { data, removed: false };
-    return { data: Buffer.from(pe.signatureSet(data, null, true, true)), removed: true };
+    return pe.signatureGet(data) === null ? data : Buffer.from(pe.signatureSet(data, null, true, true));
   }
-  return { data, removed: false };
+  return data;
 }
 
 /** True when the executable carries no code signature (the check after injection). */
@@ -247,10 +246,10 @@ function carriesNoSignature(platform, data) {
   return true;
 }
 
-async function buildExecutable(platform, nodeFile, blob, workDir) {
+/** Writes the platform's SEA to `out` (Node's binary, unsigned, with the blob injected) and returns it. */
+async function buildExecutable(platform, nodeFile, blob, out) {
   const { inject } = require("postject");
-  const out = path.join(workDir, `${platform}.exe`);
-  fs.writeFileSync(out, unsigned(platform, fs.readFileSync(nodeFile)).data);
+  fs.writeFileSync(out, unsigned(platform, fs.readFileSync(nodeFile)));
   fs.chmodSync(out, 0o755);
   // postject's LIEF warns about Node's unnamed note sections through console.warn; they are harmless.
   const warn = console.warn;
@@ -336,7 +335,8 @@ async function release(opts = {}) {
         continue;
       }
       const nodeFile = nodeBinary(platform, choice.version, cacheDir, buildNodeFile);
-      const sea = await buildExecutable(platform, nodeFile, blob, workDir);
+      const exeFile = path.join(workDir, `${platform}.exe`);
+      const sea = await buildExecutable(platform, nodeFile, blob, exeFile);
       // The compact form (a launcher and the compressed executable) where this machine builds it.
       let compact = form !== "sea" && COMPACT_PLATFORMS[platform] !== undefined;
       let formNote = "";
@@ -350,7 +350,6 @@ async function release(opts = {}) {
         formNote = `the compact form needs ${missing}`;
         log(`${platform}: plain SEA: ${formNote}`);
       }
-      const exeFile = path.join(workDir, `${platform}.exe`);
       const exe = compact ? compactExecutable(exeFile, workDir, platform) : sea;
       if (compact) fs.writeFileSync(exeFile, exe, { mode: 0o755 });
       const name = `${PROVIDER}_v${version}${PLATFORMS[platform].exe ? ".exe" : ""}`;
