@@ -17,6 +17,7 @@ const modules: Record<string, () => Promise<CommandModule>> = {
   "fake-backend": () => import("./fake-backend"),
   provider: () => import("./provider"),
   demo: () => import("./demo"),
+  example: () => import("./example"),
   strays: () => import("./strays"),
   "plan-report": () => import("./plan-report"),
 };

@@ -213,9 +213,9 @@ function projectEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   };
 }
 
-test("the tarball holds what a user runs and imports: dist/ without maps and tests, bin/, the README", () => {
+test("the tarball holds what a user runs and imports: dist/ without maps and tests, bin/, the HCL example, the README", () => {
   const outside = tarball.files.filter(
-    (f) => !/^(dist\/|bin\/)/.test(f) && !["package.json", "README.md"].includes(f),
+    (f) => !/^(dist\/|bin\/|examples\/hcl\/[^/]+\.tf$)/.test(f) && !["package.json", "README.md"].includes(f),
   );
   expect(outside).toEqual([]);
   expect(tarball.files.filter((f) => /\.map$|\.test\.|\.tsbuildinfo$/.test(f))).toEqual([]);
@@ -227,6 +227,9 @@ test("the tarball holds what a user runs and imports: dist/ without maps and tes
       "dist/demo/cdktf-app.js",
       "dist/provider-bundle/provider.js",
       "dist/provider-bundle/provider-schema.pb",
+      "examples/hcl/main.tf",
+      "examples/hcl/variables.tf",
+      "examples/hcl/outputs.tf",
     ]),
   );
   // 1.0 MB packed, 5.2 MB unpacked in 0.1.0; a pack without the list gave 9.1 MB.
@@ -236,7 +239,7 @@ test("the tarball holds what a user runs and imports: dist/ without maps and tes
 test("it installs offline in a new project with no build and no install-script warning", () => {
   expect(installOutput).not.toMatch(/install-scripts|prepare|npm run build|No \.npmignore/);
   const installed = join(project, "node_modules", ...packageName.split("/"));
-  expect(readdirSync(installed).sort()).toEqual(["README.md", "bin", "dist", "package.json"]);
+  expect(readdirSync(installed).sort()).toEqual(["README.md", "bin", "dist", "examples", "package.json"]);
   expect(existsSync(join(project, "node_modules", "protobufjs"))).toBe(false);
 });
 
