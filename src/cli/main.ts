@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { redactText } from "../api/redact";
 import { version } from "../version";
 import { type CommandHost, setCommandHost } from "./host";
+import { removeLinkedNpxEntryAtExit } from "./npx-cache";
 
 // The `gpurental` program. bin/gpurental (the npm package) and the standalone executable of a
 // release (src/executable/sea.ts, bundled with this file) both run it through runCommand; the
@@ -57,6 +58,7 @@ export async function main(argv: string[], host: CommandHost = {}): Promise<void
  * and exit code 1. The body of bin/gpurental and of the standalone executable named gpurental.
  */
 export function runCommand(argv: string[], host: CommandHost = {}): Promise<void> {
+  if (!host.standalone) removeLinkedNpxEntryAtExit(argv[1]);
   return main(argv, host).catch((err: unknown) => {
     process.stderr.write(`gpurental: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;
