@@ -16,6 +16,14 @@ export interface BuiltArchive {
   h1: string;
   /** What `--version` printed when the executable ran on the build machine, else "". */
   executed: string;
+  /** The same executable in the `gpurental` command's archive (gpurental_<v>_<os>_<arch>.zip). */
+  command: {
+    filename: string;
+    /** The zip's SHA-256, hex. */
+    shasum: string;
+    /** What `gpurental --version` printed on the build machine, else "". */
+    executed: string;
+  };
 }
 /** What release() wrote. */
 export interface ReleaseResult {
@@ -26,7 +34,7 @@ export interface ReleaseResult {
   built: BuiltArchive[];
   skipped: { platform: string; reason: string }[];
   keyId: string;
-  /** The release files in outDir (archives, manifest, SHA256SUMS and its signature). */
+  /** The release files in outDir (both kinds of archives, manifest, SHA256SUMS and its signature). */
   files: string[];
 }
 /** Builds, signs and writes the release; see scripts/release.js. */

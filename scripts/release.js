@@ -4,6 +4,8 @@
 //
 //   terraform-provider-gpurental_<v>_<os>_<arch>.zip   one standalone executable each (Node SEA,
 //                                                       compact on linux_amd64: see below)
+//   gpurental_<v>_<os>_<arch>.zip                       the same executable named gpurental: the
+//                                                       `gpurental` command, which needs no Node.js
 //   terraform-provider-gpurental_<v>_manifest.json      protocol_versions ["6.0"]
 //   terraform-provider-gpurental_<v>_SHA256SUMS         and its detached GPG signature (.sig)
 //   gpurental-signing-key.asc                           the public key that signed it
@@ -15,6 +17,9 @@
 // or fingerprint in the keyring gpg uses; GNUPGHOME is honoured). Two builds of one commit give
 // byte-identical zips: fixed entry times, one entry, and a SEA blob without V8's code cache (which
 // differs between builds; the executable makes its cache on the user's machine instead).
+//
+// One executable answers to both names (src/executable/self.ts, docs/design/standalone-command.md):
+// the provider's archive and the command's hold the same bytes, signed by the same sums.
 //
 // Options: --platforms linux_amd64,darwin_arm64,... (default: all), --out <dir> (default: release),
 // --form auto|compact|sea (default auto: the compact form on Linux where this machine has its
@@ -36,6 +41,10 @@ const path = require("node:path");
 
 const root = path.join(__dirname, "..");
 const PROVIDER = "terraform-provider-gpurental";
+/** The command's name: its archive's prefix and the executable's name inside it. */
+const COMMAND = "gpurental";
+/** The files of examples/hcl the command carries (`gpurental example hcl`, `demo --hcl`). */
+const HCL_EXAMPLE = ["main.tf", "variables.tf", "outputs.tf"];
 const NAMESPACE = "gpurental";
 const TYPE = "gpurental";
 const PROTOCOLS = ["6.0"];
@@ -196,6 +205,29 @@ async function buildBundles(workDir) {
   const assets = {};
   for (const name of ["provider.js", "provider-transport.js", "provider-impl.js", SCHEMA_FILE])
     assets[name] = path.relative(workDir, path.join(parts, name));
+  // The command: src/cli/main.ts in one bundle, as the npm package's bin/gpurental runs it. esbuild
+  // stays outside: only the CDK demos use it, which the executable refuses (they need Node.js).
+  await require("esbuild").build({
+    entryPoints: [path.join(root, "src", "cli", "main.ts")],
+    outfile: path.join(parts, "gpurental.js"),
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "cjs",
+    external: ["esbuild"],
+    minifyWhitespace: true,
+    minifySyntax: true,
+    keepNames: true,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+  assets["gpurental.js"] = path.relative(workDir, path.join(parts, "gpurental.js"));
+  for (const name of HCL_EXAMPLE) {
+    const file = path.join(parts, "examples", "hcl", name);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.copyFileSync(path.join(root, "examples", "hcl", name), file);
+    assets[`examples/hcl/${name}`] = path.relative(workDir, file);
+  }
   return { entry, assets };
 }
 
@@ -317,7 +349,8 @@ async function release(opts = {}) {
     const stale = (dir) => {
       if (!fs.existsSync(dir)) return;
       for (const f of fs.readdirSync(dir))
-        if (f.startsWith(`${PROVIDER}_${version}_`)) fs.rmSync(path.join(dir, f), { force: true });
+        if (f.startsWith(`${PROVIDER}_${version}_`) || f.startsWith(`${COMMAND}_${version}_`))
+          fs.rmSync(path.join(dir, f), { force: true });
     };
     stale(outDir);
     stale(path.join(outDir, "site", "releases", version));
@@ -335,7 +368,12 @@ async function release(opts = {}) {
         continue;
       }
       const nodeFile = nodeBinary(platform, choice.version, cacheDir, buildNodeFile);
-      const exeFile = path.join(workDir, `${platform}.exe`);
+      // Named as in the archives: the executable is the provider or the command by its name.
+      const ext = PLATFORMS[platform].exe ? ".exe" : "";
+      const name = `${PROVIDER}_v${version}${ext}`;
+      const commandName = `${COMMAND}${ext}`;
+      fs.mkdirSync(path.join(workDir, platform));
+      const exeFile = path.join(workDir, platform, name);
       const sea = await buildExecutable(platform, nodeFile, blob, exeFile);
       // The compact form (a launcher and the compressed executable) where this machine builds it.
       let compact = form !== "sea" && COMPACT_PLATFORMS[platform] !== undefined;
@@ -352,11 +390,14 @@ async function release(opts = {}) {
       }
       const exe = compact ? compactExecutable(exeFile, workDir, platform) : sea;
       if (compact) fs.writeFileSync(exeFile, exe, { mode: 0o755 });
-      const name = `${PROVIDER}_v${version}${PLATFORMS[platform].exe ? ".exe" : ""}`;
       const zip = await zipOne(name, exe, { compress: !compact });
       const filename = `${prefix}_${platform}.zip`;
       fs.writeFileSync(path.join(outDir, filename), zip);
+      const commandZip = await zipOne(commandName, exe, { compress: !compact });
+      const commandFilename = `${COMMAND}_${version}_${platform}.zip`;
+      fs.writeFileSync(path.join(outDir, commandFilename), commandZip);
       let executed = "";
+      let commandExecuted = "";
       if (platform === hostPlatform()) {
         const ran = spawnSync(exeFile, ["--version"], {
           encoding: "utf8",
@@ -369,6 +410,18 @@ async function release(opts = {}) {
         if (ran.status !== 0 || !ran.stdout.includes(version))
           throw new ReleaseError(`the ${platform} executable does not run: ${ran.stderr || ran.stdout}`);
         executed = ran.stdout.trim();
+        // The same file under the command's name is the command.
+        const commandFile = path.join(workDir, platform, commandName);
+        fs.linkSync(exeFile, commandFile);
+        const asCommand = spawnSync(commandFile, ["--version"], {
+          encoding: "utf8",
+          env: { PATH: "/nonexistent", GPURENTAL_RUNTIME_DIR: path.join(workDir, "runtime") },
+        });
+        if (asCommand.status !== 0 || asCommand.stdout.trim() !== version)
+          throw new ReleaseError(
+            `the ${platform} executable does not run as ${commandName}: ${asCommand.stderr || asCommand.stdout}`,
+          );
+        commandExecuted = `${commandName} --version: ${asCommand.stdout.trim()}`;
       } else if (compact) {
         // Another architecture: under its emulator where this machine has one (qemu-user-static).
         executed = runEmulated(platform, exeFile, sea, workDir) ?? "";
@@ -385,6 +438,11 @@ async function release(opts = {}) {
         shasum: sha256(zip).toString("hex"),
         h1: h1([{ name, data: exe }]),
         executed,
+        command: {
+          filename: commandFilename,
+          shasum: sha256(commandZip).toString("hex"),
+          executed: commandExecuted,
+        },
       });
       const ranWhere = executed.includes(" under ")
         ? `, ran under ${executed.split(" under ").pop()}`
@@ -398,6 +456,7 @@ async function release(opts = {}) {
     fs.writeFileSync(path.join(outDir, manifestName), manifest);
     const sums = [
       ...built.map((b) => [b.shasum, b.filename]),
+      ...built.map((b) => [b.command.shasum, b.command.filename]),
       [sha256(manifest).toString("hex"), manifestName],
     ]
       .sort((a, b) => (a[1] < b[1] ? -1 : 1))
@@ -435,6 +494,13 @@ async function release(opts = {}) {
         h1: hash,
         node,
       })),
+      // The command's archives: not Terraform's (the registry and mirror documents list only the
+      // provider), but hosted beside them and covered by the same signed sums.
+      commands: built.map(({ platform, command }) => ({
+        platform,
+        filename: command.filename,
+        shasum: command.shasum,
+      })),
     };
     const notes = releaseNotes(
       { version, keyId: key.keyId, nodeEnd: NODE_LINES[line].end },
@@ -451,7 +517,13 @@ async function release(opts = {}) {
       built,
       skipped,
       keyId: key.keyId,
-      files: [...built.map((b) => b.filename), manifestName, sumsName, sigName],
+      files: [
+        ...built.map((b) => b.filename),
+        ...built.map((b) => b.command.filename),
+        manifestName,
+        sumsName,
+        sigName,
+      ],
     };
   } finally {
     fs.rmSync(workDir, { recursive: true, force: true });
@@ -474,6 +546,21 @@ function releaseNotes({ version, keyId, nodeEnd }, built, skipped, tools) {
         `| ${b.platform} | ${b.node} | ${b.form}${b.formNote ? ` (${b.formNote})` : ""} | ${mb(b.size)} | yes | ${b.executed ? `yes (\`--version\`: ${b.executed})` : "no"} |`,
     ),
     ...skipped.map((s) => `| ${s.platform} | - | - | - | no: ${s.reason} | no |`),
+    "",
+    "## The gpurental command",
+    "",
+    `\`${COMMAND}_${version}_<os>_<arch>.zip\` holds the same executable, named \`${COMMAND}\` (\`${COMMAND}.exe\` on`,
+    "Windows): under that name it is the `gpurental` command, with no Node.js needed: `fake-backend`,",
+    "`demo --hcl`, `example hcl`, `strays`, `plan-report`, `provider install` (which installs the",
+    "executable itself as the provider) and `provider resident`. Run as terraform-provider-gpurental",
+    "it is the provider; the signed sums above cover both archives.",
+    "",
+    "| Platform | Archive | Executable | Executed on the build machine |",
+    "| -------- | ------- | ---------- | ----------------------------- |",
+    ...built.map(
+      (b) =>
+        `| ${b.platform} | ${b.command.filename} | ${mb(b.size)}, ${b.form} | ${b.command.executed ? `yes (\`${b.command.executed}\`)` : "no"} |`,
+    ),
     "",
   ];
   if (tools.length > 1)
@@ -549,6 +636,7 @@ function writeSite(siteDir, outDir, record) {
   const relDir = `releases/${record.version}`;
   for (const f of [
     ...record.archives.map((a) => a.filename),
+    ...(record.commands ?? []).map((c) => c.filename),
     record.manifest,
     record.shasums,
     record.shasums_signature,
@@ -631,7 +719,8 @@ async function main(argv) {
   });
   process.stderr.write(
     `released ${PROVIDER} ${result.version} into ${path.relative(process.cwd(), result.outDir) || "."} ` +
-      `(signed with ${result.keyId}); the static site is ${path.relative(process.cwd(), result.site)}\n`,
+      `(signed with ${result.keyId}); ` +
+      `the static site is ${path.relative(process.cwd(), result.site)}\n`,
   );
 }
 
