@@ -34,6 +34,8 @@ export interface ReleaseResult {
   built: BuiltArchive[];
   skipped: { platform: string; reason: string }[];
   keyId: string;
+  /** Whether it was signed with a key made for this build and deleted after it (--throwaway-key). */
+  throwawayKey: boolean;
   /** The release files in outDir (both kinds of archives, manifest, SHA256SUMS and its signature). */
   files: string[];
 }
@@ -53,6 +55,11 @@ export function release(opts?: {
   /** Today, for the check that the Node.js line still has security support. */
   now?: Date;
   log?: (line: string) => void;
+  /**
+   * Sign with a key made for this build in a temp GnuPG home and deleted after it, instead of
+   * GPURENTAL_RELEASE_GPG_KEY (which must then be unset); the notes say it is not for production.
+   */
+  throwawayKey?: boolean;
 }): Promise<ReleaseResult>;
 /** Terraform's h1: hash of a package holding these files. */
 export function h1(files: { name: string; data: Buffer }[]): string;

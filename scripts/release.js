@@ -25,7 +25,9 @@
 // --form auto|compact|sea (default auto: the compact form on Linux where this machine has its
 // toolchain, else the plain SEA, said in the notes; compact: required, or fail; sea: plain SEA),
 // --node 22|24 (the Node.js LTS line the executables are built from; default 22, see NODE_LINES),
-// --node-cache <dir> (where the Node binaries packed from the npm registry are kept).
+// --node-cache <dir> (where the Node binaries packed from the npm registry are kept),
+// --throwaway-key (sign with a key made for this build in a temp GnuPG home and deleted after it,
+// instead of GPURENTAL_RELEASE_GPG_KEY: for trying a release, never for publishing one).
 const { execFileSync, spawnSync } = require("node:child_process");
 const {
   COMPACT_PLATFORMS,
@@ -134,6 +136,36 @@ function signingKey(env) {
   const keyId = sec.split(":")[4].toUpperCase();
   const armor = gpg(["--armor", "--export", "--", keyId], env);
   return { keyId, armor };
+}
+
+/**
+ * A key made for one build (--throwaway-key): in a GnuPG home of its own under the temp directory,
+ * without a passphrase, deleted with its agent by close(). The user's keyring (GNUPGHOME, ~/.gnupg)
+ * is never read or written. Nobody holds the private key afterwards, so it needs no expiry.
+ */
+function throwawaySigner(env) {
+  const home = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "gpurental-release-key-"));
+  const keyEnv = { ...env, GNUPGHOME: home };
+  delete keyEnv.GPG_AGENT_INFO;
+  const close = () => {
+    spawnSync("gpgconf", ["--homedir", home, "--kill", "all"], { stdio: "ignore" });
+    spawnSync("gpgconf", ["--homedir", home, "--remove-socketdir"], { stdio: "ignore" });
+    fs.rmSync(home, { recursive: true, force: true });
+  };
+  try {
+    fs.chmodSync(home, 0o700);
+    const uid = "gpurental throwaway release key (for trying only) <throwaway@gpurental.invalid>";
+    gpg(["--passphrase", "", "--quick-gen-key", uid, "rsa3072", "sign", "never"], keyEnv);
+    return {
+      ...signingKey({ ...keyEnv, GPURENTAL_RELEASE_GPG_KEY: uid }),
+      env: keyEnv,
+      throwaway: true,
+      close,
+    };
+  } catch (err) {
+    close();
+    throw err;
+  }
 }
 
 /** The Node version each platform is built from: the build Node's, else that major's newest there is. */
@@ -321,7 +353,12 @@ async function release(opts = {}) {
       throw new ReleaseError(
         `--platforms: unknown platform "${p}"; known: ${Object.keys(PLATFORMS).join(", ")}`,
       );
-  const key = signingKey(env);
+  if (opts.throwawayKey && (env.GPURENTAL_RELEASE_GPG_KEY ?? "").trim())
+    throw new ReleaseError(
+      "--throwaway-key signs with a key of its own: unset GPURENTAL_RELEASE_GPG_KEY, or leave --throwaway-key out to sign with that key",
+    );
+  // The named key is checked before anything is built; a throwaway one is made when it is needed.
+  const namedKey = opts.throwawayKey ? undefined : { ...signingKey(env), env, throwaway: false, close() {} };
   const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
   const line = String(opts.node ?? DEFAULT_NODE_LINE);
   if (!NODE_LINES[line])
@@ -343,6 +380,7 @@ async function release(opts = {}) {
   );
 
   const workDir = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "gpurental-release-"));
+  let key = namedKey;
   try {
     fs.mkdirSync(outDir, { recursive: true });
     // A release of this version made before (with other platforms) is replaced, not mixed in.
@@ -466,6 +504,7 @@ async function release(opts = {}) {
     fs.writeFileSync(path.join(outDir, sumsName), sums);
     const sigName = `${sumsName}.sig`;
     fs.rmSync(path.join(outDir, sigName), { force: true });
+    key ??= throwawaySigner(env);
     gpg(
       [
         "--local-user",
@@ -475,7 +514,7 @@ async function release(opts = {}) {
         "--detach-sign",
         path.join(outDir, sumsName),
       ],
-      env,
+      key.env,
     );
     fs.writeFileSync(path.join(outDir, "gpurental-signing-key.asc"), key.armor);
 
@@ -484,6 +523,7 @@ async function release(opts = {}) {
       protocols: PROTOCOLS,
       key_id: key.keyId,
       ascii_armor: key.armor,
+      ...(key.throwaway ? { throwaway_key: true } : {}),
       shasums: sumsName,
       shasums_signature: sigName,
       manifest: manifestName,
@@ -503,7 +543,7 @@ async function release(opts = {}) {
       })),
     };
     const notes = releaseNotes(
-      { version, keyId: key.keyId, nodeEnd: NODE_LINES[line].end },
+      { version, keyId: key.keyId, throwaway: key.throwaway, nodeEnd: NODE_LINES[line].end },
       built,
       skipped,
       toolchain(built.filter((b) => b.form === "compact").map((b) => b.platform)),
@@ -517,6 +557,7 @@ async function release(opts = {}) {
       built,
       skipped,
       keyId: key.keyId,
+      throwawayKey: key.throwaway,
       files: [
         ...built.map((b) => b.filename),
         ...built.map((b) => b.command.filename),
@@ -526,15 +567,24 @@ async function release(opts = {}) {
       ],
     };
   } finally {
+    key?.close();
     fs.rmSync(workDir, { recursive: true, force: true });
   }
 }
 
-function releaseNotes({ version, keyId, nodeEnd }, built, skipped, tools) {
+function releaseNotes({ version, keyId, throwaway, nodeEnd }, built, skipped, tools) {
   const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
   const lines = [
     `# terraform-provider-gpurental ${version}`,
     "",
+    ...(throwaway
+      ? [
+          `**Signed with a throwaway key (${keyId}): for trying, not for production.** The key was made`,
+          "for this build and deleted with it: nobody can sign anything else with it, and nobody vouches",
+          "for it either. Publish only a release signed with your team's key (docs/releasing.md).",
+          "",
+        ]
+      : []),
     "Each archive holds one executable, a Node.js single executable application: it runs without",
     `Node.js installed. Signed with the GPG key ${keyId}. The Node.js line built in has security`,
     `support until ${nodeEnd}.`,
@@ -716,10 +766,11 @@ async function main(argv) {
       : undefined,
     outDir: arg(argv, "--out"),
     nodeCache: arg(argv, "--node-cache"),
+    throwawayKey: argv.includes("--throwaway-key"),
   });
   process.stderr.write(
     `released ${PROVIDER} ${result.version} into ${path.relative(process.cwd(), result.outDir) || "."} ` +
-      `(signed with ${result.keyId}); ` +
+      `(signed with ${result.keyId}${result.throwawayKey ? ", a throwaway key: for trying, not for production" : ""}); ` +
       `the static site is ${path.relative(process.cwd(), result.site)}\n`,
   );
 }
