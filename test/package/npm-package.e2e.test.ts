@@ -19,7 +19,7 @@ import { findTerraform } from "../e2e/harness";
 // The npm package as a CDK user gets it: `npm pack` in this repository, then a new project outside
 // it that installs the tarball offline from the local npm cache (with a lock file naming the same
 // dependency versions as this repository's, which `npm ci` put in the cache), imports the
-// constructs and bindings from it, and runs `npx --no gpurental ...` from its node_modules.
+// constructs and bindings from it, and runs `npx --no -- gpurental ...` from its node_modules.
 
 const ROOT = join(__dirname, "..", "..");
 const TARBALL = `gpurental-gpurental-${version}.tgz`;
@@ -268,12 +268,12 @@ app.synth();
   );
 });
 
-test("`npx --no gpurental provider install`, `plan-report` and `strays` work from the project's node_modules", async () => {
+test("`npx --no -- gpurental provider install`, `plan-report` and `strays` work from the project's node_modules", async () => {
   const terraform = findTerraform();
   const mirror = join(root, "mirror");
   const install = await ok(
     "npx",
-    ["--no", "gpurental", "provider", "install", "--dir", mirror],
+    ["--no", "--", "gpurental", "provider", "install", "--dir", mirror],
     project,
     projectEnv(),
   );
@@ -309,18 +309,23 @@ resource "gpurental_instance" "gpu" {
   expect(existsSync(npx)).toBe(true);
   // From the project, where its node_modules hold the command; elsewhere `npx --no` refuses to
   // fetch a package of that name from the registry.
-  const report = await ok("npx", ["--no", "gpurental", "plan-report", join(work, "plan.bin")], project, env);
+  const report = await ok(
+    "npx",
+    ["--no", "--", "gpurental", "plan-report", join(work, "plan.bin")],
+    project,
+    env,
+  );
   expect(report.out).toMatch(/RTX 4090|create/i);
-  const strays = await run("npx", ["--no", "gpurental", "strays", work, "--json"], project, env);
+  const strays = await run("npx", ["--no", "--", "gpurental", "strays", work, "--json"], project, env);
   expect([0, 2]).toContain(strays.code);
   expect(() => JSON.parse(strays.out)).not.toThrow();
 }, 120_000);
 
-test("`npx --no gpurental demo` deploys and destroys the example app with the project's cdktf-cli", async () => {
+test("`npx --no -- gpurental demo` deploys and destroys the example app with the project's cdktf-cli", async () => {
   // A CDK project has cdktf-cli as a dev dependency (npm install -D cdktf-cli@0.21.0); here it is
   // linked from this repository's node_modules, where `npm ci` put the same version.
   symlinkSync(join(ROOT, "node_modules", "cdktf-cli"), join(project, "node_modules", "cdktf-cli"));
-  const r = await run("npx", ["--no", "gpurental", "demo"], project, projectEnv());
+  const r = await run("npx", ["--no", "--", "gpurental", "demo"], project, projectEnv());
   const pty = join(ROOT, "node_modules", "@cdktf", "node-pty-prebuilt-multiarch");
   const abi = process.versions.modules;
   if (!existsSync(join(pty, "prebuilds", `${process.platform}-${process.arch}`, `node.abi${abi}.node`))) {
