@@ -12,9 +12,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CDKTN_MIN_NODE, nodeTooOld } from "../../src/cli/cdk";
 import { type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { packageName, version } from "../../src/version";
 import { findTerraform } from "../e2e/harness";
+import { olderNode } from "./old-node";
 
 // The npm package as a CDK user gets it: `npm pack` in this repository, then a new project outside
 // it that installs the tarball offline from the local npm cache (with a lock file naming the same
@@ -320,6 +322,27 @@ resource "gpurental_instance" "gpu" {
   expect([0, 2]).toContain(strays.code);
   expect(() => JSON.parse(strays.out)).not.toThrow();
 }, 120_000);
+
+test("on a Node.js too old for cdktn-cli, `demo --cdk cdktn` says so in one line before starting anything", async () => {
+  const old = olderNode(CDKTN_MIN_NODE);
+  if (!old) {
+    console.log("no Node.js older than 22.19 on this machine: the refusal is not run here");
+    return;
+  }
+  const bin = join(project, "node_modules", ".bin", "gpurental");
+  const r = await run(old.file, [bin, "demo", "--cdk", "cdktn"], project, projectEnv());
+  expect({ code: r.code, out: r.out, err: r.err }).toEqual({
+    code: 1,
+    out: "",
+    err: `gpurental demo: ${nodeTooOld("CDK Terrain (cdktn-cli 0.24)", CDKTN_MIN_NODE, old.version)}, or name one in GPURENTAL_CDKTN_NODE\n`,
+  });
+  expect(readdirSync(join(root, "tmp")).filter((f) => f.startsWith("gpurental-demo-"))).toEqual([]);
+});
+
+test("`npx --no -- gpurental --help` prints the command's help, as the README writes it", async () => {
+  const r = await ok("npx", ["--no", "--", "gpurental", "--help"], project, projectEnv());
+  expect(r.out).toContain("Usage: gpurental [options] [command]");
+});
 
 test("`npx --no -- gpurental demo` deploys and destroys the example app with the project's cdktf-cli", async () => {
   // A CDK project has cdktf-cli as a dev dependency (npm install -D cdktf-cli@0.21.0); here it is
