@@ -1,5 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -9,6 +10,8 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
@@ -18,6 +21,7 @@ import { DEMO_IDS } from "../../src/fake-backend";
 import { generateServerCertificate } from "../../src/plugin/cert";
 import { version } from "../../src/version";
 import { findTerraform } from "../e2e/harness";
+import { findPostgres, type PostgresServer, postgresRequired, startPostgres } from "../e2e/postgres";
 import { type StaticServer, serveStatic } from "./static-server";
 
 // A Terraform user with no Node.js: a release built with --throwaway-key (linux_amd64), its site
@@ -31,6 +35,7 @@ jest.setTimeout(300_000);
 
 const PLATFORM = "linux_amd64";
 const README = join(__dirname, "..", "..", "README.md");
+const EXAMPLES_CI = join(__dirname, "..", "..", "examples", "ci");
 /** What a Terraform user's shell has; node is deliberately not among them. */
 const TOOLS = ["sh", "bash", "curl", "unzip", "sha256sum", "cat", "sleep", "rm", "mkdir", "ls", "kill"];
 
@@ -407,3 +412,160 @@ test("the README's Terraform-only quick start runs as written, with no node on P
     10_000,
   );
 });
+
+// examples/ci's Terraform-only pipeline (hcl-pipeline.sh) on a runner with no Node.js: the command
+// downloaded from the release site and checked against its sums, the provider from the site's
+// mirror, the state in a private PostgreSQL, the report posted to a stand-in for GitHub's API, a
+// nightly strays run that finds a planted stray. Skipped, saying why, without PostgreSQL.
+const postgres = findPostgres();
+if (postgres.missing && !postgresRequired())
+  process.stderr.write(
+    `test/release/standalone.e2e.test.ts: the HCL pipeline is skipped: ${postgres.missing}\n`,
+  );
+const describeWithPostgres = postgres.binDir || postgresRequired() ? describe : describe.skip;
+
+describeWithPostgres("examples/ci's Terraform-only pipeline", () => {
+  const GITHUB_TOKEN = "ghs_testtoken0123456789";
+  let pg: PostgresServer | undefined;
+  let github: { server: Server; url: string; comments: { id: number; body: string }[] };
+  let repo: string;
+  let teamKey: string;
+  let ranEnv: NodeJS.ProcessEnv;
+  const printed: string[] = [];
+
+  beforeAll(async () => {
+    if (!postgres.binDir) throw new Error(postgres.missing);
+    pg = await startPostgres(postgres);
+    github = await fakeGitHub(GITHUB_TOKEN);
+    const { settings } = await fakeBackend();
+    const admin = new GpurentalClient({
+      baseUrl: settings.GPURENTAL_BASE_URL!,
+      token: settings.GPURENTAL_TOKEN!,
+    });
+    teamKey = (await admin.createApiKey({ name: "ci-hcl", kind: "team" })).secret;
+    // A checkout of a repository laid out as examples/ci: the script and the configuration.
+    repo = join(root, "hcl-repo");
+    mkdirSync(repo);
+    cpSync(join(EXAMPLES_CI, "hcl-pipeline.sh"), join(repo, "hcl-pipeline.sh"));
+    cpSync(join(EXAMPLES_CI, "hcl"), join(repo, "hcl"), { recursive: true });
+    writeFileSync(join(root, "github-event.json"), JSON.stringify({ pull_request: { number: 7 } }));
+    ranEnv = userEnv({
+      PATH: systemPathWithoutNode(),
+      GPURENTAL_BASE_URL: settings.GPURENTAL_BASE_URL,
+      GPURENTAL_TOKEN: teamKey,
+      PG_CONN_STR: pg.connStr(),
+      GPURENTAL_RELEASE_SITE: `https://localhost:${server.port}`,
+      GPURENTAL_VERSION: version,
+      PIPELINE_TOOLS: join(root, "runner-tools"),
+      GPURENTAL_JOURNAL_DIR: join(root, "runner-journal"),
+    });
+  });
+
+  afterAll(async () => {
+    await pg?.stop();
+    await new Promise((r) => github?.server.close(r));
+  });
+
+  const stage = async (name: string, extra: NodeJS.ProcessEnv = {}): Promise<Run> => {
+    const r = await run("./hcl-pipeline.sh", [name], repo, { ...ranEnv, ...extra });
+    printed.push(r.out, r.err);
+    return r;
+  };
+
+  test("plan, comment (then updated), apply, and a nightly strays run, with no node on PATH", async () => {
+    const gates = { PIPELINE_GATES: "--fail-on disk-loss,refusal" };
+    const plan = await stage("plan", gates);
+    expect({ code: plan.code, err: plan.err }).toMatchObject({ code: 0 });
+    expect(plan.out).toContain("Plan: 2 to add, 0 to change, 0 to destroy.");
+    expect(readFileSync(join(repo, "pipeline-out", "report.md"), "utf8")).toContain(
+      "#### Instances: 2 to create",
+    );
+    // The command came from the release, checked against its sums, once.
+    expect(readdirSync(join(root, "runner-tools", version))).toEqual(["gpurental"]);
+
+    const event = { GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_REPOSITORY: "acme/infra" };
+    const env = { ...event, GITHUB_EVENT_PATH: join(root, "github-event.json") };
+    expect((await stage("comment", env)).out).toContain("Posted the plan report.");
+    expect((await stage("comment", env)).out).toContain("Updated the plan report (comment 1).");
+    expect(github.comments).toHaveLength(1);
+    expect(github.comments[0]?.body).toContain("#### Instances: 2 to create");
+
+    const apply = await stage("apply");
+    expect(apply.code).toBe(0);
+    expect(apply.out).toContain("Apply complete! Resources: 2 added");
+    expect(await pg!.query("select count(*) from gpu_fleet_hcl.states")).toBe("1");
+
+    const { settings } = await fakeBackend();
+    const client = new GpurentalClient({ baseUrl: settings.GPURENTAL_BASE_URL!, token: teamKey });
+    const clean = await stage("strays");
+    expect(clean.code).toBe(0);
+    const planted = await client.deployInstance({
+      offer_id: DEMO_IDS.offer,
+      template_id: DEMO_IDS.templateSsh,
+      disk_gb: 20,
+      label: "left-by-hand",
+    });
+    const found = await stage("strays");
+    expect(found.code).toBe(2);
+    expect(found.out).toContain(planted.id);
+
+    const destroy = await stage("plan", { PIPELINE_DESTROY: "true" });
+    expect(destroy.out).toContain("Plan: 0 to add, 0 to change, 2 to destroy.");
+    expect((await stage("apply")).code).toBe(0);
+    await client.destroyInstance(planted.id);
+    for (const text of printed) {
+      expect(text).not.toContain(teamKey);
+      expect(text).not.toContain(GITHUB_TOKEN);
+    }
+  });
+});
+
+/** A PATH with every program of /usr/bin and /bin, and terraform, but no node, npm or npx. */
+function systemPathWithoutNode(): string {
+  const dir = join(root, "system-bin");
+  if (existsSync(dir)) return dir;
+  mkdirSync(dir);
+  for (const from of ["/usr/local/bin", "/usr/bin", "/bin"]) {
+    if (!existsSync(from)) continue;
+    for (const name of readdirSync(from)) {
+      if (/^(node|nodejs|npm|npx|corepack)$/.test(name) || existsSync(join(dir, name))) continue;
+      symlinkSync(join(from, name), join(dir, name));
+    }
+  }
+  return dir;
+}
+
+/** GitHub's three REST calls the comment stage makes, for one pull request, with a bearer token. */
+async function fakeGitHub(token: string) {
+  const comments: { id: number; body: string }[] = [];
+  const server = createServer((req, res) => {
+    let text = "";
+    req.on("data", (c: Buffer) => {
+      text += c.toString("utf8");
+    });
+    req.on("end", () => {
+      const url = new URL(req.url ?? "/", "http://github.test");
+      const answer = (status: number, body: unknown) => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
+      };
+      if (req.headers.authorization !== `Bearer ${token}`) return answer(401, { message: "Bad credentials" });
+      const issue = "/repos/acme/infra/issues/7/comments";
+      if (req.method === "GET" && url.pathname === issue) return answer(200, comments);
+      if (req.method === "POST" && url.pathname === issue) {
+        const comment = { id: comments.length + 1, body: JSON.parse(text).body as string };
+        comments.push(comment);
+        return answer(201, comment);
+      }
+      const edit = /^\/repos\/acme\/infra\/issues\/comments\/(\d+)$/.exec(url.pathname);
+      const comment = edit && comments.find((c) => c.id === Number(edit[1]));
+      if (req.method === "PATCH" && comment) {
+        comment.body = JSON.parse(text).body;
+        return answer(200, comment);
+      }
+      answer(404, { message: "Not Found" });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, comments };
+}
