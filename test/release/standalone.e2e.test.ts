@@ -83,7 +83,12 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  fake?.child.kill("SIGTERM");
+  // Stopped and gone before its folder is removed: at exit it writes its code cache there.
+  if (fake && fake.child.exitCode === null) {
+    const exited = new Promise((r) => fake?.child.once("exit", r));
+    fake.child.kill("SIGTERM");
+    await exited;
+  }
   await server?.close();
   if (root) rmSync(root, { recursive: true, force: true });
 });
