@@ -6,7 +6,8 @@ import { createProvider, RUNTIME_IN_MEMORY, RUNTIME_IN_MEMORY_ENV } from "./prov
 import { useFakeBackend } from "./testing/fake-backend";
 
 // What the provider says about how it was started: the compact executable's launcher marks a
-// runtime it had to unpack into memory (src/executable/compact), and every command warns.
+// runtime it had to unpack into memory (src/executable/compact), and every command warns; and what
+// it says about an address it cannot use.
 
 const fake = useFakeBackend();
 let dir: string;
@@ -27,4 +28,18 @@ test("a runtime unpacked into memory is a warning on every configure, naming the
   expect(JSON.stringify(diags)).toContain("Set GPURENTAL_RUNTIME_DIR to a directory of yours");
   expect(await configure({})).toEqual([]);
   expect(await configure({ [RUNTIME_IN_MEMORY_ENV]: "0" })).toEqual([]);
+});
+
+test.each([
+  ["the environment", {}, { GPURENTAL_BASE_URL: "http://user:s3cr3tPASS@127.0.0.1:18801" }],
+  ["the argument", { base_url: "https://user:s3cr3tPASS@api.example.com/v1" }, {}],
+  ["the argument, with /v1", { base_url: "https://s3cr3tPASS@api.example.com/v1/" }, {}],
+])("a password in the API address from %s is refused without showing it", async (_n, config, env) => {
+  const diags = await createHarness(createProvider({ cwd: dir, env })).configure({
+    token: fake.creds.admin_session_token,
+    ...config,
+  });
+  expect(diags).toEqual([expect.objectContaining({ severity: "error", path: [{ attribute: "base_url" }] })]);
+  expect(diags[0]?.detail).toMatch(/"https?:\/\/\*\*\*@(127\.0\.0\.1:18801|api\.example\.com)/);
+  expect(JSON.stringify(diags)).not.toContain("s3cr3t");
 });

@@ -4,6 +4,7 @@ import { ClientConfigError } from "./api/errors";
 import { isUuid } from "./api/ids";
 import { Network, TrustSettingError } from "./api/network";
 import { ProxySettingError, type ProxySettings } from "./api/proxy";
+import { maskUrl } from "./api/redact";
 import { dataSources } from "./data-sources";
 import { ephemeralResources } from "./ephemeral-resources";
 import {
@@ -249,7 +250,7 @@ export async function configureClient(
         ctx.diags.addAttributeError(
           path("base_url"),
           "API address includes /v1",
-          `${where("base_url", baseUrl)} must be the address without the /v1 path, which the provider adds itself: use ${JSON.stringify(baseUrl.value.replace(/\/v1\/?$/, ""))}.`,
+          `${where("base_url", baseUrl)} must be the address without the /v1 path, which the provider adds itself: use ${JSON.stringify(maskUrl(baseUrl.value.replace(/\/v1\/?$/, "")))}.`,
         );
       }
     } catch {
@@ -259,7 +260,7 @@ export async function configureClient(
       ctx.diags.addAttributeError(
         path("base_url"),
         "Invalid API address",
-        `${where("base_url", baseUrl)} must be an http or https URL without credentials, query or fragment, e.g. "https://api.gpurental.example"; got ${JSON.stringify(baseUrl.value.slice(0, 200))}.`,
+        `${where("base_url", baseUrl)} must be an http or https URL without credentials, query or fragment, e.g. "https://api.gpurental.example"; got ${JSON.stringify(maskUrl(baseUrl.value).slice(0, 200))}.`,
       );
     }
   }

@@ -7,7 +7,7 @@ import {
   NetworkError,
   TimeoutError,
 } from "../api/errors";
-import { redactText } from "../api/redact";
+import { maskUrl, redactText } from "../api/redact";
 import { type CredentialKind, credentialKindOf } from "../resources/provider-data";
 import { UserFacingError } from "../user-facing";
 
@@ -85,7 +85,7 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
   }
   if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.username || url.password) {
     throw new ApiSettingsError(
-      `${base.where} must be an http or https URL without credentials, got ${JSON.stringify(base.value.slice(0, 200))}`,
+      `${base.where} must be an http or https URL without credentials, got ${JSON.stringify(maskUrl(base.value).slice(0, 200))}`,
     );
   }
   if (/\/v1\/?$/.test(url.pathname)) {
