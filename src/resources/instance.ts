@@ -218,12 +218,12 @@ async function planTimeChecks(plan: Plan, config: Plan, ctx: HandlerContext<Prov
       known(config.secret_env_wo) && config.secret_env_wo !== null ? config.secret_env_wo : null;
     const unset = known(plan.unset_env) && plan.unset_env !== null ? plan.unset_env : null;
     const knownMap = (m: Record<string, CtyValue> | null) =>
-      m && Object.values(m).every(known) ? (m as Record<string, string>) : null;
+      m && Object.values(m).every(known) ? (m as Record<string, string | null>) : null;
     const args = {
       env: knownMap(env),
       secret_env: knownMap(secret),
       secret_env_wo: knownMap(secretWo),
-      unset_env: unset?.every(known) ? (unset as string[]) : null,
+      unset_env: unset?.every(known) ? (unset as (string | null)[]) : null,
     };
     const extra = validateEnv(args, template.env).filter(
       (d) => d.severity === "warning" && !OVERLAY_KEYS.some((k) => d.summary.startsWith(`${k} `)),
@@ -455,11 +455,15 @@ export const instanceResource = {
     const secretWo =
       known(config.secret_env_wo) && config.secret_env_wo !== null ? config.secret_env_wo : null;
     const unset = known(config.unset_env) && config.unset_env !== null ? config.unset_env : null;
-    const onlyKnown = (m: Record<string, CtyValue> | null): Record<string, string> | null =>
+    // An unknown value still counts as an entry; a null one is not set (env.ts, EnvMap).
+    const onlyKnown = (m: Record<string, CtyValue> | null): Record<string, string | null> | null =>
       m === null
         ? null
         : Object.fromEntries(
-            Object.entries(m).map(([k, v]) => [k, known(v) && typeof v === "string" ? v : ""]),
+            Object.entries(m).map(([k, v]) => [
+              k,
+              v === null ? null : known(v) && typeof v === "string" ? v : "",
+            ]),
           );
     report(ctx.diags, checkOfferChoice(config));
     report(ctx.diags, checkSecretEnvWoVersion(config));
@@ -469,7 +473,7 @@ export const instanceResource = {
         env: onlyKnown(env as Record<string, CtyValue> | null),
         secret_env: onlyKnown(secret as Record<string, CtyValue> | null),
         secret_env_wo: onlyKnown(secretWo as Record<string, CtyValue> | null),
-        unset_env: unset ? (unset.filter((v) => known(v) && typeof v === "string") as string[]) : null,
+        unset_env: unset ? unset.filter((v): v is string => known(v) && typeof v === "string") : null,
       }),
     );
   },
