@@ -62,3 +62,23 @@ describe("maskedService", () => {
     expectNoCredential(JSON.stringify(res));
   });
 });
+
+describe("what Terraform prints of a diagnostic", () => {
+  it("shows control characters and overrides escaped, keeping the detail's lines", async () => {
+    const stub = createStubProviderService();
+    stub.PlanResourceChange = async () => ({
+      diagnostics: [
+        {
+          severity: 1,
+          summary: "Instance evil\u001b]0;PWNED\u0007 is in error\r\nfake line",
+          detail: "first line\nsecond \u001b[2J line \u202eright-to-left",
+        },
+      ],
+    });
+    const res = await maskedService(stub).PlanResourceChange({ type_name: "x" } as never);
+    expect(res.diagnostics?.[0]).toMatchObject({
+      summary: "Instance evil\\x1b]0;PWNED\\x07 is in error\\x0d\\x0afake line",
+      detail: "first line\nsecond \\x1b[2J line \\u202eright-to-left",
+    });
+  });
+});

@@ -1,16 +1,24 @@
 import { redactText } from "../api/redact";
+import { terminalText } from "../display";
 import type { DiagnosticOut, ProviderService } from "../plugin/tfplugin6";
 
 // The last step before Terraform: every diagnostic the provider answers and every error a handler
 // throws is masked with the one definition of a credential (api/redact.ts). Terraform prints
 // diagnostics on the terminal and in CI logs, so whatever a resource, the framework or a server's
-// message put in them, a token, an access token or a key secret never gets that far.
+// message put in them, a token, an access token or a key secret never gets that far; and neither
+// does a control character or a bidirectional override (src/display.ts: a label or a server's
+// message quoted in a diagnostic is no terminal command).
+
+/** A diagnostic's text as Terraform may print it: masked, then made safe for a terminal. */
+function shown(text: string, multiline: boolean): string {
+  return terminalText(redactText(text), { multiline, maxLength: multiline ? 8000 : 500 });
+}
 
 type Handler = (req: unknown) => Promise<unknown>;
 
 function maskDiagnostic(d: DiagnosticOut): DiagnosticOut {
-  const out: DiagnosticOut = { ...d, summary: redactText(d.summary) };
-  if (d.detail !== undefined) out.detail = redactText(d.detail);
+  const out: DiagnosticOut = { ...d, summary: shown(d.summary, false) };
+  if (d.detail !== undefined) out.detail = shown(d.detail, true);
   return out;
 }
 
@@ -27,7 +35,7 @@ export function maskedService(service: ProviderService): ProviderService {
       try {
         res = await (fn as Handler).call(service, req);
       } catch (err) {
-        if (err instanceof Error) err.message = redactText(err.message);
+        if (err instanceof Error) err.message = shown(err.message, true);
         throw err;
       }
       const diagnostics = (res as { diagnostics?: unknown } | undefined)?.diagnostics;

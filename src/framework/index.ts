@@ -45,6 +45,7 @@ export {
   isValidatable,
   lengthBetween,
   oneOf,
+  printable,
   requiresReplace,
   requiresReplaceIf,
   unknownOnUpdate,

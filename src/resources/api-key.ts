@@ -9,6 +9,7 @@ import {
   lengthBetween,
   oneOf,
   path,
+  printable,
   type ResourceDefinition,
   requiresReplace,
   useStateForUnknown,
@@ -34,8 +35,9 @@ const schema = defineSchema({
     id: attr.string({ computed: true, description: "ID of the API key.", planModifiers: stable() }),
     name: attr.string({
       required: true,
-      description: "Label of the key shown in the console, 1 to 64 characters. Changing it replaces the key.",
-      validators: [lengthBetween(1, 64)],
+      description:
+        "Label of the key shown in the console, 1 to 64 characters, without control characters (line breaks, tabs, ESC, NUL) or bidirectional overrides (an error at plan). Changing it replaces the key.",
+      validators: [lengthBetween(1, 64), printable("name")],
       planModifiers: [requiresReplace()],
     }),
     kind: attr.string({

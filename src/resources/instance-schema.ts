@@ -11,7 +11,7 @@ import {
   timeoutsAttribute,
   useStateForUnknown,
 } from "../framework";
-import { check, oneOf } from "../framework/modifiers";
+import { check, oneOf, printable } from "../framework/modifiers";
 import { apiId } from "./ids";
 import { INSTANCE_DEFAULT_TIMEOUTS, MAX_OFFER_ATTEMPTS } from "./instance-ops";
 import { offerFilterAttributes, wholeNumber } from "./offer-filter";
@@ -120,8 +120,8 @@ export const instanceSchema = defineSchema({
     label: attr.string({
       optional: true,
       description:
-        'Label shown in the console, at most 64 characters. Unset (or `""`) for no label. Changing it replaces the instance.',
-      validators: [maxLength(64, "label")],
+        'Label shown in the console, at most 64 characters, without control characters (line breaks, tabs, ESC, NUL) or bidirectional overrides, which no console or terminal can show as they are (an error at plan). Unset (or `""`) for no label. Changing it replaces the instance.',
+      validators: [maxLength(64, "label"), printable("label")],
       planModifiers: [
         requiresReplaceIf(
           (req) => !(noLabel(req.state) && noLabel(req.plan)),
