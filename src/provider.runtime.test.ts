@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHarness } from "./framework/testing";
@@ -42,4 +42,41 @@ test.each([
   expect(diags).toEqual([expect.objectContaining({ severity: "error", path: [{ attribute: "base_url" }] })]);
   expect(diags[0]?.detail).toMatch(/"https?:\/\/\*\*\*@(127\.0\.0\.1:18801|api\.example\.com)/);
   expect(JSON.stringify(diags)).not.toContain("s3cr3t");
+});
+
+describe("a journal directory that cannot be created fails the plan, not the apply", () => {
+  test.each([
+    ["under a file that is no directory", "/dev/null/j", /"\/dev\/null\/j".*\/dev\/null is not a directory/],
+    ["a file", "/dev/null", /\/dev\/null is not a directory/],
+  ])("journal_dir %s", async (_n, journal_dir, message) => {
+    const diags = await createHarness(createProvider({ cwd: dir, env: {} })).configure({
+      base_url: fake.url,
+      token: fake.creds.admin_session_token,
+      journal_dir,
+    });
+    expect(diags).toEqual([
+      expect.objectContaining({
+        severity: "error",
+        summary: "Unusable journal directory",
+        path: [{ attribute: "journal_dir" }],
+        detail: expect.stringMatching(message),
+      }),
+    ]);
+  });
+
+  test("from the environment: the error names the variable", async () => {
+    const diags = await configure({ GPURENTAL_JOURNAL_DIR: "/dev/null/j" });
+    expect(diags).toEqual([
+      expect.objectContaining({
+        summary: "Unusable journal directory",
+        detail: expect.stringContaining('The GPURENTAL_JOURNAL_DIR environment variable is "/dev/null/j"'),
+      }),
+    ]);
+  });
+
+  test("a directory that does not exist yet but can be created is fine, and not created by the plan", async () => {
+    const later = join(dir, "not", "yet");
+    expect(await configure({ GPURENTAL_JOURNAL_DIR: later })).toEqual([]);
+    expect(existsSync(join(dir, "not"))).toBe(false);
+  });
 });

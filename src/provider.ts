@@ -19,7 +19,14 @@ import {
   parseDuration,
   path,
 } from "./framework";
-import { DeployJournal, JOURNAL_DIR_ENV, locateJournal, parentCommand, type RunIdentity } from "./journal";
+import {
+  DeployJournal,
+  JOURNAL_DIR_ENV,
+  journalDirProblem,
+  locateJournal,
+  parentCommand,
+  type RunIdentity,
+} from "./journal";
 import { DEFAULT_LATE_ARRIVAL_WATCH_MS, LATE_ARRIVAL_WATCH_ENV } from "./journal/late";
 import { settleAtShutdown } from "./journal/settle";
 import { logger } from "./log";
@@ -63,7 +70,7 @@ const schema = defineSchema({
     journal_dir: attr.string({
       optional: true,
       description:
-        "Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory; on CI runners that start afresh, point it at a directory that is kept between runs.",
+        "Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory; on CI runners that start afresh, point it at a directory that is kept between runs. A directory that cannot be created or written (under a file, read-only) is an error when the provider is configured, so the plan fails rather than the apply.",
     }),
     ca_cert_file: attr.string({
       optional: true,
@@ -388,19 +395,31 @@ export async function configureClient(
       credential: credentialKindOf(token.value),
       token_from: token.from,
     });
-    const journal = new DeployJournal(
-      locateJournal({
-        configured: journalDir.kind === "value" ? journalDir.value : undefined,
-        env,
-        cwd: opts.cwd,
-      }),
-      {
-        log: (level, msg, fields) => journalLog.log(level, msg, fields),
-        ...(opts.run ? { run: opts.run } : {}),
-        ...(opts.ended ? { ended: opts.ended } : {}),
-        ...(ctx.signal ? { stopped: ctx.signal } : {}),
-      },
-    );
+    const location = locateJournal({
+      configured: journalDir.kind === "value" ? journalDir.value : undefined,
+      env,
+      cwd: opts.cwd,
+    });
+    // An apply writes the journal before its first deploy: a directory it could never create fails
+    // the plan instead, where nothing has been done yet.
+    const problem = journalDirProblem(location.dir);
+    if (problem) {
+      const named =
+        journalDir.kind === "value"
+          ? where("journal_dir", journalDir)
+          : "The deploy journal's default directory (in Terraform's data directory, TF_DATA_DIR)";
+      const detail = `${named} is ${JSON.stringify(location.dir)}, where the deploy journal cannot be kept: ${problem}. Every deploy and API key creation is recorded there before it is sent. Set journal_dir (or ${PROVIDER_ENV.journal_dir}) to a directory this user can create or write.`;
+      if (journalDir.kind === "value" && journalDir.from === "config")
+        ctx.diags.addAttributeError(path("journal_dir"), "Unusable journal directory", detail);
+      else ctx.diags.addError("Unusable journal directory", detail);
+      return unconfiguredProvider([]);
+    }
+    const journal = new DeployJournal(location, {
+      log: (level, msg, fields) => journalLog.log(level, msg, fields),
+      ...(opts.run ? { run: opts.run } : {}),
+      ...(opts.ended ? { ended: opts.ended } : {}),
+      ...(ctx.signal ? { stopped: ctx.signal } : {}),
+    });
     settleAtShutdown(journal, opts.ended);
     const data: ProviderData = {
       configured: true,
