@@ -6,7 +6,7 @@ import { Diagnostics, type Path, toProtoPath } from "../diagnostics";
 import { checkPlan, planChange } from "../plan";
 import { nullWriteOnly } from "../write-only";
 import { context, encode, fail, out, resourceFor, type ServerCore } from "./core";
-import { asRec, compose } from "./values";
+import { asRec, checkAsValidated, checkStored, compose } from "./values";
 
 /** Plans a create, update or replacement, then runs `modifyPlan` and checks the plan. */
 export async function planResourceChange<P>(
@@ -19,8 +19,12 @@ export async function planResourceChange<P>(
   try {
     const type = r.schema.type;
     const prior = asRec(fromDynamicValue(req.prior_state, type));
+    if (!checkStored(prior, "The prior state", diags)) return { diagnostics: out(diags) };
     const proposed = fromDynamicValue(req.proposed_new_state, type);
     const config = asRec(fromDynamicValue(req.config, type));
+    // What ValidateResourceConfig would have refused never reaches the handlers.
+    if (config && !checkAsValidated(r.schema, config, "The configuration", diags))
+      return { diagnostics: out(diags) };
     const priorPrivate = prior ? (req.prior_private ?? Buffer.alloc(0)) : Buffer.alloc(0);
     const change = planChange(r.schema, prior, proposed, config, priorPrivate);
     let plannedPrivate = priorPrivate;

@@ -4,7 +4,7 @@ import { fromDynamicValue } from "../../plugin/cty";
 import type * as proto from "../../plugin/tfplugin6";
 import { Diagnostics } from "../diagnostics";
 import { context, encode, fail, finish, out, resourceFor, type ServerCore } from "./core";
-import { asRec, timeoutFor } from "./values";
+import { asRec, checkStored, timeoutFor } from "./values";
 
 /** Refreshes a resource; null from `read` means the object is gone. */
 export async function readResource<P>(
@@ -17,6 +17,9 @@ export async function readResource<P>(
   try {
     const state = asRec(fromDynamicValue(req.current_state, r.schema.type));
     if (!state) return { new_state: encode(core, r.schema, null, diags, "Reading"), diagnostics: out(diags) };
+    if (!checkStored(state, "The current state", diags)) {
+      return { new_state: req.current_state, diagnostics: out(diags), private: req.private };
+    }
     const ctx = context(core, diags, timeoutFor(r.schema, state, "read", diags));
     const request = { state: state, private: req.private ?? Buffer.alloc(0) };
     const result = await r.read(request, ctx);
