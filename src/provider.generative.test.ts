@@ -134,6 +134,15 @@ async function answer(service: ProviderService, rpc: string, request: unknown): 
     if (ENGINE_MESSAGE.test(text)) throw new Error(`${rpc} quoted a program fault: ${text}`);
   }
   if (unhandled.length > 0) throw new Error(`a promise was rejected and never handled: ${unhandled[0]}`);
+  // The provider's own credential is in no answer, whatever the input made it say.
+  const token = fake.creds.admin_session_token;
+  // Buffers (msgpack values, private data) become their bytes as text, so the token is seen in them.
+  const bytes = (_k: string, v: unknown) =>
+    v && typeof v === "object" && (v as { type?: unknown }).type === "Buffer"
+      ? Buffer.from((v as { data: number[] }).data).toString("latin1")
+      : v;
+  if (JSON.stringify(res, bytes).includes(token))
+    throw new Error(`${rpc} answered with the provider's token in it`);
 }
 
 // --------------------------------------------------------------------------------------------
