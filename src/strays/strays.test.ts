@@ -164,6 +164,8 @@ test("HCL strings and names survive any label", () => {
   // A label is a literal: HCL's template sequences in it are escaped, not interpolated.
   const template = ['a "b" \\ ', "$", "{x} %{y}\nz"].join("");
   expect(hclString(template)).toBe(['"a \\"b\\" \\\\ ', "$$", '{x} %%{y}\\nz"'].join(""));
+  // Other control characters and overrides as HCL escapes: the same string, nothing for a terminal.
+  expect(hclString("evil\u001b]0;PWNED\u0007\u202e")).toBe('"evil\\u001b]0;PWNED\\u0007\\u202e"');
   expect(strayResourceName("GPU #1 (eval)", "abcdef12-3456")).toBe("stray_gpu_1_eval_abcdef12");
   expect(strayResourceName(null, "abcdef12-3456")).toBe("stray_abcdef12");
   expect(strayResourceName("---", "abcdef12")).toBe("stray_abcdef12");
@@ -186,4 +188,6 @@ test("labels, names and statuses from the API reach the terminal escaped, never 
   expect(text).toContain("\\u202eyek-evil");
   // A line break in a label cannot start a line of its own.
   expect(text).toContain(`(leaving\\x0d\\x0a${"evil\\x1b"}`);
+  // Nor in the import blocks, printed on stdout with --import.
+  expect(importConfiguration(r).replace(/\n/g, "")).not.toMatch(new RegExp(`[${UNSAFE_CHARACTERS}]`));
 });
