@@ -214,10 +214,13 @@ static int trusted_chain(const char *real) {
 static int links_ok(const char *given, int real) {
   uid_t me = geteuid();
   char path[PATH_MAX];
-  if (snprintf(path, sizeof path, "%s", given) >= (int)sizeof path) {
+  int length = snprintf(path, sizeof path, "%s", given);
+  if (length >= (int)sizeof path) {
     note("%s: path too long", given);
     return 0;
   }
+  // "dir/" names dir itself: its last part is the one that must be no link.
+  while (length > 1 && path[length - 1] == '/') path[--length] = '\0';
   for (int hops = 0; hops < 40; hops++) {
     int followed = 0;
     for (size_t end = 1; !followed; end++) {

@@ -314,9 +314,11 @@ describe("the compact executable", () => {
     it("refuses GPURENTAL_RUNTIME_DIR when it is a link", async () => {
       const link = join(fresh(), "rt");
       symlinkSync(fresh(), link);
-      const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: link });
-      expect(r.code).toBe(1);
-      expect(r.err).toContain(`${link} is a symbolic link`);
+      for (const given of [link, `${link}/`]) {
+        const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: given });
+        expect(r.code).toBe(1);
+        expect(r.err).toContain(`${given} is a symbolic link`);
+      }
     });
 
     it("follows a link of the user's own above the directory, and its target is checked", async () => {
