@@ -4,7 +4,7 @@
 import { type CtyValue, isRecord, isUnknown, isWhollyKnown, newRecord, valuesEqual } from "../../plugin/cty";
 import type * as proto from "../../plugin/tfplugin6";
 import { attributeEntries } from "../attribute-entries";
-import type { Diagnostics, Path } from "../diagnostics";
+import { type Diagnostics, formatPath, type Path } from "../diagnostics";
 import type { Attributes, Schema, TimeoutOperation } from "../schema";
 import { parseDuration } from "../timeouts";
 
@@ -132,12 +132,7 @@ export function checkAsValidated(schema: Schema, value: Rec, what: string, diags
     diags.addAttributeError(
       at,
       "Missing required argument",
-      `${what} has no value for ${at
-        .map((s) =>
-          "attribute" in s ? s.attribute : "key" in s ? `[${JSON.stringify(s.key)}]` : `[${s.index}]`,
-        )
-        .join(".")
-        .replace(/\.\[/g, "[")}, which is required.`,
+      `${what} has no value for ${formatPath(at)}, which is required.`,
     );
   }
   runValidators(schema.attributes, value, [], diags, true);
