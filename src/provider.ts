@@ -21,6 +21,7 @@ import {
 import { DeployJournal, JOURNAL_DIR_ENV, locateJournal, parentCommand, type RunIdentity } from "./journal";
 import { DEFAULT_LATE_ARRIVAL_WATCH_MS, LATE_ARRIVAL_WATCH_ENV } from "./journal/late";
 import { settleAtShutdown } from "./journal/settle";
+import { listResources } from "./list-resources";
 import { logger } from "./log";
 import { apiKeyResource } from "./resources/api-key";
 import { budgetOf, within } from "./resources/deadline";
@@ -485,6 +486,7 @@ export function createProvider(
     resources,
     dataSources,
     ephemeralResources,
+    listResources,
   };
 }
 

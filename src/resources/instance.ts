@@ -1,4 +1,4 @@
-import type { InstanceStatus } from "../api/schemas";
+import type { Instance, InstanceStatus } from "../api/schemas";
 import {
   type CtyValue,
   type HandlerContext,
@@ -16,12 +16,15 @@ import { logger } from "../log";
 import { sweepLostKeysOf } from "./api-key-journal";
 import { budgetOf, READ_TIMEOUT_MS, within } from "./deadline";
 import { OVERLAY_KEYS, validateEnv } from "./env";
+import { noStateToGenerateFrom } from "./generate-config";
+import { objectIdentity } from "./identity";
 import {
   type DesiredStatus,
   INSTANCE_COMPUTED_ATTRIBUTES,
   INSTANCE_STABLE_ATTRIBUTES,
   type InstanceArgs,
   type InstanceModel,
+  instanceToModel,
   type PriorArgs,
 } from "./instance-model";
 import {
@@ -169,6 +172,15 @@ function toState(
       : null,
     allowed_actions: [...m.allowed_actions],
   };
+}
+
+/**
+ * The state of an instance a listing found (`terraform query` with `include_resource`): what an
+ * import's first read records, without the access secrets (a listing is discovery: the import
+ * reads them if the state is to keep them).
+ */
+export function listedInstanceState(api: Instance): Omit<State, "timeouts"> {
+  return toState(instanceToModel(api, {}), null, false);
 }
 
 /** Time left for an operation, with a margin so the waits end before the framework's own deadline. */
@@ -663,5 +675,29 @@ export const instanceResource = {
       ctx.diags.add(errorToDiagnostic(err, "import"));
       return {};
     }
+  },
+
+  identity: objectIdentity("instance"),
+
+  /**
+   * What `terraform query -generate-config-out` and `plan -generate-config-out` write (Terraform
+   * 1.14+): the arguments the API returns, pinned to the offer the instance runs on, so that the
+   * plan after the import changes nothing. The arguments the API never returns (ssh_key_id, env,
+   * offer_filter, ...) are left out, as an import leaves them null; desired_status only when
+   * stopped (running is the default).
+   */
+  generateConfig({ state }, ctx) {
+    if (!state) {
+      const { summary, detail } = noStateToGenerateFrom("gpurental_instance");
+      ctx.diags.addWarning(summary, detail);
+      return null;
+    }
+    return {
+      offer_id: state.offer_id,
+      template_id: state.template_id,
+      disk_gb: state.disk_gb,
+      label: state.label === "" ? null : state.label,
+      desired_status: state.desired_status === "stopped" ? "stopped" : null,
+    };
   },
 } satisfies ResourceDefinition<typeof instanceSchema, ProviderData>;
