@@ -1,4 +1,5 @@
 import { resolve as resolvePath } from "node:path";
+import { actions } from "./actions";
 import { type Logger as ClientLogger, GpurentalClient } from "./api/client";
 import { ClientConfigError } from "./api/errors";
 import { isUuid } from "./api/ids";
@@ -487,6 +488,7 @@ export function createProvider(
     dataSources,
     ephemeralResources,
     listResources,
+    actions,
   };
 }
 

@@ -77,6 +77,64 @@ function withoutKey(priv: Buffer, key: string): Buffer {
   return writePrivate(rest);
 }
 
+/**
+ * Set by a refresh that finds the instance powered otherwise than the state recorded, and not by
+ * Terraform: a gpurental_instance_power action, the console, or the automatic stop when the
+ * balance ran out. The configuration still decides the power (an action changes no state); the
+ * plan that moves the instance back uses this to say why (docs/design/actions-and-identity.md).
+ */
+const POWER_CHANGED = "power_changed_outside";
+
+interface PowerChange {
+  from: DesiredStatus;
+  to: DesiredStatus;
+  /** The instance's status_changed_at when the refresh found it. */
+  at: string;
+}
+
+/** The private data after a refresh: the power change it found, or none. */
+function notePowerChange(priv: Buffer, prior: State, now: InstanceModel | null): Buffer {
+  const from = prior.desired_status;
+  const to = now?.desired_status;
+  const settled = now?.status === "running" || now?.status === "stopped";
+  const changed = now && settled && (from === "running" || from === "stopped") && to !== from;
+  const { [POWER_CHANGED]: had, ...rest } = readPrivate(priv);
+  if (!changed && had === undefined) return priv;
+  if (!changed) return writePrivate(rest);
+  const change: PowerChange = { from, to: to as DesiredStatus, at: now.status_changed_at ?? "" };
+  return writePrivate({ ...rest, [POWER_CHANGED]: change });
+}
+
+function powerChangeOf(priv: Buffer): PowerChange | undefined {
+  const v = readPrivate(priv)[POWER_CHANGED] as Partial<PowerChange> | undefined;
+  const ok = (x: unknown): x is DesiredStatus => x === "running" || x === "stopped";
+  return v && ok(v.from) && ok(v.to) && typeof v.at === "string"
+    ? { from: v.from, to: v.to, at: v.at }
+    : undefined;
+}
+
+/**
+ * The warning of a plan that moves an instance back to its desired_status after a refresh found
+ * it powered otherwise: never silent, and with the two ways to keep the change.
+ */
+function warnPowerRestored(
+  req: { plan: Plan; config: Plan; private: Buffer },
+  state: State,
+  ctx: HandlerContext<ProviderData>,
+): void {
+  const change = powerChangeOf(req.private);
+  const planned = req.plan.desired_status;
+  if (!change || !known(planned) || planned !== change.from || state.desired_status !== change.to) return;
+  const set = req.config.desired_status === null ? `"${planned}" (the default when unset)` : `"${planned}"`;
+  const verb = planned === "running" ? "starts" : "stops";
+  const since = change.at ? ` since ${change.at}` : "";
+  ctx.diags.addAttributeWarning(
+    [{ attribute: "desired_status" }],
+    `Instance ${state.id} was ${change.to} outside this configuration: this plan ${verb} it again`,
+    `Instance ${state.id} has been ${change.to}${since}, by a gpurental_instance_power action, the console${change.to === "stopped" ? " or the automatic stop when the balance ran out" : ""}. Its desired_status is ${set}, so applying this plan ${verb} it${planned === "running" ? " and its GPU billing resumes" : ""}. To leave its power to actions, add lifecycle { ignore_changes = [desired_status] } to this resource; to keep it ${change.to}, set desired_status = "${change.to}".`,
+  );
+}
+
 type Plan = InstancePlan;
 type State = InstanceState;
 
@@ -534,6 +592,7 @@ export const instanceResource = {
       );
     }
     judgeOfferFilter(req, state, ctx);
+    warnPowerRestored(req, state, ctx);
     // A power change (or one not known yet) moves every value that follows the status; anything
     // else (only timeouts) changes nothing at the API, so every computed value keeps its prior
     // value, null ones included.
@@ -593,6 +652,7 @@ export const instanceResource = {
       req.private = withoutKey(req.private, CREATE_UNFINISHED);
     if (r.state) claim(ctx, state.id);
     else release(ctx, state.id);
+    req.private = notePowerChange(req.private, state, r.state);
     return r.state ? toState(r.state, state.store_access_secrets, storesSecrets(state)) : null;
   },
 
