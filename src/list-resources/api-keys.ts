@@ -11,7 +11,7 @@ import { createdAfter, hasPrefix, listOptions, rfc3339 } from "./common";
 
 const schema = defineSchema({
   description:
-    "The organization's active API keys, newest first, for `terraform query` (Terraform 1.14 or later). Every filter left unset matches everything. Each key comes with its identity; `terraform query -generate-config-out=FILE` writes an import block and a resource block with its `name` and `kind` (with `include_resource = true`). The secret is never listed: an imported key's `secret` is null.",
+    "The organization's active API keys, newest first, for `terraform query` (Terraform 1.14 or later). Every filter left unset matches everything. Each key comes with its identity; `terraform query -generate-config-out=FILE` writes an import block and a resource block with its `name` and `kind`. The secret is never listed: an imported key's `secret` is null.",
   attributes: {
     kind: attr.string({
       optional: true,

@@ -16,7 +16,7 @@ const LISTED_STATUSES = INSTANCE_STATUSES.filter((s) => s !== "destroyed");
 
 const schema = defineSchema({
   description:
-    "The organization's instances, newest first, for `terraform query` (Terraform 1.14 or later). Every filter left unset matches everything; set ones must all match. Each instance comes with its identity, so `terraform query -generate-config-out=FILE` writes an import block and a resource block for it; with `include_resource = true` the whole object comes too (without the access secrets, which the import reads), and only then can the resource block carry its arguments. Destroyed instances are not listed.",
+    "The organization's instances, newest first, for `terraform query` (Terraform 1.14 or later). Every filter left unset matches everything; set ones must all match. Each instance comes with its identity, so `terraform query -generate-config-out=FILE` writes an import block and a resource block for it; with `include_resource = true`, which `-generate-config-out` implies, the whole object comes too (without the access secrets, which the import reads), from which the provider writes the resource block's arguments. Destroyed instances are not listed.",
   attributes: {
     status: attr.string({
       optional: true,
