@@ -6,6 +6,8 @@
 //   docs/resources/<name>.md          one per resource, with an example and an import section
 //   docs/data-sources/<name>.md       one per data source, with an example
 //   docs/ephemeral-resources/<name>.md one per ephemeral resource, with an example
+//   docs/list-resources/<name>.md     one per list resource (Terraform 1.14+), with a .tfquery.hcl example
+//   docs/actions/<name>.md            one per action (Terraform 1.14+), with an example and its invocation
 //
 // Examples come from examples/hcl/snippets/, where they are plain .tf files that a test formats and
 // validates with the real terraform CLI. The layout follows the Terraform Registry's (names without
@@ -13,6 +15,7 @@
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import type { IdentitySchema } from "../src/framework/identity";
 import { requiresReplace } from "../src/framework/modifiers";
 import type { Attribute, Attributes, Schema } from "../src/framework/schema";
 import type { CtyType, CtyValue } from "../src/plugin/cty";
@@ -37,6 +40,8 @@ export interface DocumentedType {
   readonly typeName: string;
   readonly schema: Schema;
   readonly description?: string | undefined;
+  /** A resource's identity (Terraform 1.12+). */
+  readonly identity?: { readonly schema: IdentitySchema } | undefined;
 }
 
 /** What the generator reads of the provider definition. */
@@ -46,9 +51,11 @@ export interface DocumentedProvider {
   readonly resources: readonly DocumentedType[];
   readonly dataSources: readonly DocumentedType[];
   readonly ephemeralResources?: readonly DocumentedType[];
+  readonly listResources?: readonly DocumentedType[];
+  readonly actions?: readonly DocumentedType[];
 }
 
-type Kind = "resources" | "data-sources" | "ephemeral-resources";
+type Kind = "resources" | "data-sources" | "ephemeral-resources" | "list-resources" | "actions";
 
 const KINDS: Readonly<Record<Kind, { file: string; label: string; subcategory: string }>> = {
   resources: { file: "resource.tf", label: "Resource", subcategory: "Resources" },
@@ -58,7 +65,16 @@ const KINDS: Readonly<Record<Kind, { file: string; label: string; subcategory: s
     label: "Ephemeral Resource",
     subcategory: "Ephemeral Resources",
   },
+  "list-resources": {
+    file: "list-resource.tfquery.hcl",
+    label: "List Resource",
+    subcategory: "List Resources",
+  },
+  actions: { file: "action.tf", label: "Action", subcategory: "Actions" },
 };
+
+/** The docs folders the generator writes, one per kind. */
+export const DOC_KINDS = Object.keys(KINDS) as Kind[];
 
 // What to know about importing each resource that its schema cannot say.
 const IMPORT_NOTES: Readonly<Record<string, string>> = {
@@ -206,7 +222,54 @@ function example(kind: Kind, typeName: string): string[] {
   const text = readSnippet(kind, typeName, file);
   if (text === undefined)
     throw new Error(`missing example ${join("examples/hcl/snippets", kind, typeName, file)}`);
-  return ["## Example Usage", "", "```terraform", text, "```", ""];
+  const lines = ["## Example Usage", "", "```terraform", text, "```", ""];
+  if (kind === "list-resources")
+    lines.push(
+      "In a `*.tfquery.hcl` file, with Terraform 1.14 or later: `terraform query` lists what the block finds, and `terraform query -generate-config-out=generated.tf` writes a `resource` block and an `import` block (by identity) for each object, ready to plan. `limit` (default 100) and `include_resource` are Terraform's own arguments of the `list` block; the `config` block holds the filters below.",
+      "",
+    );
+  if (kind === "actions") {
+    const name = /action\s+"[^"]+"\s+"([^"]+)"/.exec(text)?.[1] ?? "example";
+    lines.push(
+      "With Terraform 1.14 or later, invoke it with:",
+      "",
+      "```shell",
+      `terraform apply -invoke=action.${typeName}.${name}`,
+      "```",
+      "",
+      "or from a resource's `lifecycle` with an `action_trigger` block.",
+      "",
+    );
+  }
+  return lines;
+}
+
+/** The identity of a resource, for its Import section. */
+function identitySection(t: DocumentedType): string[] {
+  const identity = t.identity?.schema;
+  if (!identity) return [];
+  const attrs = Object.keys(identity.attributes).sort();
+  const required = attrs.filter((a) => identity.attributes[a]!.requiredForImport);
+  return [
+    "Import by identity, with Terraform 1.12 and later, e.g. from the `import` blocks `terraform query -generate-config-out` writes:",
+    "",
+    "```terraform",
+    "import {",
+    `  to = ${t.typeName}.example`,
+    "  identity = {",
+    ...required.map((a) => `    ${a} = "00000000-0000-4000-8000-000000000000"`),
+    "  }",
+    "}",
+    "```",
+    "",
+    `The identity (version ${identity.version}):`,
+    "",
+    ...attrs.map((a) => {
+      const x = identity.attributes[a]!;
+      return `- \`${a}\` (${typeLabel(x.type)}, ${x.requiredForImport ? "Required" : "Optional"} for import) ${sentence(x.description)}`;
+    }),
+    "",
+  ];
 }
 
 function frontMatter(title: string, subcategory: string, description: string): string[] {
@@ -256,6 +319,7 @@ function typePage(kind: Kind, t: DocumentedType): string {
       `terraform import ${t.typeName}.example 00000000-0000-4000-8000-000000000000`,
       "```",
       "",
+      ...identitySection(t),
     );
     if (note) lines.push(note, "");
   }
@@ -317,6 +381,18 @@ function indexPage(p: DocumentedProvider): string {
     "",
     ...(p.ephemeralResources ?? []).map((t) => link("ephemeral-resources", t)),
     "",
+    "## List Resources",
+    "",
+    "Searches for `terraform query` (Terraform 1.14 or later), in `*.tfquery.hcl` files; `-generate-config-out` writes configuration and import blocks for what they find. Proven at the protocol level; see [Terraform 1.12 and later](../README.md#terraform-112-and-later-identity-query-and-actions).",
+    "",
+    ...(p.listResources ?? []).map((t) => link("list-resources", t)),
+    "",
+    "## Actions",
+    "",
+    "Operations run on request (`terraform apply -invoke=action.<type>.<name>`, Terraform 1.14 or later) or from a resource's lifecycle; they change no state.",
+    "",
+    ...(p.actions ?? []).map((t) => link("actions", t)),
+    "",
   ];
   return `${lines.join("\n").trimEnd()}\n`;
 }
@@ -342,6 +418,18 @@ export function generateDocs(p: DocumentedProvider): DocFile[] {
       content: typePage("ephemeral-resources", e),
     });
   }
+  for (const l of p.listResources ?? []) {
+    files.push({
+      path: `docs/list-resources/${shortName(l.typeName, p.typeName)}.md`,
+      content: typePage("list-resources", l),
+    });
+  }
+  for (const a of p.actions ?? []) {
+    files.push({
+      path: `docs/actions/${shortName(a.typeName, p.typeName)}.md`,
+      content: typePage("actions", a),
+    });
+  }
   return files;
 }
 
@@ -355,7 +443,13 @@ export function undescribedAttributes(p: DocumentedProvider): string[] {
     }
   };
   walk(p.typeName, p.schema.attributes);
-  for (const t of [...p.resources, ...p.dataSources, ...(p.ephemeralResources ?? [])]) {
+  for (const t of [
+    ...p.resources,
+    ...p.dataSources,
+    ...(p.ephemeralResources ?? []),
+    ...(p.listResources ?? []),
+    ...(p.actions ?? []),
+  ]) {
     if (!(t.description ?? t.schema.description).trim()) missing.push(t.typeName);
     walk(t.typeName, t.schema.attributes);
   }
@@ -364,7 +458,7 @@ export function undescribedAttributes(p: DocumentedProvider): string[] {
 
 /** Writes the docs, removing pages of types that no longer exist. */
 export function writeDocs(files: readonly DocFile[], root = ROOT): void {
-  for (const sub of ["resources", "data-sources", "ephemeral-resources"]) {
+  for (const sub of DOC_KINDS) {
     const dir = join(root, "docs", sub);
     if (!existsSync(dir)) continue;
     const keep = new Set(files.map((f) => join(root, f.path)));
