@@ -84,6 +84,17 @@ const IMPORT_NOTES: Readonly<Record<string, string>> = {
     "The API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`, so they are null right after an import. The first plan after it is an in-place update that records the configured values in state without calling the API, with a warning that they were taken from the configuration as written; after that apply, changing them replaces the instance as usual. If the instance actually runs with other values, replace it with `terraform apply -replace=gpurental_instance.example`. `store_access_secrets` is not read either: an import stores the access secrets (the configuration is not known yet), and when the configuration says `false` the first apply removes them from the state in place; apply right after importing. `desired_status` is taken from the instance's power state, and `offer_id` and `offer` from the offer it rents; a configured `offer_filter` is recorded in place when that offer satisfies it, and replaces the instance (with a warning saying why) when it does not.",
 };
 
+// What a list resource's or action's page says beyond its schema description, which is kept short:
+// the schemas travel in every GetProviderSchema answer, to every Terraform version.
+const PAGE_NOTES: Readonly<Record<string, string>> = {
+  "list-resources/gpurental_instance":
+    'Each instance comes with its identity, so `terraform query -generate-config-out=FILE` writes an `import` block and a `resource` block for it. With `include_resource = true`, which `-generate-config-out` implies, the whole object comes too, without the access secrets (`access_token`, `jupyter_url` and `open_url` are null; the import reads them), and the provider writes the resource block\'s arguments from it: the `offer_id` the instance runs on, its template, disk and label, and `desired_status` when stopped, so that the import plans no change. Filters match as follows: `status` exactly, `label_prefix` case-sensitively (`""` matches instances without a label too), `gpu_model` case-insensitively on the whole name, `created_after` strictly after the time, which needs its offset.',
+  "list-resources/gpurental_api_key":
+    "Each key comes with its identity; `terraform query -generate-config-out=FILE` writes an `import` block and a `resource` block with its `name` and, for a team key, its `kind`. The secret is never listed: an imported key's `secret` is null, as after `terraform import`. `name_prefix` matches case-sensitively; `created_after` strictly after the time, which needs its offset.",
+  "actions/gpurental_instance_power":
+    "`running` starts a stopped instance, `stopped` stops a running one (its disk is kept and billed), `restarted` stops it if it runs and starts it again; asking for the state it is in does nothing, and a transition under way is waited for first. While it waits it prints a line per status the instance passes through, and one every 15 seconds while a status lasts: the status, the time elapsed, and the price per hour it is charged now (GPU time while running or stopping; disk, and any GPU hold, once stopped or while starting). Refusals (`INSUFFICIENT_BALANCE`, `HOST_UNREACHABLE`, `CAPACITY_UNAVAILABLE`, ...) end it with the API's code and what to do, on `state`, as in plans; at plan time an instance that is gone, in error or being destroyed is refused.\n\nAn action changes no Terraform state. When a `gpurental_instance` resource manages the same instance, its `desired_status` (`running` unless set) still decides: its next plan moves the instance back, with a warning saying why. Add `lifecycle { ignore_changes = [desired_status] }` to that resource to leave its power to actions, as in the example.",
+};
+
 const REPLACES = requiresReplace().description;
 
 // Not shared with generate-schema.ts: bundled together, that script's `require.main === module`
@@ -288,19 +299,21 @@ function typePage(kind: Kind, t: DocumentedType): string {
   const resource = kind === "resources";
   const description = t.description ?? t.schema.description;
   const title = `${t.typeName} (${KINDS[kind].label})`;
+  const note = PAGE_NOTES[`${kind}/${t.typeName}`];
   const lines = [
     ...frontMatter(title, KINDS[kind].subcategory, description),
     `# ${title}`,
     "",
     description.trim(),
     "",
+    ...(note ? [note, ""] : []),
     ...example(kind, t.typeName),
     "## Schema",
     "",
     ...schemaSections(t.schema.attributes, [], resource),
   ];
   if (resource) {
-    const note = IMPORT_NOTES[t.typeName];
+    const importNote = IMPORT_NOTES[t.typeName];
     lines.push(
       "## Import",
       "",
@@ -321,7 +334,7 @@ function typePage(kind: Kind, t: DocumentedType): string {
       "",
       ...identitySection(t),
     );
-    if (note) lines.push(note, "");
+    if (importNote) lines.push(importNote, "");
   }
   return `${lines.join("\n").trimEnd()}\n`;
 }

@@ -37,22 +37,21 @@ const HEARTBEAT_MS = 15_000;
 
 const schema = defineSchema({
   description:
-    "Starts, stops or restarts an instance (Terraform 1.14 or later), e.g. `terraform apply -invoke=action.gpurental_instance_power.night`, and waits until it has. While it waits it prints the instance's status, the time elapsed and the price per hour it is charged now. Refusals (`INSUFFICIENT_BALANCE`, `HOST_UNREACHABLE`, `CAPACITY_UNAVAILABLE`, ...) end it with the API's code and what to do, as in plans. An action changes no Terraform state: when a `gpurental_instance` resource manages the same instance, its `desired_status` still decides, and its next plan moves the instance back with a warning saying why; add `lifecycle { ignore_changes = [desired_status] }` to that resource to leave its power to actions.",
+    "Starts, stops or restarts an instance and waits, streaming its status, the time elapsed and its price per hour.",
   attributes: {
     instance_id: attr.string({
       required: true,
-      description: "ID of the instance, e.g. `gpurental_instance.train.id`.",
+      description: "ID of the instance.",
       validators: [apiId("instance_id", "an instance")],
     }),
     state: attr.string({
       required: true,
-      description:
-        "`running` (start it if stopped), `stopped` (stop it if running; the disk is kept and billed), or `restarted` (stop it if running, then start it). Asking for the state it is already in does nothing.",
+      description: "`running`, `stopped`, or `restarted` (stopped if running, then started).",
       validators: [oneOf("running", "stopped", "restarted")],
     }),
     timeout: attr.string({
       optional: true,
-      description: `How long to wait for the instance to settle, e.g. \`"20m"\`; default \`"${INSTANCE_DEFAULT_TIMEOUTS.update}"\`, as the resource's update.`,
+      description: `How long to wait, e.g. \`"20m"\`; default \`"${INSTANCE_DEFAULT_TIMEOUTS.update}"\`.`,
       validators: [durationValidator()],
     }),
   },

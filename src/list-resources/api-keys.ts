@@ -11,21 +11,21 @@ import { createdAfter, hasPrefix, listOptions, rfc3339 } from "./common";
 
 const schema = defineSchema({
   description:
-    "The organization's active API keys, newest first, for `terraform query` (Terraform 1.14 or later). Every filter left unset matches everything. Each key comes with its identity; `terraform query -generate-config-out=FILE` writes an import block and a resource block with its `name` and `kind`. The secret is never listed: an imported key's `secret` is null.",
+    "The organization's active API keys, newest first, for `terraform query`; a key's secret is never listed.",
   attributes: {
     kind: attr.string({
       optional: true,
-      description: "Only keys of this kind: `personal` or `team`.",
+      description: "Only keys of this kind.",
       validators: [oneOf("personal", "team")],
     }),
     name_prefix: attr.string({
       optional: true,
-      description: "Only keys whose name starts with this text (case-sensitive).",
+      description: "Only keys whose name starts with this text.",
       validators: [lengthBetween(0, 64)],
     }),
     created_after: attr.string({
       optional: true,
-      description: "Only keys created after this time, in RFC 3339 (e.g. `2026-11-01T00:00:00Z`).",
+      description: "Only keys created after this RFC 3339 time.",
       validators: [rfc3339("created_after")],
     }),
   },

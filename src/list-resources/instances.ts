@@ -16,26 +16,25 @@ const LISTED_STATUSES = INSTANCE_STATUSES.filter((s) => s !== "destroyed");
 
 const schema = defineSchema({
   description:
-    "The organization's instances, newest first, for `terraform query` (Terraform 1.14 or later). Every filter left unset matches everything; set ones must all match. Each instance comes with its identity, so `terraform query -generate-config-out=FILE` writes an import block and a resource block for it; with `include_resource = true`, which `-generate-config-out` implies, the whole object comes too (without the access secrets, which the import reads), from which the provider writes the resource block's arguments. Destroyed instances are not listed.",
+    "The organization's instances (not destroyed), newest first, for `terraform query`; unset filters match everything.",
   attributes: {
     status: attr.string({
       optional: true,
-      description: `Only instances in this status: ${LISTED_STATUSES.map((s) => `\`${s}\``).join(", ")}.`,
+      description: "Only instances in this status.",
       validators: [oneOf(...LISTED_STATUSES)],
     }),
     label_prefix: attr.string({
       optional: true,
-      description:
-        'Only instances whose label starts with this text (case-sensitive); `""` matches instances without a label too.',
+      description: "Only instances whose label starts with this text.",
       validators: [lengthBetween(0, 64)],
     }),
     gpu_model: attr.string({
       optional: true,
-      description: "Only instances renting this GPU model, e.g. `RTX 4090` (case-insensitive, whole name).",
+      description: "Only instances renting this GPU model (case-insensitive), e.g. `RTX 4090`.",
     }),
     created_after: attr.string({
       optional: true,
-      description: "Only instances created after this time, in RFC 3339 (e.g. `2026-11-01T00:00:00Z`).",
+      description: "Only instances created after this RFC 3339 time.",
       validators: [rfc3339("created_after")],
     }),
   },
