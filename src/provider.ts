@@ -1,4 +1,5 @@
 import { resolve as resolvePath } from "node:path";
+import { actions } from "./actions";
 import { type Logger as ClientLogger, GpurentalClient } from "./api/client";
 import { ClientConfigError } from "./api/errors";
 import { isUuid } from "./api/ids";
@@ -29,6 +30,7 @@ import {
 } from "./journal";
 import { DEFAULT_LATE_ARRIVAL_WATCH_MS, LATE_ARRIVAL_WATCH_ENV } from "./journal/late";
 import { settleAtShutdown } from "./journal/settle";
+import { listResources } from "./list-resources";
 import { logger } from "./log";
 import { apiKeyResource } from "./resources/api-key";
 import { budgetOf, within } from "./resources/deadline";
@@ -505,6 +507,8 @@ export function createProvider(
     resources,
     dataSources,
     ephemeralResources,
+    listResources,
+    actions,
   };
 }
 

@@ -159,7 +159,11 @@ describe("provider service in memory", () => {
   it("serves the schema with capabilities and type JSON", async () => {
     const { h } = await setup();
     const res = await h.service.GetProviderSchema({});
-    expect(res.server_capabilities).toEqual({ plan_destroy: false, get_provider_schema_optional: true });
+    expect(res.server_capabilities).toEqual({
+      plan_destroy: false,
+      get_provider_schema_optional: true,
+      generate_resource_config: true,
+    });
     const s = res.resource_schemas.gpurental_thing!;
     expect(s.version).toBe(1);
     const byName = Object.fromEntries(s.block.attributes.map((a) => [a.name, a]));

@@ -16,6 +16,8 @@ import {
 } from "../framework";
 import { createKeyJournaled, KeyOutcomeUnknownError, sweepLostKeysOf } from "./api-key-journal";
 import { type Budget, budgetOf, CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS, within } from "./deadline";
+import { noStateToGenerateFrom } from "./generate-config";
+import { objectIdentity } from "./identity";
 import { bestEffort } from "./journal-notes";
 import { clientOf, credentialKindOfProvider, deployOf, type ProviderData } from "./provider-data";
 import { errorToDiagnostic } from "./refusals";
@@ -92,7 +94,7 @@ const schema = defineSchema({
 });
 
 /** The state of gpurental_api_key. */
-interface ApiKeyState {
+export interface ApiKeyState {
   id: string;
   name: string;
   kind: string;
@@ -287,5 +289,17 @@ export const apiKeyResource = {
       reportKeyError(ctx, err, "read", "personal");
       return {};
     }
+  },
+
+  identity: objectIdentity("API key"),
+
+  /** What Terraform 1.14+ writes for an imported or listed key: its name, and its kind when team. */
+  generateConfig({ state }, ctx) {
+    if (!state) {
+      const { summary, detail } = noStateToGenerateFrom("gpurental_api_key");
+      ctx.diags.addWarning(summary, detail);
+      return null;
+    }
+    return { name: state.name, kind: state.kind === "team" ? "team" : null };
   },
 } satisfies ResourceDefinition<typeof schema, ProviderData>;

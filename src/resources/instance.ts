@@ -1,4 +1,4 @@
-import type { InstanceStatus } from "../api/schemas";
+import type { Instance, InstanceStatus } from "../api/schemas";
 import {
   type CtyValue,
   type HandlerContext,
@@ -16,12 +16,15 @@ import { logger } from "../log";
 import { sweepLostKeysOf } from "./api-key-journal";
 import { budgetOf, READ_TIMEOUT_MS, within } from "./deadline";
 import { OVERLAY_KEYS, validateEnv } from "./env";
+import { noStateToGenerateFrom } from "./generate-config";
+import { objectIdentity } from "./identity";
 import {
   type DesiredStatus,
   INSTANCE_COMPUTED_ATTRIBUTES,
   INSTANCE_STABLE_ATTRIBUTES,
   type InstanceArgs,
   type InstanceModel,
+  instanceToModel,
   type PriorArgs,
 } from "./instance-model";
 import {
@@ -72,6 +75,64 @@ function createUnfinished(priv: Buffer): boolean {
 function withoutKey(priv: Buffer, key: string): Buffer {
   const { [key]: _dropped, ...rest } = readPrivate(priv);
   return writePrivate(rest);
+}
+
+/**
+ * Set by a refresh that finds the instance powered otherwise than the state recorded, and not by
+ * Terraform: a gpurental_instance_power action, the console, or the automatic stop when the
+ * balance ran out. The configuration still decides the power (an action changes no state); the
+ * plan that moves the instance back uses this to say why (docs/design/actions-and-identity.md).
+ */
+const POWER_CHANGED = "power_changed_outside";
+
+interface PowerChange {
+  from: DesiredStatus;
+  to: DesiredStatus;
+  /** The instance's status_changed_at when the refresh found it. */
+  at: string;
+}
+
+/** The private data after a refresh: the power change it found, or none. */
+function notePowerChange(priv: Buffer, prior: State, now: InstanceModel | null): Buffer {
+  const from = prior.desired_status;
+  const to = now?.desired_status;
+  const settled = now?.status === "running" || now?.status === "stopped";
+  const changed = now && settled && (from === "running" || from === "stopped") && to !== from;
+  const { [POWER_CHANGED]: had, ...rest } = readPrivate(priv);
+  if (!changed && had === undefined) return priv;
+  if (!changed) return writePrivate(rest);
+  const change: PowerChange = { from, to: to as DesiredStatus, at: now.status_changed_at ?? "" };
+  return writePrivate({ ...rest, [POWER_CHANGED]: change });
+}
+
+function powerChangeOf(priv: Buffer): PowerChange | undefined {
+  const v = readPrivate(priv)[POWER_CHANGED] as Partial<PowerChange> | undefined;
+  const ok = (x: unknown): x is DesiredStatus => x === "running" || x === "stopped";
+  return v && ok(v.from) && ok(v.to) && typeof v.at === "string"
+    ? { from: v.from, to: v.to, at: v.at }
+    : undefined;
+}
+
+/**
+ * The warning of a plan that moves an instance back to its desired_status after a refresh found
+ * it powered otherwise: never silent, and with the two ways to keep the change.
+ */
+function warnPowerRestored(
+  req: { plan: Plan; config: Plan; private: Buffer },
+  state: State,
+  ctx: HandlerContext<ProviderData>,
+): void {
+  const change = powerChangeOf(req.private);
+  const planned = req.plan.desired_status;
+  if (!change || !known(planned) || planned !== change.from || state.desired_status !== change.to) return;
+  const set = req.config.desired_status === null ? `"${planned}" (the default when unset)` : `"${planned}"`;
+  const verb = planned === "running" ? "starts" : "stops";
+  const since = change.at ? ` since ${change.at}` : "";
+  ctx.diags.addAttributeWarning(
+    [{ attribute: "desired_status" }],
+    `Instance ${state.id} was ${change.to} outside this configuration: this plan ${verb} it again`,
+    `Instance ${state.id} has been ${change.to}${since}, by a gpurental_instance_power action, the console${change.to === "stopped" ? " or the automatic stop when the balance ran out" : ""}. Its desired_status is ${set}, so applying this plan ${verb} it${planned === "running" ? " and its GPU billing resumes" : ""}. To leave its power to actions, add lifecycle { ignore_changes = [desired_status] } to this resource; to keep it ${change.to}, set desired_status = "${change.to}".`,
+  );
 }
 
 type Plan = InstancePlan;
@@ -169,6 +230,15 @@ function toState(
       : null,
     allowed_actions: [...m.allowed_actions],
   };
+}
+
+/**
+ * The state of an instance a listing found (`terraform query` with `include_resource`): what an
+ * import's first read records, without the access secrets (a listing is discovery: the import
+ * reads them if the state is to keep them).
+ */
+export function listedInstanceState(api: Instance): Omit<State, "timeouts"> {
+  return toState(instanceToModel(api, {}), null, false);
 }
 
 /** Time left for an operation, with a margin so the waits end before the framework's own deadline. */
@@ -526,6 +596,7 @@ export const instanceResource = {
       );
     }
     judgeOfferFilter(req, state, ctx);
+    warnPowerRestored(req, state, ctx);
     // A power change (or one not known yet) moves every value that follows the status; anything
     // else (only timeouts) changes nothing at the API, so every computed value keeps its prior
     // value, null ones included.
@@ -585,6 +656,7 @@ export const instanceResource = {
       req.private = withoutKey(req.private, CREATE_UNFINISHED);
     if (r.state) claim(ctx, state.id);
     else release(ctx, state.id);
+    req.private = notePowerChange(req.private, state, r.state);
     return r.state ? toState(r.state, state.store_access_secrets, storesSecrets(state)) : null;
   },
 
@@ -667,5 +739,29 @@ export const instanceResource = {
       ctx.diags.add(errorToDiagnostic(err, "import"));
       return {};
     }
+  },
+
+  identity: objectIdentity("instance"),
+
+  /**
+   * What `terraform query -generate-config-out` and `plan -generate-config-out` write (Terraform
+   * 1.14+): the arguments the API returns, pinned to the offer the instance runs on, so that the
+   * plan after the import changes nothing. The arguments the API never returns (ssh_key_id, env,
+   * offer_filter, ...) are left out, as an import leaves them null; desired_status only when
+   * stopped (running is the default).
+   */
+  generateConfig({ state }, ctx) {
+    if (!state) {
+      const { summary, detail } = noStateToGenerateFrom("gpurental_instance");
+      ctx.diags.addWarning(summary, detail);
+      return null;
+    }
+    return {
+      offer_id: state.offer_id,
+      template_id: state.template_id,
+      disk_gb: state.disk_gb,
+      label: state.label === "" ? null : state.label,
+      desired_status: state.desired_status === "stopped" ? "stopped" : null,
+    };
   },
 } satisfies ResourceDefinition<typeof instanceSchema, ProviderData>;

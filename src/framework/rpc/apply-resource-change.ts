@@ -3,8 +3,9 @@
 import { fromDynamicValue } from "../../plugin/cty";
 import type * as proto from "../../plugin/tfplugin6";
 import { Diagnostics } from "../diagnostics";
+import { decodeIdentity } from "../identity";
 import type { TimeoutOperation } from "../schema";
-import { context, encode, fail, finish, out, resourceFor, type ServerCore } from "./core";
+import { context, encode, fail, finish, identityOut, out, resourceFor, type ServerCore } from "./core";
 import { asRec, checkApplied, checkAsValidated, checkStored, type Rec, timeoutFor } from "./values";
 
 /** Applies a planned create, update or delete through the definition's handlers. */
@@ -63,10 +64,12 @@ export async function applyResourceChange<P>(
     }
     const next = finish(r.schema, planned, result ?? null, diags, op);
     if (!diags.hasErrors()) checkApplied(r.schema, planned, next, diags, req.type_name);
+    const plannedIdentity = r.identity ? decodeIdentity(r.identity.schema, req.planned_identity) : null;
     return {
       new_state: encode(core, r.schema, next, diags, "Applying"),
       private: request.private,
       diagnostics: out(diags),
+      new_identity: identityOut(core, r, next, plannedIdentity, diags) ?? null,
     };
   } catch (err) {
     fail(core, diags, `Applying ${req.type_name}`, err);

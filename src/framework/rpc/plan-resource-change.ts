@@ -3,9 +3,10 @@
 import { fromDynamicValue } from "../../plugin/cty";
 import type * as proto from "../../plugin/tfplugin6";
 import { Diagnostics, type Path, toProtoPath } from "../diagnostics";
+import { decodeIdentity } from "../identity";
 import { checkPlan, planChange } from "../plan";
 import { nullWriteOnly } from "../write-only";
-import { context, encode, fail, out, resourceFor, type ServerCore } from "./core";
+import { context, encode, fail, identityOut, out, resourceFor, type ServerCore } from "./core";
 import { asRec, checkAsValidated, checkStored, compose } from "./values";
 
 /** Plans a create, update or replacement, then runs `modifyPlan` and checks the plan. */
@@ -48,11 +49,24 @@ export async function planResourceChange<P>(
       checkPlan(r.schema, change.planned, config, diags);
     }
     if (diags.hasErrors()) return { diagnostics: out(diags) };
+    // An update keeps the object, so its identity: the prior one as the definition sees it. A
+    // create (or the create half of a replacement) has none until it is applied.
+    const planned_identity =
+      prior && change.planned
+        ? identityOut(
+            core,
+            r,
+            prior,
+            r.identity ? decodeIdentity(r.identity.schema, req.prior_identity) : null,
+            diags,
+          )
+        : undefined;
     return {
       planned_state: encode(core, r.schema, change.planned, diags, "Planning"),
       requires_replace: change.requiresReplace.map(toProtoPath),
       planned_private: plannedPrivate,
       diagnostics: out(diags),
+      planned_identity: planned_identity ?? null,
     };
   } catch (err) {
     fail(core, diags, `Planning ${req.type_name}`, err);
