@@ -12,6 +12,7 @@ import {
   unknown,
   writePrivate,
 } from "../framework";
+import { JournalError } from "../journal";
 import { logger } from "../log";
 import { sweepLostKeysOf } from "./api-key-journal";
 import { budgetOf, READ_TIMEOUT_MS, within } from "./deadline";
@@ -418,6 +419,15 @@ function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerContext<
     record(next.entry.entry);
     report(ctx.diags, [next.note]);
   } catch (err) {
+    // A journal that cannot be read (a database out of reach) must not pass for one with nothing
+    // to adopt: the plan fails, as the create would.
+    if (err instanceof JournalError) {
+      ctx.diags.addError(
+        "The deploy journal cannot be read",
+        `${err.message} A create is planned only once the journal says whether it adopts an instance an interrupted run left, so that nothing is deployed twice. Nothing was deployed.`,
+      );
+      return;
+    }
     opsLog.warn("deploy journal: could not check for adoptions", {
       error: err instanceof Error ? err.message : String(err),
     });

@@ -74,7 +74,7 @@ export class PgStore implements JournalStore {
     const why = err instanceof Error ? err.message : String(err);
     const reach = err instanceof PgCallError && err.unreachable ? " (the database could not be reached)" : "";
     return new JournalError(
-      `The deploy journal in PostgreSQL could not be ${doing}${reach}: ${why}. Database ${this.url.display}, schema ${JOURNAL_SCHEMA}, set by ${this.url.source}.`,
+      `The deploy journal in PostgreSQL could not be ${doing}${reach}: ${why}. Database ${this.url.display}, schema ${JOURNAL_SCHEMA}, set by ${this.url.source}.${doing === "written" ? " No deploy or API key creation is sent without its record in the journal." : ""}`,
       this.name,
       { cause: err },
     );
