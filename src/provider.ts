@@ -316,7 +316,7 @@ export async function configureClient(
         journalUrlSetting.value,
         journalUrlSetting.from === "config"
           ? "journal_url in the provider block"
-          : `The ${JOURNAL_URL_ENV} environment variable`,
+          : `the ${JOURNAL_URL_ENV} environment variable`,
       );
     } catch (err) {
       if (!(err instanceof JournalUrlError)) throw err;

@@ -45,7 +45,7 @@ export function displayJournalUrl(value: string): string {
 export function parseJournalUrl(value: string, source: string): JournalUrl {
   const shown = JSON.stringify(displayJournalUrl(value).slice(0, 200));
   const fail = (rule: string): never => {
-    throw new JournalUrlError(`${source} ${rule}; got ${shown}.`);
+    throw new JournalUrlError(`${source[0]!.toUpperCase()}${source.slice(1)} ${rule}; got ${shown}.`);
   };
   let url: URL;
   try {
