@@ -24,6 +24,7 @@ import { DEFAULT_JOURNAL_TIMEOUT_MS, PgStore } from "./journal/pg/store";
 import { JOURNAL_URL_ENV, type JournalUrl, JournalUrlError, parseJournalUrl } from "./journal/pg/url";
 import { settleAtShutdown } from "./journal/settle";
 import { logger } from "./log";
+import { inAutomation } from "./resident/resident";
 import { apiKeyResource } from "./resources/api-key";
 import { budgetOf, within } from "./resources/deadline";
 import { instanceResource } from "./resources/instance";
@@ -473,6 +474,8 @@ export async function configureClient(
         journal,
         reconcileTimeoutMs,
         partial: parentCommand(env, opts.ppid).partial,
+        announceLostRuns:
+          !journalUrl && location.backend !== "local" && inAutomation(env) && !journal.store.exists(),
         account: { base_url: client.baseUrl, org_id: client.orgId ?? null },
       },
       reads: new SharedReads(),

@@ -44,7 +44,7 @@ import {
   UNREAD_AFTER_IMPORT,
   unreadAfterImport,
 } from "./instance-schema";
-import { bestEffort } from "./journal-notes";
+import { bestEffort, lostRunNotice } from "./journal-notes";
 import { sameFilter, toOfferFilter } from "./offer-filter";
 import { clientOf, deployOf, type ProviderData } from "./provider-data";
 import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
@@ -491,6 +491,9 @@ export const instanceResource = {
       if (plan.store_access_secrets === false) for (const a of ACCESS_SECRETS) p[a] = null;
       await planTimeChecks(plan, req.config, ctx);
       planAdoption(plan, req, ctx);
+      const settings = deployOf(ctx.providerData);
+      const notice = settings.announceLostRuns && settings.journal ? lostRunNotice(settings.journal) : null;
+      if (notice) ctx.diags.addWarning(notice.summary, notice.detail);
       return;
     }
     // Every plan shows the provider the instances its state holds: the journal's proof of a claim.
