@@ -355,6 +355,21 @@ export class DeployJournal {
     return taken;
   }
 
+  /**
+   * Writes whole entries moved from another store (`gpurental journal import|export`), under the
+   * lock and durably; an entry this journal has already is left as it is. Returns how many were
+   * added.
+   */
+  importEntries(entries: readonly JournalEntry[]): number {
+    let added = 0;
+    this.write((current) => {
+      const missing = entries.filter((e) => !current.has(e.entry));
+      added = missing.length;
+      return missing.map((e) => ({ op: "entry" as const, ...structuredClone(e) }));
+    });
+    return added;
+  }
+
   /** Ids named by the entries of every journal of the same place (other workspaces' too). */
   referencedIds(): Set<string> {
     return this.store.referencedIds();

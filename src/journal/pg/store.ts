@@ -10,7 +10,14 @@
 import { JournalError } from "../disk";
 import type { JournalStore, UpdateOptions } from "../journal-store";
 import type { JournalLocation } from "../location";
-import { applyRecord, type JournalRecord, type ParsedJournal } from "../records";
+import {
+  applyRecord,
+  JOURNAL_FORMAT,
+  JOURNAL_VERSION,
+  type JournalHeader,
+  type JournalRecord,
+  type ParsedJournal,
+} from "../records";
 import { type Bridge, PgCallError, pgBridge } from "./bridge";
 import type { PgTarget, ReadAnswer, Since } from "./protocol";
 import { JOURNAL_SCHEMA, type JournalUrl } from "./url";
@@ -187,6 +194,31 @@ export class PgStore implements JournalStore {
       // The connection went: its transaction went with it.
       this.cache = null;
     }
+  }
+
+  /** Deletes this state's journal from the database (its entries moved elsewhere). */
+  drop(): void {
+    try {
+      this.bridge.call(
+        { kind: "begin", target: this.target, key: this.key, header: this.placeholderHeader(), since: null },
+        this.target.timeoutMs,
+      );
+      this.bridge.call({ kind: "commit", records: [], compact: null, drop: true }, this.target.timeoutMs);
+    } catch (err) {
+      throw this.failed("written", err);
+    }
+    this.cache = null;
+  }
+
+  private placeholderHeader(): JournalHeader {
+    return {
+      op: "header",
+      format: JOURNAL_FORMAT,
+      version: JOURNAL_VERSION,
+      workspace: this.location.workspace,
+      backend: this.location.backend,
+      created_at: new Date().toISOString(),
+    };
   }
 
   referencedIds(): Set<string> {
