@@ -286,7 +286,9 @@ export class DeployJournal {
     this.queued.set(id, reason);
     if (this.queued.size > 1) return;
     setImmediate(() => this.writeQueuedCloses());
-    if (!this.exitHook) {
+    // Not for a database: each write would wait on it while the process ends, for a claim whose
+    // loss costs nothing (the next plan claims again).
+    if (!this.exitHook && this.store.kind === "file") {
       this.exitHook = () => this.writeQueuedCloses();
       process.once("exit", this.exitHook);
     }

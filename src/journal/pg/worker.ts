@@ -14,6 +14,8 @@ import { ensureSchema, q, type SchemaState } from "./schema";
 
 /** Waits between connection attempts before the database was first reached: doubling to this. */
 const MAX_BACKOFF_MS = 2_000;
+/** How long a connection to a database given up on is waited for. */
+const GAVE_UP_CONNECT_MS = 2_000;
 /** An idle transaction (a provider thread that stopped answering) is ended by the server after this. */
 const IDLE_TX_MS = 60_000;
 
@@ -135,7 +137,10 @@ async function connect(target: PgTarget, deadline: number): Promise<{ client: Cl
   let backoff = 100;
   for (;;) {
     attempt++;
-    const client = new Client(clientConfig(target, Math.max(1, deadline - Date.now())));
+    // A database given up on is tried once more per request, briefly: a command of many requests
+    // must not wait its whole deadline at each of them.
+    const left = Math.max(1, deadline - Date.now());
+    const client = new Client(clientConfig(target, conn.gaveUp ? Math.min(left, GAVE_UP_CONNECT_MS) : left));
     // A connection that breaks while idle is dropped; the next request connects again.
     client.on("error", () => {
       if (conn.client === client) conn.client = null;
