@@ -462,6 +462,9 @@ export async function configureClient(
       ...(opts.ended ? { ended: opts.ended } : {}),
       ...(ctx.signal ? { stopped: ctx.signal } : {}),
     });
+    // The PostgreSQL journal is read once here, asynchronously: a command that writes nothing
+    // (a plan with no changes) then starts no worker thread for it.
+    if (journal.store instanceof PgStore) await journal.store.prime();
     settleAtShutdown(journal, opts.ended);
     const data: ProviderData = {
       configured: true,

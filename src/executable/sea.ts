@@ -55,7 +55,7 @@ function run(): void {
   // nothing is read there. The parts load each other through LOAD_BUNDLE_KEY by that name.
   const load = (file: string) => {
     const name = basename(file);
-    if (!(SEA_ASSETS.bundles as readonly string[]).includes(name))
+    if (!(SEA_ASSETS.bundles as readonly string[]).includes(name) && name !== SEA_ASSETS.worker)
       throw new Error(`the executable carries no ${name}`);
     return loadBundleSource(sea.getAsset(name, "utf8") as string, file, self);
   };

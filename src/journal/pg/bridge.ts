@@ -13,7 +13,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
-import type { Answer, Request, WorkerSetup } from "./protocol";
+import type { Answer, PgTarget, ReadAnswer, Request, WorkerSetup } from "./protocol";
 
 /** The worker's bundle beside the provider's (scripts/bundle-provider.js writes it). */
 export const WORKER_BUNDLE = "provider-journal-pg.js";
@@ -60,6 +60,35 @@ function workerEntry(): { file: string } | { source: string } {
       logLevel: "silent",
     });
     return { source: out.outputFiles[0]!.text };
+  }
+  throw new PgCallError(
+    `this build of the provider carries no PostgreSQL client (${WORKER_BUNDLE} is missing beside it)`,
+    false,
+  );
+}
+
+/** What the client's module offers the provider's own thread. */
+export interface ClientModule {
+  primeRead(target: PgTarget, key: string): Promise<ReadAnswer | null>;
+}
+
+/** The launcher's loader of the provider's bundles, with its V8 code cache (src/executable/launcher.ts). */
+const LOAD_BUNDLE_KEY = Symbol.for("gpurental.provider.loadBundle");
+
+/**
+ * The client's module on the calling thread: the worker's bundle through the launcher (its code
+ * cache; in the standalone executable, its asset), else tsc's output or the TypeScript source.
+ */
+export function loadClientModule(): ClientModule {
+  const beside = join(__dirname, WORKER_BUNDLE);
+  const load = (globalThis as Record<symbol, unknown>)[LOAD_BUNDLE_KEY];
+  const fromExecutable = typeof (globalThis as Record<symbol, unknown>)[BUNDLE_SOURCE_KEY] === "function";
+  if (typeof load === "function" && (fromExecutable || existsSync(beside))) {
+    return (load as (file: string) => ClientModule)(beside);
+  }
+  // A computed path, so that no bundler takes the client into the provider's bundle.
+  for (const file of [beside, join(__dirname, "worker.js"), join(__dirname, "worker.ts")]) {
+    if (existsSync(file)) return require(file) as ClientModule;
   }
   throw new PgCallError(
     `this build of the provider carries no PostgreSQL client (${WORKER_BUNDLE} is missing beside it)`,

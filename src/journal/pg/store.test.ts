@@ -238,4 +238,26 @@ describePg("the PostgreSQL store", () => {
     expect(b.take("instance", "sha256:x")?.id).toBe("i-9");
     expect(b.referencedIds()).toContain("i-9");
   });
+
+  test("read ahead while the provider is configured, the journal answers reads without the worker thread", async () => {
+    const loc = location();
+    const a = journalIn("postgresql", loc, { run: gone });
+    a.answered(a.sent("instance", "sha256:x", {}), "i-1");
+    const calls: string[] = [];
+    const bridge = {
+      call: (req: { kind: string }) => {
+        calls.push(req.kind);
+        throw new Error("no worker in this test");
+      },
+    } as unknown as NonNullable<ConstructorParameters<typeof PgStore>[2]>["bridge"];
+    const store = new PgStore(url(), loc, { bridge });
+    await store.prime();
+    const j = new DeployJournal(loc, { store });
+    expect(j.adoptable("instance", "sha256:x").map((e) => e.id)).toEqual(["i-1"]);
+    expect(j.live()).toHaveLength(1);
+    expect(calls).toEqual([]);
+    // A write goes to the worker, always.
+    expect(() => j.closeId("i-1", "claimed")).toThrow(JournalError);
+    expect(calls).toEqual(["begin"]);
+  });
 });

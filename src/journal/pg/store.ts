@@ -18,12 +18,20 @@ import {
   type JournalRecord,
   type ParsedJournal,
 } from "../records";
-import { type Bridge, PgCallError, pgBridge } from "./bridge";
+import { type Bridge, loadClientModule, PgCallError, pgBridge } from "./bridge";
 import type { PgTarget, ReadAnswer, Since } from "./protocol";
 import { JOURNAL_SCHEMA, type JournalUrl } from "./url";
 
 /** How long one journal request may take by default, connecting included (the file lock's wait). */
 export const DEFAULT_JOURNAL_TIMEOUT_MS = 15_000;
+
+/**
+ * A read outside a write uses the copy the last read or write left while it is younger than this.
+ * Within one command the state lock keeps other runs of the state out: such a copy misses only
+ * what the command's other provider processes write about their own objects, which no decision of
+ * this one depends on. Writes (takes included) always read under the lock.
+ */
+export const FRESH_MS = 2_000;
 
 /** Compaction waits for at least this many records, as the file store's. */
 const COMPACT_MIN_RECORDS = 64;
@@ -41,6 +49,10 @@ export interface PgStoreOptions {
   bridge?: Bridge;
 }
 
+function emptyJournal(): ParsedJournal {
+  return { header: null, entries: new Map(), problems: [], lines: 0 };
+}
+
 /** The state key of a location: its file's name without `.jsonl`, as the file store names it. */
 export function stateKeyOf(location: JournalLocation): string {
   const base = location.file.slice(location.file.lastIndexOf("/") + 1);
@@ -54,7 +66,7 @@ export class PgStore implements JournalStore {
   private readonly target: PgTarget;
   private readonly bridge: Bridge;
   private readonly log: NonNullable<PgStoreOptions["log"]>;
-  private cache: { since: Since; parsed: ParsedJournal } | null = null;
+  private cache: { since: Since; parsed: ParsedJournal; at: number } | null = null;
 
   constructor(
     readonly url: JournalUrl,
@@ -90,7 +102,7 @@ export class PgStore implements JournalStore {
   private apply(answer: ReadAnswer | null): ParsedJournal {
     if (!answer) {
       this.cache = null;
-      return { header: null, entries: new Map(), problems: [], lines: 0 };
+      return emptyJournal();
     }
     const base: ParsedJournal =
       answer.full || !this.cache
@@ -104,11 +116,35 @@ export class PgStore implements JournalStore {
       });
     }
     const parsed: ParsedJournal = { ...base, header, lines: base.lines + answer.records.length };
-    this.cache = { since: { generation: answer.generation, seq: answer.seq }, parsed };
+    this.cache = { since: { generation: answer.generation, seq: answer.seq }, parsed, at: Date.now() };
     return parsed;
   }
 
+  /**
+   * Reads the journal on the calling thread, asynchronously (the provider's configuration is an
+   * async step): a command that then writes nothing, such as a plan with no changes, needs no
+   * worker thread at all. A failure is left for the next read to report.
+   */
+  async prime(): Promise<void> {
+    try {
+      const answer = await loadClientModule().primeRead(this.target, this.key);
+      this.apply(answer);
+      this.empty = answer === null ? Date.now() : null;
+    } catch (err) {
+      this.log("debug", "deploy journal: could not read it ahead", {
+        journal: this.name,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+
+  /** When a read last found no journal for the state (a copy of nothing is not kept otherwise). */
+  private empty: number | null = null;
+
   read(): ParsedJournal {
+    const now = Date.now();
+    if (this.cache && now - this.cache.at < FRESH_MS) return this.cache.parsed;
+    if (!this.cache && this.empty !== null && now - this.empty < FRESH_MS) return emptyJournal();
     let answer: ReadAnswer | null;
     try {
       answer = this.bridge.call<ReadAnswer | null>(
@@ -118,8 +154,12 @@ export class PgStore implements JournalStore {
     } catch (err) {
       throw this.failed("read", err);
     }
+    this.empty = answer === null ? Date.now() : null;
     // Unchanged since the last read: the copy in hand is the journal.
-    if (answer && !answer.full && answer.records.length === 0 && this.cache) return this.cache.parsed;
+    if (answer && !answer.full && answer.records.length === 0 && this.cache) {
+      this.cache.at = Date.now();
+      return this.cache.parsed;
+    }
     return this.apply(answer);
   }
 
@@ -171,16 +211,19 @@ export class PgStore implements JournalStore {
       );
     } catch (err) {
       this.cache = null;
+      this.empty = null;
       throw this.failed("written", err);
     }
     if (!since) {
       this.cache = null;
+      this.empty = Date.now();
       return;
     }
     const entries = compact ? new Map(kept.map((e) => [e.entry, e])) : after;
     this.cache = {
       since,
       parsed: { header: current.header, entries, problems: [], lines: compact ? kept.length : lines },
+      at: Date.now(),
     };
     if (compact) {
       this.log("debug", "deploy journal compacted", { journal: this.name, lines, kept: kept.length });
@@ -193,6 +236,7 @@ export class PgStore implements JournalStore {
     } catch {
       // The connection went: its transaction went with it.
       this.cache = null;
+      this.empty = null;
     }
   }
 
@@ -208,6 +252,7 @@ export class PgStore implements JournalStore {
       throw this.failed("written", err);
     }
     this.cache = null;
+    this.empty = null;
   }
 
   private placeholderHeader(): JournalHeader {

@@ -1,11 +1,13 @@
 /**
  * The PostgreSQL client of the deploy journal, run in a worker thread so that the journal stays
- * synchronous for its callers (bridge.ts waits for each answer). It holds one connection per
+ * synchronous for its callers (bridge.ts waits for each answer). Loaded as a module on the
+ * provider's own thread, it reads a state's journal once, asynchronously, when the provider is
+ * configured (primeRead), so that a command that writes nothing starts no worker. It holds one connection per
  * database, creates and migrates the journal's schema on first use (schema.ts), and answers one
  * request at a time. It never writes to stdout (the provider's handshake channel) and never puts
  * the URL's password into an answer.
  */
-import { workerData } from "node:worker_threads";
+import { isMainThread, workerData } from "node:worker_threads";
 import { Client, type ClientConfig, type QueryResultRow } from "pg";
 import { parse } from "pg-connection-string";
 import type { JournalRecord } from "../records";
@@ -346,4 +348,21 @@ function main(): void {
   });
 }
 
-main();
+/**
+ * Reads a state's journal on the calling thread (the provider's, while it is configured: an async
+ * step), schema checked; the connection is closed after.
+ */
+export async function primeRead(target: PgTarget, key: string): Promise<ReadAnswer | null> {
+  try {
+    return await withClient(target, Date.now() + target.timeoutMs, (client) =>
+      readJournal(client, key, null),
+    );
+  } finally {
+    for (const c of connections.values()) {
+      c.client?.end().catch(() => {});
+      c.client = null;
+    }
+  }
+}
+
+if (!isMainThread && (workerData as Partial<WorkerSetup> | undefined)?.signal) main();
