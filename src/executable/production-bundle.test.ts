@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildProvider } from "../../scripts/bundle-provider";
@@ -17,7 +17,7 @@ import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-
 import { provider } from "../provider";
 import { createService } from "./provider-impl";
 
-// The production build as `npm run build` makes it and `gpurental provider install` ships it: four
+// The production build as `npm run build` makes it and `gpurental provider install` ships it: five
 // bundles and the GetProviderSchema answer encoded at build time. Built here into a temporary
 // directory, from the sources under test.
 
@@ -152,5 +152,13 @@ describe("the production build", () => {
     } finally {
       provider.close();
     }
+  });
+
+  it("keeps the PostgreSQL client out of the provider's bundles: only the journal's worker carries it", () => {
+    // pg's SCRAM authentication, a part of its client no other code of the provider has.
+    const marker = "SCRAM-SHA-256";
+    for (const part of ["provider.js", "provider-transport.js", "provider-impl.js"])
+      expect(readFileSync(join(out, part), "utf8")).not.toContain(marker);
+    expect(readFileSync(join(out, "provider-journal-pg.js"), "utf8")).toContain(marker);
   });
 });
