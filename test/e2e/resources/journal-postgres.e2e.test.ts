@@ -260,13 +260,13 @@ resource "gpurental_instance" "slow" {
         .replace('label       = "journal"', "label       = terraform.workspace"),
     );
     const spaces = ["w1", "w2", "w3", "w4"];
-    const rs = await Promise.all(
-      spaces.map(async (ws) => {
-        const r = await runner(config);
-        expectCode(await r.run(["workspace", "new", ws]), 0);
-        return r;
-      }),
-    );
+    // The pg backend creates workspaces under one lock of its own: one after the other.
+    const rs: TerraformHarness[] = [];
+    for (const ws of spaces) {
+      const r = await runner(config);
+      expectCode(await r.run(["workspace", "new", ws]), 0);
+      rs.push(r);
+    }
     const applied = await Promise.all(rs.map((r) => r.run(["apply", "-auto-approve", "-input=false"])));
     for (const a of applied) expectCode(a, 0);
     expect(deploysEver(s)).toBe(12);
