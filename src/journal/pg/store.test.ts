@@ -260,4 +260,23 @@ describePg("the PostgreSQL store", () => {
     expect(() => j.closeId("i-1", "claimed")).toThrow(JournalError);
     expect(calls).toEqual(["begin"]);
   });
+
+  test("a database user without the journal's grants is told what it needs", async () => {
+    journal().sent("instance", "sha256:x", {});
+    await sql("drop role if exists nojournal; create role nojournal login");
+    const loc = location();
+    const j = new DeployJournal(loc, {
+      store: new PgStore(
+        parseJournalUrl(
+          `postgres://nojournal@127.0.0.1:${journalServer().port}/tfstate?sslmode=disable`,
+          "journal_url in the provider block",
+        ),
+        loc,
+        { timeoutMs: 5_000 },
+      ),
+    });
+    expect(() => j.sent("instance", "sha256:y", {})).toThrow(
+      /permission denied for schema gpurental_journal: the journal's database user needs USAGE on the schema gpurental_journal, .* set by journal_url in the provider block\./,
+    );
+  });
 });

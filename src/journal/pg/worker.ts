@@ -111,7 +111,7 @@ function explain(err: unknown): Failure {
       return new Failure(`${message}: create the database first, or name one that exists`);
     case "42501":
       return new Failure(
-        `${message}: the journal's database user needs USAGE on the schema gpurental_journal and SELECT, INSERT, UPDATE and DELETE on its tables (and CREATE on the database the first time, to create the schema)`,
+        `${message}: the journal's database user needs USAGE on the schema gpurental_journal, SELECT, INSERT, UPDATE and DELETE on its tables and USAGE and UPDATE on its sequence (and CREATE on the database the first time, to create the schema): see docs/ci.md, "The deploy journal in the same database"`,
       );
     case "55P03":
       return new Failure(`the state's journal stayed locked by another run (${message})`);
