@@ -194,7 +194,13 @@ async function buildBundles(workDir) {
     },
   );
   const assets = {};
-  for (const name of ["provider.js", "provider-transport.js", "provider-impl.js", SCHEMA_FILE])
+  for (const name of [
+    "provider.js",
+    "provider-transport.js",
+    "provider-impl.js",
+    "provider-journal-pg.js",
+    SCHEMA_FILE,
+  ])
     assets[name] = path.relative(workDir, path.join(parts, name));
   return { entry, assets };
 }

@@ -29,9 +29,12 @@ import {
   type RunIdentity,
 } from "./journal";
 import { DEFAULT_LATE_ARRIVAL_WATCH_MS, LATE_ARRIVAL_WATCH_ENV } from "./journal/late";
+import { DEFAULT_JOURNAL_TIMEOUT_MS, PgStore } from "./journal/pg/store";
+import { JOURNAL_URL_ENV, type JournalUrl, JournalUrlError, parseJournalUrl } from "./journal/pg/url";
 import { settleAtShutdown } from "./journal/settle";
 import { listResources } from "./list-resources";
 import { logger } from "./log";
+import { inAutomation } from "./resident/resident";
 import { apiKeyResource } from "./resources/api-key";
 import { budgetOf, within } from "./resources/deadline";
 import { instanceResource } from "./resources/instance";
@@ -72,7 +75,13 @@ const schema = defineSchema({
     journal_dir: attr.string({
       optional: true,
       description:
-        "Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory; on CI runners that start afresh, point it at a directory that is kept between runs. A directory that cannot be created or written (under a file, read-only) is an error when the provider is configured, so the plan fails rather than the apply.",
+        "Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory. On CI runners, which may be lost with their disk, keep the journal in PostgreSQL instead (`journal_url`). A directory that cannot be created or written (under a file, read-only) is an error when the provider is configured, so the plan fails rather than the apply.",
+    }),
+    journal_url: attr.string({
+      optional: true,
+      sensitive: true,
+      description:
+        "PostgreSQL database of the deploy journal, in place of `journal_dir`: a `postgres://user:password@host:5432/database?sslmode=verify-full` URL of the same form as the `pg` backend's `conn_str` (libpq's parameters; `sslmode` defaults to `require`, and `PGUSER`, `PGPASSWORD` and the `PGSSL*` variables fill what the URL leaves out). Every runner that reaches the database shares the journal, so a runner that is lost (a job killed, a machine gone) leaves nothing the next runner cannot adopt. The journal keeps its own schema, `gpurental_journal`, created on first use; entries are kept per workspace and backend, as in the directory. If the database cannot be reached, a create fails before anything is sent. Falls back to `GPURENTAL_JOURNAL_URL`; prefer the variable, since a password written in the configuration is kept in saved plans.",
     }),
     ca_cert_file: attr.string({
       optional: true,
@@ -114,6 +123,7 @@ export const PROVIDER_ENV = {
   token: "GPURENTAL_TOKEN",
   org_id: "GPURENTAL_ORG_ID",
   journal_dir: JOURNAL_DIR_ENV,
+  journal_url: JOURNAL_URL_ENV,
   reconcile_timeout: "GPURENTAL_RECONCILE_TIMEOUT",
   ca_cert_file: "GPURENTAL_CA_CERT_FILE",
 } as const;
@@ -144,6 +154,9 @@ function resolve(config: unknown, name: Setting, env: NodeJS.ProcessEnv): Resolv
 function where(name: Setting, r: { from: "config" | "env" }): string {
   return r.from === "config" ? `The ${name} argument` : `The ${PROVIDER_ENV[name]} environment variable`;
 }
+
+/** How long one request to the PostgreSQL journal may take (a duration; default 15 s). */
+export const JOURNAL_TIMEOUT_ENV = "GPURENTAL_JOURNAL_TIMEOUT";
 
 const clientLog = logger.child("api");
 const journalLog = logger.child("journal");
@@ -202,6 +215,7 @@ export async function configureClient(
   const token = resolve(req.config.token, "token", env);
   const orgId = resolve(req.config.org_id, "org_id", env);
   const journalDir = resolve(req.config.journal_dir, "journal_dir", env);
+  const journalUrlSetting = resolve(req.config.journal_url, "journal_url", env);
   const reconcile = resolve(req.config.reconcile_timeout, "reconcile_timeout", env);
   const caCertFile = resolve(req.config.ca_cert_file, "ca_cert_file", env);
 
@@ -227,6 +241,7 @@ export async function configureClient(
     ["token", token],
     ["org_id", orgId],
     ["journal_dir", journalDir],
+    ["journal_url", journalUrlSetting],
     ["reconcile_timeout", reconcile],
     ["ca_cert_file", caCertFile],
   ] as const) {
@@ -305,10 +320,53 @@ export async function configureClient(
       );
     } else reconcileTimeoutMs = ms;
   }
+  let journalUrl: JournalUrl | undefined;
+  if (journalUrlSetting.kind === "value") {
+    try {
+      journalUrl = parseJournalUrl(
+        journalUrlSetting.value,
+        journalUrlSetting.from === "config"
+          ? "journal_url in the provider block"
+          : `the ${JOURNAL_URL_ENV} environment variable`,
+      );
+    } catch (err) {
+      if (!(err instanceof JournalUrlError)) throw err;
+      if (journalUrlSetting.from === "config")
+        ctx.diags.addAttributeError(path("journal_url"), "Invalid journal_url", err.message);
+      else ctx.diags.addError(`Invalid ${JOURNAL_URL_ENV}`, err.message);
+    }
+    if (journalUrl && journalDir.kind === "value" && journalDir.from === "config") {
+      ctx.diags.addAttributeWarning(
+        path("journal_dir"),
+        "journal_dir is not used",
+        `The deploy journal is kept in PostgreSQL (${journalUrl.source === "journal_url in the provider block" ? "journal_url" : JOURNAL_URL_ENV}), so the directory ${JSON.stringify(journalDir.value)} is not read or written. Remove journal_dir, or move what it holds with gpurental journal import.`,
+      );
+    }
+  }
+  let journalTimeoutMs = DEFAULT_JOURNAL_TIMEOUT_MS;
+  if (env[JOURNAL_TIMEOUT_ENV]) {
+    const ms = parseDuration(env[JOURNAL_TIMEOUT_ENV]);
+    if (!ms) {
+      ctx.diags.addError(
+        `Invalid ${JOURNAL_TIMEOUT_ENV}`,
+        `The ${JOURNAL_TIMEOUT_ENV} environment variable must be a duration such as "15s"; got ${JSON.stringify(env[JOURNAL_TIMEOUT_ENV].slice(0, 100))}.`,
+      );
+    } else journalTimeoutMs = ms;
+  }
   if (ctx.diags.hasErrors()) return unconfiguredProvider([]);
 
   const pending = [
-    ...(["base_url", "token", "org_id", "journal_dir", "reconcile_timeout", "ca_cert_file"] as const).filter(
+    ...(
+      [
+        "base_url",
+        "token",
+        "org_id",
+        "journal_dir",
+        "journal_url",
+        "reconcile_timeout",
+        "ca_cert_file",
+      ] as const
+    ).filter(
       (n) =>
         (
           ({
@@ -316,6 +374,7 @@ export async function configureClient(
             token,
             org_id: orgId,
             journal_dir: journalDir,
+            journal_url: journalUrlSetting,
             reconcile_timeout: reconcile,
             ca_cert_file: caCertFile,
           }) as const
@@ -403,8 +462,8 @@ export async function configureClient(
       cwd: opts.cwd,
     });
     // An apply writes the journal before its first deploy: a directory it could never create fails
-    // the plan instead, where nothing has been done yet.
-    const problem = journalDirProblem(location.dir);
+    // the plan instead, where nothing has been done yet. With journal_url no directory is written.
+    const problem = journalUrl ? undefined : journalDirProblem(location.dir);
     if (problem) {
       const named =
         journalDir.kind === "value"
@@ -416,12 +475,20 @@ export async function configureClient(
       else ctx.diags.addError("Unusable journal directory", detail);
       return unconfiguredProvider([]);
     }
+    const log = (level: "debug" | "warn", msg: string, fields?: Record<string, unknown>) =>
+      journalLog.log(level, msg, fields);
     const journal = new DeployJournal(location, {
-      log: (level, msg, fields) => journalLog.log(level, msg, fields),
+      log,
+      ...(journalUrl
+        ? { store: new PgStore(journalUrl, location, { env, timeoutMs: journalTimeoutMs, log }) }
+        : {}),
       ...(opts.run ? { run: opts.run } : {}),
       ...(opts.ended ? { ended: opts.ended } : {}),
       ...(ctx.signal ? { stopped: ctx.signal } : {}),
     });
+    // The PostgreSQL journal is read once here, asynchronously: a command that writes nothing
+    // (a plan with no changes) then starts no worker thread for it.
+    if (journal.store instanceof PgStore) await journal.store.prime();
     settleAtShutdown(journal, opts.ended);
     const data: ProviderData = {
       configured: true,
@@ -434,6 +501,8 @@ export async function configureClient(
         journal,
         reconcileTimeoutMs,
         partial: parentCommand(env, opts.ppid).partial,
+        announceLostRuns:
+          !journalUrl && location.backend !== "local" && inAutomation(env) && !journal.store.exists(),
         account: { base_url: client.baseUrl, org_id: client.orgId ?? null },
       },
       reads: new SharedReads(),

@@ -14,6 +14,7 @@
 # Terraform or CDKTF variables, which a saved plan keeps in clear text:
 #   GPURENTAL_BASE_URL, GPURENTAL_TOKEN (a team API key), GPURENTAL_ORG_ID   provider and report
 #   PG_CONN_STR                                                              the state (pg backend)
+#   GPURENTAL_JOURNAL_URL                                                    the deploy journal (same database)
 #   GITHUB_TOKEN                                                             `comment` only
 #
 # Settings, all optional:

@@ -14,6 +14,7 @@ const modules: Record<string, () => Promise<CommandModule>> = {
   demo: () => import("./demo"),
   strays: () => import("./strays"),
   "plan-report": () => import("./plan-report"),
+  journal: () => import("./journal"),
 };
 
 /** Builds the `gpurental` program with every subcommand registered. */

@@ -12,6 +12,7 @@ import {
   unknown,
   writePrivate,
 } from "../framework";
+import { JournalError } from "../journal";
 import { logger } from "../log";
 import { sweepLostKeysOf } from "./api-key-journal";
 import { budgetOf, READ_TIMEOUT_MS, within } from "./deadline";
@@ -46,7 +47,7 @@ import {
   UNREAD_AFTER_IMPORT,
   unreadAfterImport,
 } from "./instance-schema";
-import { bestEffort } from "./journal-notes";
+import { bestEffort, lostRunNotice } from "./journal-notes";
 import { sameFilter, toOfferFilter } from "./offer-filter";
 import { clientOf, deployOf, type ProviderData } from "./provider-data";
 import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
@@ -488,6 +489,15 @@ function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerContext<
     record(next.entry.entry);
     report(ctx.diags, [next.note]);
   } catch (err) {
+    // A journal that cannot be read (a database out of reach) must not pass for one with nothing
+    // to adopt: the plan fails, as the create would.
+    if (err instanceof JournalError) {
+      ctx.diags.addError(
+        "The deploy journal cannot be read",
+        `${err.message} A create is planned only once the journal says whether it adopts an instance an interrupted run left, so that nothing is deployed twice. Nothing was deployed.`,
+      );
+      return;
+    }
     opsLog.warn("deploy journal: could not check for adoptions", {
       error: err instanceof Error ? err.message : String(err),
     });
@@ -555,6 +565,9 @@ export const instanceResource = {
       if (plan.store_access_secrets === false) for (const a of ACCESS_SECRETS) p[a] = null;
       await planTimeChecks(plan, req.config, ctx);
       planAdoption(plan, req, ctx);
+      const settings = deployOf(ctx.providerData);
+      const notice = settings.announceLostRuns && settings.journal ? lostRunNotice(settings.journal) : null;
+      if (notice) ctx.diags.addWarning(notice.summary, notice.detail);
       return;
     }
     // Every plan shows the provider the instances its state holds: the journal's proof of a claim.
