@@ -27,6 +27,9 @@
 //                     where the time goes, not for timing (a build without it writes none); a
 //                     resident provider process, started before the profiled round, writes none
 //   --keep            leave the temp directory in place and print where it is
+//   --pg-journal      also time the automation variant with its deploy journal in PostgreSQL
+//                     (`ci-pg`: GPURENTAL_JOURNAL_URL, a private server started for the run, as
+//                     test/e2e/postgres.ts starts one), and compare it with `ci` (the file journal)
 //   --sea <zip>       also time a release archive's standalone executable (`npm run release`,
 //                     release/terraform-provider-gpurental_<v>_linux_amd64.zip), as a person runs
 //                     it (`sea`) and in automation (`sea-ci`); its processes note no CPU time of
@@ -58,6 +61,24 @@ const cpuProf = arg("--cpu-prof", undefined);
 const rounds = Number(arg("--rounds", cpuProf ? "1" : "5"));
 const only = new Set(arg("--only", COMMANDS.join(",")).split(","));
 const keep = process.argv.includes("--keep");
+const pgJournal = process.argv.includes("--pg-journal");
+
+/** A private PostgreSQL for --pg-journal (test/e2e/postgres.ts, bundled into the run's temp directory). */
+async function startJournalDatabase(tmp) {
+  const out = path.join(tmp, "postgres.js");
+  require("esbuild").buildSync({
+    entryPoints: [path.join(root, "test", "e2e", "postgres.ts")],
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    outfile: out,
+    logLevel: "warning",
+  });
+  const { findPostgres, startPostgres } = require(out);
+  const install = findPostgres();
+  if (!install.binDir) fail(`--pg-journal: ${install.missing}`);
+  return startPostgres(install);
+}
 const baseArg = arg("--base", undefined);
 const seaArg = arg("--sea", undefined);
 const plainArg = arg("--sea-plain", undefined);
@@ -434,10 +455,11 @@ async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "gpurental-bench-commands-"));
   let backend;
   let httpsBackend;
+  let journalDb;
   try {
     backend = await startBackend(tmp);
     const templateId = "00000000-0000-4000-8000-000000000051"; // the demo seed's SSH template
-    const offerId = await makeRoom(backend, 2 + (base ? 1 : 0) + 2 * seaZips.length);
+    const offerId = await makeRoom(backend, 2 + (pgJournal ? 1 : 0) + (base ? 1 : 0) + 2 * seaZips.length);
     const variants = [
       makeVariant(tmp, "terraform_data", terraformDataConfig()),
       makeVariant(
@@ -456,6 +478,18 @@ async function main() {
     // Terraform's own variable for automation: the provider's default is then a process per launch.
     ci.env.TF_IN_AUTOMATION = "1";
     variants.push(ci);
+    if (pgJournal) {
+      journalDb = await startJournalDatabase(tmp);
+      const ciPg = makeVariant(
+        tmp,
+        "ci-pg",
+        gpurentalConfig(backend, await orgSession(backend, "bench-ci-pg"), offerId, templateId),
+        current,
+      );
+      ciPg.env.TF_IN_AUTOMATION = "1";
+      ciPg.env.GPURENTAL_JOURNAL_URL = journalDb.connStr();
+      variants.push(ciPg);
+    }
     // The same build, as a person runs it, against the fake backend over HTTPS with a private CA:
     // what TLS costs a command (the handshake, reading the system's CAs once per process).
     httpsBackend = await startBackend(tmp, true);
@@ -541,6 +575,7 @@ async function main() {
       await new Promise((r) => b.child.once("exit", r));
       await b.dispatcher?.close();
     }
+    await journalDb?.stop();
     if (keep) process.stderr.write(`kept ${tmp}\n`);
     else fs.rmSync(tmp, { recursive: true, force: true });
   }
@@ -621,6 +656,27 @@ function report(variants, node, base) {
       lines.push(
         `  terraform ${c}: ${fmtS(b)} over HTTPS, ${fmtS(a)} over HTTP (${b - a >= 0 ? "+" : ""}${(b - a).toFixed(0)} ms)`,
       );
+    }
+  }
+  // The deploy journal in PostgreSQL against the file journal, both in automation.
+  const ci = variants.find((v) => v.name === "ci");
+  const ciPg = variants.find((v) => v.name === "ci-pg");
+  if (ci && ciPg) {
+    lines.push("");
+    lines.push("The journal in PostgreSQL (ci-pg) against the file journal (ci), same rounds:");
+    for (const c of timed) {
+      const keys = [
+        ["wall", "times"],
+        ...(TICK_MS !== undefined ? [["CPU of terraform and providers", "cpu"]] : []),
+        ["CPU of the provider processes", "providerCpu"],
+      ];
+      for (const [what, key] of keys) {
+        const a = median(ci[key][c]);
+        const b = median(ciPg[key][c]);
+        lines.push(
+          `  terraform ${c}, ${what}: ${b.toFixed(0)} ms against ${a.toFixed(0)} ms (${b >= a ? "+" : ""}${(((b - a) / a) * 100).toFixed(1)}%)`,
+        );
+      }
     }
   }
   // Steadier than wall time on a busy machine: it counts only the work done, not the waiting.

@@ -14,7 +14,11 @@
 // loaded machine wait for the other work; CPU time does not. Read from the kernel's count of
 // waited-for children (/proc/self/stat; Linux only, in 10 ms ticks, so it is a mean over the runs).
 //
-// Usage: npm run build && node bench/startup.js [--runs N] [--bin path]
+// With --base, a second executable (another build's bin/terraform-provider-gpurental) is timed in
+// the same run, interleaved run by run, each with a code cache of its own: on this shared machine
+// only figures from one run compare.
+//
+// Usage: npm run build && node bench/startup.js [--runs N] [--bin path] [--base path]
 "use strict";
 
 const { spawn, spawnSync } = require("node:child_process");
@@ -31,6 +35,8 @@ function arg(name, fallback) {
 
 const runs = Number(arg("--runs", "31"));
 const bin = path.resolve(arg("--bin", path.join(root, "bin", "terraform-provider-gpurental")));
+const baseArg = arg("--base", undefined);
+const base = baseArg === undefined ? undefined : path.resolve(baseArg);
 
 function clientCert() {
   // Stands in for the certificate Terraform passes; made the way the server makes its own.
@@ -47,10 +53,10 @@ function timeNode() {
   });
 }
 
-function timeProvider(env) {
+function timeProvider(env, exe = bin) {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const child = spawn(bin, [], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(exe, [], { env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     let done = false;
@@ -80,14 +86,14 @@ function timeProvider(env) {
 // provider process of every Terraform command, which asks for nothing else. It includes loading
 // the gRPC server after the handshake; the production build answers from its pre-encoded schema
 // without loading the provider itself.
-function timeSchema(env, certs) {
+function timeSchema(env, certs, exe = bin) {
   const { connect, tlsCredentials, parseHandshake } = require(
     path.join(root, "dist", "plugin", "testing", "grpc-client.js"),
   );
   const { derToPem } = require(path.join(root, "dist", "plugin", "cert.js"));
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const child = spawn(bin, [], { env, stdio: ["ignore", "pipe", "ignore"] });
+    const child = spawn(exe, [], { env, stdio: ["ignore", "pipe", "ignore"] });
     let out = "";
     child.on("error", reject);
     child.stdout.on("data", async (d) => {
@@ -148,43 +154,61 @@ async function main() {
   };
   const certs = clientCert();
   env.PLUGIN_CLIENT_CERT = certs.certPem;
-  const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), "gpurental-bench-cache-"));
-  env.GPURENTAL_PROVIDER_CODE_CACHE_DIR = cacheDir;
+  const builds = [{ name: "this build", exe: bin }];
+  if (base) builds.push({ name: "base", exe: base });
+  const dirs = [];
   try {
-    await measure(env, certs);
+    for (const b of builds) {
+      const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), "gpurental-bench-cache-"));
+      dirs.push(cacheDir);
+      b.env = { ...env, GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir };
+    }
+    await measure(builds, certs);
   } finally {
-    fs.rmSync(cacheDir, { recursive: true, force: true });
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   }
 }
 
-async function measure(env, certs) {
+async function measure(builds, certs) {
   // Untimed: the first schema run writes the code cache as Terraform's first launch would; the
   // others warm the file system cache.
-  await timeSchema(env, certs);
+  for (const b of builds) {
+    await timeSchema(b.env, certs, b.exe);
+    await timeProvider(b.env, b.exe);
+    Object.assign(b, { provider: [], schema: [], cpuMs: 0 });
+  }
   await timeNode();
-  await timeProvider(env);
   const node = [];
-  const provider = [];
-  const schema = [];
-  let schemaCpuMs = 0;
   for (let i = 0; i < runs; i++) {
     node.push(await timeNode());
-    provider.push(await timeProvider(env));
-    const cpu0 = childCpuMs();
-    schema.push(await timeSchema(env, certs));
-    schemaCpuMs += childCpuMs() - cpu0;
+    for (const b of builds) {
+      b.provider.push(await timeProvider(b.env, b.exe));
+      const cpu0 = childCpuMs();
+      b.schema.push(await timeSchema(b.env, certs, b.exe));
+      b.cpuMs += childCpuMs() - cpu0;
+    }
   }
   const n = median(node);
-  const p = median(provider);
   const fmt = (x) => `${x.toFixed(1)} ms`;
-  process.stdout.write(
-    `runs:                               ${runs} each, interleaved\n` +
-      `node -e 0 (spawn to exit), median:  ${fmt(n)}  (min ${fmt(Math.min(...node))})\n` +
-      `provider (spawn to handshake):      ${fmt(p)}  (min ${fmt(Math.min(...provider))})\n` +
+  let out =
+    `runs:                               ${runs} each, interleaved${builds.length > 1 ? " (this build, base)" : ""}\n` +
+    `node -e 0 (spawn to exit), median:  ${fmt(n)}  (min ${fmt(Math.min(...node))})\n`;
+  for (const b of builds) {
+    const p = median(b.provider);
+    if (builds.length > 1) out += `${b.name}:\n`;
+    out +=
+      `provider (spawn to handshake):      ${fmt(p)}  (min ${fmt(Math.min(...b.provider))})\n` +
       `ratio:                              ${(p / n).toFixed(2)}x  (target 1.30x)\n` +
-      `provider (spawn to schema answer):  ${fmt(median(schema))}  (min ${fmt(Math.min(...schema))}; mTLS)\n` +
-      `provider CPU, launch to exit:       ${fmt(schemaCpuMs / runs)}  (user + system, mean; schema life)\n`,
-  );
+      `provider (spawn to schema answer):  ${fmt(median(b.schema))}  (min ${fmt(Math.min(...b.schema))}; mTLS)\n` +
+      `provider CPU, launch to exit:       ${fmt(b.cpuMs / runs)}  (user + system, mean; schema life)\n`;
+  }
+  if (builds.length > 1) {
+    const [a, b] = builds;
+    out +=
+      `this build / base, schema answer:   ${(median(a.schema) / median(b.schema)).toFixed(2)}x (medians)\n` +
+      `this build / base, CPU:             ${(a.cpuMs / b.cpuMs).toFixed(2)}x\n`;
+  }
+  process.stdout.write(out);
 }
 
 main().catch((err) => {

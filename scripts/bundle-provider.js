@@ -5,7 +5,8 @@
 //   2. dist/provider-bundle/: provider.js, an esbuild bundle of src/executable/main.ts (up to the
 //      handshake), so that start-up reads one file instead of resolving and compiling hundreds of
 //      modules; provider-transport.js and provider-impl.js beside it (loaded after the handshake);
-//      provider-launcher.js, which loads them with a V8 code cache (src/executable/launcher.ts); and
+//      provider-launcher.js, which loads them with a V8 code cache (src/executable/launcher.ts);
+//      provider-journal-pg.js, the PostgreSQL journal's client, run in a worker thread; and
 //      provider-schema.pb, the GetProviderSchema answer encoded at build time.
 //      The directory keeps them apart from tsc's output (src/provider.ts compiles to dist/provider.js).
 // Usage: node scripts/bundle-provider.js [--descriptor-only] [--outdir <dir>] [--entry <ts> --outfile <js>]
@@ -310,6 +311,11 @@ async function buildProvider(outDir, opts = {}) {
     sourcemap,
   });
   await bundle(path.join(root, "src", "executable", "launcher.ts"), part("provider-launcher.js"), {
+    sourcemap,
+  });
+  // The PostgreSQL journal's client (pg), started in a worker thread by a provider given a
+  // journal_url (src/journal/pg/bridge.ts), and by no other.
+  await bundle(path.join(root, "src", "journal", "pg", "worker.ts"), part("provider-journal-pg.js"), {
     sourcemap,
   });
 

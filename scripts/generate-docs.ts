@@ -6,6 +6,8 @@
 //   docs/resources/<name>.md          one per resource, with an example and an import section
 //   docs/data-sources/<name>.md       one per data source, with an example
 //   docs/ephemeral-resources/<name>.md one per ephemeral resource, with an example
+//   docs/list-resources/<name>.md     one per list resource (Terraform 1.14+), with a .tfquery.hcl example
+//   docs/actions/<name>.md            one per action (Terraform 1.14+), with an example and its invocation
 //
 // Examples come from examples/hcl/snippets/, where they are plain .tf files that a test formats and
 // validates with the real terraform CLI. The layout follows the Terraform Registry's (names without
@@ -13,6 +15,7 @@
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import type { IdentitySchema } from "../src/framework/identity";
 import { requiresReplace } from "../src/framework/modifiers";
 import type { Attribute, Attributes, Schema } from "../src/framework/schema";
 import type { CtyType, CtyValue } from "../src/plugin/cty";
@@ -37,6 +40,8 @@ export interface DocumentedType {
   readonly typeName: string;
   readonly schema: Schema;
   readonly description?: string | undefined;
+  /** A resource's identity (Terraform 1.12+). */
+  readonly identity?: { readonly schema: IdentitySchema } | undefined;
 }
 
 /** What the generator reads of the provider definition. */
@@ -46,9 +51,11 @@ export interface DocumentedProvider {
   readonly resources: readonly DocumentedType[];
   readonly dataSources: readonly DocumentedType[];
   readonly ephemeralResources?: readonly DocumentedType[];
+  readonly listResources?: readonly DocumentedType[];
+  readonly actions?: readonly DocumentedType[];
 }
 
-type Kind = "resources" | "data-sources" | "ephemeral-resources";
+type Kind = "resources" | "data-sources" | "ephemeral-resources" | "list-resources" | "actions";
 
 const KINDS: Readonly<Record<Kind, { file: string; label: string; subcategory: string }>> = {
   resources: { file: "resource.tf", label: "Resource", subcategory: "Resources" },
@@ -58,7 +65,16 @@ const KINDS: Readonly<Record<Kind, { file: string; label: string; subcategory: s
     label: "Ephemeral Resource",
     subcategory: "Ephemeral Resources",
   },
+  "list-resources": {
+    file: "list-resource.tfquery.hcl",
+    label: "List Resource",
+    subcategory: "List Resources",
+  },
+  actions: { file: "action.tf", label: "Action", subcategory: "Actions" },
 };
+
+/** The docs folders the generator writes, one per kind. */
+export const DOC_KINDS = Object.keys(KINDS) as Kind[];
 
 // What to know about importing each resource that its schema cannot say.
 const IMPORT_NOTES: Readonly<Record<string, string>> = {
@@ -66,6 +82,17 @@ const IMPORT_NOTES: Readonly<Record<string, string>> = {
     "The API never returns a key's secret after creating it, so after an import `secret` is null: Terraform cannot know the secret of a key it did not create. Use a key created by Terraform when the secret is needed elsewhere in the configuration.",
   gpurental_instance:
     "The API does not return `ssh_key_id`, `env`, `secret_env` or `unset_env`, so they are null right after an import. The first plan after it is an in-place update that records the configured values in state without calling the API, with a warning that they were taken from the configuration as written; after that apply, changing them replaces the instance as usual. If the instance actually runs with other values, replace it with `terraform apply -replace=gpurental_instance.example`. `store_access_secrets` is not read either: an import stores the access secrets (the configuration is not known yet), and when the configuration says `false` the first apply removes them from the state in place; apply right after importing. `desired_status` is taken from the instance's power state, and `offer_id` and `offer` from the offer it rents; a configured `offer_filter` is recorded in place when that offer satisfies it, and replaces the instance (with a warning saying why) when it does not.",
+};
+
+// What a list resource's or action's page says beyond its schema description, which is kept short:
+// the schemas travel in every GetProviderSchema answer, to every Terraform version.
+const PAGE_NOTES: Readonly<Record<string, string>> = {
+  "list-resources/gpurental_instance":
+    'Each instance comes with its identity, so `terraform query -generate-config-out=FILE` writes an `import` block and a `resource` block for it. With `include_resource = true`, which `-generate-config-out` implies, the whole object comes too, without the access secrets (`access_token`, `jupyter_url` and `open_url` are null; the import reads them), and the provider writes the resource block\'s arguments from it: the `offer_id` the instance runs on, its template, disk and label, and `desired_status` when stopped, so that the import plans no change. Filters match as follows: `status` exactly, `label_prefix` case-sensitively (`""` matches instances without a label too), `gpu_model` case-insensitively on the whole name, `created_after` strictly after the time, which needs its offset.',
+  "list-resources/gpurental_api_key":
+    "Each key comes with its identity; `terraform query -generate-config-out=FILE` writes an `import` block and a `resource` block with its `name` and, for a team key, its `kind`. The secret is never listed: an imported key's `secret` is null, as after `terraform import`. `name_prefix` matches case-sensitively; `created_after` strictly after the time, which needs its offset.",
+  "actions/gpurental_instance_power":
+    "`running` starts a stopped instance, `stopped` stops a running one (its disk is kept and billed), `restarted` stops it if it runs and starts it again; asking for the state it is in does nothing, and a transition under way is waited for first. While it waits it prints a line per status the instance passes through, and one every 15 seconds while a status lasts: the status, the time elapsed, and the price per hour it is charged now (GPU time while running or stopping; disk, and any GPU hold, once stopped or while starting). Refusals (`INSUFFICIENT_BALANCE`, `HOST_UNREACHABLE`, `CAPACITY_UNAVAILABLE`, ...) end it with the API's code and what to do, on `state`, as in plans; at plan time an instance that is gone, in error or being destroyed is refused.\n\nAn action changes no Terraform state. When a `gpurental_instance` resource manages the same instance, its `desired_status` (`running` unless set) still decides: its next plan moves the instance back, with a warning saying why. Add `lifecycle { ignore_changes = [desired_status] }` to that resource to leave its power to actions, as in the example.",
 };
 
 const REPLACES = requiresReplace().description;
@@ -206,7 +233,54 @@ function example(kind: Kind, typeName: string): string[] {
   const text = readSnippet(kind, typeName, file);
   if (text === undefined)
     throw new Error(`missing example ${join("examples/hcl/snippets", kind, typeName, file)}`);
-  return ["## Example Usage", "", "```terraform", text, "```", ""];
+  const lines = ["## Example Usage", "", "```terraform", text, "```", ""];
+  if (kind === "list-resources")
+    lines.push(
+      "In a `*.tfquery.hcl` file, with Terraform 1.14 or later: `terraform query` lists what the block finds, and `terraform query -generate-config-out=generated.tf` writes a `resource` block and an `import` block (by identity) for each object, ready to plan. `limit` (default 100) and `include_resource` are Terraform's own arguments of the `list` block; the `config` block holds the filters below.",
+      "",
+    );
+  if (kind === "actions") {
+    const name = /action\s+"[^"]+"\s+"([^"]+)"/.exec(text)?.[1] ?? "example";
+    lines.push(
+      "With Terraform 1.14 or later, invoke it with:",
+      "",
+      "```shell",
+      `terraform apply -invoke=action.${typeName}.${name}`,
+      "```",
+      "",
+      "or from a resource's `lifecycle` with an `action_trigger` block.",
+      "",
+    );
+  }
+  return lines;
+}
+
+/** The identity of a resource, for its Import section. */
+function identitySection(t: DocumentedType): string[] {
+  const identity = t.identity?.schema;
+  if (!identity) return [];
+  const attrs = Object.keys(identity.attributes).sort();
+  const required = attrs.filter((a) => identity.attributes[a]!.requiredForImport);
+  return [
+    "Import by identity, with Terraform 1.12 and later, e.g. from the `import` blocks `terraform query -generate-config-out` writes:",
+    "",
+    "```terraform",
+    "import {",
+    `  to = ${t.typeName}.example`,
+    "  identity = {",
+    ...required.map((a) => `    ${a} = "00000000-0000-4000-8000-000000000000"`),
+    "  }",
+    "}",
+    "```",
+    "",
+    `The identity (version ${identity.version}):`,
+    "",
+    ...attrs.map((a) => {
+      const x = identity.attributes[a]!;
+      return `- \`${a}\` (${typeLabel(x.type)}, ${x.requiredForImport ? "Required" : "Optional"} for import) ${sentence(x.description)}`;
+    }),
+    "",
+  ];
 }
 
 function frontMatter(title: string, subcategory: string, description: string): string[] {
@@ -225,19 +299,21 @@ function typePage(kind: Kind, t: DocumentedType): string {
   const resource = kind === "resources";
   const description = t.description ?? t.schema.description;
   const title = `${t.typeName} (${KINDS[kind].label})`;
+  const note = PAGE_NOTES[`${kind}/${t.typeName}`];
   const lines = [
     ...frontMatter(title, KINDS[kind].subcategory, description),
     `# ${title}`,
     "",
     description.trim(),
     "",
+    ...(note ? [note, ""] : []),
     ...example(kind, t.typeName),
     "## Schema",
     "",
     ...schemaSections(t.schema.attributes, [], resource),
   ];
   if (resource) {
-    const note = IMPORT_NOTES[t.typeName];
+    const importNote = IMPORT_NOTES[t.typeName];
     lines.push(
       "## Import",
       "",
@@ -256,8 +332,9 @@ function typePage(kind: Kind, t: DocumentedType): string {
       `terraform import ${t.typeName}.example 00000000-0000-4000-8000-000000000000`,
       "```",
       "",
+      ...identitySection(t),
     );
-    if (note) lines.push(note, "");
+    if (importNote) lines.push(importNote, "");
   }
   return `${lines.join("\n").trimEnd()}\n`;
 }
@@ -317,6 +394,18 @@ function indexPage(p: DocumentedProvider): string {
     "",
     ...(p.ephemeralResources ?? []).map((t) => link("ephemeral-resources", t)),
     "",
+    "## List Resources",
+    "",
+    "Searches for `terraform query` (Terraform 1.14 or later), in `*.tfquery.hcl` files; `-generate-config-out` writes configuration and import blocks for what they find. Proven at the protocol level; see [Terraform 1.12 and later](../README.md#terraform-112-and-later-identity-query-and-actions).",
+    "",
+    ...(p.listResources ?? []).map((t) => link("list-resources", t)),
+    "",
+    "## Actions",
+    "",
+    "Operations run on request (`terraform apply -invoke=action.<type>.<name>`, Terraform 1.14 or later) or from a resource's lifecycle; they change no state.",
+    "",
+    ...(p.actions ?? []).map((t) => link("actions", t)),
+    "",
   ];
   return `${lines.join("\n").trimEnd()}\n`;
 }
@@ -342,6 +431,18 @@ export function generateDocs(p: DocumentedProvider): DocFile[] {
       content: typePage("ephemeral-resources", e),
     });
   }
+  for (const l of p.listResources ?? []) {
+    files.push({
+      path: `docs/list-resources/${shortName(l.typeName, p.typeName)}.md`,
+      content: typePage("list-resources", l),
+    });
+  }
+  for (const a of p.actions ?? []) {
+    files.push({
+      path: `docs/actions/${shortName(a.typeName, p.typeName)}.md`,
+      content: typePage("actions", a),
+    });
+  }
   return files;
 }
 
@@ -355,7 +456,13 @@ export function undescribedAttributes(p: DocumentedProvider): string[] {
     }
   };
   walk(p.typeName, p.schema.attributes);
-  for (const t of [...p.resources, ...p.dataSources, ...(p.ephemeralResources ?? [])]) {
+  for (const t of [
+    ...p.resources,
+    ...p.dataSources,
+    ...(p.ephemeralResources ?? []),
+    ...(p.listResources ?? []),
+    ...(p.actions ?? []),
+  ]) {
     if (!(t.description ?? t.schema.description).trim()) missing.push(t.typeName);
     walk(t.typeName, t.schema.attributes);
   }
@@ -364,7 +471,7 @@ export function undescribedAttributes(p: DocumentedProvider): string[] {
 
 /** Writes the docs, removing pages of types that no longer exist. */
 export function writeDocs(files: readonly DocFile[], root = ROOT): void {
-  for (const sub of ["resources", "data-sources", "ephemeral-resources"]) {
+  for (const sub of DOC_KINDS) {
     const dir = join(root, "docs", sub);
     if (!existsSync(dir)) continue;
     const keep = new Set(files.map((f) => join(root, f.path)));

@@ -235,7 +235,13 @@ async function buildBundles(workDir) {
     },
   );
   const assets = {};
-  for (const name of ["provider.js", "provider-transport.js", "provider-impl.js", SCHEMA_FILE])
+  for (const name of [
+    "provider.js",
+    "provider-transport.js",
+    "provider-impl.js",
+    "provider-journal-pg.js",
+    SCHEMA_FILE,
+  ])
     assets[name] = path.relative(workDir, path.join(parts, name));
   // The command: src/cli/main.ts in one bundle, as the npm package's bin/gpurental runs it. esbuild
   // stays outside: only the CDK demos use it, which the executable refuses (they need Node.js).
@@ -601,9 +607,9 @@ function releaseNotes({ version, keyId, throwaway, nodeEnd }, built, skipped, to
     "",
     `\`${COMMAND}_${version}_<os>_<arch>.zip\` holds the same executable, named \`${COMMAND}\` (\`${COMMAND}.exe\` on`,
     "Windows): under that name it is the `gpurental` command, with no Node.js needed: `fake-backend`,",
-    "`demo --hcl`, `example hcl`, `strays`, `plan-report`, `provider install` (which installs the",
-    "executable itself as the provider) and `provider resident`. Run as terraform-provider-gpurental",
-    "it is the provider; the signed sums above cover both archives.",
+    "`demo --hcl`, `example hcl`, `strays`, `plan-report`, `journal`, `provider install` (which",
+    "installs the executable itself as the provider) and `provider resident`. Run as",
+    "terraform-provider-gpurental it is the provider; the signed sums above cover both archives.",
     "",
     "| Platform | Archive | Executable | Executed on the build machine |",
     "| -------- | ------- | ---------- | ----------------------------- |",

@@ -1,9 +1,11 @@
 import { resolve as resolvePath } from "node:path";
+import { actions } from "./actions";
 import { type Logger as ClientLogger, GpurentalClient } from "./api/client";
 import { ClientConfigError } from "./api/errors";
 import { isUuid } from "./api/ids";
 import { Network, TrustSettingError } from "./api/network";
 import { ProxySettingError, type ProxySettings } from "./api/proxy";
+import { maskUrl } from "./api/redact";
 import { dataSources } from "./data-sources";
 import { ephemeralResources } from "./ephemeral-resources";
 import {
@@ -18,10 +20,21 @@ import {
   parseDuration,
   path,
 } from "./framework";
-import { DeployJournal, JOURNAL_DIR_ENV, locateJournal, parentCommand, type RunIdentity } from "./journal";
+import {
+  DeployJournal,
+  JOURNAL_DIR_ENV,
+  journalDirProblem,
+  locateJournal,
+  parentCommand,
+  type RunIdentity,
+} from "./journal";
 import { DEFAULT_LATE_ARRIVAL_WATCH_MS, LATE_ARRIVAL_WATCH_ENV } from "./journal/late";
+import { DEFAULT_JOURNAL_TIMEOUT_MS, PgStore } from "./journal/pg/store";
+import { JOURNAL_URL_ENV, type JournalUrl, JournalUrlError, parseJournalUrl } from "./journal/pg/url";
 import { settleAtShutdown } from "./journal/settle";
+import { listResources } from "./list-resources";
 import { logger } from "./log";
+import { inAutomation } from "./resident/resident";
 import { apiKeyResource } from "./resources/api-key";
 import { budgetOf, within } from "./resources/deadline";
 import { instanceResource } from "./resources/instance";
@@ -62,7 +75,13 @@ const schema = defineSchema({
     journal_dir: attr.string({
       optional: true,
       description:
-        "Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory; on CI runners that start afresh, point it at a directory that is kept between runs.",
+        "Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory. On CI runners, which may be lost with their disk, keep the journal in PostgreSQL instead (`journal_url`). A directory that cannot be created or written (under a file, read-only) is an error when the provider is configured, so the plan fails rather than the apply.",
+    }),
+    journal_url: attr.string({
+      optional: true,
+      sensitive: true,
+      description:
+        "PostgreSQL database of the deploy journal, in place of `journal_dir`: a `postgres://user:password@host:5432/database?sslmode=verify-full` URL of the same form as the `pg` backend's `conn_str` (libpq's parameters; `sslmode` defaults to `require`, and `PGUSER`, `PGPASSWORD` and the `PGSSL*` variables fill what the URL leaves out). Every runner that reaches the database shares the journal, so a runner that is lost (a job killed, a machine gone) leaves nothing the next runner cannot adopt. The journal keeps its own schema, `gpurental_journal`, created on first use; entries are kept per workspace and backend, as in the directory. If the database cannot be reached, a create fails before anything is sent. Falls back to `GPURENTAL_JOURNAL_URL`; prefer the variable, since a password written in the configuration is kept in saved plans.",
     }),
     ca_cert_file: attr.string({
       optional: true,
@@ -104,6 +123,7 @@ export const PROVIDER_ENV = {
   token: "GPURENTAL_TOKEN",
   org_id: "GPURENTAL_ORG_ID",
   journal_dir: JOURNAL_DIR_ENV,
+  journal_url: JOURNAL_URL_ENV,
   reconcile_timeout: "GPURENTAL_RECONCILE_TIMEOUT",
   ca_cert_file: "GPURENTAL_CA_CERT_FILE",
 } as const;
@@ -134,6 +154,9 @@ function resolve(config: unknown, name: Setting, env: NodeJS.ProcessEnv): Resolv
 function where(name: Setting, r: { from: "config" | "env" }): string {
   return r.from === "config" ? `The ${name} argument` : `The ${PROVIDER_ENV[name]} environment variable`;
 }
+
+/** How long one request to the PostgreSQL journal may take (a duration; default 15 s). */
+export const JOURNAL_TIMEOUT_ENV = "GPURENTAL_JOURNAL_TIMEOUT";
 
 const clientLog = logger.child("api");
 const journalLog = logger.child("journal");
@@ -192,6 +215,7 @@ export async function configureClient(
   const token = resolve(req.config.token, "token", env);
   const orgId = resolve(req.config.org_id, "org_id", env);
   const journalDir = resolve(req.config.journal_dir, "journal_dir", env);
+  const journalUrlSetting = resolve(req.config.journal_url, "journal_url", env);
   const reconcile = resolve(req.config.reconcile_timeout, "reconcile_timeout", env);
   const caCertFile = resolve(req.config.ca_cert_file, "ca_cert_file", env);
 
@@ -217,6 +241,7 @@ export async function configureClient(
     ["token", token],
     ["org_id", orgId],
     ["journal_dir", journalDir],
+    ["journal_url", journalUrlSetting],
     ["reconcile_timeout", reconcile],
     ["ca_cert_file", caCertFile],
   ] as const) {
@@ -249,7 +274,7 @@ export async function configureClient(
         ctx.diags.addAttributeError(
           path("base_url"),
           "API address includes /v1",
-          `${where("base_url", baseUrl)} must be the address without the /v1 path, which the provider adds itself: use ${JSON.stringify(baseUrl.value.replace(/\/v1\/?$/, ""))}.`,
+          `${where("base_url", baseUrl)} must be the address without the /v1 path, which the provider adds itself: use ${JSON.stringify(maskUrl(baseUrl.value.replace(/\/v1\/?$/, "")))}.`,
         );
       }
     } catch {
@@ -259,7 +284,7 @@ export async function configureClient(
       ctx.diags.addAttributeError(
         path("base_url"),
         "Invalid API address",
-        `${where("base_url", baseUrl)} must be an http or https URL without credentials, query or fragment, e.g. "https://api.gpurental.example"; got ${JSON.stringify(baseUrl.value.slice(0, 200))}.`,
+        `${where("base_url", baseUrl)} must be an http or https URL without credentials, query or fragment, e.g. "https://api.gpurental.example"; got ${JSON.stringify(maskUrl(baseUrl.value).slice(0, 200))}.`,
       );
     }
   }
@@ -295,10 +320,53 @@ export async function configureClient(
       );
     } else reconcileTimeoutMs = ms;
   }
+  let journalUrl: JournalUrl | undefined;
+  if (journalUrlSetting.kind === "value") {
+    try {
+      journalUrl = parseJournalUrl(
+        journalUrlSetting.value,
+        journalUrlSetting.from === "config"
+          ? "journal_url in the provider block"
+          : `the ${JOURNAL_URL_ENV} environment variable`,
+      );
+    } catch (err) {
+      if (!(err instanceof JournalUrlError)) throw err;
+      if (journalUrlSetting.from === "config")
+        ctx.diags.addAttributeError(path("journal_url"), "Invalid journal_url", err.message);
+      else ctx.diags.addError(`Invalid ${JOURNAL_URL_ENV}`, err.message);
+    }
+    if (journalUrl && journalDir.kind === "value" && journalDir.from === "config") {
+      ctx.diags.addAttributeWarning(
+        path("journal_dir"),
+        "journal_dir is not used",
+        `The deploy journal is kept in PostgreSQL (${journalUrl.source === "journal_url in the provider block" ? "journal_url" : JOURNAL_URL_ENV}), so the directory ${JSON.stringify(journalDir.value)} is not read or written. Remove journal_dir, or move what it holds with gpurental journal import.`,
+      );
+    }
+  }
+  let journalTimeoutMs = DEFAULT_JOURNAL_TIMEOUT_MS;
+  if (env[JOURNAL_TIMEOUT_ENV]) {
+    const ms = parseDuration(env[JOURNAL_TIMEOUT_ENV]);
+    if (!ms) {
+      ctx.diags.addError(
+        `Invalid ${JOURNAL_TIMEOUT_ENV}`,
+        `The ${JOURNAL_TIMEOUT_ENV} environment variable must be a duration such as "15s"; got ${JSON.stringify(env[JOURNAL_TIMEOUT_ENV].slice(0, 100))}.`,
+      );
+    } else journalTimeoutMs = ms;
+  }
   if (ctx.diags.hasErrors()) return unconfiguredProvider([]);
 
   const pending = [
-    ...(["base_url", "token", "org_id", "journal_dir", "reconcile_timeout", "ca_cert_file"] as const).filter(
+    ...(
+      [
+        "base_url",
+        "token",
+        "org_id",
+        "journal_dir",
+        "journal_url",
+        "reconcile_timeout",
+        "ca_cert_file",
+      ] as const
+    ).filter(
       (n) =>
         (
           ({
@@ -306,6 +374,7 @@ export async function configureClient(
             token,
             org_id: orgId,
             journal_dir: journalDir,
+            journal_url: journalUrlSetting,
             reconcile_timeout: reconcile,
             ca_cert_file: caCertFile,
           }) as const
@@ -387,19 +456,39 @@ export async function configureClient(
       credential: credentialKindOf(token.value),
       token_from: token.from,
     });
-    const journal = new DeployJournal(
-      locateJournal({
-        configured: journalDir.kind === "value" ? journalDir.value : undefined,
-        env,
-        cwd: opts.cwd,
-      }),
-      {
-        log: (level, msg, fields) => journalLog.log(level, msg, fields),
-        ...(opts.run ? { run: opts.run } : {}),
-        ...(opts.ended ? { ended: opts.ended } : {}),
-        ...(ctx.signal ? { stopped: ctx.signal } : {}),
-      },
-    );
+    const location = locateJournal({
+      configured: journalDir.kind === "value" ? journalDir.value : undefined,
+      env,
+      cwd: opts.cwd,
+    });
+    // An apply writes the journal before its first deploy: a directory it could never create fails
+    // the plan instead, where nothing has been done yet. With journal_url no directory is written.
+    const problem = journalUrl ? undefined : journalDirProblem(location.dir);
+    if (problem) {
+      const named =
+        journalDir.kind === "value"
+          ? where("journal_dir", journalDir)
+          : "The deploy journal's default directory (in Terraform's data directory, TF_DATA_DIR)";
+      const detail = `${named} is ${JSON.stringify(location.dir)}, where the deploy journal cannot be kept: ${problem}. Every deploy and API key creation is recorded there before it is sent. Set journal_dir (or ${PROVIDER_ENV.journal_dir}) to a directory this user can create or write.`;
+      if (journalDir.kind === "value" && journalDir.from === "config")
+        ctx.diags.addAttributeError(path("journal_dir"), "Unusable journal directory", detail);
+      else ctx.diags.addError("Unusable journal directory", detail);
+      return unconfiguredProvider([]);
+    }
+    const log = (level: "debug" | "warn", msg: string, fields?: Record<string, unknown>) =>
+      journalLog.log(level, msg, fields);
+    const journal = new DeployJournal(location, {
+      log,
+      ...(journalUrl
+        ? { store: new PgStore(journalUrl, location, { env, timeoutMs: journalTimeoutMs, log }) }
+        : {}),
+      ...(opts.run ? { run: opts.run } : {}),
+      ...(opts.ended ? { ended: opts.ended } : {}),
+      ...(ctx.signal ? { stopped: ctx.signal } : {}),
+    });
+    // The PostgreSQL journal is read once here, asynchronously: a command that writes nothing
+    // (a plan with no changes) then starts no worker thread for it.
+    if (journal.store instanceof PgStore) await journal.store.prime();
     settleAtShutdown(journal, opts.ended);
     const data: ProviderData = {
       configured: true,
@@ -412,6 +501,8 @@ export async function configureClient(
         journal,
         reconcileTimeoutMs,
         partial: parentCommand(env, opts.ppid).partial,
+        announceLostRuns:
+          !journalUrl && location.backend !== "local" && inAutomation(env) && !journal.store.exists(),
         account: { base_url: client.baseUrl, org_id: client.orgId ?? null },
       },
       reads: new SharedReads(),
@@ -485,6 +576,8 @@ export function createProvider(
     resources,
     dataSources,
     ephemeralResources,
+    listResources,
+    actions,
   };
 }
 

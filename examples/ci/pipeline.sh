@@ -14,6 +14,7 @@
 # Terraform or CDKTF variables, which a saved plan keeps in clear text:
 #   GPURENTAL_BASE_URL, GPURENTAL_TOKEN (a team API key), GPURENTAL_ORG_ID   provider and report
 #   PG_CONN_STR                                                              the state (pg backend)
+#   GPURENTAL_JOURNAL_URL                                                    the deploy journal (same database)
 #   GITHUB_TOKEN                                                             `comment` only
 #
 # Settings, all optional:
@@ -74,10 +75,13 @@ command -v "$tf" >/dev/null || die "$tf is not on PATH: install Terraform 1.5 or
 [ -n "${GPURENTAL_TOKEN:+set}" ] || die "GPURENTAL_TOKEN is not set: give it from the CI's secret store (a team API key)"
 
 # Nothing is downloaded and nothing is written into the home folder: no checkpoint calls, no
-# version check, no plugin cache in ~/.terraform.d, cdktf's own files in $tools; the provider
+# version check, no plugin cache in ~/.terraform.d, cdktf's own files and the provider's code
+# cache in $tools; the provider
 # comes from a filesystem mirror installed from the package.
 export CHECKPOINT_DISABLE=1 DISABLE_VERSION_CHECK=true CDKTF_DISABLE_PLUGIN_CACHE_ENV=1
 export TF_IN_AUTOMATION=1 TF_INPUT=0 CDKTF_HOME="$tools/cdktf-home"
+# The provider's code cache, which would otherwise go to ~/.cache/gpurental/code-cache.
+export GPURENTAL_PROVIDER_CODE_CACHE_DIR="${GPURENTAL_PROVIDER_CODE_CACHE_DIR:-$tools/code-cache}"
 mkdir -p "$tools"
 gpurental provider install --dir "$tools/mirror" >/dev/null
 sources='"registry.terraform.io/gpurental/gpurental", "registry.opentofu.org/gpurental/gpurental"'

@@ -4,7 +4,7 @@ import { ApiError, ClientConfigError } from "./errors";
 import { isUuid } from "./ids";
 import { Network, type NetworkOptions, TrustSettingError } from "./network";
 import { ProxySettingError } from "./proxy";
-import { redactText } from "./redact";
+import { maskUrl, redactText } from "./redact";
 import type {
   CreateApiKeyRequest,
   CreateBillingOrderRequest,
@@ -539,7 +539,7 @@ export class GpurentalClient {
 }
 
 function normaliseBaseUrl(value: unknown): string {
-  const shown = typeof value === "string" ? JSON.stringify(redactText(value)) : String(value);
+  const shown = typeof value === "string" ? JSON.stringify(redactText(maskUrl(value))) : String(value);
   if (typeof value !== "string" || value.trim() === "") {
     throw new ClientConfigError("baseUrl", `baseUrl must be an http or https URL, got ${shown}`);
   }

@@ -5,7 +5,7 @@ export * from "./client";
 export * from "./errors";
 export * from "./ids";
 export * from "./reconcile";
-export { REDACTED, redactText, redactValue } from "./redact";
+export { maskUrl, REDACTED, redactText, redactValue } from "./redact";
 export {
   backoffDelay,
   DEFAULT_RETRY,

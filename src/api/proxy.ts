@@ -1,5 +1,6 @@
 import { BlockList, isIP } from "node:net";
 import { domainToASCII } from "node:url";
+import { maskUrl } from "./redact";
 
 // Which proxy a request goes through, decided as Go's `httpproxy.FromEnvironment` decides it for
 // Terraform and Go providers, so that one set of HTTPS_PROXY / HTTP_PROXY / NO_PROXY variables
@@ -88,17 +89,10 @@ export function parseProxyUrl(setting: SourcedValue): URL {
   return url;
 }
 
-/** A proxy URL fit for logs and messages: any user name or password replaced. */
+/** A proxy URL fit for logs and messages: any user name or password replaced (maskUrl's rule). */
 export function displayProxy(value: string | URL): string {
-  if (typeof value === "string") {
-    // Not always a URL: mask anything before an @ of the authority.
-    return value.replace(
-      /^([a-z][a-z0-9+.-]*:\/\/)?[^/@]*@/i,
-      (_, scheme: string | undefined) => `${scheme ?? ""}***@`,
-    );
-  }
-  if (!value.username && !value.password) return `${value.protocol}//${value.host}`;
-  return `${value.protocol}//***@${value.host}`;
+  if (typeof value === "string") return maskUrl(value);
+  return maskUrl(`${value.protocol}//${value.username || value.password ? "user@" : ""}${value.host}`);
 }
 
 const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443" };

@@ -1,11 +1,11 @@
-import { isCredentialKey, REDACTED, redactText, redactValue } from "./redact";
+import { isCredentialKey, maskUrl, REDACTED, redactText, redactValue } from "./redact";
 import { CREDENTIAL_TEXTS, CREDENTIAL_VALUES, CREDENTIALS } from "./testing/credentials";
 
 describe("redactText", () => {
   it.each(CREDENTIAL_TEXTS)("masks %s", (_shape, text, secret) => {
     const out = redactText(text);
     expect(out).not.toContain(secret);
-    expect(out).toContain(REDACTED);
+    expect(out).toMatch(/\[REDACTED\]|:\/\/\*\*\*@/);
   });
 
   it.each([
@@ -173,5 +173,54 @@ describe("redactValue", () => {
     expect(JSON.stringify(redactValue(nest(9)))).toBe(
       `${'{"d":'.repeat(8)}{"token":"${REDACTED}"}${"}".repeat(8)}`,
     );
+  });
+});
+
+describe("maskUrl, the one rule for every address printed", () => {
+  it.each([
+    ["http://user:s3cr3tPASS@127.0.0.1:18801", "http://***@127.0.0.1:18801"],
+    ["https://s3cr3tTOKEN@git.example/x", "https://***@git.example/x"],
+    ["http://u:p@ss@host:1/a@b", "http://***@host:1/a@b"],
+    ["http://u:pa/ss@host", "http://***@host"],
+    ["http://u:pa?ss@host/x", "http://***@host/x"],
+    ["user:s3cr3t@proxy:3128", "***@proxy:3128"],
+    ["postgres://tf:s3cr3t@db:5432/state?sslmode=require", "postgres://***@db:5432/state?sslmode=require"],
+    [
+      "postgresql://db/state?user=tf&password=s3cr3t&sslpassword=s3cr3t2",
+      `postgresql://db/state?user=tf&password=${REDACTED}&sslpassword=${REDACTED}`,
+    ],
+    ["https://relay.example/lab?token=s3cr3t&tab=2", `https://relay.example/lab?token=${REDACTED}&tab=2`],
+    ["https://app.example/cb#access_token=s3cr3t", `https://app.example/cb#access_token=${REDACTED}`],
+    ["https://b.example/o?X-Amz-Signature=s3cr3t", `https://b.example/o?X-Amz-Signature=${REDACTED}`],
+    ["  http://u:s3cr3t@h  ", "  http://***@h  "],
+  ])("%j is shown as %j", (input, output) => {
+    expect(maskUrl(input)).toBe(output);
+  });
+
+  it.each([
+    "https://api.gpurental.example",
+    "http://127.0.0.1:8787/base?page=2",
+    "https://host/users/me",
+    "proxy.example:3128",
+    "not a url at all",
+    "",
+  ])("leaves %j as it is", (input) => {
+    expect(maskUrl(input)).toBe(input);
+  });
+
+  it("takes URL objects", () => {
+    expect(maskUrl(new URL("https://a:b@h.example/p"))).toBe("https://***@h.example/p");
+  });
+
+  it("masks the same way inside free text, as every sink masks it", () => {
+    expect(redactText('got "http://user:s3cr3tPASS@127.0.0.1:18801".')).toBe(
+      'got "http://***@127.0.0.1:18801".',
+    );
+    expect(redactText("see https://host/a and ssh://git@host")).toBe("see https://host/a and ssh://***@host");
+  });
+
+  it("is whole before a message cuts it to a length", () => {
+    const long = `http://u:${"x".repeat(500)}@api.example.com`;
+    expect(maskUrl(long).slice(0, 200)).toBe("http://***@api.example.com");
   });
 });

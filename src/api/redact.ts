@@ -21,6 +21,9 @@ export const REDACTED = "[REDACTED]";
 const CREDENTIAL_KEY =
   /(?:^|[_-])(?:token|secret|password|passwd|authorization|api_?key|private_key|cookie)$|^secret_env/i;
 
+/** What replaces the user name and password of a URL: `http://***@proxy:3128`. */
+export const URL_USERINFO_MASK = "***";
+
 /** Credentials inside free text, each with its replacement. */
 const CREDENTIAL_TEXT: readonly (readonly [RegExp, string])[] = [
   // API key secrets (gpr_) and session tokens (gps_): a 4-character prefix and hex digits.
@@ -36,7 +39,51 @@ const CREDENTIAL_TEXT: readonly (readonly [RegExp, string])[] = [
     /(?<![A-Za-z0-9])(token|secret|password|passwd|api_?key|private_key)(["']?\s*[:=]\s*["']?)(?!(?:true|false|null)\b)[^\s"',;&]+/gi,
     `$1$2${REDACTED}`,
   ],
+  // The user name and password of a URL in free text (`https://user:pass@host`), up to the last @
+  // of its authority, as maskUrl masks a URL on its own.
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi, `$1${URL_USERINFO_MASK}@`],
 ];
+
+/** Query or fragment parameters of a URL whose value is a credential whatever it looks like. */
+const CREDENTIAL_PARAM = /pass|pwd|token|secret|key|auth|sig|credential|session|cookie/i;
+
+/**
+ * A URL-shaped value fit for a message, a log line or an error: the one rule for every address the
+ * project prints (base_url, proxies, journal or database URLs), whether or not it parses as a URL.
+ * The user name and password are replaced by `***` (a user name alone may be a token, as in
+ * `https://<token>@host`), and so is the value of every query or fragment parameter whose name
+ * looks like a credential (`?password=`, `&sslpassword=`, `#access_token=`, `X-Amz-Signature`).
+ * Mask first, then cut to a length: a cut first could leave a long password without its `@`.
+ */
+export function maskUrl(value: string | URL): string {
+  const text = typeof value === "string" ? value : value.href;
+  // The authority's user information, up to its last @, as URL parsers read it (a scheme is
+  // optional: proxies are often given as `user:pw@proxy:3128`).
+  let out = text.replace(
+    /^(\s*(?:[a-z][a-z0-9+.-]*:)?\/\/|\s*)([^/?#\\\s]*)@/i,
+    (_, before: string) => `${before}${URL_USERINFO_MASK}@`,
+  );
+  if (!parsesAsUrl(text)) {
+    // Not a URL a client would use: a password holding "/" or "?" may hide its @ further on, so
+    // mask up to the last @ of the first word.
+    out = out.replace(
+      /^(\s*(?:[a-z][a-z0-9+.-]*:\/\/)?)(?:[^\s@]*@)+/i,
+      (_, before: string) => `${before}${URL_USERINFO_MASK}@`,
+    );
+  }
+  return out.replace(/([?&#;])([^=&#;?\s]*)=([^&#;\s]*)/g, (whole, sep: string, name: string) =>
+    CREDENTIAL_PARAM.test(name) ? `${sep}${name}=${REDACTED}` : whole,
+  );
+}
+
+function parsesAsUrl(text: string): boolean {
+  try {
+    new URL(text.trim());
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Whether a field name names a credential (token, client_secret, Authorization, secret_env, ...). */
 export function isCredentialKey(key: string): boolean {

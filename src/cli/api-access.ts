@@ -7,7 +7,8 @@ import {
   NetworkError,
   TimeoutError,
 } from "../api/errors";
-import { redactText } from "../api/redact";
+import { maskUrl, redactText } from "../api/redact";
+import { terminalText } from "../display";
 import { type CredentialKind, credentialKindOf } from "../resources/provider-data";
 import { UserFacingError } from "../user-facing";
 
@@ -85,7 +86,7 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
   }
   if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.username || url.password) {
     throw new ApiSettingsError(
-      `${base.where} must be an http or https URL without credentials, got ${JSON.stringify(base.value.slice(0, 200))}`,
+      `${base.where} must be an http or https URL without credentials, got ${JSON.stringify(maskUrl(base.value).slice(0, 200))}`,
     );
   }
   if (/\/v1\/?$/.test(url.pathname)) {
@@ -162,10 +163,12 @@ export function isUserFacing(err: unknown): err is Error {
 /** An error of a reading command for a person: a failure to reach the API also says where the address came from. */
 export function commandErrorText(err: Error): string {
   // A flag or a file may hold a credential pasted in the wrong place (a token given as --org-id, a
-  // URL with ?token=), and messages quote what they refuse: mask before anything is printed.
-  if (err instanceof ConnectionSetupError) return redactText(err.message);
+  // URL with ?token=), and messages quote what they refuse: mask before anything is printed. A
+  // server's message is no terminal command either (src/display.ts).
+  const shown = (text: string) => terminalText(redactText(text), { multiline: true });
+  if (err instanceof ConnectionSetupError) return shown(err.message);
   if (err instanceof NetworkError || err instanceof TimeoutError) {
-    return redactText(`${err.message} (the API address comes from --base-url or ${API_ENV.baseUrl})`);
+    return shown(`${err.message} (the API address comes from --base-url or ${API_ENV.baseUrl})`);
   }
-  return redactText(err.message);
+  return shown(err.message);
 }

@@ -3,7 +3,11 @@
  * lines relayed from cdktf's output, and the failures meant for the user.
  */
 import { readFileSync } from "node:fs";
+import { terminalText } from "../display";
 import type { FakeBackend } from "../fake-backend";
+
+/** A line of the demo's output: terraform's words and the backend's values are no terminal commands. */
+const safe = (text: string) => terminalText(text, { multiline: true });
 
 /** A demo step that failed, with a message meant for the user. */
 export class DemoError extends Error {
@@ -22,14 +26,14 @@ export function reporter(out: NodeJS.WritableStream) {
   const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
   return {
     line(text = ""): void {
-      out.write(`${text}\n`);
+      out.write(`${safe(text)}\n`);
     },
     step(text: string): Step {
       const t0 = Date.now();
-      out.write(`  … ${text}\n`);
+      out.write(`  … ${safe(text)}\n`);
       return {
         done(detail: string) {
-          out.write(`  ✓ ${detail} (${seconds(t0)})\n`);
+          out.write(`  ✓ ${safe(detail)} (${seconds(t0)})\n`);
         },
       };
     },
@@ -61,10 +65,10 @@ export function progressRelay(
     if (verbose) return;
     const text = line.replace(stackPrefix, "").replace(CONSTRUCT_PATH, "").trim();
     if (PROGRESS.test(line)) {
-      out.write(`      ${text}\n`);
+      out.write(`      ${terminalText(text)}\n`);
       explainLines = line.includes("Error:") ? 8 : 0;
     } else if (explainLines > 0 && text !== "") {
-      out.write(`        ${text}\n`);
+      out.write(`        ${terminalText(text)}\n`);
       explainLines -= 1;
     }
   };

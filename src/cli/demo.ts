@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
+import { terminalText } from "../display";
 import type { FakeBackend, TransitionMode } from "../fake-backend";
 import { version } from "../version";
 import { CDKS, type Cdk, cdkCommand, withCdkPath } from "./cdk";
@@ -279,7 +280,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       ],
     ];
     report.line();
-    for (const [name, value] of rows) report.line(`  ${name.padEnd(13)} ${String(value ?? "")}`);
+    for (const [name, value] of rows)
+      report.line(`  ${name.padEnd(13)} ${terminalText(String(value ?? ""))}`);
     report.line();
 
     if (options.keep) {

@@ -21,6 +21,7 @@ const modules: Record<string, () => Promise<CommandModule>> = {
   example: () => import("./example"),
   strays: () => import("./strays"),
   "plan-report": () => import("./plan-report"),
+  journal: () => import("./journal"),
 };
 
 /** Builds the `gpurental` program with every subcommand registered. */

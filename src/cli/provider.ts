@@ -204,7 +204,13 @@ function bundleContents(opts: InstallOptions, version: string): PackageFile[] {
   ];
   // The production build splits off what is loaded after the handshake, the gRPC server and the
   // provider itself, and pre-encodes the schema answer (scripts/bundle-provider.js).
-  for (const part of ["provider-transport.js", "provider-impl.js", "provider-schema.pb"]) {
+  // The PostgreSQL journal's client (provider-journal-pg.js) runs in a worker thread of its own.
+  for (const part of [
+    "provider-transport.js",
+    "provider-impl.js",
+    "provider-schema.pb",
+    "provider-journal-pg.js",
+  ]) {
     const file = join(dirname(bundle), part);
     if (existsSync(file)) contents.push([part, readFileSync(file), 0o644]);
   }

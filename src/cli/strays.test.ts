@@ -122,6 +122,24 @@ test.each<[string, ApiFlags, NodeJS.ProcessEnv, string]>([
   },
 );
 
+test.each([
+  ["with a user and password", "http://user:s3cr3tPASS@127.0.0.1:18801"],
+  ["with a password holding / and @", "https://ci:s3cr3t/PASS@x@api.example.com"],
+  ["whose password is longer than the message quotes", `http://u:${"s3cr3tPASS".repeat(30)}@api.example.com`],
+])("an API address %s is refused with the password masked, by strays and plan-report", async (_n, url) => {
+  const env = { GPURENTAL_BASE_URL: url, GPURENTAL_TOKEN: TOKEN };
+  const strays = io(env, dir);
+  expect(await runStrays(["s.tfstate"], {}, strays)).toBe(STRAYS_EXIT.failed);
+  const report = io(env, dir);
+  expect(await runPlanReport("plan.json", {}, report)).toBe(1);
+  for (const x of [strays, report]) {
+    expect(x.err).toMatch(
+      /^error: GPURENTAL_BASE_URL must be an http or https URL without credentials, got "https?:\/\/\*\*\*@/,
+    );
+    expect(x.err + x.out).not.toMatch(/s3cr3t/);
+  }
+});
+
 describe("apiAccess", () => {
   const env = { GPURENTAL_BASE_URL: "https://api.example.com", GPURENTAL_TOKEN: `gpr_${"ab".repeat(24)}` };
 

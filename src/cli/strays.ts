@@ -250,7 +250,7 @@ export function register(program: Command): void {
   addApiOptions(cmd)
     .addHelpText(
       "after",
-      "\nExit codes: 0 no strays (or all removed), 1 the command failed, 2 strays found (or some remain after --destroy).",
+      "\nExit codes: 0 no strays (or all removed), 1 the command failed, 2 strays found (or some remain after --destroy).\n\nWith Terraform 1.14 or later, `terraform query` is its counterpart: the provider's list resources (gpurental_instance, gpurental_api_key) list the whole organization, and -generate-config-out writes import blocks by identity. This command is the one that compares with your states.",
     )
     .action(async (sources: string[], opts: StraysOptions) => {
       process.exitCode = await runStrays(sources, opts, processIO());

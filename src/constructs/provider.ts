@@ -30,6 +30,14 @@ export interface GpurentalProviderProps {
    */
   readonly journalDir?: string;
   /**
+   * PostgreSQL database of the deploy journal, a `postgres://` URL (the `pg` backend's form), in
+   * place of journalDir: shared by every runner, so a runner that is lost leaves nothing behind.
+   * Best left out, for GPURENTAL_JOURNAL_URL: a literal (and its password) is written into the
+   * synthesized configuration.
+   * @default GPURENTAL_JOURNAL_URL, or else the journal directory
+   */
+  readonly journalUrl?: string;
+  /**
    * How long a deploy or key creation whose answer was lost is looked for, e.g. "2m".
    * @default GPURENTAL_RECONCILE_TIMEOUT, or else "2m"
    */
@@ -110,6 +118,17 @@ const schema = z.object({
       });
     }),
   ).optional(),
+  journalUrl: unlessToken(
+    z.unknown().check((ctx) => {
+      if (typeof ctx.value === "string" && /^postgres(ql)?:\/\/./.test(ctx.value)) return;
+      ctx.issues.push({
+        code: "custom",
+        // The value may hold a password: never shown.
+        message: "journalUrl must be a postgres:// (or postgresql://) URL",
+        input: undefined,
+      });
+    }),
+  ).optional(),
   reconcileTimeout: unlessToken(
     z.unknown().check((ctx) => {
       if (typeof ctx.value === "string" && /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(ctx.value)) return;
@@ -155,6 +174,7 @@ export class GpurentalProvider extends provider.GpurentalProvider {
       token: props.token,
       orgId: props.orgId,
       journalDir: props.journalDir,
+      journalUrl: props.journalUrl,
       reconcileTimeout: props.reconcileTimeout,
       caCertFile: props.caCertFile,
       httpsProxy: props.httpsProxy,
@@ -167,6 +187,15 @@ export class GpurentalProvider extends provider.GpurentalProvider {
     if (typeof props.token === "string" && props.token.length > 0 && !Token.isUnresolved(props.token)) {
       Annotations.of(this).addWarning(
         "token is a literal string and will be written into the synthesized configuration; leave it out and set GPURENTAL_TOKEN where Terraform runs (not a TerraformVariable: saved plans keep variable values in clear text)",
+      );
+    }
+    if (
+      typeof props.journalUrl === "string" &&
+      props.journalUrl.includes("@") &&
+      !Token.isUnresolved(props.journalUrl)
+    ) {
+      Annotations.of(this).addWarning(
+        "journalUrl holds credentials and will be written into the synthesized configuration; leave it out and set GPURENTAL_JOURNAL_URL where Terraform runs",
       );
     }
     for (const [name, v] of [

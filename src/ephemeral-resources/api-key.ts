@@ -7,6 +7,7 @@ import {
   type HandlerContext,
   lengthBetween,
   oneOf,
+  printable,
   readPrivate,
   writePrivate,
 } from "../framework";
@@ -46,8 +47,8 @@ const schema = defineSchema({
     name: attr.string({
       required: true,
       description:
-        "Label of the key shown in the console while it lives, 1 to 64 characters. Name it after the configuration, so that `gpurental strays` says whose a left-over key was.",
-      validators: [lengthBetween(1, 64)],
+        "Label of the key shown in the console while it lives, 1 to 64 characters, without control characters (line breaks, tabs, ESC, NUL) or bidirectional overrides (an error at plan). Name it after the configuration, so that `gpurental strays` says whose a left-over key was.",
+      validators: [lengthBetween(1, 64), printable("name")],
     }),
     kind: attr.string({
       optional: true,

@@ -1,5 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lchownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundle } from "../../scripts/bundle-provider";
@@ -19,19 +28,34 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** Loads part.js through the launcher in a new process; `changeFlags` marks V8's flags changed. */
-function run(cacheDir: string, changeFlags: boolean): string[] {
-  mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+/** Loads part.js through the launcher in a new process with `env`; `changeFlags` marks V8's flags changed. */
+function load(env: NodeJS.ProcessEnv, changeFlags = false): void {
   const script = [
     `const { loadBundle } = require(${JSON.stringify(launcher)});`,
     `loadBundle(${JSON.stringify(join(work, "part.js"))});`,
     changeFlags ? `globalThis[Symbol.for(${JSON.stringify(V8_FLAGS_CHANGED_KEY.description)})] = true;` : "",
   ].join("\n");
-  const r = spawnSync(process.execPath, ["-e", script], {
-    env: { PATH: process.env.PATH, GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir },
-  });
+  const r = spawnSync(process.execPath, ["-e", script], { env: { PATH: process.env.PATH, ...env } });
   expect(r.status).toBe(0);
-  return readdirSync(cacheDir).filter((f) => f.endsWith(".v8cache"));
+}
+
+/** The caches written in `dir`. */
+const caches = (dir: string) =>
+  existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".v8cache")) : [];
+
+/** Loads part.js with the cache in `cacheDir`; returns the caches written there. */
+function run(cacheDir: string, changeFlags: boolean): string[] {
+  mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+  load({ GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir }, changeFlags);
+  return caches(cacheDir);
+}
+
+/** A new private directory under the test's own. */
+let n = 0;
+function fresh(): string {
+  const dir = join(work, `d${++n}`);
+  mkdirSync(dir, { mode: 0o700 });
+  return dir;
 }
 
 describe("the launcher's code cache", () => {
@@ -44,4 +68,62 @@ describe("the launcher's code cache", () => {
     // The next process, flags unchanged, writes it.
     expect(run(join(work, "flags"), false)).toHaveLength(1);
   });
+});
+
+describe("where the code cache lives", () => {
+  const uid = process.getuid?.() ?? 0;
+
+  it("follows HOME, as the standalone runtime does, not the temp directory", () => {
+    const home = fresh();
+    const tmp = fresh();
+    load({ HOME: home, TMPDIR: tmp });
+    expect(caches(join(home, ".cache", "gpurental", "code-cache"))).toHaveLength(1);
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
+  it("prefers an absolute XDG_CACHE_HOME, and ignores a relative one", () => {
+    const home = fresh();
+    const xdg = fresh();
+    load({ HOME: home, XDG_CACHE_HOME: xdg, TMPDIR: fresh() });
+    expect(caches(join(xdg, "gpurental", "code-cache"))).toHaveLength(1);
+    load({ HOME: home, XDG_CACHE_HOME: "relative", TMPDIR: fresh() });
+    expect(caches(join(home, ".cache", "gpurental", "code-cache"))).toHaveLength(1);
+  });
+
+  it("uses the temp directory without a HOME", () => {
+    const tmp = fresh();
+    load({ TMPDIR: tmp });
+    expect(caches(join(tmp, `gpurental-provider-cache-${uid}`))).toHaveLength(1);
+  });
+
+  it("never writes where a symbolic link leads, even to the user's own directory", () => {
+    const tmp = fresh();
+    const target = fresh();
+    symlinkSync(target, join(tmp, `gpurental-provider-cache-${uid}`));
+    load({ TMPDIR: tmp });
+    const chosen = fresh();
+    const link = join(fresh(), "cache");
+    symlinkSync(chosen, link);
+    load({ GPURENTAL_PROVIDER_CODE_CACHE_DIR: link });
+    expect([readdirSync(target), readdirSync(chosen)]).toEqual([[], []]);
+  });
+
+  (uid === 0 ? it : it.skip)(
+    "creates nothing in another user's home, nor through another user's link (needs root)",
+    () => {
+      const home = fresh();
+      lchownSync(home, 65534, 65534);
+      const tmp = fresh();
+      load({ HOME: home, TMPDIR: tmp });
+      expect(readdirSync(home)).toEqual([]);
+      expect(caches(join(tmp, `gpurental-provider-cache-${uid}`))).toHaveLength(1);
+
+      const target = fresh();
+      const link = join(fresh(), "elsewhere");
+      symlinkSync(target, link);
+      lchownSync(link, 65534, 65534);
+      load({ XDG_CACHE_HOME: link, TMPDIR: fresh() });
+      expect(readdirSync(target)).toEqual([]);
+    },
+  );
 });

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import {
   closeSync,
   fstatSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -13,8 +14,9 @@ import {
 } from "node:fs";
 import Module, { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import { Script } from "node:vm";
+import { privateRunDir, trustedAncestors } from "../resident/resident";
 
 // Loads the provider bundle with a V8 code cache. Compiling the ~700 KB bundle is the largest
 // part of the provider's start-up, and Terraform starts the provider 2-5 times per command; with
@@ -24,8 +26,11 @@ import { Script } from "node:vm";
 // bundle is compiled through vm.Script with cachedData, and when there was no usable cache a fresh
 // one is written shortly after start, once the functions used at start-up have been compiled.
 // The cache lives outside the provider package (whose files are hashed into the lock file), in a
-// per-user directory that must be private to the user, as v8-compile-cache does. V8 itself rejects
-// a cache made for other source text, another V8 version or other flags.
+// per-user cache directory that must be private to the user, as v8-compile-cache does, and follows
+// XDG_CACHE_HOME and HOME as the standalone runtime does (src/executable/compact): cached code is
+// run as code, so the directory is trusted by the resident directory's rule (a real directory, the
+// user's alone, no link of another user's on the way). V8 itself rejects a cache made for other
+// source text, another V8 version or other flags.
 // GPURENTAL_PROVIDER_CODE_CACHE=off disables it; GPURENTAL_PROVIDER_CODE_CACHE_DIR moves it.
 // GPURENTAL_PROVIDER_CPU_PROF=<dir> writes a CPU profile of the process there (startCpuProfile).
 
@@ -46,21 +51,48 @@ const WRITE_CACHE_AFTER_MS = 1500;
 const STALE_CACHE_MS = 7 * 24 * 3600 * 1000;
 const MAX_CACHES = 32;
 
-/** The code cache directory, or undefined when caching is off. */
-export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if ((env.GPURENTAL_PROVIDER_CODE_CACHE ?? "").toLowerCase() === "off") return undefined;
-  if (env.GPURENTAL_PROVIDER_CODE_CACHE_DIR) return env.GPURENTAL_PROVIDER_CODE_CACHE_DIR;
+/**
+ * The code cache directories to try, in order, none when caching is off:
+ * GPURENTAL_PROVIDER_CODE_CACHE_DIR alone when set; else `$XDG_CACHE_HOME/gpurental/code-cache`
+ * (an absolute XDG_CACHE_HOME only), else `~/.cache/gpurental/code-cache`, then
+ * `$TMPDIR/gpurental-provider-cache-<uid>`.
+ */
+export function codeCacheDirs(env: NodeJS.ProcessEnv = process.env): string[] {
+  if ((env.GPURENTAL_PROVIDER_CODE_CACHE ?? "").toLowerCase() === "off") return [];
+  if (env.GPURENTAL_PROVIDER_CODE_CACHE_DIR) return [env.GPURENTAL_PROVIDER_CODE_CACHE_DIR];
+  const dirs: string[] = [];
+  const xdg = env.XDG_CACHE_HOME;
+  if (xdg && isAbsolute(xdg)) dirs.push(join(xdg, "gpurental", "code-cache"));
+  else if (env.HOME && isAbsolute(env.HOME)) dirs.push(join(env.HOME, ".cache", "gpurental", "code-cache"));
   const uid = typeof process.getuid === "function" ? process.getuid() : "user";
-  return join(tmpdir(), `gpurental-provider-cache-${uid}`);
+  const tmp = env.TMPDIR && isAbsolute(env.TMPDIR) ? env.TMPDIR : tmpdir();
+  dirs.push(join(tmp, `gpurental-provider-cache-${uid}`));
+  return dirs;
 }
 
-function privateDir(dir: string): boolean {
+/**
+ * Whether `dir` can hold cached code: created if needed (mode 0700), but only below a part of its
+ * path that already passes the rule, so nothing is made in another user's home (a HOME kept across
+ * sudo) or through another user's link; then privateRunDir's rule.
+ */
+export function privateCacheDir(dir: string): boolean {
   try {
+    const uid = typeof process.getuid === "function" ? process.getuid() : lstatSync(dir).uid;
+    let existing = dir;
+    for (;;) {
+      try {
+        lstatSync(existing);
+        break;
+      } catch {
+        const up = dirname(existing);
+        if (up === existing) return false;
+        existing = up;
+      }
+    }
+    // The deepest existing part and every directory above it (the check covers a path's parents).
+    if (existing !== dir && !trustedAncestors(join(existing, "x"), uid)) return false;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const st = statSync(dir);
-    // Cached code is run as code: trust only a directory that nobody else can write to.
-    const ownUid = typeof process.getuid === "function" ? process.getuid() : st.uid;
-    return st.isDirectory() && st.uid === ownUid && (st.mode & 0o022) === 0;
+    return privateRunDir(dir);
   } catch {
     return false;
   }
@@ -95,8 +127,8 @@ export function loadBundleSource(
   // One cache per bundle location; rebuilding or reinstalling replaces it (see prune below).
   const prefix = `${basename(file, ".js")}-${createHash("sha256").update(dirname(file)).digest("hex").slice(0, 12)}-`;
   const cacheName = `${prefix}${process.version}-${identity.size}-${Math.trunc(identity.mtimeMs)}.v8cache`;
-  const dir = codeCacheDir(env);
-  const cacheFile = dir && privateDir(dir) ? join(dir, cacheName) : undefined;
+  const dir = codeCacheDirs(env).find(privateCacheDir);
+  const cacheFile = dir ? join(dir, cacheName) : undefined;
   let cachedData: Buffer | undefined;
   if (cacheFile) {
     try {

@@ -161,12 +161,22 @@ async function runResident(socket: string, schemaResponse: () => Buffer | undefi
   try {
     // Loaded once, before the first session: every session builds its own provider from it.
     const { createService } = await import("./provider-impl");
-    await runResidentDaemon({
+    const daemon = await runResidentDaemon({
       socket,
       schemaResponse,
       createService,
       loadGrpcServer: () => import("../plugin/grpc-server"),
     });
+    // Ended by a signal (kill, a system shutting down), it leaves no socket behind: its sessions
+    // end as their launches would see a killed process end, and its control socket and empty log
+    // go, as at the idle exit. (SIGKILL leaves them; the next resident process removes those.)
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+      process.once(signal, () => {
+        logger.child("resident").debug("ended by a signal", { signal });
+        daemon.close();
+        process.exit(0);
+      });
+    }
   } catch (err) {
     if (err instanceof AlreadyServing) return;
     logger.error("the resident provider process cannot start", { error: err });

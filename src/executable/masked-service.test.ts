@@ -43,6 +43,32 @@ describe("maskedService", () => {
     expectNoCredential((err as Error).message);
   });
 
+  it("masks the diagnostics of listed objects and the progress and diagnostics of actions", async () => {
+    const stub = createStubProviderService();
+    stub.ListResource = async (_req, stream) => {
+      await stream.send({ display_name: "kept", diagnostic: [{ severity: 2, summary: everyText }] });
+    };
+    stub.InvokeAction = async (_req, stream) => {
+      await stream.send({ progress: { message: `stopping ${everyText}` } });
+      await stream.send({ completed: { diagnostics: [{ severity: 1, summary: "x", detail: everyText }] } });
+    };
+    const sent: unknown[] = [];
+    const sink = {
+      signal: new AbortController().signal,
+      send: async (e: unknown) => {
+        sent.push(e);
+      },
+    };
+    const masked = maskedService(stub);
+    await masked.ListResource!({ type_name: "x" } as never, sink);
+    await masked.InvokeAction!({ action_type: "x" } as never, sink);
+    expect(sent).toHaveLength(3);
+    expectNoCredential(JSON.stringify(sent));
+    expect(sent[0]).toMatchObject({ display_name: "kept", diagnostic: [{ severity: 2 }] });
+    expect(JSON.stringify(sent[1])).toMatch(/"message":"stopping 401 for \[REDACTED\]/);
+    expect(sent[2]).toMatchObject({ completed: { diagnostics: [{ severity: 1, summary: "x" }] } });
+  });
+
   it("keeps what is not an RPC as it is", () => {
     const service = { ...createStubProviderService(), version: "1.2.3" };
     expect((maskedService(service) as unknown as { version: string }).version).toBe("1.2.3");
@@ -60,5 +86,25 @@ describe("maskedService", () => {
     } as never);
     expect(res.diagnostics?.[0]?.summary).toBe("Unknown resource type");
     expectNoCredential(JSON.stringify(res));
+  });
+});
+
+describe("what Terraform prints of a diagnostic", () => {
+  it("shows control characters and overrides escaped, keeping the detail's lines", async () => {
+    const stub = createStubProviderService();
+    stub.PlanResourceChange = async () => ({
+      diagnostics: [
+        {
+          severity: 1,
+          summary: "Instance evil\u001b]0;PWNED\u0007 is in error\r\nfake line",
+          detail: "first line\nsecond \u001b[2J line \u202eright-to-left",
+        },
+      ],
+    });
+    const res = await maskedService(stub).PlanResourceChange({ type_name: "x" } as never);
+    expect(res.diagnostics?.[0]).toMatchObject({
+      summary: "Instance evil\\x1b]0;PWNED\\x07 is in error\\x0d\\x0afake line",
+      detail: "first line\nsecond \\x1b[2J line \\u202eright-to-left",
+    });
   });
 });

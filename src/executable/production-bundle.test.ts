@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildProvider } from "../../scripts/bundle-provider";
@@ -17,7 +17,7 @@ import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-
 import { provider } from "../provider";
 import { createService } from "./provider-impl";
 
-// The production build as `npm run build` makes it and `gpurental provider install` ships it: four
+// The production build as `npm run build` makes it and `gpurental provider install` ships it: five
 // bundles and the GetProviderSchema answer encoded at build time. Built here into a temporary
 // directory, from the sources under test.
 
@@ -28,8 +28,13 @@ const out = join(work, "bundle");
 const hostCert = generateServerCertificate();
 const children: ChildProcess[] = [];
 
+/** The bundles as built, read before any test removes one. */
+const built = new Map<string, string>();
+
 beforeAll(async () => {
   await buildProvider(out);
+  for (const part of ["provider.js", "provider-transport.js", "provider-impl.js", "provider-journal-pg.js"])
+    built.set(part, readFileSync(join(out, part), "utf8"));
   writeFileSync(
     join(work, "run.js"),
     `require(${JSON.stringify(join(out, "provider-launcher.js"))}).launch(${JSON.stringify(join(out, "provider.js"))}, []);\n`,
@@ -80,6 +85,14 @@ function asReceived(bytes: Buffer): object {
 }
 
 describe("the production build", () => {
+  it("keeps the PostgreSQL client out of the provider's bundles: only the journal's worker carries it", () => {
+    // pg's SCRAM authentication, a part of its client no other code of the provider has.
+    const marker = "SCRAM-SHA-256";
+    // Read before any test removes a part.
+    for (const part of ["provider.js", "provider-transport.js", "provider-impl.js"])
+      expect(built.get(part)).not.toContain(marker);
+    expect(built.get("provider-journal-pg.js")).toContain(marker);
+  });
   it("answers GetProviderSchema with exactly the schema the provider builds", async () => {
     const live = encodeResponse(
       "tfplugin6.Provider",

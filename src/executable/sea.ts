@@ -4,6 +4,9 @@ import type { CommandHost } from "../cli/host";
 import { LOAD_BUNDLE_KEY, loadBundleSource, startCpuProfile } from "./launcher";
 import { programOf, startedFile } from "./self";
 
+/** Mirrors BUNDLE_SOURCE_KEY of src/journal/pg/bridge.ts (not imported: this entry stays small). */
+const BUNDLE_SOURCE_KEY = Symbol.for("gpurental.provider.bundleSource");
+
 // The entry point of the standalone provider executable: a Node.js single executable application
 // (SEA) built by scripts/release.js. It needs no Node.js on the machine. The executable carries
 // the production build of the provider as assets: provider.js (up to the handshake),
@@ -32,6 +35,8 @@ interface SeaModule {
  */
 export const SEA_ASSETS = {
   bundles: ["provider.js", "provider-transport.js", "provider-impl.js"],
+  /** Run in a worker thread from its source (src/journal/pg/bridge.ts), not loaded as a module. */
+  worker: "provider-journal-pg.js",
   schema: "provider-schema.pb",
   command: "gpurental.js",
   examples: ["examples/hcl/main.tf", "examples/hcl/variables.tf", "examples/hcl/outputs.tf"],
@@ -66,11 +71,15 @@ function run(): void {
   // nothing is read there. The parts load each other through LOAD_BUNDLE_KEY by that name.
   const load = (file: string) => {
     const name = basename(file);
-    if (!(SEA_ASSETS.bundles as readonly string[]).includes(name))
+    if (!(SEA_ASSETS.bundles as readonly string[]).includes(name) && name !== SEA_ASSETS.worker)
       throw new Error(`the executable carries no ${name}`);
     return loadBundleSource(sea.getAsset(name, "utf8") as string, file, self);
   };
   (globalThis as Record<symbol, unknown>)[LOAD_BUNDLE_KEY] = load;
+  (globalThis as Record<symbol, unknown>)[BUNDLE_SOURCE_KEY] = (name: string) => {
+    if (name !== SEA_ASSETS.worker) throw new Error(`the executable carries no ${name}`);
+    return sea.getAsset(name, "utf8") as string;
+  };
   if (programOf(process.argv0) === "command") {
     const examples: readonly string[] = SEA_ASSETS.examples;
     const command = loadBundleSource(

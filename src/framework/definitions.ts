@@ -3,6 +3,7 @@
 // its schema.
 import type { CtyValue } from "../plugin/cty";
 import type { Diagnostics, Path } from "./diagnostics";
+import type { IdentitySchema, IdentityValue } from "./identity";
 import type { PlanOf, Schema, StateOf } from "./schema";
 
 /** What every lifecycle handler gets besides its request. */
@@ -89,6 +90,40 @@ export interface StateUpgrader<S extends Schema> {
   upgrade(prior: Record<string, CtyValue>, ctx: ValidateContext): StateResult<S> | Promise<StateResult<S>>;
 }
 
+/** What an identity's `of` sees besides the state. */
+export interface IdentityContext<P> {
+  /** The provider data, once the provider is configured. */
+  readonly providerData: P | undefined;
+  /** The identity Terraform stored for the object: null from Terraform before 1.12, and on create. */
+  readonly prior: IdentityValue | null;
+}
+
+/**
+ * A resource's identity (Terraform 1.12+): the attributes that name its remote object. Terraform
+ * stores it beside the state, imports by it (`import { identity = {...} }`) and `terraform query`
+ * lists objects by it; older Terraform versions never see it.
+ */
+export interface ResourceIdentity<S extends Schema, P> {
+  readonly schema: IdentitySchema;
+  /** The identity of the object a state holds (after an import, a state with only its id). */
+  of(state: StateOf<S>, ctx: IdentityContext<P>): IdentityValue;
+  /**
+   * The import id of an identity given in an import block: the import then goes on exactly as
+   * `terraform import ADDRESS ID` does. Report why an identity cannot be imported in ctx.diags.
+   */
+  importId(identity: IdentityValue, ctx: HandlerContext<P>): string | undefined;
+  /** Upgraders of identities stored under older identity versions, by the version they read. */
+  readonly upgrade?: Readonly<Record<number, (prior: IdentityValue) => Record<string, CtyValue>>>;
+}
+
+/**
+ * Request of `generateConfig`: the object's state, or null when Terraform has none (a query run
+ * without `include_resource`, and Terraform 1.14.0, which never sent it).
+ */
+export interface GenerateConfigRequest<S extends Schema> {
+  readonly state: StateOf<S> | null;
+}
+
 /** A managed resource type. */
 export interface ResourceDefinition<S extends Schema = Schema, P = unknown> {
   /** Full type name, e.g. `gpurental_instance`. */
@@ -112,6 +147,15 @@ export interface ResourceDefinition<S extends Schema = Schema, P = unknown> {
   validateConfig?(req: ValidateConfigRequest<S>, ctx: ValidateContext): Promise<void> | void;
   /** Upgraders by the prior schema version they read. */
   readonly upgradeState?: Readonly<Record<number, StateUpgrader<S>>>;
+  /** The resource's identity (Terraform 1.12+); without one Terraform stores none. */
+  readonly identity?: ResourceIdentity<S, P>;
+  /**
+   * Configuration a user can keep for an existing object (GenerateResourceConfig, Terraform
+   * 1.14+: `terraform query -generate-config-out` and `plan -generate-config-out`): the values of
+   * the arguments to write, computed-only attributes left out. Report problems in ctx.diags.
+   * Without it, the framework writes every argument's state value.
+   */
+  generateConfig?(req: GenerateConfigRequest<S>, ctx: ValidateContext): StateResult<S> | null;
 }
 
 /** Request of a data source read: the wholly known configuration. */
@@ -180,6 +224,78 @@ export interface EphemeralResourceDefinition<S extends Schema = Schema, P = unkn
   validateConfig?(req: ValidateConfigRequest<S>, ctx: ValidateContext): Promise<void> | void;
 }
 
+// List resources (Terraform 1.14+): `list` blocks of `*.tfquery.hcl` files, run by `terraform
+// query`, find existing objects of a managed resource type by filters (the list block's `config`).
+// Each object found travels with its identity, from which Terraform writes import blocks.
+
+/** One object a list resource found. */
+export interface ListedObject<S extends Schema> {
+  /** The object's state as `read` would return it (the framework sends it on request only). */
+  readonly state: StateResult<S>;
+  /** A short name for people, shown by `terraform query`. */
+  readonly displayName: string;
+}
+
+/** Request of `list`. */
+export interface ListRequest<C extends Schema> {
+  /** The list block's `config`, wholly known. */
+  readonly config: StateOf<C>;
+  /** The most objects Terraform reads (the list block's `limit`); the framework stops there. */
+  readonly limit: number;
+  /** Whether Terraform asked for the whole objects (`include_resource = true`). */
+  readonly includeResource: boolean;
+}
+
+/**
+ * A list resource: finds objects of the managed resource type of the same name. `list` yields
+ * them as it goes (a page at a time from the API); the framework turns each into an event with
+ * its identity, and stops pulling at the limit or when Terraform cancels the call.
+ */
+export interface ListResourceDefinition<C extends Schema = Schema, S extends Schema = Schema, P = unknown> {
+  /** The type name, the same as the managed resource type's (e.g. `gpurental_instance`). */
+  readonly typeName: string;
+  /** The schema of the list block's `config` block: the filters. */
+  readonly schema: C;
+  readonly description?: string;
+  /** Finds the objects; `ctx.signal` aborts when Terraform stops reading. */
+  list(req: ListRequest<C>, ctx: HandlerContext<P>): AsyncIterable<ListedObject<S>>;
+  /** Checks the filters beyond per-attribute validators; unknown values must be skipped. */
+  validateConfig?(req: ValidateConfigRequest<C>, ctx: ValidateContext): Promise<void> | void;
+}
+
+// Actions (Terraform 1.14+): operations Terraform runs on request (`terraform apply
+// -invoke=action.<type>.<name>`) or on a resource's lifecycle events, outside any state. An action
+// streams progress messages while it works and ends with its diagnostics.
+
+/** What an action's `invoke` gets besides its request. */
+export interface ActionContext<P> extends HandlerContext<P> {
+  /** Streams one progress message; Terraform prints it as it arrives. */
+  progress(message: string): Promise<void>;
+}
+
+/** Request of an action's `plan` (PlanAction): its configuration, possibly with unknown values. */
+export interface ActionPlanRequest<S extends Schema> {
+  readonly config: PlanOf<S>;
+}
+
+/** Request of an action's `invoke` (InvokeAction): its wholly known configuration. */
+export interface ActionInvokeRequest<S extends Schema> {
+  readonly config: StateOf<S>;
+}
+
+/** An action type. */
+export interface ActionDefinition<S extends Schema = Schema, P = unknown> {
+  /** Full type name, e.g. `gpurental_instance_power`. */
+  readonly typeName: string;
+  readonly schema: S;
+  readonly description?: string;
+  /** Checks before the action runs, with the provider configured (PlanAction). */
+  plan?(req: ActionPlanRequest<S>, ctx: HandlerContext<P>): Promise<void>;
+  /** Runs the action; report its failure in ctx.diags, which end the invocation. */
+  invoke(req: ActionInvokeRequest<S>, ctx: ActionContext<P>): Promise<void>;
+  validateConfig?(req: ValidateConfigRequest<S>, ctx: ValidateContext): Promise<void> | void;
+}
+
 /** Request of the provider's `configure`. */
 export interface ConfigureRequest<S extends Schema> {
   /** The provider block; may hold unknown values (e.g. from resources not yet created). */
@@ -206,6 +322,10 @@ export interface ProviderDefinition<S extends Schema = Schema, P = unknown> {
   readonly dataSources: readonly AnyDataSourceDefinition<P>[];
   /** Ephemeral resource types (Terraform 1.10+). */
   readonly ephemeralResources?: readonly AnyEphemeralResourceDefinition<P>[];
+  /** List resources (Terraform 1.14+), each named like the managed resource type it lists. */
+  readonly listResources?: readonly AnyListResourceDefinition<P>[];
+  /** Action types (Terraform 1.14+). */
+  readonly actions?: readonly AnyActionDefinition<P>[];
 }
 
 // A provider lists resources of different schemas. Comparing each one's typed handlers against a
@@ -227,6 +347,35 @@ export interface AnyResourceDefinition<P> {
   readonly upgradeState?: Readonly<
     Record<number, { readonly priorSchema?: Schema; upgrade(prior: never, ctx: ValidateContext): unknown }>
   >;
+  readonly identity?: {
+    readonly schema: IdentitySchema;
+    of(state: never, ctx: IdentityContext<P>): IdentityValue;
+    importId(identity: IdentityValue, ctx: HandlerContext<P>): string | undefined;
+    readonly upgrade?: Readonly<Record<number, (prior: IdentityValue) => Record<string, CtyValue>>>;
+  };
+  generateConfig?(req: never, ctx: ValidateContext): unknown;
+}
+
+/** Any list resource definition for provider data P, whatever its schemas. */
+export interface AnyListResourceDefinition<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly description?: string;
+  list(
+    req: never,
+    ctx: HandlerContext<P>,
+  ): AsyncIterable<{ readonly state: unknown; readonly displayName: string }>;
+  validateConfig?(req: never, ctx: ValidateContext): unknown;
+}
+
+/** Any action definition for provider data P, whatever its schema. */
+export interface AnyActionDefinition<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly description?: string;
+  plan?(req: never, ctx: HandlerContext<P>): Promise<void>;
+  invoke(req: never, ctx: ActionContext<P>): Promise<void>;
+  validateConfig?(req: never, ctx: ValidateContext): unknown;
 }
 
 /** Any data source definition for provider data P, whatever its schema. */
@@ -258,4 +407,6 @@ export interface AnyProviderDefinition<P> {
   readonly resources: readonly AnyResourceDefinition<P>[];
   readonly dataSources: readonly AnyDataSourceDefinition<P>[];
   readonly ephemeralResources?: readonly AnyEphemeralResourceDefinition<P>[];
+  readonly listResources?: readonly AnyListResourceDefinition<P>[];
+  readonly actions?: readonly AnyActionDefinition<P>[];
 }

@@ -4,8 +4,14 @@
 export type { CtyValue, NumberValue } from "../plugin/cty";
 export { CtyNumber, Dynamic, isUnknown, isWhollyKnown, t, toNumber, Unknown, unknown } from "../plugin/cty";
 export type {
+  ActionContext,
+  ActionDefinition,
+  ActionInvokeRequest,
+  ActionPlanRequest,
+  AnyActionDefinition,
   AnyDataSourceDefinition,
   AnyEphemeralResourceDefinition,
+  AnyListResourceDefinition,
   AnyProviderDefinition,
   AnyResourceDefinition,
   ConfigureContext,
@@ -16,8 +22,13 @@ export type {
   DeleteRequest,
   EphemeralPrivateRequest,
   EphemeralResourceDefinition,
+  GenerateConfigRequest,
   HandlerContext,
+  IdentityContext,
   ImportRequest,
+  ListedObject,
+  ListRequest,
+  ListResourceDefinition,
   ModifyPlanRequest,
   OpenRequest,
   OpenResult,
@@ -25,6 +36,7 @@ export type {
   ReadRequest,
   RenewResult,
   ResourceDefinition,
+  ResourceIdentity,
   StateResult,
   StateUpgrader,
   UpdateRequest,
@@ -41,10 +53,18 @@ export {
   toProtoDiagnostic,
 } from "./diagnostics";
 export {
+  defineIdentity,
+  type IdentityAttribute,
+  type IdentitySchema,
+  type IdentityValue,
+  identityAttr,
+} from "./identity";
+export {
   check,
   isValidatable,
   lengthBetween,
   oneOf,
+  printable,
   requiresReplace,
   requiresReplaceIf,
   unknownOnUpdate,

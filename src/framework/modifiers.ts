@@ -1,4 +1,5 @@
 // Plan modifiers and validators as small named factories.
+import { firstUnsafeCharacter } from "../display";
 import { type CtyValue, isUnknown, unknown, valuesEqual } from "../plugin/cty";
 import type { PlanModifier, PlanModifierRequest, Validator } from "./schema";
 
@@ -76,6 +77,24 @@ export function lengthBetween(min: number, max: number): Validator<string> {
     `Between ${min} and ${max} characters.`,
     (v) => [...v].length >= min && [...v].length <= max,
     (v) => `The value has ${[...v].length} characters; it must have between ${min} and ${max}.`,
+  );
+}
+
+/**
+ * A string validator refusing control characters (NUL, ESC, BEL, CR, line feeds, tabs, C1) and
+ * bidirectional overrides in a name people read: the console, `gpurental strays`, a plan report in
+ * a pull request and every diagnostic show it, and such a character there is either invisible,
+ * rewritten as an escape, or a command to the terminal. `what` names the attribute.
+ */
+export function printable(what: string): Validator<string> {
+  return check(
+    "No control characters or bidirectional overrides.",
+    (v) => firstUnsafeCharacter(v) === undefined,
+    (v) => {
+      const c = firstUnsafeCharacter(v)!;
+      const at = [...v].findIndex((ch) => firstUnsafeCharacter(ch) !== undefined) + 1;
+      return `${what} contains the character ${c} (at character ${at} of ${[...v].length}). ${what} is shown in the console, in \`gpurental strays\`, in plan reports and in Terraform's messages, where a control character (a line break, a tab, ESC, BEL, NUL) or a bidirectional override cannot be shown as it is: remove it (for example with trimspace() or replace()).`;
+    },
   );
 }
 

@@ -274,7 +274,7 @@ function checkObject(
       continue;
     }
     if (a.nested && a.nested.nesting !== "single") continue; // elements may carry computed values
-    if (!valuesEqual(p, c, a.type) && !(p === null && c === null)) {
+    if (!valuesEqual(p, c, a.type, true) && !(p === null && c === null)) {
       invalid(diags, at, name, "a configured value must be planned exactly as configured");
     }
   }

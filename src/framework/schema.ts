@@ -39,9 +39,9 @@ export type Known<T extends CtyType> = T extends StringType
       : T extends DynamicType
         ? Dynamic
         : T extends ListType<infer E> | SetType<infer E>
-          ? Known<E>[]
+          ? (Known<E> | null)[]
           : T extends MapType<infer E>
-            ? Record<string, Known<E>>
+            ? Record<string, Known<E> | null>
             : T extends ObjectType<infer A>
               ? { [K in keyof A]: Known<A[K]> | null }
               : T extends TupleType<infer E>

@@ -10,27 +10,36 @@ import { applyResourceChange } from "./rpc/apply-resource-change";
 import { closeEphemeralResource, closeOpenEphemeralResources } from "./rpc/close-ephemeral-resource";
 import { configureProvider } from "./rpc/configure-provider";
 import {
+  type LooseAction,
   type LooseDataSource,
   type LooseEphemeral,
+  type LooseListResource,
   type LooseProvider,
   type LooseResource,
   SERVER_CAPABILITIES,
   type ServerCore,
   type ServiceLog,
 } from "./rpc/core";
+import { generateResourceConfig } from "./rpc/generate-resource-config";
 import { getMetadata } from "./rpc/get-metadata";
 import { getProviderSchema } from "./rpc/get-provider-schema";
 import { getResourceIdentitySchemas } from "./rpc/get-resource-identity-schemas";
 import { importResourceState } from "./rpc/import-resource-state";
+import { invokeAction } from "./rpc/invoke-action";
+import { listResource } from "./rpc/list-resource";
 import { EPHEMERAL_MIN_TERRAFORM, openEphemeralResource } from "./rpc/open-ephemeral-resource";
+import { planAction } from "./rpc/plan-action";
 import { planResourceChange } from "./rpc/plan-resource-change";
 import { readDataSource } from "./rpc/read-data-source";
 import { readResource } from "./rpc/read-resource";
 import { renewEphemeralResource } from "./rpc/renew-ephemeral-resource";
 import { stopAll, stopProvider } from "./rpc/stop-provider";
+import { upgradeResourceIdentity } from "./rpc/upgrade-resource-identity";
 import { upgradeResourceState } from "./rpc/upgrade-resource-state";
+import { validateActionConfig } from "./rpc/validate-action-config";
 import { validateDataResourceConfig } from "./rpc/validate-data-resource-config";
 import { validateEphemeralResourceConfig } from "./rpc/validate-ephemeral-resource-config";
+import { validateListResourceConfig } from "./rpc/validate-list-resource-config";
 import { validateProviderConfig } from "./rpc/validate-provider-config";
 import { validateResourceConfig } from "./rpc/validate-resource-config";
 import { checkNoWriteOnly } from "./schema";
@@ -45,7 +54,8 @@ export interface ProviderServiceOptions {
 }
 
 /** One async method per tfplugin6 RPC, plus `stop()` to abort in-flight work from outside. */
-export interface ProviderService extends proto.ProviderService {
+export interface ProviderService
+  extends Required<Omit<proto.ProviderService, "closeOpenEphemeralResources">> {
   /** Aborts every in-flight and future handler signal (what StopProvider does). */
   stop(): void;
   /** Closes every ephemeral resource opened and not closed (at shutdown); never throws. */
@@ -76,11 +86,22 @@ export function createProviderService<P>(
   for (const r of def.resources) register(resources, r as unknown as LooseResource<P>);
   for (const d of def.dataSources) register(dataSources, d as unknown as LooseDataSource<P>);
   for (const e of def.ephemeralResources ?? []) register(ephemerals, e as unknown as LooseEphemeral<P>);
+  const listResources = new Map<string, LooseListResource<P>>();
+  const actions = new Map<string, LooseAction<P>>();
+  for (const l of def.listResources ?? []) {
+    register(listResources, l as unknown as LooseListResource<P>);
+    // A list finds objects of the managed resource type of its name, and names them by identity.
+    if (!resources.get(l.typeName)?.identity)
+      throw new Error(`list resource "${l.typeName}" needs a managed resource of that type with an identity`);
+  }
+  for (const a of def.actions ?? []) register(actions, a as unknown as LooseAction<P>);
   // Terraform stores neither provider configuration nor data source results as write-only, and an
   // ephemeral resource's whole value is ephemeral already.
   checkNoWriteOnly(def.schema, "the provider schema");
   for (const d of dataSources.values()) checkNoWriteOnly(d.schema, `data source ${d.typeName}`);
   for (const e of ephemerals.values()) checkNoWriteOnly(e.schema, `ephemeral resource ${e.typeName}`);
+  for (const l of listResources.values()) checkNoWriteOnly(l.schema, `list resource ${l.typeName}`);
+  for (const a of actions.values()) checkNoWriteOnly(a.schema, `action ${a.typeName}`);
 
   const stopper = new AbortController();
   // Every request in flight listens on it (the client links each call to it), so more than ten
@@ -91,6 +112,8 @@ export function createProviderService<P>(
     resources,
     dataSources,
     ephemerals,
+    listResources,
+    actions,
     stopper,
     log: options.log,
     providerData: undefined,
@@ -118,6 +141,13 @@ export function createProviderService<P>(
     OpenEphemeralResource: (req) => openEphemeralResource(core, req),
     RenewEphemeralResource: (req) => renewEphemeralResource(core, req),
     CloseEphemeralResource: (req) => closeEphemeralResource(core, req),
+    UpgradeResourceIdentity: (req) => upgradeResourceIdentity(core, req),
+    GenerateResourceConfig: (req) => generateResourceConfig(core, req),
+    ValidateListResourceConfig: (req) => validateListResourceConfig(core, req),
+    ListResource: (req, stream) => listResource(core, req, stream),
+    ValidateActionConfig: (req) => validateActionConfig(core, req),
+    PlanAction: (req) => planAction(core, req),
+    InvokeAction: (req, stream) => invokeAction(core, req, stream),
     StopProvider: (req) => stopProvider(core, req),
   };
 }

@@ -159,7 +159,11 @@ describe("provider service in memory", () => {
   it("serves the schema with capabilities and type JSON", async () => {
     const { h } = await setup();
     const res = await h.service.GetProviderSchema({});
-    expect(res.server_capabilities).toEqual({ plan_destroy: false, get_provider_schema_optional: true });
+    expect(res.server_capabilities).toEqual({
+      plan_destroy: false,
+      get_provider_schema_optional: true,
+      generate_resource_config: true,
+    });
     const s = res.resource_schemas.gpurental_thing!;
     expect(s.version).toBe(1);
     const byName = Object.fromEntries(s.block.attributes.map((a) => [a.name, a]));
@@ -535,5 +539,41 @@ describe("bad handler results", () => {
     expect(a.diags).toEqual([
       expect.objectContaining({ summary: "Invalid value", path: [{ attribute: "count" }] }),
     ]);
+  });
+});
+
+describe("what Terraform never sends is answered before any handler", () => {
+  const fresh = async () => {
+    const store: Store = { things: new Map(), nextId: 1, calls: [] };
+    const h = createHarness(makeProvider(store));
+    await h.configure({ endpoint: "e" });
+    return { h, store };
+  };
+
+  test("a plan of a configuration without a required argument, at any depth", async () => {
+    const { h, store } = await fresh();
+    const p = await h.plan("gpurental_thing", null, { name: null, ports: [{ port: null }] });
+    expect(p.diags.map((d) => [d.summary, d.detail])).toEqual([
+      ["Missing required argument", "The configuration has no value for name, which is required."],
+      ["Missing required argument", "The configuration has no value for ports[0].port, which is required."],
+    ]);
+    expect(store.calls).toEqual([]);
+  });
+
+  test("an apply of a planned state without a required argument", async () => {
+    const { h, store } = await fresh();
+    const a = await h.apply("gpurental_thing", null, { name: null } as never, null);
+    expect(a.diags.map((d) => d.summary)).toEqual(["Missing required argument"]);
+    expect(store.calls).toEqual([]);
+  });
+
+  test("a state holding an unknown value, read or planned", async () => {
+    const { h, store } = await fresh();
+    const state = { id: "t1", name: "a", status: unknown } as never;
+    expect((await h.read("gpurental_thing", state)).diags.map((d) => d.summary)).toEqual(["Invalid state"]);
+    expect((await h.plan("gpurental_thing", state, { name: "a" })).diags.map((d) => d.summary)).toEqual([
+      "Invalid state",
+    ]);
+    expect(store.calls).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { type CtyValue, decodeMsgpack, encodeMsgpack, isRecord, newRecord } from
 import type * as proto from "../plugin/tfplugin6";
 import type { AnyProviderDefinition } from "./definitions";
 import type { Diagnostic } from "./diagnostics";
+import type { IdentitySchema } from "./identity";
 import type { Attributes, Schema } from "./schema";
 import { createProviderService, fromProtoDiagnostics, type ProviderService } from "./server";
 
@@ -71,6 +72,25 @@ export function createHarness<P>(def: AnyProviderDefinition<P>) {
     if (!r) throw new Error(`no type ${typeName}`);
     return r.schema;
   };
+  const identitySchemaOf = (typeName: string): IdentitySchema | undefined =>
+    def.resources.find((x) => x.typeName === typeName)?.identity?.schema;
+  /** The identity a response carries, decoded; null when there is none. */
+  const identity = (typeName: string, out: proto.ResourceIdentityDataOut | null | undefined): Rec | null => {
+    const schema = identitySchemaOf(typeName);
+    if (!schema || !out?.identity_data?.msgpack?.length) return null;
+    const value = decodeMsgpack(out.identity_data.msgpack, schema.type);
+    return isRecord(value) ? (value as Rec) : null;
+  };
+  const listSchemaOf = (typeName: string): Schema => {
+    const l = def.listResources?.find((x) => x.typeName === typeName);
+    if (!l) throw new Error(`no list resource ${typeName}`);
+    return l.schema;
+  };
+  const actionSchemaOf = (typeName: string): Schema => {
+    const a = def.actions?.find((x) => x.typeName === typeName);
+    if (!a) throw new Error(`no action ${typeName}`);
+    return a.schema;
+  };
   const ephemeralSchemaOf = (typeName: string): Schema => {
     const e = def.ephemeralResources?.find((x) => x.typeName === typeName);
     if (!e) throw new Error(`no ephemeral type ${typeName}`);
@@ -130,6 +150,7 @@ export function createHarness<P>(def: AnyProviderDefinition<P>) {
         diags: fromProtoDiagnostics(res.diagnostics),
         /** The planned private data, for `apply`. */
         private: res.planned_private ?? EMPTY,
+        identity: identity(typeName, res.planned_identity),
         raw: res,
       };
     },
@@ -154,34 +175,128 @@ export function createHarness<P>(def: AnyProviderDefinition<P>) {
         value: read(res.new_state, schema),
         diags: fromProtoDiagnostics(res.diagnostics),
         private: res.private ?? EMPTY,
+        identity: identity(typeName, res.new_identity),
         raw: res,
       };
     },
-    /** ReadResource, with the state's private data. */
-    async read(typeName: string, state: Rec, priv: Buffer = EMPTY) {
+    /** ReadResource, with the state's private data and (Terraform 1.12+) its stored identity. */
+    async read(typeName: string, state: Rec, priv: Buffer = EMPTY, currentIdentity?: Rec) {
       const schema = schemaOf(typeName);
+      const ids = identitySchemaOf(typeName);
       const res = await service.ReadResource({
         type_name: typeName,
         current_state: dv(state, schema),
         private: priv,
         provider_meta: null,
         client_capabilities: CAPS,
+        ...(currentIdentity && ids
+          ? {
+              current_identity: {
+                identity_data: { msgpack: encodeMsgpack(currentIdentity, ids.type), json: EMPTY },
+              },
+            }
+          : {}),
       });
       return {
         value: read(res.new_state, schema),
         diags: fromProtoDiagnostics(res.diagnostics),
         private: res.private ?? EMPTY,
+        identity: identity(typeName, res.new_identity),
       };
     },
-    /** ImportResourceState; returns the first imported object. */
-    async import(typeName: string, id: string) {
+    /** ImportResourceState by id, or (Terraform 1.12+) by an identity; returns the first imported object. */
+    async import(typeName: string, id: string | Readonly<Record<string, CtyValue>>) {
       const schema = schemaOf(typeName);
-      const res = await service.ImportResourceState({ type_name: typeName, id, client_capabilities: CAPS });
+      const ids = identitySchemaOf(typeName);
+      const byIdentity = typeof id !== "string";
+      if (byIdentity && !ids) throw new Error(`${typeName} has no identity`);
+      const res = await service.ImportResourceState({
+        type_name: typeName,
+        id: byIdentity ? "" : id,
+        client_capabilities: CAPS,
+        ...(byIdentity && ids
+          ? {
+              identity: {
+                identity_data: {
+                  msgpack: encodeMsgpack(
+                    Object.fromEntries(Object.keys(ids.attributes).map((k) => [k, id[k] ?? null])),
+                    ids.type,
+                  ),
+                  json: EMPTY,
+                },
+              },
+            }
+          : {}),
+      });
       return {
         value: read(res.imported_resources?.[0]?.state, schema),
         diags: fromProtoDiagnostics(res.diagnostics),
         private: res.imported_resources?.[0]?.private ?? EMPTY,
+        identity: identity(typeName, res.imported_resources?.[0]?.identity),
       };
+    },
+    /** ListResource: every event, each decoded (identity, display name, object), and the diagnostics. */
+    async list(
+      typeName: string,
+      config: Readonly<Record<string, CtyValue>>,
+      opts: { includeResource?: boolean; limit?: number } = {},
+    ) {
+      const listSchema = listSchemaOf(typeName);
+      const schema = schemaOf(typeName);
+      const events: proto.ListResource.Event[] = [];
+      await service.ListResource(
+        {
+          type_name: typeName,
+          config: dv(fullObject(listSchema, config), listSchema),
+          include_resource_object: opts.includeResource ?? false,
+          limit: opts.limit ?? 100,
+        },
+        { signal: new AbortController().signal, send: async (e) => void events.push(e) },
+      );
+      return {
+        found: events
+          .filter((e) => e.identity)
+          .map((e) => ({
+            displayName: e.display_name ?? "",
+            identity: identity(typeName, e.identity),
+            object: e.resource_object ? read(e.resource_object, schema) : null,
+          })),
+        diags: fromProtoDiagnostics(events.flatMap((e) => e.diagnostic ?? [])),
+        events,
+      };
+    },
+    /** GenerateResourceConfig from a state (null: none sent). */
+    async generateConfig(typeName: string, state: Rec | null) {
+      const schema = schemaOf(typeName);
+      const res = await service.GenerateResourceConfig({ type_name: typeName, state: dv(state, schema) });
+      return { value: read(res.config, schema), diags: fromProtoDiagnostics(res.diagnostics) };
+    },
+    /** PlanAction. */
+    async planAction(typeName: string, config: Readonly<Record<string, CtyValue>>) {
+      const schema = actionSchemaOf(typeName);
+      const res = await service.PlanAction({
+        action_type: typeName,
+        config: dv(fullObject(schema, config), schema),
+        client_capabilities: CAPS,
+      });
+      return fromProtoDiagnostics(res.diagnostics);
+    },
+    /** InvokeAction: the progress messages and the completion's diagnostics. */
+    async invoke(typeName: string, config: Readonly<Record<string, CtyValue>>, signal?: AbortSignal) {
+      const schema = actionSchemaOf(typeName);
+      const progress: string[] = [];
+      let completed: Diagnostic[] | undefined;
+      await service.InvokeAction(
+        { action_type: typeName, config: dv(fullObject(schema, config), schema), client_capabilities: CAPS },
+        {
+          signal: signal ?? new AbortController().signal,
+          send: async (e) => {
+            if (e.progress) progress.push(e.progress.message);
+            else completed = fromProtoDiagnostics(e.completed.diagnostics);
+          },
+        },
+      );
+      return { progress, diags: completed ?? [] };
     },
     /** UpgradeResourceState from stored JSON text. */
     async upgrade(typeName: string, version: number, json: string) {

@@ -9,7 +9,13 @@ export {
   LATE_ARRIVAL_WATCH_ENV,
   watchedAbandoned,
 } from "./late";
-export { JOURNAL_DIR_ENV, type JournalLocation, locateJournal, stableJson } from "./location";
+export {
+  JOURNAL_DIR_ENV,
+  type JournalLocation,
+  journalDirProblem,
+  locateJournal,
+  stableJson,
+} from "./location";
 export {
   CLOCK_SKEW_MS,
   createdInWindow,

@@ -8,11 +8,42 @@
  * configurations never adopt each other's instances.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { basename, isAbsolute, join, resolve } from "node:path";
+import { accessSync, constants, readFileSync, statSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 
 /** The environment variable that moves the journal directory. */
 export const JOURNAL_DIR_ENV = "GPURENTAL_JOURNAL_DIR";
+
+/**
+ * Why the journal directory `dir` (absolute) could not be used, or undefined when it exists as a
+ * writable directory or could be created: its deepest existing part must be a directory this
+ * process can write to. Creates nothing, so a plan can check what only an apply would write.
+ */
+export function journalDirProblem(dir: string): string | undefined {
+  let at = dir;
+  for (;;) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(at).isDirectory();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // Missing, or under something that is no directory (/dev/null/j): look further up.
+      if ((code === "ENOENT" || code === "ENOTDIR") && dirname(at) !== at) {
+        at = dirname(at);
+        continue;
+      }
+      return `${at}: ${code ?? (err as Error).message}`;
+    }
+    if (!isDir) return `${at} is not a directory`;
+    try {
+      accessSync(at, constants.W_OK | constants.X_OK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? "";
+      return `${at} cannot be written${code === "EROFS" ? " (a read-only file system)" : code ? ` (${code})` : ""}`;
+    }
+    return undefined;
+  }
+}
 
 /** The journal file of one state, and what it was derived from. */
 export interface JournalLocation {

@@ -10,7 +10,8 @@ import fs, {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DeployJournal, JournalError, locateJournal, parseJournal, type RunIdentity } from ".";
+import { journalIn, recordCount, STORE_KINDS } from "../testing/journal-stores";
+import { JournalError, locateJournal, parseJournal, type RunIdentity } from ".";
 import { currentRun } from "./run";
 
 // The journal file on its own: where it is, what survives a crash, who may take an entry.
@@ -68,9 +69,12 @@ describe("location: one file per workspace and state", () => {
   });
 });
 
-describe("store", () => {
-  const journal = (run: RunIdentity = currentRun()) =>
-    new DeployJournal(locateJournal({ cwd: dir, env: {} }), { run });
+// The journal's meaning is the same over either store: the tests run against each, but for those
+// of the file itself (torn lines, its lock, its reads).
+describe.each(STORE_KINDS)("store (%s)", (kind) => {
+  const here = () => locateJournal({ cwd: dir, env: {} });
+  const journal = (run: RunIdentity = currentRun()) => journalIn(kind, here(), { run });
+  const fileOnly = kind === "file" ? test : test.skip;
 
   test("entries go through sent, answered, handed and closed; closing by id writes nothing for unknown ids", () => {
     const j = journal();
@@ -78,61 +82,67 @@ describe("store", () => {
     j.answered(e, "i-1");
     j.handed(e);
     expect(j.live()).toMatchObject([{ entry: e, id: "i-1", before: ["old"], closed: null }]);
-    const size = readFileSync(j.file).length;
+    const size = recordCount(kind, here());
     expect(j.closeId("i-unknown", "claimed")).toBe(0);
-    expect(readFileSync(j.file).length).toBe(size);
+    expect(recordCount(kind, here())).toBe(size);
     expect(j.closeId("i-1", "claimed")).toBe(1);
     expect(j.live()).toEqual([]);
   });
 
-  test("claims of one turn are written together after it, are seen at once by what judges entries, and by other processes once written", async () => {
-    const j = journal();
-    const ids = ["i-1", "i-2", "i-3"];
-    for (const id of ids) j.answered(j.sent("instance", "sha256:x", {}), id);
-    const before = readFileSync(j.file, "utf8");
-    for (const id of ids) j.closeIdSoon(id, "claimed");
-    j.closeIdSoon("i-unknown", "claimed");
-    // Nothing written during the turn: a refresh's ten reads at a time share one append.
-    expect(readFileSync(j.file, "utf8")).toBe(before);
-    await new Promise((r) => setImmediate(r));
-    const added = readFileSync(j.file, "utf8").slice(before.length).trim().split("\n");
-    expect(added.map((l) => JSON.parse(l) as { op: string; reason: string })).toEqual(
-      ids.map(() => expect.objectContaining({ op: "closed", reason: "claimed" })),
-    );
-    expect(journal().live()).toEqual([]);
+  fileOnly(
+    "claims of one turn are written together after it, are seen at once by what judges entries, and by other processes once written",
+    async () => {
+      const j = journal();
+      const ids = ["i-1", "i-2", "i-3"];
+      for (const id of ids) j.answered(j.sent("instance", "sha256:x", {}), id);
+      const before = readFileSync(j.file, "utf8");
+      for (const id of ids) j.closeIdSoon(id, "claimed");
+      j.closeIdSoon("i-unknown", "claimed");
+      // Nothing written during the turn: a refresh's ten reads at a time share one append.
+      expect(readFileSync(j.file, "utf8")).toBe(before);
+      await new Promise((r) => setImmediate(r));
+      const added = readFileSync(j.file, "utf8").slice(before.length).trim().split("\n");
+      expect(added.map((l) => JSON.parse(l) as { op: string; reason: string })).toEqual(
+        ids.map(() => expect.objectContaining({ op: "closed", reason: "claimed" })),
+      );
+      expect(journal().live()).toEqual([]);
 
-    // Queued and judged in the same turn: the judge writes the claims first.
-    const k = journal(deadRun());
-    k.answered(k.sent("instance", "sha256:y", {}), "i-4");
-    const mine = journal();
-    mine.closeIdSoon("i-4", "claimed");
-    expect(mine.adoptable("instance", "sha256:y")).toEqual([]);
-    expect(journal().live()).toEqual([]);
+      // Queued and judged in the same turn: the judge writes the claims first.
+      const k = journal(deadRun());
+      k.answered(k.sent("instance", "sha256:y", {}), "i-4");
+      const mine = journal();
+      mine.closeIdSoon("i-4", "claimed");
+      expect(mine.adoptable("instance", "sha256:y")).toEqual([]);
+      expect(journal().live()).toEqual([]);
 
-    // A journal removed before the queued claims are written is not created again by them.
-    mine.answered(mine.sent("instance", "sha256:z", {}), "i-5");
-    mine.closeIdSoon("i-5", "claimed");
-    rmSync(join(dir, ".terraform"), { recursive: true, force: true });
-    await new Promise((r) => setImmediate(r));
-    expect(existsSync(join(dir, ".terraform"))).toBe(false);
-  });
+      // A journal removed before the queued claims are written is not created again by them.
+      mine.answered(mine.sent("instance", "sha256:z", {}), "i-5");
+      mine.closeIdSoon("i-5", "claimed");
+      rmSync(join(dir, ".terraform"), { recursive: true, force: true });
+      await new Promise((r) => setImmediate(r));
+      expect(existsSync(join(dir, ".terraform"))).toBe(false);
+    },
+  );
 
-  test("a torn last line (a crash mid-write) is skipped; a damaged line elsewhere is reported and skipped", () => {
-    const j = journal(deadRun());
-    const e = j.sent("instance", "sha256:x", {});
-    appendFileSync(j.file, '{"op":"answered","entry":"');
-    const torn = parseJournal(readFileSync(j.file, "utf8"));
-    expect(torn.problems).toEqual([]);
-    expect([...torn.entries.keys()]).toEqual([e]);
-    appendFileSync(j.file, '\n{"op":"answered","entry":"x","id":"y","at":"t"}\n');
-    expect(parseJournal(readFileSync(j.file, "utf8")).problems).toEqual(["line 3 is not a journal record"]);
-    // Writing after a torn line still works.
-    const k = journal();
-    k.answered(e, "i-2");
-    expect(k.live().map((x) => x.id)).toEqual(["i-2"]);
-  });
+  fileOnly(
+    "a torn last line (a crash mid-write) is skipped; a damaged line elsewhere is reported and skipped",
+    () => {
+      const j = journal(deadRun());
+      const e = j.sent("instance", "sha256:x", {});
+      appendFileSync(j.file, '{"op":"answered","entry":"');
+      const torn = parseJournal(readFileSync(j.file, "utf8"));
+      expect(torn.problems).toEqual([]);
+      expect([...torn.entries.keys()]).toEqual([e]);
+      appendFileSync(j.file, '\n{"op":"answered","entry":"x","id":"y","at":"t"}\n');
+      expect(parseJournal(readFileSync(j.file, "utf8")).problems).toEqual(["line 3 is not a journal record"]);
+      // Writing after a torn line still works.
+      const k = journal();
+      k.answered(e, "i-2");
+      expect(k.live().map((x) => x.id)).toEqual(["i-2"]);
+    },
+  );
 
-  test("its own writes are not read back from the file; another process's writes are", () => {
+  fileOnly("its own writes are not read back from the file; another process's writes are", () => {
     const j = journal();
     const e = j.sent("instance", "sha256:x", {});
     const reads = jest.spyOn(fs, "readFileSync");
@@ -154,7 +164,7 @@ describe("store", () => {
     }
   });
 
-  test("a record written right after a torn line starts a line of its own and is read back", () => {
+  fileOnly("a record written right after a torn line starts a line of its own and is read back", () => {
     const j = journal(deadRun());
     const e = j.sent("instance", "sha256:x", {});
     appendFileSync(j.file, '{"op":"answered","entry":"');
@@ -197,15 +207,12 @@ describe("store", () => {
 
   test("a journal whose run has ended (a resident session whose launch is gone) writes nothing more", async () => {
     const ended = new AbortController();
-    const j = new DeployJournal(locateJournal({ cwd: dir, env: {} }), {
-      run: deadRun(),
-      ended: ended.signal,
-    });
+    const j = journalIn(kind, here(), { run: deadRun(), ended: ended.signal });
     const e = j.sent("instance", "sha256:x", {});
     j.answered(e, "i-1");
     j.closeIdSoon("i-1", "claimed");
     ended.abort();
-    const before = readFileSync(j.file, "utf8");
+    const before = recordCount(kind, here());
     // The create whose launch was killed returns its instance to no one: no "handed" is recorded,
     // so a -target apply still adopts it, as after a killed provider process.
     expect(() => j.handed(e)).toThrow(JournalError);
@@ -216,7 +223,7 @@ describe("store", () => {
     expect(() => j.sent("instance", "sha256:x", {})).toThrow(JournalError);
     expect(() => j.closeId("i-1", "destroyed")).toThrow(JournalError);
     await new Promise((r) => setImmediate(r));
-    expect(readFileSync(j.file, "utf8")).toBe(before);
+    expect(recordCount(kind, here())).toBe(before);
     expect(
       journal()
         .adoptable("instance", "sha256:x", true)
@@ -226,17 +233,15 @@ describe("store", () => {
 
   test("compaction keeps open entries and a week of tombstones, one line each", () => {
     let t = Date.parse("2026-01-01T00:00:00Z");
-    const j = new DeployJournal(locateJournal({ cwd: dir, env: {} }), { run: currentRun(), now: () => t });
+    const j = journalIn(kind, here(), { run: currentRun(), now: () => t });
     const open = j.sent("instance", "sha256:open", {});
     for (let i = 0; i < 40; i++) {
       const e = j.sent("instance", "sha256:x", {});
       j.answered(e, `i-${i}`);
       j.closeId(`i-${i}`, "destroyed");
     }
-    const lines = readFileSync(j.file, "utf8").trim().split("\n");
-    // At most about two lines per kept entry: compaction rewrites the file once it holds more.
-    expect(lines.length).toBeLessThanOrEqual(2 * 42 + 3);
-    expect(lines.some((l) => l.startsWith('{"op":"entry"'))).toBe(true);
+    // At most about two records per kept entry: compaction rewrites the journal once it holds more.
+    expect(recordCount(kind, here())).toBeLessThanOrEqual(2 * 42 + 3);
     expect(j.live().map((e) => e.entry)).toEqual([open]);
     expect(j.entries()).toHaveLength(41);
     // A week later the tombstones are dropped at the next compaction.
@@ -248,23 +253,26 @@ describe("store", () => {
     expect(j.entries().every((e) => e.fingerprint === "sha256:y")).toBe(true);
   });
 
-  test("a stale lock of a dead process is taken over; a journal of a newer format is never written", () => {
-    const j = journal();
-    mkdirSync(j.location.dir, { recursive: true });
-    writeFileSync(`${j.file}.lock`, JSON.stringify(deadRun()));
-    j.sent("instance", "sha256:x", {});
-    expect(existsSync(`${j.file}.lock`)).toBe(false);
-    writeFileSync(
-      j.file,
-      `${JSON.stringify({ op: "header", format: "gpurental-deploy-journal", version: 99 })}\n`,
-    );
-    expect(() => j.sent("instance", "sha256:x", {})).toThrow("format version 99");
-  });
+  fileOnly(
+    "a stale lock of a dead process is taken over; a journal of a newer format is never written",
+    () => {
+      const j = journal();
+      mkdirSync(j.location.dir, { recursive: true });
+      writeFileSync(`${j.file}.lock`, JSON.stringify(deadRun()));
+      j.sent("instance", "sha256:x", {});
+      expect(existsSync(`${j.file}.lock`)).toBe(false);
+      writeFileSync(
+        j.file,
+        `${JSON.stringify({ op: "header", format: "gpurental-deploy-journal", version: 99 })}\n`,
+      );
+      expect(() => j.sent("instance", "sha256:x", {})).toThrow("format version 99");
+    },
+  );
 });
 
-describe("handed entries: only what no saved state got is adopted", () => {
+describe.each(STORE_KINDS)("handed entries: only what no saved state got is adopted (%s)", (kind) => {
   const journal = (run: RunIdentity = currentRun()) =>
-    new DeployJournal(locateJournal({ cwd: dir, env: {} }), { run });
+    journalIn(kind, locateJournal({ cwd: dir, env: {} }), { run });
   const stateWith = (...ids: string[]) =>
     writeFileSync(
       join(dir, "terraform.tfstate"),
@@ -431,7 +439,7 @@ describe("handed entries: only what no saved state got is adopted", () => {
       JSON.stringify({ backend: { type: "pg", config: { conn_str: "postgres://h/db" } } }),
     );
     const stopped = new AbortController();
-    const a = new DeployJournal(locateJournal({ cwd: dir, env: {} }), {
+    const a = journalIn(kind, locateJournal({ cwd: dir, env: {} }), {
       run: { ...currentRun(), id: "run-a" },
       stopped: stopped.signal,
     });
@@ -440,7 +448,7 @@ describe("handed entries: only what no saved state got is adopted", () => {
     a.handed(e);
     stopped.abort();
     expect(a.settleHanded()).toBe(0);
-    const b = new DeployJournal(locateJournal({ cwd: dir, env: {} }), {
+    const b = journalIn(kind, locateJournal({ cwd: dir, env: {} }), {
       run: { ...currentRun(), id: "run-b" },
     });
     const f = b.sent("instance", "sha256:x", {});

@@ -7,23 +7,11 @@
  * documented in README.md beside this file; what the entries mean to the resources is theirs to say.
  */
 import { randomUUID } from "node:crypto";
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from "node:fs";
-import { dirname, join } from "node:path";
-import { append, JournalError, lockJournal, parseFile, syncDir } from "./disk";
+import { JournalError } from "./disk";
+import { FileStore } from "./file-store";
+import type { JournalStore } from "./journal-store";
 import type { JournalLocation } from "./location";
 import {
-  applyRecord,
   type CloseReason,
   type EntryKind,
   JOURNAL_FORMAT,
@@ -32,7 +20,6 @@ import {
   type JournalHeader,
   type JournalRecord,
   type ParsedJournal,
-  parseJournal,
 } from "./records";
 import { currentRun, type RunIdentity, runAlive } from "./run";
 import { readSavedState, reopenedBy, type SavedState, type SavedStateCache } from "./saved-state";
@@ -59,6 +46,11 @@ export interface DeployJournalOptions {
   stopped?: AbortSignal;
   /** Told about damaged lines and compactions. */
   log?: (level: "debug" | "warn", message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Where the records are kept: default the location's file (FileStore); a PostgreSQL store
+   * (src/journal/pg) when the provider is given a journal_url.
+   */
+  store?: JournalStore;
 }
 
 /** The deploy journal of one state (see locateJournal). */
@@ -70,8 +62,8 @@ export class DeployJournal {
   private readonly stopped: AbortSignal | undefined;
   private saved: SavedStateCache | null = null;
   private readonly log: NonNullable<DeployJournalOptions["log"]>;
-  private cache: { key: string; parsed: ParsedJournal } | null = null;
-  private reported = new Set<string>();
+  /** Where the records are kept. */
+  readonly store: JournalStore;
   /** Closes queued by closeIdSoon: object id to reason. */
   private readonly queued = new Map<string, CloseReason>();
   /**
@@ -88,35 +80,21 @@ export class DeployJournal {
     this.ended = opts.ended;
     this.stopped = opts.stopped;
     this.log = opts.log ?? (() => {});
+    this.store = opts.store ?? new FileStore(location, { run: this.run, log: this.log });
   }
 
-  /** The journal file. */
+  /** The journal in messages: its file, or its database (no password) and state. */
   get file(): string {
-    return this.location.file;
+    return this.store.name;
   }
 
   private iso(): string {
     return new Date(this.now()).toISOString();
   }
 
-  /** The file as it is now, read again only when it changed (a stat per call otherwise). */
+  /** The journal as its store holds it now. */
   private read(): ParsedJournal {
-    let key: string;
-    try {
-      const st = statSync(this.file);
-      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
-    } catch {
-      return { header: null, entries: new Map(), problems: [], lines: 0 };
-    }
-    if (this.cache?.key === key) return this.cache.parsed;
-    const parsed = parseJournal(readFileSync(this.file, "utf8"));
-    for (const p of parsed.problems) {
-      if (this.reported.has(p)) continue;
-      this.reported.add(p);
-      this.log("warn", "deploy journal: skipped a damaged line", { file: this.file, problem: p });
-    }
-    this.cache = { key, parsed };
-    return parsed;
+    return this.store.read();
   }
 
   /** Every entry, oldest first (a snapshot: later writes do not change it). */
@@ -308,7 +286,9 @@ export class DeployJournal {
     this.queued.set(id, reason);
     if (this.queued.size > 1) return;
     setImmediate(() => this.writeQueuedCloses());
-    if (!this.exitHook) {
+    // Not for a database: each write would wait on it while the process ends, for a claim whose
+    // loss costs nothing (the next plan claims again).
+    if (!this.exitHook && this.store.kind === "file") {
       this.exitHook = () => this.writeQueuedCloses();
       process.once("exit", this.exitHook);
     }
@@ -321,9 +301,9 @@ export class DeployJournal {
     this.queued.clear();
     if (this.exitHook) process.removeListener("exit", this.exitHook);
     this.exitHook = undefined;
-    // A claim closes entries of a file that exists; a journal removed meanwhile is not written again.
-    if (!existsSync(this.file)) return;
     try {
+      // A claim closes entries of a journal that exists; one removed meanwhile is not written again.
+      if (!this.store.exists()) return;
       this.write(
         (entries) =>
           [...entries.values()]
@@ -377,21 +357,24 @@ export class DeployJournal {
     return taken;
   }
 
-  /** Ids named by the entries of every journal in the directory (other workspaces' too). */
+  /**
+   * Writes whole entries moved from another store (`gpurental journal import|export`), under the
+   * lock and durably; an entry this journal has already is left as it is. Returns how many were
+   * added.
+   */
+  importEntries(entries: readonly JournalEntry[]): number {
+    let added = 0;
+    this.write((current) => {
+      const missing = entries.filter((e) => !current.has(e.entry));
+      added = missing.length;
+      return missing.map((e) => ({ op: "entry" as const, ...structuredClone(e) }));
+    });
+    return added;
+  }
+
+  /** Ids named by the entries of every journal of the same place (other workspaces' too). */
   referencedIds(): Set<string> {
-    const ids = new Set<string>();
-    let files: string[] = [];
-    try {
-      files = readdirSync(this.location.dir).filter((f) => f.endsWith(".jsonl"));
-    } catch {
-      return ids;
-    }
-    for (const f of files) {
-      const path = join(this.location.dir, f);
-      const parsed = path === this.file ? this.read() : parseFile(path);
-      for (const e of parsed.entries.values()) if (e.id) ids.add(e.id);
-    }
-    return ids;
+    return this.store.referencedIds();
   }
 
   /**
@@ -409,52 +392,18 @@ export class DeployJournal {
       );
     }
     if (durable) this.writeQueuedCloses();
-    const release = lockJournal(this.file, this.run);
-    try {
-      const current = this.read();
-      if (current.header && current.header.version > JOURNAL_VERSION) {
-        throw new JournalError(
-          `The deploy journal ${this.file} was written by a newer provider (format version ${current.header.version}); use that version or move the file away.`,
-          this.file,
-        );
-      }
-      const records = build(current.entries);
-      if (records.length === 0) return;
-      const lines: JournalRecord[] = current.header ? [] : [this.header()];
-      lines.push(...records);
-      this.cache = null;
-      // After a torn line, a record appended to it would be torn with it.
-      const text = `${current.torn ? "\n" : ""}${lines.map((r) => JSON.stringify(r)).join("\n")}\n`;
-      append(this.file, text, {
-        created: !current.header,
-        durable,
-      });
-      this.remember(current, lines);
-      this.compactIfWorth();
-    } finally {
-      release();
-    }
-  }
-
-  /**
-   * After an append under the lock: the file is what was read plus `lines`, so the parsed journal
-   * is brought up to date without reading the file again (every write would otherwise parse the
-   * whole file, and an apply of many instances write it several times per instance).
-   */
-  private remember(parsed: ParsedJournal, lines: JournalRecord[]): void {
-    let key: string;
-    try {
-      const st = statSync(this.file);
-      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
-    } catch {
-      return;
-    }
-    let header = parsed.header;
-    for (const rec of lines)
-      applyRecord(parsed.entries, rec, (h) => {
-        header = h;
-      });
-    this.cache = { key, parsed: { ...parsed, header, lines: parsed.lines + lines.length, torn: false } };
+    this.store.update(
+      (current) => {
+        if (current.header && current.header.version > JOURNAL_VERSION) {
+          throw new JournalError(
+            `The deploy journal ${this.file} was written by a newer provider (format version ${current.header.version}); use that version or move the file away.`,
+            this.file,
+          );
+        }
+        return build(current.entries);
+      },
+      { durable, header: () => this.header(), keep: (entries) => this.kept(entries) },
+    );
   }
 
   private header(): JournalHeader {
@@ -468,37 +417,9 @@ export class DeployJournal {
     };
   }
 
-  /** Rewrites the file with one line per kept entry; removes it when nothing is left. Under the lock. */
-  private compactIfWorth(): void {
-    const parsed = this.read();
+  /** The entries a compaction keeps: every open one, and those closed within CLOSED_KEPT_MS. */
+  private kept(entries: Iterable<JournalEntry>): JournalEntry[] {
     const cutoff = this.now() - CLOSED_KEPT_MS;
-    const kept = [...parsed.entries.values()].filter(
-      (e) => e.closed === null || Date.parse(e.closed.at) >= cutoff,
-    );
-    if (kept.length === 0) {
-      rmSync(this.file, { force: true });
-      this.cache = null;
-      return;
-    }
-    if (parsed.lines < 64 || parsed.lines < 2 * (kept.length + 1)) return;
-    const text = [this.header(), ...kept.map((e) => ({ op: "entry" as const, ...e }))]
-      .map((r) => JSON.stringify(r))
-      .join("\n");
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    const fd = openSync(tmp, "w", 0o600);
-    try {
-      writeSync(fd, `${text}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, this.file);
-    syncDir(dirname(this.file));
-    this.cache = null;
-    this.log("debug", "deploy journal compacted", {
-      file: this.file,
-      lines: parsed.lines,
-      kept: kept.length,
-    });
+    return [...entries].filter((e) => e.closed === null || Date.parse(e.closed.at) >= cutoff);
   }
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { stringify } from "lossless-json";
 import type { Instance } from "../api/schemas";
 import { makeInstance } from "../api/testing/fixtures";
+import { UNSAFE_CHARACTERS } from "../display";
 import { parseJsonDocument } from "../tfstate/json";
 import { type PlanDocument, readTerraformDocument } from "../tfstate/plan";
 import { buildPlanReport } from "./build";
@@ -300,4 +301,20 @@ test("a label Terraform marks sensitive is not shown", () => {
   const r = buildPlanReport({ plan: sensitive }, readings({ micro: 0n }));
   expect(r.instances.find((l) => l.address === "gpurental_instance.new")!.label).toBe("(sensitive)");
   expect(renderMarkdown(r)).not.toMatch(/`gpurental_instance.new` "new"/);
+});
+
+test("a label from the plan reaches the Markdown escaped: no terminal command, no markup, no override", () => {
+  const evil = "evil\u001b]0;PWNED\u0007\u001b[2Jx <b>[x](y)</b> \u202e@team";
+  const labelled: PlanDocument = {
+    ...plan,
+    changes: plan.changes.map((c) =>
+      c.address === "gpurental_instance.new" ? { ...c, after: { ...c.after, label: evil } } : c,
+    ),
+  };
+  const md = renderMarkdown(buildPlanReport({ plan: labelled }, readings({ micro: 0n })));
+  expect(md.replace(/\n/g, "")).not.toMatch(new RegExp(`[${UNSAFE_CHARACTERS}]`));
+  expect(md).not.toContain("<b>");
+  expect(md).not.toContain("[x](y)");
+  expect(md).not.toMatch(/@team/);
+  expect(md).toContain("evil\\\\x1b\\]0;PWNED\\\\x07");
 });

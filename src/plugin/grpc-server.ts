@@ -5,6 +5,7 @@ import {
   Server,
   ServerCredentials,
   type ServerUnaryCall,
+  type ServerWritableStream,
   type ServiceDefinition,
   type sendUnaryData,
   status,
@@ -12,7 +13,7 @@ import {
 } from "@grpc/grpc-js";
 import type { Logger } from "../log";
 import { serviceDefinition } from "./proto";
-import type { ProviderService } from "./tfplugin6";
+import type { EventStream, ProviderService } from "./tfplugin6";
 
 // The gRPC half of the provider process: grpc-js, Node's http2 and tls, and the protocol's service
 // definitions. server.ts prints the handshake as soon as its listener is bound and loads this
@@ -187,6 +188,16 @@ function mutualTls(material: TlsMaterial, serve: (connection: TLSSocket) => void
 }
 
 type Handler = (request: object) => Promise<object>;
+type StreamHandler = (request: object, stream: EventStream<object>) => Promise<void>;
+
+/** The service's method of an RPC, or an UNIMPLEMENTED error to answer with. */
+function methodOf(service: ProviderService, name: string): ((...args: never[]) => Promise<unknown>) | Error {
+  const fn = (service as unknown as Record<string, unknown>)[name];
+  if (typeof fn === "function") return fn as (...args: never[]) => Promise<unknown>;
+  return Object.assign(new Error(`${name} is not implemented by this provider`), {
+    code: status.UNIMPLEMENTED,
+  });
+}
 
 /** The RPC names the tfplugin6 service answers; the rest are absent, and so UNIMPLEMENTED. */
 function providerHandlers(
@@ -196,8 +207,17 @@ function providerHandlers(
   schemaResponse: () => Buffer | undefined,
 ): UntypedServiceImplementation {
   const handlers: UntypedServiceImplementation = {};
+  const failed = (name: string, err: unknown) => {
+    const code = grpcCode(err);
+    if (code !== status.UNIMPLEMENTED) log.error("RPC failed", { tf_rpc: name, error: err });
+    return { code, details: err instanceof Error ? err.message : String(err) };
+  };
   for (const [name, method] of Object.entries(def)) {
-    if (method.requestStream || method.responseStream) continue;
+    if (method.requestStream) continue;
+    if (method.responseStream) {
+      handlers[name] = (call: ServerWritableStream<object, object>) => serveStream(name, call);
+      continue;
+    }
     handlers[name] = (call: ServerUnaryCall<object, object>, callback: sendUnaryData<object>) => {
       const started = Date.now();
       if (log.enabled("trace")) log.trace("received RPC", { tf_rpc: name });
@@ -209,15 +229,13 @@ function providerHandlers(
       }
       getService()
         .then((service) => {
-          const fn = (service as unknown as Record<string, unknown>)[name];
-          if (typeof fn !== "function") {
+          const fn = methodOf(service, name);
+          if (fn instanceof Error) {
             // StopProvider must succeed even for a service without in-flight work to cancel.
             if (name === "StopProvider") return { Error: "" };
-            throw Object.assign(new Error(`${name} is not implemented by this provider`), {
-              code: status.UNIMPLEMENTED,
-            });
+            throw fn;
           }
-          return (fn as Handler).call(service, call.request);
+          return (fn as unknown as Handler).call(service, call.request);
         })
         .then(
           (response) => {
@@ -225,13 +243,55 @@ function providerHandlers(
               log.trace("served RPC", { tf_rpc: name, duration_ms: Date.now() - started });
             callback(null, response);
           },
-          (err: unknown) => {
-            const code = grpcCode(err);
-            if (code !== status.UNIMPLEMENTED) log.error("RPC failed", { tf_rpc: name, error: err });
-            callback({ code, details: err instanceof Error ? err.message : String(err) });
-          },
+          (err: unknown) => callback(failed(name, err)),
         );
     };
+  }
+
+  /**
+   * A server stream (ListResource, InvokeAction): the service writes events through an
+   * EventStream, each encoded as it is sent, waiting while the client reads slower than it
+   * writes. A client that cancels (Terraform has its limit, or is stopping) aborts the stream's
+   * signal; what the service sends after that is dropped.
+   */
+  function serveStream(name: string, call: ServerWritableStream<object, object>): void {
+    const started = Date.now();
+    if (log.enabled("trace")) log.trace("received RPC", { tf_rpc: name, stream: true });
+    const cancelled = new AbortController();
+    call.on("cancelled", () => cancelled.abort());
+    let sent = 0;
+    const stream: EventStream<object> = {
+      signal: cancelled.signal,
+      send: (event) =>
+        new Promise<void>((resolve) => {
+          if (cancelled.signal.aborted || call.writableEnded) return resolve();
+          sent += 1;
+          if (call.write(event)) return resolve();
+          const go = () => {
+            call.off("drain", go);
+            cancelled.signal.removeEventListener("abort", go);
+            resolve();
+          };
+          call.on("drain", go);
+          cancelled.signal.addEventListener("abort", go);
+        }),
+    };
+    getService()
+      .then((service) => {
+        const fn = methodOf(service, name);
+        if (fn instanceof Error) throw fn;
+        return (fn as unknown as StreamHandler).call(service, call.request, stream);
+      })
+      .then(
+        () => {
+          if (log.enabled("trace"))
+            log.trace("served RPC", { tf_rpc: name, events: sent, duration_ms: Date.now() - started });
+          if (!call.writableEnded) call.end();
+        },
+        (err: unknown) => {
+          if (!call.writableEnded) call.emit("error", failed(name, err));
+        },
+      );
   }
   return handlers;
 }

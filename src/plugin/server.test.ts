@@ -172,6 +172,74 @@ describe("serveProvider RPCs (plaintext)", () => {
     }
   });
 
+  it("streams the events a service sends, in order, then ends the call", async () => {
+    const service = createStubProviderService();
+    const seen: unknown[] = [];
+    service.ListResource = async (req, stream) => {
+      seen.push(req);
+      for (const name of ["a", "b", "c"]) await stream.send({ display_name: name });
+    };
+    const { hs } = await serve(service, { env: plainEnv });
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      const events = await client.stream("ListResource", { type_name: "gpurental_instance", limit: 5 });
+      expect(events.map((e) => e.display_name)).toEqual(["a", "b", "c"]);
+      expect(seen[0]).toMatchObject({
+        type_name: "gpurental_instance",
+        limit: 5,
+        include_resource_object: false,
+      });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("aborts the stream's signal when the client cancels, and drops what is sent after", async () => {
+    const service = createStubProviderService();
+    let aborted = false;
+    let sentAfterAbort = 0;
+    service.ListResource = async (_req, stream) => {
+      stream.signal.addEventListener("abort", () => {
+        aborted = true;
+      });
+      // Bounded: a transport that never aborts fails the test by its count, not by hanging.
+      for (let i = 0; i < 100_000 && !aborted; i++) await stream.send({ display_name: `n${i}` });
+      await stream.send({ display_name: "late" });
+      sentAfterAbort += 1;
+    };
+    const { hs } = await serve(service, { env: plainEnv });
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      const events = await client.stream("ListResource", { type_name: "x", limit: 2 }, { take: 2 });
+      expect(events.map((e) => e.display_name)).toEqual(["n0", "n1"]);
+      await until("the provider sees the cancellation", () => sentAfterAbort === 1);
+      expect(aborted).toBe(true);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("ends a stream whose service throws with INTERNAL, and one it lacks with UNIMPLEMENTED", async () => {
+    const service = createStubProviderService();
+    service.ListResource = async (_req, stream) => {
+      await stream.send({ display_name: "first" });
+      throw new Error("listing broke");
+    };
+    const { hs } = await serve(service, { env: plainEnv });
+    const client = connect(hs.address, "tfplugin6.Provider");
+    try {
+      await expect(client.stream("ListResource", { type_name: "x" })).rejects.toMatchObject({
+        code: status.INTERNAL,
+        details: "listing broke",
+      });
+      await expect(client.stream("InvokeAction", { action_type: "x" })).rejects.toMatchObject({
+        code: status.UNIMPLEMENTED,
+      });
+    } finally {
+      client.close();
+    }
+  });
+
   it("passes requests through decoded as proto-loader would (snake_case, Buffer, Number)", async () => {
     const seen: unknown[] = [];
     const service = createStubProviderService();

@@ -89,6 +89,41 @@ const requests: Record<string, object> = {
     computed_blocks_allowed: false,
   } satisfies Required<tf.ClientCapabilities>,
   "tfplugin6.RawState": { json: Buffer.alloc(0), flatmap: {} } satisfies Required<tf.RawState>,
+  "tfplugin6.UpgradeResourceIdentity.Request": {
+    type_name: "",
+    version: 0,
+    raw_identity: null,
+  } satisfies Required<tf.UpgradeResourceIdentity.Request>,
+  "tfplugin6.GenerateResourceConfig.Request": {
+    type_name: "",
+    state: dv,
+  } satisfies Required<tf.GenerateResourceConfig.Request>,
+  "tfplugin6.ValidateListResourceConfig.Request": {
+    type_name: "",
+    config: dv,
+    include_resource_object: dv,
+    limit: dv,
+  } satisfies Required<tf.ValidateListResourceConfig.Request>,
+  "tfplugin6.ListResource.Request": {
+    type_name: "",
+    config: dv,
+    include_resource_object: false,
+    limit: 0,
+  } satisfies Required<tf.ListResource.Request>,
+  "tfplugin6.ValidateActionConfig.Request": {
+    type_name: "",
+    config: dv,
+  } satisfies Required<tf.ValidateActionConfig.Request>,
+  "tfplugin6.PlanAction.Request": {
+    action_type: "",
+    config: dv,
+    client_capabilities: caps,
+  } satisfies Required<tf.PlanAction.Request>,
+  "tfplugin6.InvokeAction.Request": {
+    action_type: "",
+    config: dv,
+    client_capabilities: caps,
+  } satisfies Required<tf.InvokeAction.Request>,
 };
 
 // Response fields the encoder does not know would be dropped silently, so every field of every
@@ -104,6 +139,7 @@ const responses: Record<string, object> = {
     functions: {},
     ephemeral_resource_schemas: {},
     list_resource_schemas: {},
+    action_schemas: {},
   } satisfies Required<tf.GetProviderSchema.Response>,
   "tfplugin6.GetMetadata.Response": {
     server_capabilities: null,
@@ -112,6 +148,8 @@ const responses: Record<string, object> = {
     resources: [],
     functions: [],
     ephemeral_resources: [],
+    list_resources: [],
+    actions: [],
   } satisfies Required<tf.GetMetadata.Response>,
   "tfplugin6.GetResourceIdentitySchemas.Response": {
     identity_schemas: {},
@@ -164,6 +202,39 @@ const responses: Record<string, object> = {
     deferred: null,
   } satisfies Required<tf.ReadDataSource.Response>,
   "tfplugin6.StopProvider.Response": { Error: "" } satisfies Required<tf.StopProvider.Response>,
+  "tfplugin6.UpgradeResourceIdentity.Response": {
+    upgraded_identity: null,
+    diagnostics: [],
+  } satisfies Required<tf.UpgradeResourceIdentity.Response>,
+  "tfplugin6.GenerateResourceConfig.Response": {
+    config: null,
+    diagnostics: [],
+  } satisfies Required<tf.GenerateResourceConfig.Response>,
+  "tfplugin6.ValidateListResourceConfig.Response": {
+    diagnostics: [],
+  } satisfies Required<tf.ValidateListResourceConfig.Response>,
+  "tfplugin6.ListResource.Event": {
+    identity: null,
+    display_name: "",
+    resource_object: null,
+    diagnostic: [],
+  } satisfies Required<tf.ListResource.Event>,
+  "tfplugin6.ValidateActionConfig.Response": {
+    diagnostics: [],
+  } satisfies Required<tf.ValidateActionConfig.Response>,
+  "tfplugin6.PlanAction.Response": {
+    diagnostics: [],
+    deferred: null,
+  } satisfies Required<tf.PlanAction.Response>,
+  "tfplugin6.InvokeAction.Event": {
+    progress: { message: "" },
+    completed: { diagnostics: [] },
+  } satisfies {
+    [K in "progress" | "completed"]-?: NonNullable<Extract<tf.InvokeAction.Event, Record<K, object>>[K]>;
+  },
+  "tfplugin6.ActionSchema": {
+    schema: { version: 0, block: { attributes: [], block_types: [] } },
+  } satisfies Required<tf.ActionSchema>,
   "tfplugin6.ServerCapabilities": {
     plan_destroy: false,
     get_provider_schema_optional: false,

@@ -1,4 +1,4 @@
-// TypeScript shapes of the tfplugin6 messages the provider uses (protocol 6.10/6.11).
+// TypeScript shapes of the tfplugin6 messages the provider uses (protocol 6.11).
 //
 // Field names are the snake_case names of Terraform's tfplugin6.proto, because the server loads the
 // .proto with @grpc/proto-loader using
@@ -99,9 +99,14 @@ export interface RawState {
   flatmap: Record<string, string>;
 }
 
-/** Opaque resource identity data (6.9+); unused by this provider but present on requests. */
+/** A resource's identity (6.9+): a value of its identity schema's object type. */
 export interface ResourceIdentityData {
   identity_data: DynamicValue | null;
+}
+
+/** Identity data as a response gives it. */
+export interface ResourceIdentityDataOut {
+  identity_data: DynamicValueOut | null;
 }
 
 /** Capabilities the provider advertises. */
@@ -192,6 +197,11 @@ export interface ResourceIdentitySchema {
   identity_attributes: ResourceIdentitySchemaAttribute[];
 }
 
+/** The schema of an action (6.10+). */
+export interface ActionSchema {
+  schema: Schema;
+}
+
 // ---------------------------------------------------------------------------------------------
 // RPC messages. Each RPC has a namespace with Request and Response, like the .proto.
 
@@ -207,6 +217,8 @@ export namespace GetMetadata {
     resources?: { type_name: string }[];
     functions?: { name: string }[];
     ephemeral_resources?: { type_name: string }[];
+    list_resources?: { type_name: string }[];
+    actions?: { type_name: string }[];
   }
 }
 
@@ -225,6 +237,7 @@ export namespace GetProviderSchema {
     functions?: Record<string, never>;
     ephemeral_resource_schemas?: Record<string, Schema>;
     list_resource_schemas?: Record<string, Schema>;
+    action_schemas?: Record<string, ActionSchema>;
   }
 }
 
@@ -235,6 +248,21 @@ export namespace GetResourceIdentitySchemas {
   /** Response of GetResourceIdentitySchemas. */
   export interface Response {
     identity_schemas?: Record<string, ResourceIdentitySchema>;
+    diagnostics?: DiagnosticOut[];
+  }
+}
+
+/** UpgradeResourceIdentity RPC: a stored identity of an older identity version (6.9+). */
+export namespace UpgradeResourceIdentity {
+  /** Request of UpgradeResourceIdentity; `version` is the identity version recorded in state. */
+  export interface Request {
+    type_name: string;
+    version: number;
+    raw_identity: RawState | null;
+  }
+  /** Response of UpgradeResourceIdentity: the identity as a value of the current identity schema. */
+  export interface Response {
+    upgraded_identity?: ResourceIdentityDataOut | null;
     diagnostics?: DiagnosticOut[];
   }
 }
@@ -324,7 +352,7 @@ export namespace ReadResource {
     diagnostics?: DiagnosticOut[];
     private?: Buffer;
     deferred?: Deferred | null;
-    new_identity?: ResourceIdentityData | null;
+    new_identity?: ResourceIdentityDataOut | null;
   }
 }
 
@@ -350,7 +378,7 @@ export namespace PlanResourceChange {
     diagnostics?: DiagnosticOut[];
     legacy_type_system?: boolean;
     deferred?: Deferred | null;
-    planned_identity?: ResourceIdentityData | null;
+    planned_identity?: ResourceIdentityDataOut | null;
   }
 }
 
@@ -372,7 +400,7 @@ export namespace ApplyResourceChange {
     private?: Buffer;
     diagnostics?: DiagnosticOut[];
     legacy_type_system?: boolean;
-    new_identity?: ResourceIdentityData | null;
+    new_identity?: ResourceIdentityDataOut | null;
   }
 }
 
@@ -390,7 +418,7 @@ export namespace ImportResourceState {
     type_name: string;
     state: DynamicValueOut | null;
     private?: Buffer;
-    identity?: ResourceIdentityData | null;
+    identity?: ResourceIdentityDataOut | null;
   }
   /** Response of ImportResourceState. */
   export interface Response {
@@ -414,6 +442,20 @@ export namespace ReadDataSource {
     state?: DynamicValueOut | null;
     diagnostics?: DiagnosticOut[];
     deferred?: Deferred | null;
+  }
+}
+
+/** GenerateResourceConfig RPC (6.10+): configuration a user can keep, from a resource's state. */
+export namespace GenerateResourceConfig {
+  /** Request of GenerateResourceConfig; the state is null when the query did not ask for objects. */
+  export interface Request {
+    type_name: string;
+    state: DynamicValue | null;
+  }
+  /** Response of GenerateResourceConfig: a value of the resource's schema type, as configuration. */
+  export interface Response {
+    config?: DynamicValueOut | null;
+    diagnostics?: DiagnosticOut[];
   }
 }
 
@@ -482,6 +524,93 @@ export namespace CloseEphemeralResource {
   }
 }
 
+/** ValidateListResourceConfig RPC (6.10+). */
+export namespace ValidateListResourceConfig {
+  /** Request of ValidateListResourceConfig: the `config` block of a list block, possibly with unknowns. */
+  export interface Request {
+    type_name: string;
+    config: DynamicValue | null;
+    include_resource_object: DynamicValue | null;
+    limit: DynamicValue | null;
+  }
+  /** Response of ValidateListResourceConfig. */
+  export interface Response {
+    diagnostics?: DiagnosticOut[];
+  }
+}
+
+/** ListResource RPC (6.10+): a server stream of the objects a list block finds. */
+export namespace ListResource {
+  /** Request of ListResource; the config is wholly known. */
+  export interface Request {
+    type_name: string;
+    config: DynamicValue | null;
+    include_resource_object: boolean;
+    limit: number;
+  }
+  /** One object found (with its identity), or diagnostics (then the identity may be absent). */
+  export interface Event {
+    identity?: ResourceIdentityDataOut | null;
+    display_name?: string;
+    resource_object?: DynamicValueOut | null;
+    /** Singular on the wire, as in the .proto. */
+    diagnostic?: DiagnosticOut[];
+  }
+}
+
+/** ValidateActionConfig RPC (6.10+). */
+export namespace ValidateActionConfig {
+  /** Request of ValidateActionConfig; the config may hold unknown values. */
+  export interface Request {
+    type_name: string;
+    config: DynamicValue | null;
+  }
+  /** Response of ValidateActionConfig. */
+  export interface Response {
+    diagnostics?: DiagnosticOut[];
+  }
+}
+
+/** PlanAction RPC (6.10+): checks an action before it is invoked. */
+export namespace PlanAction {
+  /** Request of PlanAction; the config may hold unknown values. */
+  export interface Request {
+    action_type: string;
+    config: DynamicValue | null;
+    client_capabilities: ClientCapabilities | null;
+  }
+  /** Response of PlanAction. */
+  export interface Response {
+    diagnostics?: DiagnosticOut[];
+    deferred?: Deferred | null;
+  }
+}
+
+/** InvokeAction RPC (6.10+): a server stream of progress messages ending with a completion. */
+export namespace InvokeAction {
+  /** Request of InvokeAction; the config is wholly known. */
+  export interface Request {
+    action_type: string;
+    config: DynamicValue | null;
+    client_capabilities: ClientCapabilities | null;
+  }
+  /** One event: a progress message or the completion with its diagnostics. */
+  export type Event =
+    | { progress: { message: string }; completed?: undefined }
+    | { completed: { diagnostics?: DiagnosticOut[] }; progress?: undefined };
+}
+
+/**
+ * Where a server-streaming RPC writes its events. The transport encodes each one as it is sent;
+ * `send` resolves when the transport can take more, so a slow reader slows the producer.
+ */
+export interface EventStream<E> {
+  /** Sends one event; after the call ended (cancelled by the client) it does nothing. */
+  send(event: E): Promise<void>;
+  /** Aborted when the client cancels the call: Terraform stops reading once it has its limit. */
+  readonly signal: AbortSignal;
+}
+
 /** StopProvider RPC. */
 export namespace StopProvider {
   /** Request of StopProvider. */
@@ -518,6 +647,17 @@ export interface ProviderService {
   RenewEphemeralResource(req: RenewEphemeralResource.Request): Promise<RenewEphemeralResource.Response>;
   CloseEphemeralResource(req: CloseEphemeralResource.Request): Promise<CloseEphemeralResource.Response>;
   StopProvider(req: StopProvider.Request): Promise<StopProvider.Response>;
+  // Protocol 6.9 and 6.10 RPCs: a service without them answers UNIMPLEMENTED, which Terraform
+  // reads as "no such feature" for the identity RPCs and refuses for the others.
+  UpgradeResourceIdentity?(req: UpgradeResourceIdentity.Request): Promise<UpgradeResourceIdentity.Response>;
+  GenerateResourceConfig?(req: GenerateResourceConfig.Request): Promise<GenerateResourceConfig.Response>;
+  ValidateListResourceConfig?(
+    req: ValidateListResourceConfig.Request,
+  ): Promise<ValidateListResourceConfig.Response>;
+  ListResource?(req: ListResource.Request, stream: EventStream<ListResource.Event>): Promise<void>;
+  ValidateActionConfig?(req: ValidateActionConfig.Request): Promise<ValidateActionConfig.Response>;
+  PlanAction?(req: PlanAction.Request): Promise<PlanAction.Response>;
+  InvokeAction?(req: InvokeAction.Request, stream: EventStream<InvokeAction.Event>): Promise<void>;
   /**
    * Not an RPC: closes the ephemeral resources Terraform opened and never closed (it skips their
    * close after an error or a Ctrl-C), called when the provider process or session ends.

@@ -1,8 +1,17 @@
-// Plain-text and Markdown tables and the small formatting helpers reports share.
+// Plain-text and Markdown tables and the small formatting helpers reports share. Every cell and
+// every text is made safe where it is shaped (src/display.ts): the values come from the API and
+// from states, and a report is printed on a terminal or posted as a pull-request comment.
+import { markdownText, terminalText } from "../display";
 
-/** Renders rows as columns padded with spaces, a header line first; no trailing spaces. */
+/** The most characters a table cell shows; a longer value is cut with a note. */
+const CELL_MAX_LENGTH = 200;
+
+/**
+ * Renders rows as columns padded with spaces, a header line first; no trailing spaces. Cells are
+ * shown through terminalText on one line each.
+ */
 export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const all = [header, ...rows];
+  const all = [header, ...rows].map((r) => r.map((c) => terminalText(c, { maxLength: CELL_MAX_LENGTH })));
   const widths = header.map((_, i) => Math.max(...all.map((r) => [...(r[i] ?? "")].length)));
   return all
     .map((r) =>
@@ -14,13 +23,14 @@ export function textTable(header: readonly string[], rows: readonly (readonly st
     .join("\n");
 }
 
-/** Escapes text for a Markdown table cell or line: pipes, backticks' neighbours, HTML, line breaks. */
+/** Text for a Markdown table cell or line: markdownText (controls, Markdown, HTML, line breaks). */
 export function mdText(s: string): string {
-  return s.replace(/[\\|*_[\]<>#]/g, (c) => `\\${c}`).replace(/\r?\n/g, " ");
+  return markdownText(s);
 }
 
-/** A code span that survives any backticks inside. */
-export function mdCode(s: string): string {
+/** A code span that survives any backticks inside; controls and overrides shown escaped. */
+export function mdCode(text: string): string {
+  const s = terminalText(text, { maxLength: CELL_MAX_LENGTH });
   const ticks = "`".repeat(Math.max(0, ...[...s.matchAll(/`+/g)].map((m) => m[0].length)) + 1);
   const pad = s.startsWith("`") || s.endsWith("`") ? " " : "";
   return `${ticks}${pad}${s.replace(/\r?\n/g, " ")}${pad}${ticks}`;

@@ -286,6 +286,30 @@ describe("the resident mode", () => {
   });
 });
 
+describe("the resident process ended by a signal", () => {
+  const dir = join(work, "t");
+  afterAll(() => {
+    for (const pid of residentPidsIn(dir)) process.kill(pid, "SIGKILL");
+  });
+
+  it("removes its control socket, its sessions' sockets and its empty log on SIGTERM", async () => {
+    const env = { ...hostEnv, GPURENTAL_PROVIDER_RESIDENT_DIR: dir };
+    const first = start(env);
+    await schemaAndShutdown(await handshake(first));
+    await first.exited;
+    await until("the resident process listens", () => residentPidsIn(dir).length === 1);
+    // A session open when the signal comes.
+    const session = start(env);
+    const hs = await handshake(session);
+    expect(hs.address.startsWith(`${dir}/s`)).toBe(true);
+    const [pid] = residentPidsIn(dir);
+    process.kill(pid!, "SIGTERM");
+    await until("the resident process exits", () => residentPidsIn(dir).length === 0, 20_000);
+    await session.exited;
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
 // Apart from the suite above, whose resident process must stay up between its tests (its idle
 // time is short, for the test of the idle exit): directories of their own, short ones, as CI's
 // temp directories are deep.

@@ -186,6 +186,7 @@ export function residentSocket(dir: string, bundleDir: string, env: NodeJS.Proce
     "provider.js",
     "provider-transport.js",
     "provider-impl.js",
+    "provider-journal-pg.js",
     "provider-schema.pb",
   ]) {
     try {

@@ -9,12 +9,15 @@ import {
   lengthBetween,
   oneOf,
   path,
+  printable,
   type ResourceDefinition,
   requiresReplace,
   useStateForUnknown,
 } from "../framework";
 import { createKeyJournaled, KeyOutcomeUnknownError, sweepLostKeysOf } from "./api-key-journal";
 import { type Budget, budgetOf, CHANGE_TIMEOUT_MS, READ_TIMEOUT_MS, within } from "./deadline";
+import { noStateToGenerateFrom } from "./generate-config";
+import { objectIdentity } from "./identity";
 import { bestEffort } from "./journal-notes";
 import { clientOf, credentialKindOfProvider, deployOf, type ProviderData } from "./provider-data";
 import { errorToDiagnostic } from "./refusals";
@@ -34,8 +37,9 @@ const schema = defineSchema({
     id: attr.string({ computed: true, description: "ID of the API key.", planModifiers: stable() }),
     name: attr.string({
       required: true,
-      description: "Label of the key shown in the console, 1 to 64 characters. Changing it replaces the key.",
-      validators: [lengthBetween(1, 64)],
+      description:
+        "Label of the key shown in the console, 1 to 64 characters, without control characters (line breaks, tabs, ESC, NUL) or bidirectional overrides (an error at plan). Changing it replaces the key.",
+      validators: [lengthBetween(1, 64), printable("name")],
       planModifiers: [requiresReplace()],
     }),
     kind: attr.string({
@@ -90,7 +94,7 @@ const schema = defineSchema({
 });
 
 /** The state of gpurental_api_key. */
-interface ApiKeyState {
+export interface ApiKeyState {
   id: string;
   name: string;
   kind: string;
@@ -285,5 +289,17 @@ export const apiKeyResource = {
       reportKeyError(ctx, err, "read", "personal");
       return {};
     }
+  },
+
+  identity: objectIdentity("API key"),
+
+  /** What Terraform 1.14+ writes for an imported or listed key: its name, and its kind when team. */
+  generateConfig({ state }, ctx) {
+    if (!state) {
+      const { summary, detail } = noStateToGenerateFrom("gpurental_api_key");
+      ctx.diags.addWarning(summary, detail);
+      return null;
+    }
+    return { name: state.name, kind: state.kind === "team" ? "team" : null };
   },
 } satisfies ResourceDefinition<typeof schema, ProviderData>;

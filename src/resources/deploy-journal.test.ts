@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createHarness } from "../framework/testing";
 import {
   currentRun,
-  DeployJournal,
+  type DeployJournal,
   journalFiles,
   locateJournal,
   newRun,
@@ -14,6 +14,7 @@ import {
 import type { CtyValue } from "../plugin/cty";
 import { createProvider } from "../provider";
 import { useFakeBackend } from "../testing/fake-backend";
+import { journalIn, journalServer, STORE_KINDS, type StoreKind } from "../testing/journal-stores";
 import { instanceFingerprint } from "./instance-deploy";
 
 // The deploy journal through the provider, as Terraform drives it, against the in-process fake
@@ -23,6 +24,9 @@ import { instanceFingerprint } from "./instance-deploy";
 type Rec = Record<string, CtyValue>;
 
 const fake = useFakeBackend({ workDir: "test" });
+
+/** The store the providers of the running tests keep their journal in. */
+let kind: StoreKind = "file";
 
 /** A run identity whose process has exited: what an interrupted apply leaves behind. */
 function deadRun(): RunIdentity {
@@ -43,7 +47,7 @@ async function provider(
   const h = createHarness(
     createProvider({
       cwd: fake.workDir,
-      env,
+      env: kind === "postgresql" ? { GPURENTAL_JOURNAL_URL: journalServer().connStr(), ...env } : env,
       run,
       ...(ended ? { ended } : {}),
       clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
@@ -77,8 +81,15 @@ async function create(h: Awaited<ReturnType<typeof provider>>, cfg: Rec = config
   return { plan: p, apply: a };
 }
 
-/** The journal files of the working directory's default location, parsed. */
+/** The journals of the working directory (its files, or its default and staging states in PostgreSQL). */
 function journals() {
+  if (kind === "postgresql") {
+    return ["default", "staging"].map((ws) => {
+      const j = journalIn(kind, locateJournal({ cwd: fake.workDir, env: { TF_WORKSPACE: ws } }));
+      const entries = new Map(j.entries().map((e) => [e.entry, e]));
+      return { file: j.file, text: JSON.stringify([...entries.values()]), entries, header: null };
+    });
+  }
   return journalFiles(join(fake.workDir, ".terraform", "gpurental-journal")).map((f) => ({
     file: f,
     text: readFileSync(f, "utf8"),
@@ -88,7 +99,7 @@ function journals() {
 
 /** The journal of the working directory's default state, as a process of `run` writes it. */
 function journalOf(run: RunIdentity): DeployJournal {
-  return new DeployJournal(locateJournal({ cwd: fake.workDir, env: {} }), { run });
+  return journalIn(kind, locateJournal({ cwd: fake.workDir, env: {} }), { run });
 }
 
 /**
@@ -154,7 +165,15 @@ async function interruptedDeploy(run = deadRun(), cfg: Rec = config(), launchGon
   return id;
 }
 
-describe("interrupted deploys are adopted, never duplicated", () => {
+// Over either store: the same adoptions, whichever keeps the journal.
+describe.each(STORE_KINDS)("interrupted deploys are adopted, never duplicated (%s)", (store) => {
+  beforeEach(() => {
+    kind = store;
+  });
+  afterEach(() => {
+    kind = "file";
+  });
+
   test("after kill -9: the next create of the same configuration adopts the instance, warning with its id and deploy time", async () => {
     const id = await killedDeploy();
     expect(live()).toHaveLength(1);
@@ -340,7 +359,7 @@ describe("interrupted deploys are adopted, never duplicated", () => {
     const h = createHarness(
       createProvider({
         cwd: fake.workDir,
-        env: {},
+        env: kind === "postgresql" ? { GPURENTAL_JOURNAL_URL: journalServer().connStr() } : {},
         run: currentRun(),
         clientOptions: { dispatcher: fake.agent },
       }),

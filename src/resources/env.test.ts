@@ -25,9 +25,32 @@ describe("toEnvOverrides", () => {
   it("accepts nulls", () => {
     expect(toEnvOverrides({ env: null, secret_env: undefined, unset_env: null })).toEqual([]);
   });
+
+  it("leaves out null values and elements: they are not set, never an unset", () => {
+    expect(
+      toEnvOverrides({
+        env: { A: "1", B: null },
+        secret_env: { C: null },
+        secret_env_wo: { D: null },
+        unset_env: [null, "E"],
+      }),
+    ).toEqual([
+      { key: "A", value: "1", secret: false },
+      { key: "E", value: null, secret: false },
+    ]);
+  });
 });
 
 describe("validateEnv", () => {
+  it("neither counts nor checks null values and elements", () => {
+    expect(validateEnv({ env: { A: null, "B=C": null }, secret_env: { A: "1" }, unset_env: [null] })).toEqual(
+      [],
+    );
+    const env: Record<string, string | null> = {};
+    for (let i = 0; i < 150; i++) env[`E${i}`] = i < 100 ? "x" : null;
+    expect(validateEnv({ env })).toEqual([]);
+  });
+
   it("accepts a valid configuration", () => {
     expect(validateEnv({ env: { A: "1" }, secret_env: { B: "2" }, unset_env: ["C"] })).toEqual([]);
   });

@@ -14,13 +14,38 @@ export interface EnvOverride {
   secret: boolean;
 }
 
+/**
+ * A map argument as configured. A null value means "not set": the entry is left out, as if the key
+ * were not in the map (`env = { OPTIONAL = var.maybe }` with a null variable), never sent as a
+ * value or as an unset of the template's variable.
+ */
+export type EnvMap = Readonly<Record<string, string | null>>;
+
 /** The env-related arguments of gpurental_instance; null or undefined when unset. */
 export interface EnvArguments {
-  env?: Readonly<Record<string, string>> | null | undefined;
-  secret_env?: Readonly<Record<string, string>> | null | undefined;
+  env?: EnvMap | null | undefined;
+  secret_env?: EnvMap | null | undefined;
   /** Write-only secrets: taken from the configuration when deploying, never from plan or state. */
-  secret_env_wo?: Readonly<Record<string, string>> | null | undefined;
-  unset_env?: readonly string[] | null | undefined;
+  secret_env_wo?: EnvMap | null | undefined;
+  /** A null element means "not set", as a null map value does. */
+  unset_env?: readonly (string | null)[] | null | undefined;
+}
+
+/** The entries of a map argument that are set: null values left out (see EnvMap). */
+export function setEntries(m: EnvMap | null | undefined): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [key, value] of Object.entries(m ?? {})) if (typeof value === "string") out.push([key, value]);
+  return out;
+}
+
+/** A map argument with its null values left out; null stays null (the argument is unset). */
+export function setMap(m: EnvMap | null | undefined): Record<string, string> | null {
+  return m === null || m === undefined ? null : Object.fromEntries(setEntries(m));
+}
+
+/** The elements of unset_env that are set: null elements left out. */
+function setElements(list: readonly (string | null)[] | null | undefined): string[] {
+  return (list ?? []).filter((v): v is string => typeof v === "string");
 }
 
 /** Limits of env_overrides (contract 8). */
@@ -51,10 +76,10 @@ function shortKey(key: string): string {
 /** Builds env_overrides, sorted by key so the request does not depend on map iteration order. */
 export function toEnvOverrides(args: EnvArguments): EnvOverride[] {
   const out: EnvOverride[] = [];
-  for (const [key, value] of Object.entries(args.env ?? {})) out.push({ key, value, secret: false });
-  for (const [key, value] of Object.entries(args.secret_env ?? {})) out.push({ key, value, secret: true });
-  for (const [key, value] of Object.entries(args.secret_env_wo ?? {})) out.push({ key, value, secret: true });
-  for (const key of args.unset_env ?? []) out.push({ key, value: null, secret: false });
+  for (const [key, value] of setEntries(args.env)) out.push({ key, value, secret: false });
+  for (const [key, value] of setEntries(args.secret_env)) out.push({ key, value, secret: true });
+  for (const [key, value] of setEntries(args.secret_env_wo)) out.push({ key, value, secret: true });
+  for (const key of setElements(args.unset_env)) out.push({ key, value: null, secret: false });
   return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
@@ -68,7 +93,8 @@ function keyPath(attribute: EnvAttribute, key: string): ResourceDiagnostic["path
 
 /**
  * Checks the env arguments against the contract's limits and against each other. Only known values
- * are passed in; a map or set that is still unknown is left out by the caller. `templateEnv`, when
+ * are passed in; a map or set that is still unknown is left out by the caller. Null values and
+ * elements are not set (EnvMap), so they are neither counted nor checked. `templateEnv`, when
  * known, adds the template's own access-token variables to the keys that cannot be overridden.
  */
 export function validateEnv(
@@ -77,10 +103,10 @@ export function validateEnv(
 ): ResourceDiagnostic[] {
   const diags: ResourceDiagnostic[] = [];
   const sources: Array<[EnvAttribute, string[]]> = [
-    ["env", Object.keys(args.env ?? {})],
-    ["secret_env", Object.keys(args.secret_env ?? {})],
-    ["secret_env_wo", Object.keys(args.secret_env_wo ?? {})],
-    ["unset_env", [...(args.unset_env ?? [])]],
+    ["env", setEntries(args.env).map(([k]) => k)],
+    ["secret_env", setEntries(args.secret_env).map(([k]) => k)],
+    ["secret_env_wo", setEntries(args.secret_env_wo).map(([k]) => k)],
+    ["unset_env", setElements(args.unset_env)],
   ];
   const total = sources.reduce((n, [, keys]) => n + keys.length, 0);
   if (total > ENV_LIMITS.entries) {
@@ -141,7 +167,7 @@ export function validateEnv(
     }
   }
   for (const attribute of ["env", "secret_env", "secret_env_wo"] as const) {
-    for (const [key, value] of Object.entries(args[attribute] ?? {})) {
+    for (const [key, value] of setEntries(args[attribute])) {
       if (value.includes("\0")) {
         // The value is never shown: it may be a secret.
         diags.push({

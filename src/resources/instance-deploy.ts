@@ -18,6 +18,7 @@ import {
   listUntilFound,
 } from "../journal";
 import { within } from "./deadline";
+import { setMap } from "./env";
 import type { InstanceApi, InstanceArgs } from "./instance-model";
 import { bestEffort } from "./journal-notes";
 import { KeyedQueue } from "./keyed-queue";
@@ -56,13 +57,14 @@ export function instanceFingerprint(args: InstanceArgs, account: DeploySettings[
       disk_gb: args.disk_gb,
       label: args.label || null,
       ssh_key_id: args.ssh_key_id,
-      env: args.env,
-      unset_env: args.unset_env ? [...args.unset_env].sort() : null,
+      // Null values and elements are not set (env.ts), so they make no difference.
+      env: setMap(args.env),
+      unset_env: args.unset_env ? args.unset_env.filter((k) => k !== null).sort() : null,
       // The write-only secrets count through their version only, as in plans (the plan cannot see
       // their values); left out when unset, so fingerprints written before it existed still match.
       ...(args.secret_env_wo_version == null ? {} : { secret_env_wo_version: args.secret_env_wo_version }),
     },
-    args.secret_env,
+    setMap(args.secret_env),
   );
 }
 

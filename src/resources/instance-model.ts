@@ -28,16 +28,17 @@ export interface InstanceArgs {
   disk_gb: number;
   label: string | null;
   ssh_key_id: string | null;
-  env: Record<string, string> | null;
-  secret_env: Record<string, string> | null;
+  /** As configured: a null value is an entry that is not set (EnvMap in env.ts). */
+  env: Record<string, string | null> | null;
+  secret_env: Record<string, string | null> | null;
   /**
    * The write-only secrets, present only in the arguments of a deploy (taken from the
    * configuration); never part of a state.
    */
-  secret_env_wo?: Record<string, string> | null;
+  secret_env_wo?: Record<string, string | null> | null;
   /** The number whose change redeploys with new secret_env_wo values; stored like any argument. */
   secret_env_wo_version?: number | null;
-  unset_env: string[] | null;
+  unset_env: (string | null)[] | null;
   desired_status: DesiredStatus;
 }
 
@@ -170,10 +171,10 @@ export function desiredStatusOf(status: InstanceStatus, prior: DesiredStatus): D
 /** What the state had before, for the arguments the API does not return. */
 export interface PriorArgs {
   ssh_key_id?: string | null | undefined;
-  env?: Record<string, string> | null | undefined;
-  secret_env?: Record<string, string> | null | undefined;
+  env?: Record<string, string | null> | null | undefined;
+  secret_env?: Record<string, string | null> | null | undefined;
   secret_env_wo_version?: number | null | undefined;
-  unset_env?: string[] | null | undefined;
+  unset_env?: (string | null)[] | null | undefined;
   desired_status?: DesiredStatus | undefined;
   offer_filter?: OfferFilter | null | undefined;
   /** The label as configured: "" and null both mean none, and the API may return either. */

@@ -86,6 +86,8 @@ export interface OpContext {
    * Undefined when the plan could not tell: whatever is adoptable is taken.
    */
   adopt?: string | null;
+  /** Sees every instance the API answers while a power change goes on (an action's progress). */
+  onInstance?: (instance: Instance) => void;
 }
 
 /** The outcome of a lifecycle step. */
@@ -540,6 +542,7 @@ export async function changePower(
   let sent: "start" | "stop" | null = null;
   const budget: Budget = { signal: ctx.signal, deadline, now };
   for (let round = 0; round < 100; round++) {
+    ctx.onInstance?.(inst);
     if (inst.status === target) return { instance: inst, diagnostics: [] };
     try {
       switch (inst.status) {
@@ -552,6 +555,7 @@ export async function changePower(
             failOn: ["error", "destroyed", "destroying"],
             onPoll: (i) => {
               inst = i;
+              ctx.onInstance?.(i);
             },
           });
           // A stop the host did not confirm within 30 minutes comes back as running

@@ -11,7 +11,7 @@ import {
   timeoutsAttribute,
   useStateForUnknown,
 } from "../framework";
-import { check, oneOf } from "../framework/modifiers";
+import { check, oneOf, printable } from "../framework/modifiers";
 import { apiId } from "./ids";
 import { INSTANCE_DEFAULT_TIMEOUTS, MAX_OFFER_ATTEMPTS } from "./instance-ops";
 import { offerFilterAttributes, wholeNumber } from "./offer-filter";
@@ -120,8 +120,8 @@ export const instanceSchema = defineSchema({
     label: attr.string({
       optional: true,
       description:
-        'Label shown in the console, at most 64 characters. Unset (or `""`) for no label. Changing it replaces the instance.',
-      validators: [maxLength(64, "label")],
+        'Label shown in the console, at most 64 characters, without control characters (line breaks, tabs, ESC, NUL) or bidirectional overrides, which no console or terminal can show as they are (an error at plan). Unset (or `""`) for no label. Changing it replaces the instance.',
+      validators: [maxLength(64, "label"), printable("label")],
       planModifiers: [
         requiresReplaceIf(
           (req) => !(noLabel(req.state) && noLabel(req.plan)),
@@ -139,14 +139,14 @@ export const instanceSchema = defineSchema({
     env: attr.map(t.string, {
       optional: true,
       description:
-        "Environment variables merged over the template's, by name. Together with `secret_env` and `unset_env` at most 100 entries; names up to 256 characters, values up to 4096. A name may appear in only one of the three. `JUPYTER_TOKEN`, `GPU_COUNT`, `SERVICE_ACCESS_TOKEN` and template variables carrying the access token are always set by the platform (a warning says so). Changing it replaces the instance.",
+        "Environment variables merged over the template's, by name. Together with `secret_env` and `unset_env` at most 100 entries; names up to 256 characters, values up to 4096. A name may appear in only one of the three. `JUPYTER_TOKEN`, `GPU_COUNT`, `SERVICE_ACCESS_TOKEN` and template variables carrying the access token are always set by the platform (a warning says so). A null value (an optional variable left unset) leaves its variable out, as if the name were not in the map; it never drops the template's variable (that is `unset_env`). Changing it replaces the instance.",
       planModifiers: replaceUnlessUnreadImport(),
     }),
     secret_env: attr.map(t.string, {
       optional: true,
       sensitive: true,
       description:
-        "Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output. They are kept in state (and in saved plans) in clear text: protect the state, or use `secret_env_wo` with Terraform 1.11 or later. Changing them replaces the instance.",
+        "Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output (a null value leaves its variable out, as in `env`). They are kept in state (and in saved plans) in clear text: protect the state, or use `secret_env_wo` with Terraform 1.11 or later. Changing them replaces the instance.",
       planModifiers: replaceUnlessUnreadImport(),
     }),
     secret_env_wo: attr.map(t.string, {
@@ -165,7 +165,8 @@ export const instanceSchema = defineSchema({
     }),
     unset_env: attr.set(t.string, {
       optional: true,
-      description: "Names of template environment variables to drop. Changing it replaces the instance.",
+      description:
+        "Names of template environment variables to drop. A null element is ignored. Changing it replaces the instance.",
       planModifiers: replaceUnlessUnreadImport(),
     }),
     desired_status: attr.string({

@@ -1,4 +1,4 @@
-import type { InstanceStatus } from "../api/schemas";
+import type { Instance, InstanceStatus } from "../api/schemas";
 import {
   type CtyValue,
   type HandlerContext,
@@ -12,16 +12,20 @@ import {
   unknown,
   writePrivate,
 } from "../framework";
+import { JournalError } from "../journal";
 import { logger } from "../log";
 import { sweepLostKeysOf } from "./api-key-journal";
 import { budgetOf, READ_TIMEOUT_MS, within } from "./deadline";
 import { OVERLAY_KEYS, validateEnv } from "./env";
+import { noStateToGenerateFrom } from "./generate-config";
+import { objectIdentity } from "./identity";
 import {
   type DesiredStatus,
   INSTANCE_COMPUTED_ATTRIBUTES,
   INSTANCE_STABLE_ATTRIBUTES,
   type InstanceArgs,
   type InstanceModel,
+  instanceToModel,
   type PriorArgs,
 } from "./instance-model";
 import {
@@ -43,7 +47,7 @@ import {
   UNREAD_AFTER_IMPORT,
   unreadAfterImport,
 } from "./instance-schema";
-import { bestEffort } from "./journal-notes";
+import { bestEffort, lostRunNotice } from "./journal-notes";
 import { sameFilter, toOfferFilter } from "./offer-filter";
 import { clientOf, deployOf, type ProviderData } from "./provider-data";
 import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
@@ -72,6 +76,64 @@ function createUnfinished(priv: Buffer): boolean {
 function withoutKey(priv: Buffer, key: string): Buffer {
   const { [key]: _dropped, ...rest } = readPrivate(priv);
   return writePrivate(rest);
+}
+
+/**
+ * Set by a refresh that finds the instance powered otherwise than the state recorded, and not by
+ * Terraform: a gpurental_instance_power action, the console, or the automatic stop when the
+ * balance ran out. The configuration still decides the power (an action changes no state); the
+ * plan that moves the instance back uses this to say why (docs/design/actions-and-identity.md).
+ */
+const POWER_CHANGED = "power_changed_outside";
+
+interface PowerChange {
+  from: DesiredStatus;
+  to: DesiredStatus;
+  /** The instance's status_changed_at when the refresh found it. */
+  at: string;
+}
+
+/** The private data after a refresh: the power change it found, or none. */
+function notePowerChange(priv: Buffer, prior: State, now: InstanceModel | null): Buffer {
+  const from = prior.desired_status;
+  const to = now?.desired_status;
+  const settled = now?.status === "running" || now?.status === "stopped";
+  const changed = now && settled && (from === "running" || from === "stopped") && to !== from;
+  const { [POWER_CHANGED]: had, ...rest } = readPrivate(priv);
+  if (!changed && had === undefined) return priv;
+  if (!changed) return writePrivate(rest);
+  const change: PowerChange = { from, to: to as DesiredStatus, at: now.status_changed_at ?? "" };
+  return writePrivate({ ...rest, [POWER_CHANGED]: change });
+}
+
+function powerChangeOf(priv: Buffer): PowerChange | undefined {
+  const v = readPrivate(priv)[POWER_CHANGED] as Partial<PowerChange> | undefined;
+  const ok = (x: unknown): x is DesiredStatus => x === "running" || x === "stopped";
+  return v && ok(v.from) && ok(v.to) && typeof v.at === "string"
+    ? { from: v.from, to: v.to, at: v.at }
+    : undefined;
+}
+
+/**
+ * The warning of a plan that moves an instance back to its desired_status after a refresh found
+ * it powered otherwise: never silent, and with the two ways to keep the change.
+ */
+function warnPowerRestored(
+  req: { plan: Plan; config: Plan; private: Buffer },
+  state: State,
+  ctx: HandlerContext<ProviderData>,
+): void {
+  const change = powerChangeOf(req.private);
+  const planned = req.plan.desired_status;
+  if (!change || !known(planned) || planned !== change.from || state.desired_status !== change.to) return;
+  const set = req.config.desired_status === null ? `"${planned}" (the default when unset)` : `"${planned}"`;
+  const verb = planned === "running" ? "starts" : "stops";
+  const since = change.at ? ` since ${change.at}` : "";
+  ctx.diags.addAttributeWarning(
+    [{ attribute: "desired_status" }],
+    `Instance ${state.id} was ${change.to} outside this configuration: this plan ${verb} it again`,
+    `Instance ${state.id} has been ${change.to}${since}, by a gpurental_instance_power action, the console${change.to === "stopped" ? " or the automatic stop when the balance ran out" : ""}. Its desired_status is ${set}, so applying this plan ${verb} it${planned === "running" ? " and its GPU billing resumes" : ""}. To leave its power to actions, add lifecycle { ignore_changes = [desired_status] } to this resource; to keep it ${change.to}, set desired_status = "${change.to}".`,
+  );
 }
 
 type Plan = InstancePlan;
@@ -171,6 +233,15 @@ function toState(
   };
 }
 
+/**
+ * The state of an instance a listing found (`terraform query` with `include_resource`): what an
+ * import's first read records, without the access secrets (a listing is discovery: the import
+ * reads them if the state is to keep them).
+ */
+export function listedInstanceState(api: Instance): Omit<State, "timeouts"> {
+  return toState(instanceToModel(api, {}), null, false);
+}
+
 /** Time left for an operation, with a margin so the waits end before the framework's own deadline. */
 function opContext(ctx: HandlerContext<ProviderData>, fallback: string): OpContext {
   const total = ctx.timeoutMs ?? parseMinutes(fallback);
@@ -218,12 +289,12 @@ async function planTimeChecks(plan: Plan, config: Plan, ctx: HandlerContext<Prov
       known(config.secret_env_wo) && config.secret_env_wo !== null ? config.secret_env_wo : null;
     const unset = known(plan.unset_env) && plan.unset_env !== null ? plan.unset_env : null;
     const knownMap = (m: Record<string, CtyValue> | null) =>
-      m && Object.values(m).every(known) ? (m as Record<string, string>) : null;
+      m && Object.values(m).every(known) ? (m as Record<string, string | null>) : null;
     const args = {
       env: knownMap(env),
       secret_env: knownMap(secret),
       secret_env_wo: knownMap(secretWo),
-      unset_env: unset?.every(known) ? (unset as string[]) : null,
+      unset_env: unset?.every(known) ? (unset as (string | null)[]) : null,
     };
     const extra = validateEnv(args, template.env).filter(
       (d) => d.severity === "warning" && !OVERLAY_KEYS.some((k) => d.summary.startsWith(`${k} `)),
@@ -418,6 +489,15 @@ function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerContext<
     record(next.entry.entry);
     report(ctx.diags, [next.note]);
   } catch (err) {
+    // A journal that cannot be read (a database out of reach) must not pass for one with nothing
+    // to adopt: the plan fails, as the create would.
+    if (err instanceof JournalError) {
+      ctx.diags.addError(
+        "The deploy journal cannot be read",
+        `${err.message} A create is planned only once the journal says whether it adopts an instance an interrupted run left, so that nothing is deployed twice. Nothing was deployed.`,
+      );
+      return;
+    }
     opsLog.warn("deploy journal: could not check for adoptions", {
       error: err instanceof Error ? err.message : String(err),
     });
@@ -455,11 +535,15 @@ export const instanceResource = {
     const secretWo =
       known(config.secret_env_wo) && config.secret_env_wo !== null ? config.secret_env_wo : null;
     const unset = known(config.unset_env) && config.unset_env !== null ? config.unset_env : null;
-    const onlyKnown = (m: Record<string, CtyValue> | null): Record<string, string> | null =>
+    // An unknown value still counts as an entry; a null one is not set (env.ts, EnvMap).
+    const onlyKnown = (m: Record<string, CtyValue> | null): Record<string, string | null> | null =>
       m === null
         ? null
         : Object.fromEntries(
-            Object.entries(m).map(([k, v]) => [k, known(v) && typeof v === "string" ? v : ""]),
+            Object.entries(m).map(([k, v]) => [
+              k,
+              v === null ? null : known(v) && typeof v === "string" ? v : "",
+            ]),
           );
     report(ctx.diags, checkOfferChoice(config));
     report(ctx.diags, checkSecretEnvWoVersion(config));
@@ -469,7 +553,7 @@ export const instanceResource = {
         env: onlyKnown(env as Record<string, CtyValue> | null),
         secret_env: onlyKnown(secret as Record<string, CtyValue> | null),
         secret_env_wo: onlyKnown(secretWo as Record<string, CtyValue> | null),
-        unset_env: unset ? (unset.filter((v) => known(v) && typeof v === "string") as string[]) : null,
+        unset_env: unset ? unset.filter((v): v is string => known(v) && typeof v === "string") : null,
       }),
     );
   },
@@ -481,6 +565,9 @@ export const instanceResource = {
       if (plan.store_access_secrets === false) for (const a of ACCESS_SECRETS) p[a] = null;
       await planTimeChecks(plan, req.config, ctx);
       planAdoption(plan, req, ctx);
+      const settings = deployOf(ctx.providerData);
+      const notice = settings.announceLostRuns && settings.journal ? lostRunNotice(settings.journal) : null;
+      if (notice) ctx.diags.addWarning(notice.summary, notice.detail);
       return;
     }
     // Every plan shows the provider the instances its state holds: the journal's proof of a claim.
@@ -522,6 +609,7 @@ export const instanceResource = {
       );
     }
     judgeOfferFilter(req, state, ctx);
+    warnPowerRestored(req, state, ctx);
     // A power change (or one not known yet) moves every value that follows the status; anything
     // else (only timeouts) changes nothing at the API, so every computed value keeps its prior
     // value, null ones included.
@@ -581,6 +669,7 @@ export const instanceResource = {
       req.private = withoutKey(req.private, CREATE_UNFINISHED);
     if (r.state) claim(ctx, state.id);
     else release(ctx, state.id);
+    req.private = notePowerChange(req.private, state, r.state);
     return r.state ? toState(r.state, state.store_access_secrets, storesSecrets(state)) : null;
   },
 
@@ -663,5 +752,29 @@ export const instanceResource = {
       ctx.diags.add(errorToDiagnostic(err, "import"));
       return {};
     }
+  },
+
+  identity: objectIdentity("instance"),
+
+  /**
+   * What `terraform query -generate-config-out` and `plan -generate-config-out` write (Terraform
+   * 1.14+): the arguments the API returns, pinned to the offer the instance runs on, so that the
+   * plan after the import changes nothing. The arguments the API never returns (ssh_key_id, env,
+   * offer_filter, ...) are left out, as an import leaves them null; desired_status only when
+   * stopped (running is the default).
+   */
+  generateConfig({ state }, ctx) {
+    if (!state) {
+      const { summary, detail } = noStateToGenerateFrom("gpurental_instance");
+      ctx.diags.addWarning(summary, detail);
+      return null;
+    }
+    return {
+      offer_id: state.offer_id,
+      template_id: state.template_id,
+      disk_gb: state.disk_gb,
+      label: state.label === "" ? null : state.label,
+      desired_status: state.desired_status === "stopped" ? "stopped" : null,
+    };
   },
 } satisfies ResourceDefinition<typeof instanceSchema, ProviderData>;

@@ -30,6 +30,22 @@ function describe(e: JournalEntry): string {
   return `  - ${what}, sent at ${e.sent_at}`;
 }
 
+const announced = new WeakSet<DeployJournal>();
+
+/**
+ * Once per journal (one provider process), at the first create its plan shows: a run in automation
+ * whose file journal has no history for a state that lives elsewhere (a backend other than local)
+ * cannot know what a lost runner of the same state deployed. Null every other time.
+ */
+export function lostRunNotice(journal: DeployJournal): { summary: string; detail: string } | null {
+  if (announced.has(journal)) return null;
+  announced.add(journal);
+  return {
+    summary: "A run of this state that was lost would go unseen here",
+    detail: `This runner's deploy journal is new (${journal.file}), and the state lives in a ${journal.location.backend} backend that outlives the runner. If an earlier run of this state was lost (a job killed, a runner gone) after the API accepted a deploy, its instance is billed outside the state, and this plan deploys another instead of adopting it. Keep the journal beside the state: set GPURENTAL_JOURNAL_URL (or journal_url) to a PostgreSQL database every runner reaches. To find such instances now: gpurental strays. This is said once per plan, and only while the journal has no history.`,
+  };
+}
+
 /**
  * The warning about what interrupted applies created and no Terraform state can hold (it was never
  * returned to Terraform): instances the next matching create adopts, keys the next apply revokes.

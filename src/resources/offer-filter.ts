@@ -59,12 +59,14 @@ export const offerFilterAttributes = {
 
 /**
  * The plain filter of an offer_filter value: null when unset, undefined while any part of it is
- * unknown (a plan cannot judge it yet).
+ * unknown (a plan cannot judge it yet) or when a state holds one without its required parts (no
+ * configuration could have made it, so it judges nothing).
  */
 export function toOfferFilter(value: CtyValue | undefined): OfferFilter | null | undefined {
   if (value === null || value === undefined) return null;
   if (isUnknown(value) || !isWhollyKnown(value)) return undefined;
   const v = value as Record<string, CtyValue>;
+  if (typeof v.gpu_model !== "string" || v.num_gpus === null || v.num_gpus === undefined) return undefined;
   const max = v.max_price_per_hour_micro;
   return {
     gpu_model: String(v.gpu_model),

@@ -48,6 +48,11 @@ export interface DeploySettings {
   partial: boolean;
   /** Where the API is and which organization: part of every fingerprint, so another account never matches. */
   account: { base_url: string; org_id: string | null };
+  /**
+   * The first create this process plans says that a lost run would go unseen here: automation, a
+   * file journal with no history for a state that outlives the runner (journal-notes.ts).
+   */
+  announceLostRuns?: boolean;
 }
 
 /** The deploy settings of a provider without a journal: in-memory tests, or before configuration. */

@@ -121,7 +121,8 @@ describe("provider configuration", () => {
   test("unknown values are accepted and planning skips the API", async () => {
     const h = harness({});
     expect(await h.configure({ base_url: fake.url, token: unknown })).toEqual([]);
-    const p = await h.plan("gpurental_instance", null, instanceConfig({ disk_gb: 99999 }));
+    // Valid, but larger than any machine's disk: only the API could refuse it.
+    const p = await h.plan("gpurental_instance", null, instanceConfig({ disk_gb: 20000 }));
     expect(p.diags.filter((d) => d.severity === "error").map((d) => d.summary)).toEqual([]);
   });
 });
@@ -214,7 +215,10 @@ describe("gpurental_instance planning", () => {
 
   test("plan-time checks are skipped for unknown inputs", async () => {
     const h = await configured();
-    const p = await h.plan("gpurental_instance", null, instanceConfig({ offer_id: unknown, disk_gb: 99999 }));
+    // A disk larger than the offer's machine has: refused at plan once the offer is known.
+    const known = await h.plan("gpurental_instance", null, instanceConfig({ disk_gb: 20000 }));
+    expect(known.diags.filter((d) => d.severity === "error")).not.toEqual([]);
+    const p = await h.plan("gpurental_instance", null, instanceConfig({ offer_id: unknown, disk_gb: 20000 }));
     expect(p.diags.filter((d) => d.severity === "error")).toEqual([]);
   });
 

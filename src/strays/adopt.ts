@@ -1,3 +1,4 @@
+import { terminalText, UNSAFE_CHARACTERS } from "../display";
 import { formatMicro, formatPerHour } from "../report/money";
 import { API_KEY_TYPE, INSTANCE_TYPE, type StrayApiKey, type StrayInstance, type StrayReport } from "./find";
 
@@ -15,9 +16,14 @@ export function hclString(s: string): string {
     .replace(/\r/g, "\\r")
     .replace(/\t/g, "\\t")
     .replace(/\$\{/g, () => "$${")
-    .replace(/%\{/g, () => "%%{");
+    .replace(/%\{/g, () => "%%{")
+    // Any other control character or bidirectional override as HCL's \uNNNN: the same string to
+    // Terraform, and nothing a terminal obeys when the blocks are printed.
+    .replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
   return `"${body}"`;
 }
+
+const UNSAFE = new RegExp(`[${UNSAFE_CHARACTERS}]`, "g");
 
 /** A resource name from a label or key name and the id: `stray_<words>_<first 8 of the id>`. */
 export function strayResourceName(words: string | null, id: string): string {
@@ -40,7 +46,7 @@ function block(kind: string, labels: string[], attrs: [string, string][], commen
   return [
     `${kind}${labels.map((l) => ` ${l}`).join("")} {`,
     ...lines,
-    ...comments.map((c) => `  # ${c}`),
+    ...comments.map((c) => `  # ${terminalText(c)}`),
     "}",
   ].join("\n");
 }
@@ -48,7 +54,7 @@ function block(kind: string, labels: string[], attrs: [string, string][], commen
 function comment(text: string): string {
   return text
     .split("\n")
-    .map((l) => `# ${l}`)
+    .map((l) => `# ${terminalText(l)}`)
     .join("\n");
 }
 

@@ -3,25 +3,22 @@ import { resolve } from "node:path";
 import { parseDuration } from "../framework";
 import {
   DEFAULT_LATE_ARRIVAL_WATCH_MS,
-  DeployJournal,
   type JournalEntry,
-  journalFiles,
   LATE_ARRIVAL_WATCH_ENV,
-  locateJournal,
-  readJournalFile,
   watchedAbandoned,
 } from "../journal";
+import { type OpenedJournal, workingDirJournals } from "../journal/open";
 import { findLateArrivals } from "../resources/late-arrivals";
 import type { StrayReport } from "./find";
 
 // What `gpurental strays` reads and writes of the deploy journals (src/journal) of the working
-// directories given as sources (GPURENTAL_JOURNAL_DIR, when set, as the provider reads it; other
-// sources have none): which strays are late arrivals of a deploy a journal gave up as abandoned
+// directories given as sources (GPURENTAL_JOURNAL_URL or GPURENTAL_JOURNAL_DIR, when set, as the
+// provider reads them; other sources have none): which strays are late arrivals of a deploy a journal gave up as abandoned
 // (src/journal/late.ts), and, when it writes import blocks for strays, the journal entries of those
 // instances are closed, so that no create adopts what an import block gives another address.
 
-/** The deploy journal directories of the working directories among `sources`. */
-function journalDirs(sources: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Set<string> {
+/** The working directories among `sources`, each once. */
+function workingDirs(sources: readonly string[], cwd: string): string[] {
   const dirs = new Set<string>();
   for (const source of sources) {
     if (source === "-") continue;
@@ -31,9 +28,20 @@ function journalDirs(sources: readonly string[], env: NodeJS.ProcessEnv, cwd: st
     } catch {
       continue;
     }
-    dirs.add(locateJournal({ cwd: path, env }).dir);
+    dirs.add(path);
   }
-  return dirs;
+  return [...dirs];
+}
+
+/**
+ * The journals of the sources' working directories (GPURENTAL_JOURNAL_DIR or their own; in
+ * PostgreSQL with GPURENTAL_JOURNAL_URL), each once.
+ */
+function sourceJournals(sources: readonly string[], env: NodeJS.ProcessEnv, cwd: string): OpenedJournal[] {
+  const seen = new Set<string>();
+  return workingDirs(sources, cwd)
+    .flatMap((dir) => workingDirJournals(dir, env))
+    .filter((j) => !seen.has(j.name) && Boolean(seen.add(j.name)));
 }
 
 /**
@@ -47,26 +55,14 @@ export function closeImportedEntries(
   cwd: string,
 ): number {
   let n = 0;
-  for (const dir of journalDirs(sources, env, cwd)) {
-    for (const file of journalFiles(dir)) {
-      const parsed = readJournalFile(file);
-      const open = [...parsed.entries.values()].filter(
-        (e) => e.closed === null && e.id && ids.includes(e.id),
-      );
-      const settled = [...parsed.entries.values()].some((e) => e.closed?.state && e.id && ids.includes(e.id));
-      if ((open.length === 0 && !settled) || !parsed.header) continue;
-      const journal = new DeployJournal({
-        dir,
-        file,
-        workspace: parsed.header.workspace,
-        backend: parsed.header.backend,
-      });
-      for (const id of new Set(open.map((e) => e.id!))) n += journal.closeId(id, "claimed");
-      // Entries settled as saved in a state that may since have been rolled back (they are open
-      // again then): closed for good, so that no create adopts what the import blocks take.
-      for (const e of parsed.entries.values()) {
-        if (e.closed?.state && e.id && ids.includes(e.id)) journal.close(e.entry, "claimed");
-      }
+  for (const { journal } of sourceJournals(sources, env, cwd)) {
+    const entries = journal.entries();
+    const open = entries.filter((e) => e.closed === null && e.id && ids.includes(e.id));
+    for (const id of new Set(open.map((e) => e.id!))) n += journal.closeId(id, "claimed");
+    // Entries settled as saved in a state that may since have been rolled back (they are open
+    // again then): closed for good, so that no create adopts what the import blocks take.
+    for (const e of entries) {
+      if (e.closed?.state && e.id && ids.includes(e.id)) journal.close(e.entry, "claimed");
     }
   }
   return n;
@@ -83,15 +79,13 @@ export function markLateArrivals(
   const watchMs =
     (env[LATE_ARRIVAL_WATCH_ENV] && parseDuration(env[LATE_ARRIVAL_WATCH_ENV])) ||
     DEFAULT_LATE_ARRIVAL_WATCH_MS;
-  const dirs = journalDirs(sources, env, cwd);
   const abandoned: { entry: JournalEntry; journal: string }[] = [];
   const referenced = new Set<string>();
-  for (const dir of dirs) {
-    for (const file of journalFiles(dir)) {
-      const entries = [...readJournalFile(file).entries.values()];
-      for (const e of entries) if (e.id) referenced.add(e.id);
-      for (const entry of watchedAbandoned(entries, now, watchMs)) abandoned.push({ entry, journal: file });
-    }
+  for (const { name, journal } of sourceJournals(sources, env, cwd)) {
+    const entries = journal.entries();
+    for (const e of entries) if (e.id) referenced.add(e.id);
+    for (const id of journal.referencedIds()) referenced.add(id);
+    for (const entry of watchedAbandoned(entries, now, watchMs)) abandoned.push({ entry, journal: name });
   }
   if (abandoned.length === 0) return 0;
   const byId = new Map(report.instances.map((s) => [s.instance.id, s]));

@@ -1,9 +1,15 @@
+import { terminalText } from "../display";
 import { formatMicro, formatPerHour, type Micro } from "../report/money";
 import { formatAge, plural, textTable } from "../report/table";
 import { type StrayReport, strayCount } from "./find";
 
 // How a stray report reads: a table per kind for a person, a JSON document for a machine. Neither
-// ever carries a secret: the API lists none, and nothing is taken from the states but ids.
+// ever carries a secret: the API lists none, and nothing is taken from the states but ids. Every
+// string from the API or a state reaches the terminal through terminalText (src/display.ts): a
+// member of the organization names instances, and a label is no terminal command.
+
+/** One value on one line of the report. */
+const one = (text: string) => terminalText(text, { maxLength: 200 });
 
 function time(iso: string | null): string {
   return iso ? iso.replace(/\.\d+Z$/, "Z") : "never";
@@ -24,7 +30,7 @@ export function renderStraysText(r: StrayReport): string {
   const out: string[] = [];
   const held = r.states.map((s) => {
     const what = `${plural(s.instances, "instance")}, ${plural(s.apiKeys, "API key")}`;
-    return `  ${s.source}: ${what}${s.note ? ` (${s.note})` : ""}`;
+    return `  ${one(s.source)}: ${what}${s.note ? ` (${one(s.note)})` : ""}`;
   });
   out.push(`States read (${r.states.length}):`, ...held, "");
 
@@ -52,7 +58,7 @@ export function renderStraysText(r: StrayReport): string {
     out.push(`Late arrivals of given-up deploys (${late.length}):`);
     for (const s of late) {
       out.push(
-        `  ${s.instance.id}: landed after the deploy journal gave up its deploy sent at ${time(s.lateArrival!.sentAt)} (entry ${s.lateArrival!.entry} in ${s.lateArrival!.journal}); import it or destroy it (--destroy)`,
+        `  ${one(s.instance.id)}: landed after the deploy journal gave up its deploy sent at ${one(time(s.lateArrival!.sentAt))} (entry ${one(s.lateArrival!.entry)} in ${one(s.lateArrival!.journal)}); import it or destroy it (--destroy)`,
       );
     }
     out.push("");
@@ -77,7 +83,7 @@ export function renderStraysText(r: StrayReport): string {
   }
   if (r.leaving.length > 0) {
     out.push(
-      `Being destroyed, not counted: ${r.leaving.map((i) => `${i.id}${i.label ? ` (${i.label})` : ""}`).join(", ")}`,
+      `Being destroyed, not counted: ${r.leaving.map((i) => `${one(i.id)}${i.label ? ` (${one(i.label)})` : ""}`).join(", ")}`,
       "",
     );
   }
@@ -85,7 +91,7 @@ export function renderStraysText(r: StrayReport): string {
     out.push(
       "Held by a state but not listed for this organization (destroyed, revoked or another organization's):",
     );
-    for (const m of r.missing) out.push(`  ${m.type} ${m.id}: ${m.holders.join("; ")}`);
+    for (const m of r.missing) out.push(`  ${m.type} ${one(m.id)}: ${m.holders.map(one).join("; ")}`);
     out.push("");
   }
   const n = strayCount(r);
@@ -100,7 +106,8 @@ export function renderStraysText(r: StrayReport): string {
     if (keys > 0) parts.push(plural(keys, "API key"));
     out.push(`${plural(n, "stray")} found: ${parts.join(" and ")}.`);
   }
-  return `${out.join("\n")}\n`;
+  // Whatever a line above missed still cannot drive the terminal.
+  return `${terminalText(out.join("\n"), { multiline: true, maxLength: Number.MAX_SAFE_INTEGER })}\n`;
 }
 
 /** The report as a JSON-ready object; amounts are integers in micro units (bigint where needed). */

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ApiKey } from "../api/schemas";
 import { makeInstance } from "../api/testing/fixtures";
+import { UNSAFE_CHARACTERS } from "../display";
 import { parseJsonDocument } from "../tfstate/json";
 import { readTerraformDocument } from "../tfstate/plan";
 import type { StateSnapshot } from "../tfstate/state";
@@ -163,7 +164,30 @@ test("HCL strings and names survive any label", () => {
   // A label is a literal: HCL's template sequences in it are escaped, not interpolated.
   const template = ['a "b" \\ ', "$", "{x} %{y}\nz"].join("");
   expect(hclString(template)).toBe(['"a \\"b\\" \\\\ ', "$$", '{x} %%{y}\\nz"'].join(""));
+  // Other control characters and overrides as HCL escapes: the same string, nothing for a terminal.
+  expect(hclString("evil\u001b]0;PWNED\u0007\u202e")).toBe('"evil\\u001b]0;PWNED\\u0007\\u202e"');
   expect(strayResourceName("GPU #1 (eval)", "abcdef12-3456")).toBe("stray_gpu_1_eval_abcdef12");
   expect(strayResourceName(null, "abcdef12-3456")).toBe("stray_abcdef12");
   expect(strayResourceName("---", "abcdef12")).toBe("stray_abcdef12");
+});
+
+test("labels, names and statuses from the API reach the terminal escaped, never as commands", () => {
+  const evil = "evil\u001b]0;PWNED\u0007\u001b[2Jx";
+  const r = findStrays({
+    instances: [
+      makeInstance({ id: I(70), label: evil }),
+      makeInstance({ id: I(71), label: `leaving\r\n${evil}`, status: "destroying" }),
+    ],
+    apiKeys: [key(K(70), { name: `\u202eyek-${evil}`, creator_email: "a@example.com" })],
+    states: [],
+    now: NOW,
+  });
+  const text = renderStraysText(r);
+  expect(text.replace(/\n/g, "")).not.toMatch(new RegExp(`[${UNSAFE_CHARACTERS}]`));
+  expect(text).toContain("evil\\x1b]0;PWNED\\x07\\x1b[2Jx");
+  expect(text).toContain("\\u202eyek-evil");
+  // A line break in a label cannot start a line of its own.
+  expect(text).toContain(`(leaving\\x0d\\x0a${"evil\\x1b"}`);
+  // Nor in the import blocks, printed on stdout with --import.
+  expect(importConfiguration(r).replace(/\n/g, "")).not.toMatch(new RegExp(`[${UNSAFE_CHARACTERS}]`));
 });

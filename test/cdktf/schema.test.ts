@@ -110,6 +110,8 @@ describe("provider-schema/gpurental.json", () => {
         // A proxy URL may hold the proxy's user and password.
         "provider https_proxy",
         "provider http_proxy",
+        // The journal's database URL may hold its password.
+        "provider journal_url",
         "resource gpurental_api_key secret",
         "resource gpurental_instance access_token",
         "resource gpurental_instance jupyter_url",

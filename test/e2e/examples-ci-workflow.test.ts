@@ -97,16 +97,11 @@ test("terraform is set up without the action's wrapper: the script reads terrafo
   }
 });
 
-test("the deploy journal is kept between runs where the provider writes it", () => {
-  expect(workflow.env?.GPURENTAL_JOURNAL_DIR).toBe(`${expr("github.workspace")}/.gpurental-journal`);
+test("the deploy journal is kept in PostgreSQL, from the secret store, never in a runner's cache", () => {
+  expect(workflow.env?.GPURENTAL_JOURNAL_URL).toBe(expr("secrets.GPURENTAL_JOURNAL_URL"));
+  expect(workflow.env?.GPURENTAL_JOURNAL_DIR).toBeUndefined();
   const cached = Object.values(workflow.jobs).flatMap((j) =>
-    j.steps.filter((s) => s.uses?.startsWith("actions/cache/")),
+    j.steps.filter((s) => s.uses?.startsWith("actions/cache")),
   );
-  expect(cached.map((s) => s.with?.path)).toEqual([
-    ".gpurental-journal",
-    ".gpurental-journal",
-    ".gpurental-journal",
-  ]);
-  const save = workflow.jobs.apply!.steps.find((s) => s.uses?.startsWith("actions/cache/save@"));
-  expect(save?.if).toBe(expr("always()"));
+  expect(cached).toEqual([]);
 });

@@ -25,8 +25,8 @@ import { findPostgres, type PostgresServer, postgresRequired, startPostgres } fr
 // examples/ci run as a team runs it: the example copied into a repository whose node_modules has
 // gpurental as npm installs a local package (a link) beside cdktf, cdktf-cli and esbuild; the
 // workflow's own command lines run by bash, each job on a fresh checkout ("runner") that shares
-// only what the workflow carries between jobs (the plan job's pipeline-out, the journal) and the
-// state in a private PostgreSQL. The provider is the package's built one (dist/), installed by the
+// only what the workflow carries between jobs (the plan job's pipeline-out) and the state and the
+// deploy journal in a private PostgreSQL. The provider is the package's built one (dist/), installed by the
 // script into a mirror; the credential is a team API key of the in-process fake backend; the pull
 // request comments go to a small stand-in for GitHub's REST API. The steps build on each other:
 //   pull request: plan (synth, plan, report) and the comment; main: the apply job applies that plan
@@ -178,7 +178,8 @@ function runnerEnv(): NodeJS.ProcessEnv {
     GPURENTAL_BASE_URL: fake.url,
     GPURENTAL_TOKEN: apiKeySecret,
     PG_CONN_STR: pg!.connStr().replace("://tf@", `://tf:${PG_PASSWORD}@`),
-    GPURENTAL_JOURNAL_DIR: join(root, "journal"),
+    // The journal in the state's database, as the workflow's secret names it.
+    GPURENTAL_JOURNAL_URL: pg!.connStr().replace("://tf@", `://tf:${PG_PASSWORD}@`),
   };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
   return env;
@@ -346,8 +347,8 @@ describeWithPostgres("examples/ci: the pipeline script, run by the workflow's co
         .sort(),
     ).toEqual(["eval 50", "train 100"]);
     expect(await pg!.query("select name from gpu_fleet.states")).toBe("default");
-    // The provider kept its deploy journal where the workflow keeps it between runs.
-    expect(readdirSync(join(root, "journal")).some((f) => f.endsWith(".jsonl"))).toBe(true);
+    // The provider kept its deploy journal in the database every runner reaches.
+    expect(Number(await pg!.query("select count(*) from gpurental_journal.journals"))).toBeGreaterThan(0);
   });
 
   test("a second run plans no changes, says so, exits 0, updates its comment and applies nothing", async () => {

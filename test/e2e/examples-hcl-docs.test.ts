@@ -1,13 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { generateDocs, ROOT, undescribedAttributes } from "../../scripts/generate-docs";
+import { DOC_KINDS, generateDocs, ROOT, undescribedAttributes } from "../../scripts/generate-docs";
 import { provider } from "../../src/provider";
 
 // The committed docs are what `npm run docs` produces from the provider's schemas now.
 
 const files = generateDocs(provider);
 
-it("describes every attribute of the provider, its resources and data sources", () => {
+it("describes every attribute of the provider, its resources, data sources, list resources and actions", () => {
   expect(undescribedAttributes(provider)).toEqual([]);
 });
 
@@ -18,7 +18,7 @@ it.each(files.map((f) => [f.path, f.content]))("%s is up to date (run npm run do
 
 it("has no page for a type the provider does not serve", () => {
   const generated = new Set(files.map((f) => f.path));
-  for (const sub of ["resources", "data-sources", "ephemeral-resources"]) {
+  for (const sub of DOC_KINDS) {
     const dir = join(ROOT, "docs", sub);
     const pages = existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith(".md")) : [];
     expect(pages.map((n) => `docs/${sub}/${n}`).filter((p) => !generated.has(p))).toEqual([]);
@@ -42,6 +42,18 @@ it("lists every type of the provider and documents each attribute with its flags
   expect(instance).toMatch(/## Import\n/);
   const apiKey = files.find((f) => f.path === "docs/resources/api_key.md")!.content;
   expect(apiKey).toContain("after an import `secret` is null");
+  expect(instance).toContain("- `id` (String, Required for import) ID of the instance (a UUID).");
+  expect(instance).toContain("  identity = {\n    id = ");
+  const list = files.find((f) => f.path === "docs/list-resources/instance.md")!.content;
+  expect(list).toContain("# gpurental_instance (List Resource)");
+  expect(list).toContain('list "gpurental_instance" "training"');
+  expect(list).toContain("- `label_prefix` (String)");
+  const power = files.find((f) => f.path === "docs/actions/instance_power.md")!.content;
+  expect(power).toContain("# gpurental_instance_power (Action)");
+  expect(power).toContain("terraform apply -invoke=action.gpurental_instance_power.night");
+  expect(power).toContain("- `state` (String)");
+  for (const t of [...(provider.listResources ?? []), ...(provider.actions ?? [])])
+    expect(index).toContain(`\`${t.typeName}\``);
   const logs = files.find((f) => f.path === "docs/data-sources/instance_logs.md")!.content;
   expect(logs).toContain("- `instance_id` (String) ID of the instance.");
   expect(logs).toContain("Constraint: A whole number from 1 to 1000.");

@@ -80,6 +80,10 @@ export interface PostgresServer {
   connStr(database?: string): string;
   /** Runs one SQL statement with psql and returns its unaligned, tuples-only output. */
   query(sql: string, database?: string): Promise<string>;
+  /** Stops the server, keeping its data: a database that goes down under its clients. */
+  halt(): Promise<void>;
+  /** Starts a halted server again on the same port. */
+  resume(): Promise<void>;
   /** Stops the server and removes its directory; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -104,6 +108,7 @@ export async function startPostgres(install: { binDir: string }): Promise<Postgr
   const data = join(dir, "data");
   const log = join(dir, "server.log");
   let port = 0;
+  let options = "";
   let stopped = false;
   const stopSync = () => {
     if (stopped) return;
@@ -149,7 +154,7 @@ export async function startPostgres(install: { binDir: string }): Promise<Postgr
     // A port found free can be taken before the server binds it: try a few.
     for (let attempt = 1; ; attempt++) {
       port = await freePort();
-      const options = [
+      options = [
         `-p ${port}`,
         `-k ${dir}`,
         "-c listen_addresses=127.0.0.1",
@@ -194,6 +199,12 @@ export async function startPostgres(install: { binDir: string }): Promise<Postgr
           },
         );
       }),
+    halt: async () => {
+      await run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
+    },
+    resume: async () => {
+      await run("pg_ctl", ["-D", data, "-o", options, "-l", log, "-w", "-t", "60", "start"]);
+    },
     stop: async () => {
       if (stopped) return;
       try {

@@ -16,7 +16,7 @@ const buildIfStale = require("../build-if-stale.setup.js") as ((
 };
 
 /** Suites that drive terraform through TerraformHarness (test/e2e/harness.ts). */
-const HARNESS_SUITES = [/[\\/]test[\\/]e2e[\\/].+\.e2e\.test\.ts$/];
+const HARNESS_SUITES = [/[\\/]test[\\/](e2e|protocol)[\\/].+\.e2e\.test\.ts$/];
 
 export default async (globalConfig: Config.GlobalConfig): Promise<void> => {
   await buildIfStale(globalConfig);

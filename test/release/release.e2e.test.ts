@@ -320,9 +320,12 @@ test("with no private directory for its runtime, the executable runs from memory
   const runtimeDir = join(ws.dir, "runtime");
   const again = await ws.ok(["plan", "-no-color"], { GPURENTAL_RUNTIME_DIR: runtimeDir });
   expect(again).not.toContain("into memory");
-  expect(readdirSync(runtimeDir).filter((f) => f.startsWith("terraform-provider-gpurental-"))).toHaveLength(
-    1,
-  );
+  // The runtime, and the stamp of its verified file (docs/design/runtime-integrity.md).
+  const unpacked = readdirSync(runtimeDir).filter((f) => f.startsWith("terraform-provider-gpurental-"));
+  expect(unpacked.filter((f) => !f.endsWith(".stamp"))).toHaveLength(1);
+  expect(unpacked.filter((f) => f.endsWith(".stamp"))).toEqual([
+    `${unpacked.find((f) => !f.endsWith(".stamp"))}.stamp`,
+  ]);
 }, 120_000);
 
 test("terraform init installs from the network mirror, and `providers lock -net-mirror` writes the same hash", async () => {

@@ -49,6 +49,16 @@ export const CREDENTIAL_TEXTS: readonly (readonly [shape: string, text: string, 
   ["an X-Control-Token header", `X-Control-Token: ${CREDENTIALS.password}`, CREDENTIALS.password],
   ["a password in a connection string", `password=${CREDENTIALS.password};host=db`, CREDENTIALS.password],
   ["an api_key assignment", `api_key='${CREDENTIALS.password}'`, CREDENTIALS.password],
+  [
+    "a password in a URL",
+    `cannot reach postgres://tf:${CREDENTIALS.password}@db.example:5432/state`,
+    CREDENTIALS.password,
+  ],
+  [
+    "a user name that is a token, in a URL",
+    `"https://${CREDENTIALS.bearer}@git.example/x"`,
+    CREDENTIALS.bearer,
+  ],
 ];
 
 /** Structured values carrying credentials, as log fields or error details hold them. */

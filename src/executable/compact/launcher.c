@@ -4,8 +4,11 @@
 // Terraform hashes every byte of an installed provider on every command, so the file it installs
 // is kept small: the launcher unpacks the runtime once per user into a private cache directory,
 // named by the runtime's SHA-256, and from then on only checks it and executes it in its own
-// place (the process id, arguments, environment and open descriptors stay Terraform's). Design
-// and choices: README.md beside this file.
+// place (the process id, arguments, environment and open descriptors stay Terraform's). The
+// runtime's SHA-256 is verified when it is unpacked, and again whenever its file is no longer the
+// one a stamp beside it describes (device, inode, size, modification and change times): a
+// runtime that does not match is unpacked again, never run. Design and choices: README.md beside
+// this file, and docs/design/runtime-integrity.md.
 //
 // Trailer (the file's last 104 bytes):
 //   16 bytes  "gpurental-rt-v1\n"
@@ -84,6 +87,76 @@ static uint64_t le64(const unsigned char *p) {
   return v;
 }
 
+// SHA-256 (FIPS 180-4), to check the runtime against the digest its name and the trailer carry.
+struct sha256 {
+  uint32_t h[8];
+  uint64_t bytes;
+  unsigned char block[64];
+  size_t used;
+};
+
+static const uint32_t K256[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_init(struct sha256 *c) {
+  static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  memcpy(c->h, h0, sizeof h0);
+  c->bytes = 0;
+  c->used = 0;
+}
+
+static void sha256_block(struct sha256 *c, const unsigned char *p) {
+  uint32_t w[64], a = c->h[0], b = c->h[1], d3 = c->h[2], d = c->h[3], e = c->h[4], f = c->h[5],
+                  g = c->h[6], h = c->h[7];
+  for (int i = 0; i < 16; i++)
+    w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+  for (int i = 16; i < 64; i++)
+    w[i] = w[i - 16] + (ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
+           (ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10));
+  for (int i = 0; i < 64; i++) {
+    uint32_t t1 = h + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + K256[i] + w[i];
+    uint32_t t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & d3) ^ (b & d3));
+    h = g, g = f, f = e, e = d + t1, d = d3, d3 = b, b = a, a = t1 + t2;
+  }
+  c->h[0] += a, c->h[1] += b, c->h[2] += d3, c->h[3] += d;
+  c->h[4] += e, c->h[5] += f, c->h[6] += g, c->h[7] += h;
+}
+
+static void sha256_update(struct sha256 *c, const unsigned char *p, size_t n) {
+  c->bytes += n;
+  if (c->used > 0) {
+    size_t take = 64 - c->used < n ? 64 - c->used : n;
+    memcpy(c->block + c->used, p, take);
+    c->used += take, p += take, n -= take;
+    if (c->used < 64) return;
+    sha256_block(c, c->block);
+    c->used = 0;
+  }
+  for (; n >= 64; p += 64, n -= 64) sha256_block(c, p);
+  memcpy(c->block, p, n);
+  c->used = n;
+}
+
+// The digest as 64 lowercase hex digits and a NUL.
+static void sha256_hex(struct sha256 *c, char out[ID_LENGTH + 1]) {
+  uint64_t bits = c->bytes * 8;
+  unsigned char pad[72] = {0x80};
+  size_t padding = (c->used < 56 ? 56 : 120) - c->used;
+  for (int i = 0; i < 8; i++) pad[padding + i] = (unsigned char)(bits >> (56 - 8 * i));
+  sha256_update(c, pad, padding + 8);
+  for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", (c->h[i / 4] >> (24 - 8 * (i % 4))) & 0xff);
+}
+
 static int read_payload(struct payload *p, const char *argv0) {
   p->fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   // Without /proc (some chroots), the path it was started by, as Terraform starts it: a path.
@@ -133,11 +206,76 @@ static int trusted_chain(const char *real) {
   }
 }
 
-// A directory the runtime may be run from: this user's, private (mode 0700 or stricter), under a
-// trusted chain. Anyone who could write there could replace what runs as the provider.
+// Every symbolic link on the way to path (which exists) belongs to this user or root, and with
+// `real`, path itself is no link at all, whoever owns the link or its target. A link that another
+// user made in a directory anyone can write to ($TMPDIR/gpurental-runtime-<uid> made before the
+// user's first launch) would otherwise choose where the runtime is unpacked; the checks on the
+// real path alone cannot see it, since its target may well be the user's own directory.
+static int links_ok(const char *given, int real) {
+  uid_t me = geteuid();
+  char path[PATH_MAX];
+  int length = snprintf(path, sizeof path, "%s", given);
+  if (length >= (int)sizeof path) {
+    note("%s: path too long", given);
+    return 0;
+  }
+  // "dir/" names dir itself: its last part is the one that must be no link.
+  while (length > 1 && path[length - 1] == '/') path[--length] = '\0';
+  for (int hops = 0; hops < 40; hops++) {
+    int followed = 0;
+    for (size_t end = 1; !followed; end++) {
+      if (path[end] != '/' && path[end] != '\0') continue;
+      char c = path[end];
+      path[end] = '\0';
+      struct stat st;
+      if (lstat(path, &st) != 0) {
+        note("%s: %s", path, strerror(errno));
+        return 0;
+      }
+      if (S_ISLNK(st.st_mode)) {
+        if (c == '\0' && real) {
+          note("%s is a symbolic link: the runtime's directory must be a real directory", given);
+          return 0;
+        }
+        if (st.st_uid != me && st.st_uid != 0) {
+          note("%s is a symbolic link of another user's", path);
+          return 0;
+        }
+        char target[PATH_MAX], next[PATH_MAX];
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        if (n < 0) {
+          note("%s: %s", path, strerror(errno));
+          return 0;
+        }
+        target[n] = '\0';
+        // A relative target is taken from the link's own directory.
+        char *slash = strrchr(path, '/');
+        int at = target[0] == '/' ? 0 : (int)(slash - path);
+        int length = snprintf(next, sizeof next, "%.*s%s%s%s%s", at, path, target[0] == '/' ? "" : "/", target,
+                              c ? "/" : "", c ? path + end + 1 : "");
+        if (length >= (int)sizeof next) {
+          note("%s: path too long", given);
+          return 0;
+        }
+        memcpy(path, next, (size_t)length + 1);
+        followed = 1;
+        continue;
+      }
+      path[end] = c;
+      if (c == '\0') return 1;
+    }
+  }
+  note("%s: too many symbolic links", given);
+  return 0;
+}
+
+// A directory the runtime may be run from: a real directory (no symbolic link), this user's, private
+// (mode 0700 or stricter), under a trusted chain. Anyone who could write there could replace what
+// runs as the provider.
 static int trusted_dir(const char *dir) {
   char real[PATH_MAX];
   struct stat st;
+  if (!links_ok(dir, 1)) return 0;
   if (!realpath(dir, real)) {
     note("%s: %s", dir, strerror(errno));
     return 0;
@@ -171,7 +309,7 @@ static int private_dir(const char *dir) {
     existing = slash == path ? 1 : (size_t)(slash - path);
     path[existing] = '\0';
   }
-  if (!realpath(path, real) || !trusted_chain(real)) return 0;
+  if (!links_ok(path, 0) || !realpath(path, real) || !trusted_chain(real)) return 0;
   memcpy(path, dir, length + 1);
   for (size_t i = existing + 1; i <= length; i++) {
     if (path[i] != '/' && path[i] != '\0') continue;
@@ -186,10 +324,11 @@ static int private_dir(const char *dir) {
   return trusted_dir(path);
 }
 
-// The runtime at file is complete and this user's alone.
+// The runtime at file has its size, is a regular file (no link) and this user's alone; whether it
+// is the one that was shipped is the stamp's and the SHA-256's to say.
 static int runtime_ready(const char *file, const struct payload *p) {
   struct stat st;
-  return stat(file, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+  return lstat(file, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
          (st.st_mode & 022) == 0 && (uint64_t)st.st_size == p->runtime_size;
 }
 
@@ -204,6 +343,8 @@ static int unpack(const struct payload *p, int out, const char **why) {
   uint64_t pos = 0, written = 0;
   lzma_ret ret = LZMA_OK;
   int rc = -1;
+  struct sha256 digest;
+  sha256_init(&digest);
   *why = "the runtime is damaged; install the provider again";
   while (ret == LZMA_OK) {
     if (s.avail_in == 0 && pos < p->length) {
@@ -221,6 +362,7 @@ static int unpack(const struct payload *p, int out, const char **why) {
     s.avail_out = CHUNK;
     ret = lzma_code(&s, pos < p->length ? LZMA_RUN : LZMA_FINISH);
     size_t n = CHUNK - s.avail_out;
+    sha256_update(&digest, buf, n);
     for (size_t done = 0; done < n;) {
       ssize_t w = write(out, buf + done, n - done);
       if (w < 0 && errno == EINTR) continue;
@@ -233,10 +375,75 @@ static int unpack(const struct payload *p, int out, const char **why) {
     written += n;
     if (written > p->runtime_size) goto done;
   }
-  if (ret == LZMA_STREAM_END && written == p->runtime_size && pos == p->length && s.avail_in == 0) rc = 0;
+  if (ret == LZMA_STREAM_END && written == p->runtime_size && pos == p->length && s.avail_in == 0) {
+    // The xz check covers the stream; this ties what was written to the digest the name carries.
+    char hex[ID_LENGTH + 1];
+    sha256_hex(&digest, hex);
+    if (memcmp(hex, p->id, ID_LENGTH) == 0) rc = 0;
+  }
 done:
   lzma_end(&s);
   return rc;
+}
+
+// Whether the file at `file` is the runtime that was shipped: its size and its SHA-256. Reads the
+// whole file (about 0.3 s per 100 MB): only when its stamp does not match.
+static int verify_file(const char *file, const struct payload *p) {
+  int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  static uint8_t buf[CHUNK];
+  struct sha256 digest;
+  sha256_init(&digest);
+  uint64_t total = 0;
+  ssize_t got;
+  while ((got = read(fd, buf, CHUNK)) != 0) {
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) break;
+    sha256_update(&digest, buf, (size_t)got);
+    total += (uint64_t)got;
+  }
+  close(fd);
+  char hex[ID_LENGTH + 1];
+  sha256_hex(&digest, hex);
+  return got == 0 && total == p->runtime_size && memcmp(hex, p->id, ID_LENGTH) == 0 ? 0 : -1;
+}
+
+// The stamp of a verified runtime: what identifies its file and changes with any write to it or any
+// replacement (a write sets the modification and change times, a chmod the change time, a rename
+// over it another inode; the change time cannot be set back from user space).
+static int stamp_text(const char *file, char *out, size_t size) {
+  struct stat st;
+  if (lstat(file, &st) != 0) return -1;
+  snprintf(out, size, "gpurental-stamp-v1 %llu %llu %llu %lld.%09ld %lld.%09ld\n", (unsigned long long)st.st_dev,
+           (unsigned long long)st.st_ino, (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
+           (long)st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, (long)st.st_ctim.tv_nsec);
+  return 0;
+}
+
+// Whether the stamp beside the runtime describes the file there now: a stat and a small read.
+static int stamp_matches(const char *file, const char *stamp) {
+  char want[160], have[160];
+  if (stamp_text(file, want, sizeof want) != 0) return 0;
+  int fd = open(stamp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, have, sizeof have - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  have[n] = '\0';
+  return strcmp(want, have) == 0;
+}
+
+// Records the stamp of a runtime just verified: written aside, then renamed into place. A stamp
+// that cannot be written only costs the next launch another verification.
+static void write_stamp(const char *dir, const char *file, const char *stamp) {
+  char text[160], tmp[PATH_MAX];
+  if (stamp_text(file, text, sizeof text) != 0) return;
+  snprintf(tmp, sizeof tmp, "%s/.stamp-%ld", dir, (long)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  size_t length = strlen(text);
+  int ok = write(fd, text, length) == (ssize_t)length;
+  if (close(fd) != 0 || !ok || rename(tmp, stamp) != 0) unlink(tmp);
 }
 
 // Removes runtimes of other versions unpacked long ago and temp files of unpacks that died.
@@ -246,8 +453,9 @@ static void prune(const char *dir, const char *keep) {
   time_t now = time(NULL);
   struct dirent *e;
   while ((e = readdir(d))) {
-    int runtime = strncmp(e->d_name, NAME "-", sizeof NAME) == 0 && strcmp(e->d_name, keep) != 0;
-    int temp = strncmp(e->d_name, ".unpack-", 8) == 0;
+    // Runtimes and their stamps (`<name>.stamp`) of other versions.
+    int runtime = strncmp(e->d_name, NAME "-", sizeof NAME) == 0 && strncmp(e->d_name, keep, strlen(keep)) != 0;
+    int temp = strncmp(e->d_name, ".unpack-", 8) == 0 || strncmp(e->d_name, ".stamp-", 7) == 0;
     struct stat st;
     if (!(runtime || temp) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (now - st.st_mtime > (temp ? 24 * 3600 : STALE_SECONDS)) unlinkat(dirfd(d), e->d_name, 0);
@@ -257,7 +465,8 @@ static void prune(const char *dir, const char *keep) {
 
 // Unpacks the runtime into dir as file: a temp file written, synced, made read-only, then renamed
 // into place, so that a reader never sees a part and two first launches at once both succeed.
-static int install(const struct payload *p, const char *dir, const char *file, const char *name) {
+static int install(const struct payload *p, const char *dir, const char *file, const char *name,
+                   const char *stamp) {
   char tmp[PATH_MAX];
   snprintf(tmp, sizeof tmp, "%s/.unpack-%.16s-%ld", dir, p->id, (long)getpid());
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
@@ -275,28 +484,46 @@ static int install(const struct payload *p, const char *dir, const char *file, c
     note("cannot unpack into %s: %s", dir, why);
     return -1;
   }
+  // After the rename, which may set the change time.
+  write_stamp(dir, file, stamp);
   prune(dir, name);
   return 0;
 }
 
-// Runs the runtime from dir, unpacking it first if needed. Returns only when that did not work.
+// Runs the runtime from dir, unpacking it first if needed, and only once it is known to be the
+// runtime that was shipped. Returns only when that did not work.
 static void run_from(const struct payload *p, const char *dir, char **argv) {
   if (!private_dir(dir)) return;
-  char name[128], file[PATH_MAX];
+  char name[128], file[PATH_MAX], stamp[PATH_MAX];
   snprintf(name, sizeof name, NAME "-%.32s", p->id);
-  if (snprintf(file, sizeof file, "%s/%s", dir, name) >= (int)sizeof file) {
+  if (snprintf(file, sizeof file, "%s/%s", dir, name) >= (int)sizeof file ||
+      snprintf(stamp, sizeof stamp, "%s/%s.stamp", dir, name) >= (int)sizeof stamp) {
     note("%s: path too long", dir);
     return;
   }
-  if (!runtime_ready(file, p)) {
-    // One unpack at a time per directory: the others wait, then find it ready, and none replaces a
-    // runtime that a process has just started. Where locks do not work (some network file systems)
-    // each unpacks and renames on its own, which is still safe for a reader.
+  // The common case: a stat and a small read.
+  if (!(runtime_ready(file, p) && stamp_matches(file, stamp))) {
+    // One unpack or verification at a time per directory: the others wait, then find it ready,
+    // and none replaces a runtime that a process has just started. Where locks do not work (some
+    // network file systems) each does its own, which is still safe for a reader.
     char lock[PATH_MAX];
     snprintf(lock, sizeof lock, "%s/.lock", dir);
     int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd >= 0) while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {}
-    int ready = runtime_ready(file, p) || install(p, dir, file, name) == 0;
+    int ready = 0;
+    if (runtime_ready(file, p)) {
+      if (stamp_matches(file, stamp)) {
+        ready = 1;  // another launch verified it meanwhile
+      } else if (verify_file(file, p) == 0) {
+        // Unpacked before stamps existed, copied, or touched without a change: it is the one.
+        write_stamp(dir, file, stamp);
+        ready = 1;
+      } else {
+        fprintf(stderr, NAME ": %s is not the runtime that was shipped (its SHA-256 differs from its name): unpacking it again\n", file);
+        unlink(file);
+      }
+    }
+    if (!ready) ready = install(p, dir, file, name, stamp) == 0;
     if (fd >= 0) close(fd);
     if (!ready) return;
   }

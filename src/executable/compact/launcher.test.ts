@@ -2,15 +2,21 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
   chmodSync,
+  closeSync,
   existsSync,
+  lchownSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -105,8 +111,9 @@ describe("the compact executable", () => {
     expect(readFileSync(join(dir, name)).equals(runtime)).toBe(true);
     expect(statSync(join(dir, name)).mode & 0o777).toBe(0o500);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
-    // Beside the runtime, only the lock that one unpack at a time holds.
-    expect(readdirSync(dir).sort()).toEqual([".lock", name]);
+    // Beside the runtime, only the lock that one unpack at a time holds and the stamp of the
+    // verified runtime.
+    expect(readdirSync(dir).sort()).toEqual([".lock", name, `${name}.stamp`]);
 
     const before = statSync(join(dir, name));
     const second = await launch(exe, { HOME: home });
@@ -207,6 +214,138 @@ describe("the compact executable", () => {
     }
   });
 
+  describe("runs only the runtime that was shipped", () => {
+    /** A runtime unpacked by a first launch, and its directory. */
+    async function unpacked(): Promise<string> {
+      const dir = join(fresh(), "rt");
+      expect((await launch(exe, { GPURENTAL_RUNTIME_DIR: dir })).code).toBe(7);
+      return dir;
+    }
+
+    /** Writes `bytes` over the runtime as its owner could, keeping its size. */
+    function overwrite(dir: string, at: number, bytes: Buffer): void {
+      const file = join(dir, name);
+      chmodSync(file, 0o700);
+      const fd = openSync(file, "r+");
+      writeSync(fd, bytes, 0, bytes.length, at);
+      closeSync(fd);
+      chmodSync(file, 0o500);
+    }
+
+    it("unpacks again a runtime whose 4 middle bytes changed, and says so", async () => {
+      const dir = await unpacked();
+      overwrite(dir, Math.floor(runtime.length / 2), Buffer.from([1, 2, 3, 4]));
+      const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: dir });
+      expect(r.code).toBe(7);
+      expect(r.err).toBe(
+        `terraform-provider-gpurental: ${join(dir, name)} is not the runtime that was shipped (its SHA-256 differs from its name): unpacking it again\n`,
+      );
+      expect(readFileSync(join(dir, name)).equals(runtime)).toBe(true);
+    });
+
+    it("unpacks again a runtime replaced by another file of the same size", async () => {
+      const dir = await unpacked();
+      const other = join(dir, ".other");
+      // A program of the same size that would exit 0 if it ran.
+      writeFileSync(
+        other,
+        Buffer.concat([readFileSync("/bin/true"), Buffer.alloc(runtime.length)]).subarray(0, runtime.length),
+        { mode: 0o500 },
+      );
+      renameSync(other, join(dir, name));
+      const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: dir });
+      expect(r.code).toBe(7);
+      expect(r.err).toContain("is not the runtime that was shipped");
+      expect(readFileSync(join(dir, name)).equals(runtime)).toBe(true);
+    });
+
+    it("verifies a runtime without a stamp once, keeps it and stamps it", async () => {
+      const dir = await unpacked();
+      rmSync(join(dir, `${name}.stamp`));
+      const before = statSync(join(dir, name));
+      const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: dir });
+      expect([r.code, r.err]).toEqual([7, ""]);
+      expect(statSync(join(dir, name)).ino).toBe(before.ino);
+      expect(readFileSync(join(dir, `${name}.stamp`), "utf8")).toMatch(
+        new RegExp(
+          `^gpurental-stamp-v1 \\d+ ${before.ino} ${runtime.length} \\d+\\.\\d{9} \\d+\\.\\d{9}\\n$`,
+        ),
+      );
+    });
+
+    it("trusts a matching stamp without reading the runtime: what the rule cannot catch", async () => {
+      const dir = await unpacked();
+      // Whoever can write the private directory can also write a stamp that describes their own
+      // file: the rule catches damage and replacement, not the user's own rights (see
+      // docs/design/runtime-integrity.md). A stamp made for another file is trusted as it is.
+      const other = join(dir, ".other");
+      writeFileSync(
+        other,
+        Buffer.concat([readFileSync("/bin/true"), Buffer.alloc(runtime.length)]).subarray(0, runtime.length),
+        { mode: 0o500 },
+      );
+      renameSync(other, join(dir, name));
+      const st = statSync(join(dir, name), { bigint: true });
+      const time = (ns: bigint) => `${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, "0")}`;
+      writeFileSync(
+        join(dir, `${name}.stamp`),
+        `gpurental-stamp-v1 ${st.dev} ${st.ino} ${st.size} ${time(st.mtimeNs)} ${time(st.ctimeNs)}\n`,
+      );
+      const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: dir });
+      expect([r.code, r.err]).toEqual([0, ""]);
+    });
+  });
+
+  describe("never unpacks where a symbolic link leads", () => {
+    it("refuses $TMPDIR/gpurental-runtime-<uid> when it is a link, even to the user's own directory", async () => {
+      const tmp = fresh();
+      const victim = fresh();
+      const uid = process.getuid?.() ?? 0;
+      symlinkSync(victim, join(tmp, `gpurental-runtime-${uid}`));
+      const r = await launch(exe, { TMPDIR: tmp });
+      expect(r.code).toBe(7);
+      expect(r.err).toContain(
+        `${join(tmp, `gpurental-runtime-${uid}`)} is a symbolic link: the runtime's directory must be a real directory`,
+      );
+      expect(r.lines.exe?.[0]).toMatch(/^\/memfd:/);
+      expect(readdirSync(victim)).toEqual([]);
+    });
+
+    it("refuses GPURENTAL_RUNTIME_DIR when it is a link", async () => {
+      const link = join(fresh(), "rt");
+      symlinkSync(fresh(), link);
+      for (const given of [link, `${link}/`]) {
+        const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: given });
+        expect(r.code).toBe(1);
+        expect(r.err).toContain(`${given} is a symbolic link`);
+      }
+    });
+
+    it("follows a link of the user's own above the directory, and its target is checked", async () => {
+      const real = fresh();
+      const link = join(fresh(), "cache");
+      symlinkSync(real, link);
+      const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: join(link, "rt") });
+      expect(r.code).toBe(7);
+      expect(readdirSync(join(real, "rt"))).toContain(name);
+    });
+
+    const root = process.getuid?.() === 0;
+    (root ? it : it.skip)(
+      "refuses a link of another user's above the directory, creating nothing (needs root)",
+      async () => {
+        const target = fresh();
+        const link = join(fresh(), "cache");
+        symlinkSync(target, link);
+        lchownSync(link, 65534, 65534);
+        const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: join(link, "rt") });
+        expect(r.code).toBe(1);
+        expect(r.err).toContain(`${link} is a symbolic link of another user's`);
+        expect(readdirSync(target)).toEqual([]);
+      },
+    );
+  });
+
   it("gives every one of many first launches at once the same runtime", async () => {
     const dir = join(fresh(), "rt");
     const runs = await Promise.all(
@@ -215,7 +354,7 @@ describe("the compact executable", () => {
     expect(runs.map((r) => r.code)).toEqual(Array(8).fill(7));
     // None ran a runtime that another then replaced ("(deleted)"), and one unpack was enough.
     expect(new Set(runs.map((r) => r.lines.exe?.[0]))).toEqual(new Set([join(dir, name)]));
-    expect(readdirSync(dir).sort()).toEqual([".lock", name]);
+    expect(readdirSync(dir).sort()).toEqual([".lock", name, `${name}.stamp`]);
   });
 
   it("removes runtimes of other versions unpacked a month ago, and temp files of dead unpacks", async () => {
@@ -237,7 +376,9 @@ describe("the compact executable", () => {
       utimesSync(join(dir, file), days(age), days(age));
     }
     expect((await launch(exe, { GPURENTAL_RUNTIME_DIR: dir })).code).toBe(7);
-    expect(readdirSync(dir).sort()).toEqual([".lock", liveTemp, name, recent, "unrelated"].sort());
+    expect(readdirSync(dir).sort()).toEqual(
+      [".lock", liveTemp, name, `${name}.stamp`, recent, "unrelated"].sort(),
+    );
   });
 
   // The linux_arm64 launcher, cross-compiled, under qemu-user. The stand-in runtime stays x86-64:

@@ -3,9 +3,10 @@
 import { fromDynamicValue } from "../../plugin/cty";
 import type * as proto from "../../plugin/tfplugin6";
 import { Diagnostics } from "../diagnostics";
+import { decodeIdentity } from "../identity";
 import type { TimeoutOperation } from "../schema";
-import { context, encode, fail, finish, out, resourceFor, type ServerCore } from "./core";
-import { asRec, checkApplied, type Rec, timeoutFor } from "./values";
+import { context, encode, fail, finish, identityOut, out, resourceFor, type ServerCore } from "./core";
+import { asRec, checkApplied, checkAsValidated, checkStored, type Rec, timeoutFor } from "./values";
 
 /** Applies a planned create, update or delete through the definition's handlers. */
 export async function applyResourceChange<P>(
@@ -22,6 +23,9 @@ export async function applyResourceChange<P>(
     prior = asRec(fromDynamicValue(req.prior_state, type));
     planned = asRec(fromDynamicValue(req.planned_state, type));
     const config = asRec(fromDynamicValue(req.config, type));
+    if (!checkStored(prior, "The prior state", diags)) {
+      return { new_state: req.prior_state, diagnostics: out(diags) };
+    }
     if (!planned) {
       if (prior) {
         await r.delete({ state: prior }, context(core, diags, timeoutFor(r.schema, prior, "delete", diags)));
@@ -29,6 +33,14 @@ export async function applyResourceChange<P>(
       // A failed delete keeps the object in state so it can be retried.
       const next = diags.hasErrors() ? prior : null;
       return { new_state: encode(core, r.schema, next, diags, "Deleting"), diagnostics: out(diags) };
+    }
+    // Terraform sends the plan this provider made from a validated configuration; anything else is
+    // refused before a handler sees it.
+    if (!checkAsValidated(r.schema, planned, "The planned state", diags)) {
+      return { new_state: encode(core, r.schema, prior, diags, "Applying"), diagnostics: out(diags) };
+    }
+    if (config && !checkAsValidated(r.schema, config, "The configuration", diags)) {
+      return { new_state: encode(core, r.schema, prior, diags, "Applying"), diagnostics: out(diags) };
     }
     const op: TimeoutOperation = prior ? "update" : "create";
     const ctx = context(core, diags, timeoutFor(r.schema, planned, op, diags));
@@ -52,10 +64,12 @@ export async function applyResourceChange<P>(
     }
     const next = finish(r.schema, planned, result ?? null, diags, op);
     if (!diags.hasErrors()) checkApplied(r.schema, planned, next, diags, req.type_name);
+    const plannedIdentity = r.identity ? decodeIdentity(r.identity.schema, req.planned_identity) : null;
     return {
       new_state: encode(core, r.schema, next, diags, "Applying"),
       private: request.private,
       diagnostics: out(diags),
+      new_identity: identityOut(core, r, next, plannedIdentity, diags) ?? null,
     };
   } catch (err) {
     fail(core, diags, `Applying ${req.type_name}`, err);

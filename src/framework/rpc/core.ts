@@ -5,23 +5,33 @@
 import { type CtyValue, encodeMsgpack, fromDynamicValue, newRecord } from "../../plugin/cty";
 import type * as proto from "../../plugin/tfplugin6";
 import type {
+  ActionContext,
+  AnyActionDefinition,
   AnyDataSourceDefinition,
   AnyEphemeralResourceDefinition,
+  AnyListResourceDefinition,
   AnyResourceDefinition,
   ConfigureContext,
   HandlerContext,
+  IdentityContext,
   ValidateContext,
 } from "../definitions";
 import { type Diagnostics, errorDiagnostic, formatPath, toProtoDiagnostic } from "../diagnostics";
+import { encodeIdentity, type IdentitySchema, type IdentityValue } from "../identity";
 import { nullUnknowns } from "../plan";
 import type { Schema } from "../schema";
 import { nullWriteOnly } from "../write-only";
 import { asRec, compose, type Rec, runValidators } from "./values";
 
-/** The capabilities this provider advertises. */
+/**
+ * The capabilities this provider advertises. `generate_resource_config`: Terraform 1.14+ asks
+ * GenerateResourceConfig for the configuration it writes for imported or listed objects, instead
+ * of guessing it from the state; clients before 1.14 do not know the field and skip it.
+ */
 export const SERVER_CAPABILITIES: proto.ServerCapabilities = {
   plan_destroy: false,
   get_provider_schema_optional: true,
+  generate_resource_config: true,
 };
 
 /** Receives failures the framework turned into diagnostics (for the provider's log). */
@@ -49,6 +59,35 @@ export interface LooseResource<P> {
   readonly upgradeState?: Readonly<
     Record<number, { readonly priorSchema?: Schema; upgrade(prior: Rec, ctx: ValidateContext): unknown }>
   >;
+  readonly identity?: LooseIdentity<P>;
+  readonly generateConfig?: (req: { state: Rec | null }, ctx: ValidateContext) => unknown;
+}
+/** A resource's identity as the service calls it. */
+export interface LooseIdentity<P> {
+  readonly schema: IdentitySchema;
+  of(state: Rec, ctx: IdentityContext<P>): IdentityValue;
+  importId(identity: IdentityValue, ctx: HandlerContext<P>): string | undefined;
+  readonly upgrade?: Readonly<Record<number, (prior: IdentityValue) => Record<string, CtyValue>>>;
+}
+/** A list resource definition as the service calls it. */
+export interface LooseListResource<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly description?: string;
+  list(
+    req: unknown,
+    ctx: HandlerContext<P>,
+  ): AsyncIterable<{ readonly state: unknown; readonly displayName: string }>;
+  readonly validateConfig?: (req: unknown, ctx: ValidateContext) => unknown;
+}
+/** An action definition as the service calls it. */
+export interface LooseAction<P> {
+  readonly typeName: string;
+  readonly schema: Schema;
+  readonly description?: string;
+  plan?(req: unknown, ctx: HandlerContext<P>): Promise<void>;
+  invoke(req: unknown, ctx: ActionContext<P>): Promise<void>;
+  readonly validateConfig?: (req: unknown, ctx: ValidateContext) => unknown;
 }
 /** A data source definition as the service calls it. */
 export interface LooseDataSource<P> {
@@ -85,6 +124,8 @@ export interface LooseProvider<P> {
   readonly resources: readonly AnyResourceDefinition<P>[];
   readonly dataSources: readonly AnyDataSourceDefinition<P>[];
   readonly ephemeralResources?: readonly AnyEphemeralResourceDefinition<P>[];
+  readonly listResources?: readonly AnyListResourceDefinition<P>[];
+  readonly actions?: readonly AnyActionDefinition<P>[];
 }
 
 /** An ephemeral resource opened and not closed yet. */
@@ -102,6 +143,8 @@ export interface ServerCore<P> {
   readonly resources: ReadonlyMap<string, LooseResource<P>>;
   readonly dataSources: ReadonlyMap<string, LooseDataSource<P>>;
   readonly ephemerals: ReadonlyMap<string, LooseEphemeral<P>>;
+  readonly listResources: ReadonlyMap<string, LooseListResource<P>>;
+  readonly actions: ReadonlyMap<string, LooseAction<P>>;
   /** Aborted by StopProvider; every handler signal follows it. */
   readonly stopper: AbortController;
   readonly log: ServiceLog | undefined;
@@ -173,6 +216,50 @@ export function ephemeralFor<P>(
       `This provider has no ephemeral resource type "${typeName}".`,
     );
   return e;
+}
+
+/**
+ * The identity of the object a state holds, as a response carries it: undefined when the resource
+ * has no identity or there is no object. A failure is an error diagnostic, never a wrong identity.
+ */
+export function identityOut<P>(
+  core: ServerCore<P>,
+  r: LooseResource<P>,
+  state: Rec | null,
+  prior: IdentityValue | null,
+  diags: Diagnostics,
+): proto.ResourceIdentityDataOut | undefined {
+  if (!r.identity || !state) return undefined;
+  try {
+    const value = r.identity.of(state, { providerData: core.providerData?.value, prior });
+    return encodeIdentity(r.identity.schema, value);
+  } catch (err) {
+    fail(core, diags, `The identity of ${r.typeName}`, err);
+    return undefined;
+  }
+}
+
+/** The list resource of a type name, or undefined with an error reported. */
+export function listResourceFor<P>(
+  core: ServerCore<P>,
+  typeName: string,
+  diags: Diagnostics,
+): LooseListResource<P> | undefined {
+  const l = core.listResources.get(typeName);
+  if (!l)
+    diags.addError("Unknown list resource type", `This provider has no list resource type "${typeName}".`);
+  return l;
+}
+
+/** The action of a type name, or undefined with an error reported. */
+export function actionFor<P>(
+  core: ServerCore<P>,
+  typeName: string,
+  diags: Diagnostics,
+): LooseAction<P> | undefined {
+  const a = core.actions.get(typeName);
+  if (!a) diags.addError("Unknown action type", `This provider has no action type "${typeName}".`);
+  return a;
 }
 
 /** The diagnostics of a response. */

@@ -13,5 +13,7 @@ export async function getMetadata<P>(
     resources: [...core.resources.keys()].map((type_name) => ({ type_name })),
     data_sources: [...core.dataSources.keys()].map((type_name) => ({ type_name })),
     ephemeral_resources: [...core.ephemerals.keys()].map((type_name) => ({ type_name })),
+    list_resources: [...core.listResources.keys()].map((type_name) => ({ type_name })),
+    actions: [...core.actions.keys()].map((type_name) => ({ type_name })),
   };
 }

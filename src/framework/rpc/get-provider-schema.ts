@@ -4,7 +4,7 @@ import { Diagnostics } from "../diagnostics";
 import { toProtoSchema } from "../schema";
 import { fail, out, SERVER_CAPABILITIES, type ServerCore } from "./core";
 
-/** The schemas of the provider, its resources, data sources and ephemeral resources. */
+/** The schemas of the provider, its resources, data sources, ephemeral and list resources and actions. */
 export async function getProviderSchema<P>(
   core: ServerCore<P>,
   _req: proto.GetProviderSchema.Request,
@@ -13,6 +13,8 @@ export async function getProviderSchema<P>(
   const resource_schemas: Record<string, proto.Schema> = {};
   const data_source_schemas: Record<string, proto.Schema> = {};
   const ephemeral_resource_schemas: Record<string, proto.Schema> = {};
+  const list_resource_schemas: Record<string, proto.Schema> = {};
+  const action_schemas: Record<string, proto.ActionSchema> = {};
   try {
     for (const [name, r] of core.resources) {
       const s = toProtoSchema(r.schema);
@@ -29,6 +31,16 @@ export async function getProviderSchema<P>(
       if (e.description) s.block.description = e.description;
       ephemeral_resource_schemas[name] = s;
     }
+    for (const [name, l] of core.listResources) {
+      const s = toProtoSchema(l.schema);
+      if (l.description) s.block.description = l.description;
+      list_resource_schemas[name] = s;
+    }
+    for (const [name, a] of core.actions) {
+      const s = toProtoSchema(a.schema);
+      if (a.description) s.block.description = a.description;
+      action_schemas[name] = { schema: s };
+    }
   } catch (err) {
     fail(core, diags, "Building the schema", err);
   }
@@ -37,6 +49,8 @@ export async function getProviderSchema<P>(
     resource_schemas,
     data_source_schemas,
     ephemeral_resource_schemas,
+    list_resource_schemas,
+    action_schemas,
     diagnostics: out(diags),
     server_capabilities: SERVER_CAPABILITIES,
   };

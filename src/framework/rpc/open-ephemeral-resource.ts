@@ -4,7 +4,7 @@ import { fromDynamicValue, isWhollyKnown } from "../../plugin/cty";
 import type * as proto from "../../plugin/tfplugin6";
 import { Diagnostics } from "../diagnostics";
 import { context, encode, ephemeralFor, fail, finish, openedKey, out, type ServerCore } from "./core";
-import { asRec, compose, olderThan, runValidators, timeoutFor, toTimestamp } from "./values";
+import { asRec, checkAsValidated, compose, olderThan, timeoutFor, toTimestamp } from "./values";
 
 /** The first Terraform release with ephemeral resources (protocol 6.7). */
 export const EPHEMERAL_MIN_TERRAFORM = "1.10.0";
@@ -35,8 +35,7 @@ export async function openEphemeralResource<P>(
       );
       return { diagnostics: out(diags) };
     }
-    runValidators(e.schema.attributes, config, [], diags, true);
-    if (diags.hasErrors()) return { diagnostics: out(diags) };
+    if (!checkAsValidated(e.schema, config, "The configuration", diags)) return { diagnostics: out(diags) };
     const result = await e.open(
       { config },
       context(core, diags, timeoutFor(e.schema, config, "read", diags)),

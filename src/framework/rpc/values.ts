@@ -4,7 +4,7 @@
 import { type CtyValue, isRecord, isUnknown, isWhollyKnown, newRecord, valuesEqual } from "../../plugin/cty";
 import type * as proto from "../../plugin/tfplugin6";
 import { attributeEntries } from "../attribute-entries";
-import type { Diagnostics, Path } from "../diagnostics";
+import { type Diagnostics, formatPath, type Path } from "../diagnostics";
 import type { Attributes, Schema, TimeoutOperation } from "../schema";
 import { parseDuration } from "../timeouts";
 
@@ -89,6 +89,68 @@ export function runValidators(
       }
     }
   }
+}
+
+/** The required attributes of an object value that are null, at any depth of nested attributes. */
+export function missingRequired(attributes: Attributes, value: Rec, at: Path = []): Path[] {
+  const missing: Path[] = [];
+  for (const [name, a] of attributeEntries(attributes)) {
+    const v = value[name] ?? null;
+    const here: Path = [...at, { attribute: name }];
+    if (v === null) {
+      if (a.required) missing.push(here);
+      continue;
+    }
+    if (isUnknown(v) || !a.nested) continue;
+    const { nesting, attributes: inner } = a.nested;
+    if (nesting === "single" && asRec(v)) missing.push(...missingRequired(inner, asRec(v)!, here));
+    else if ((nesting === "list" || nesting === "set") && Array.isArray(v)) {
+      v.forEach((el, i) => {
+        const e = asRec(el);
+        if (e)
+          missing.push(...missingRequired(inner, e, nesting === "list" ? [...here, { index: i }] : here));
+      });
+    } else if (nesting === "map" && asRec(v)) {
+      for (const [k, el] of Object.entries(asRec(v)!)) {
+        const e = asRec(el);
+        if (e) missing.push(...missingRequired(inner, e, [...here, { key: k }]));
+      }
+    }
+  }
+  return missing;
+}
+
+/**
+ * Checks a configuration or planned value as Terraform's validation would have left it: every
+ * required attribute set and every validator passed. Terraform sends nothing else, but the
+ * handlers must not depend on that: what breaks these rules gets diagnostics, and no handler runs.
+ * Returns whether the value passed.
+ */
+export function checkAsValidated(schema: Schema, value: Rec, what: string, diags: Diagnostics): boolean {
+  const before = diags.items.length;
+  for (const at of missingRequired(schema.attributes, value)) {
+    diags.addAttributeError(
+      at,
+      "Missing required argument",
+      `${what} has no value for ${formatPath(at)}, which is required.`,
+    );
+  }
+  runValidators(schema.attributes, value, [], diags, true);
+  return !diags.items.slice(before).some((d) => d.severity === "error");
+}
+
+/**
+ * Checks a stored state: it never holds an unknown value (Terraform stores only what apply
+ * returned). One that does is refused with a diagnostic before a handler sees it. Returns whether
+ * it passed.
+ */
+export function checkStored(value: Rec | null, what: string, diags: Diagnostics): boolean {
+  if (value === null || isWhollyKnown(value)) return true;
+  diags.addError(
+    "Invalid state",
+    `${what} holds values that are not known, which no stored state can hold; Terraform never sends such a state.`,
+  );
+  return false;
 }
 
 /** The timeout of `op` in milliseconds from the schema's `timeouts` attribute, if it has one. */

@@ -14,7 +14,7 @@ export interface ApiKeyConfig extends cdktf.TerraformMetaArguments {
   */
   readonly kind?: string;
   /**
-  * Label of the key shown in the console, 1 to 64 characters. Changing it replaces the key.
+  * Label of the key shown in the console, 1 to 64 characters, without control characters (line breaks, tabs, ESC, NUL) or bidirectional overrides (an error at plan). Changing it replaces the key.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/api_key#name ApiKey#name}
   */

@@ -32,11 +32,17 @@ export interface GpurentalProviderConfig {
   */
   readonly httpsProxy?: string;
   /**
-  * Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory; on CI runners that start afresh, point it at a directory that is kept between runs.
+  * Directory of the deploy journal, where every deploy and API key creation is recorded before it is sent, so that the next apply adopts an instance (or revokes a key) that an interrupted or late request created instead of creating another. Falls back to `GPURENTAL_JOURNAL_DIR`, else `gpurental-journal` in Terraform's data directory (`TF_DATA_DIR`, default `.terraform`). A relative path is taken from the working directory. Each workspace and backend has its own file in it. Keep it with the working directory. On CI runners, which may be lost with their disk, keep the journal in PostgreSQL instead (`journal_url`). A directory that cannot be created or written (under a file, read-only) is an error when the provider is configured, so the plan fails rather than the apply.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#journal_dir GpurentalProvider#journal_dir}
   */
   readonly journalDir?: string;
+  /**
+  * PostgreSQL database of the deploy journal, in place of `journal_dir`: a `postgres://user:password@host:5432/database?sslmode=verify-full` URL of the same form as the `pg` backend's `conn_str` (libpq's parameters; `sslmode` defaults to `require`, and `PGUSER`, `PGPASSWORD` and the `PGSSL*` variables fill what the URL leaves out). Every runner that reaches the database shares the journal, so a runner that is lost (a job killed, a machine gone) leaves nothing the next runner cannot adopt. The journal keeps its own schema, `gpurental_journal`, created on first use; entries are kept per workspace and backend, as in the directory. If the database cannot be reached, a create fails before anything is sent. Falls back to `GPURENTAL_JOURNAL_URL`; prefer the variable, since a password written in the configuration is kept in saved plans.
+  *
+  * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs#journal_url GpurentalProvider#journal_url}
+  */
+  readonly journalUrl?: string;
   /**
   * Comma-separated hosts reached without the proxy, as Go reads `NO_PROXY`: `example.com` (and its subdomains), `.example.com` (subdomains only), IPs, CIDRs such as `10.0.0.0/8`, each with an optional `:port`, or `*`. Overrides the `NO_PROXY` (or `no_proxy`) environment variable.
   *
@@ -119,6 +125,7 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
     this._httpProxy = config.httpProxy;
     this._httpsProxy = config.httpsProxy;
     this._journalDir = config.journalDir;
+    this._journalUrl = config.journalUrl;
     this._noProxy = config.noProxy;
     this._orgId = config.orgId;
     this._reconcileTimeout = config.reconcileTimeout;
@@ -208,6 +215,22 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
   // Temporarily expose input value. Use with caution.
   public get journalDirInput() {
     return this._journalDir;
+  }
+
+  // journal_url - computed: false, optional: true, required: false
+  private _journalUrl?: string; 
+  public get journalUrl() {
+    return this._journalUrl;
+  }
+  public set journalUrl(value: string | undefined) {
+    this._journalUrl = value;
+  }
+  public resetJournalUrl() {
+    this._journalUrl = undefined;
+  }
+  // Temporarily expose input value. Use with caution.
+  public get journalUrlInput() {
+    return this._journalUrl;
   }
 
   // no_proxy - computed: false, optional: true, required: false
@@ -301,6 +324,7 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
       http_proxy: cdktf.stringToTerraform(this._httpProxy),
       https_proxy: cdktf.stringToTerraform(this._httpsProxy),
       journal_dir: cdktf.stringToTerraform(this._journalDir),
+      journal_url: cdktf.stringToTerraform(this._journalUrl),
       no_proxy: cdktf.stringToTerraform(this._noProxy),
       org_id: cdktf.stringToTerraform(this._orgId),
       reconcile_timeout: cdktf.stringToTerraform(this._reconcileTimeout),
@@ -337,6 +361,12 @@ export class GpurentalProvider extends cdktf.TerraformProvider {
       },
       journal_dir: {
         value: cdktf.stringToHclTerraform(this._journalDir),
+        isBlock: false,
+        type: "simple",
+        storageClassType: "string",
+      },
+      journal_url: {
+        value: cdktf.stringToHclTerraform(this._journalUrl),
         isBlock: false,
         type: "simple",
         storageClassType: "string",

@@ -271,3 +271,28 @@ describe("infinite numbers", () => {
     expect(() => encodeMsgpack(Number.NaN, t.number)).toThrow(CtyCodecError);
   });
 });
+
+describe("bytes no Terraform sends", () => {
+  it.each([
+    [
+      "a string of invalid UTF-8",
+      Buffer.from([0xa3, 0xed, 0xa0, 0x80]),
+      t.string,
+      "a string is not valid UTF-8",
+    ],
+    [
+      "an array claiming 4 billion elements",
+      Buffer.from([0xdd, 0xff, 0xff, 0xff, 0xff, 0xc0]),
+      t.list(t.string),
+      "truncated msgpack value",
+    ],
+    [
+      "a map claiming 4 billion entries",
+      Buffer.from([0xdf, 0xff, 0xff, 0xff, 0xff, 0xc0]),
+      t.map(t.string),
+      "truncated msgpack value",
+    ],
+  ])("%s is a CtyCodecError, not a crash", (_what, bytes, type, message) => {
+    expect(() => decodeMsgpack(bytes, type)).toThrow(new CtyCodecError(message));
+  });
+});

@@ -135,15 +135,27 @@ class Reader {
         }
       }
     }
-    return utf8.decode(this.slice(n));
+    const bytes = this.slice(n);
+    try {
+      return utf8.decode(bytes);
+    } catch {
+      // cty strings are UTF-8; whatever sent these bytes is not Terraform, and gets an answer.
+      throw new CtyCodecError("a string is not valid UTF-8");
+    }
+  }
+  /** Every element takes a byte at least: a count beyond what is left is a lie, refused before any allocation. */
+  private count(n: number): number {
+    if (n > this.bytes.length - this.pos) throw new CtyCodecError("truncated msgpack value");
+    return n;
   }
   private array(n: number, depth: number): Raw[] {
+    this.count(n);
     const out: Raw[] = [];
     for (let i = 0; i < n; i++) out.push(this.read(depth + 1));
     return out;
   }
   private map(n: number, depth: number): RawMap {
-    const flat = new Array<Raw>(2 * n);
+    const flat = new Array<Raw>(this.count(2 * n));
     for (let i = 0; i < 2 * n; i++) flat[i] = this.read(depth + 1);
     return new RawMap(flat);
   }

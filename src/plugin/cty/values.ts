@@ -176,10 +176,12 @@ export function isWhollyKnown(value: unknown): boolean {
 /**
  * Whether two values of a type are equal as cty compares them: numbers by decimal value, sets
  * ignoring order, dynamic values by type and value. Anything unknown counts as different, which is
- * what plan logic needs ("may change").
+ * what plan logic needs ("may change"); with `unknownsMatch`, an unknown equals an unknown in the
+ * same place, which is what "planned exactly as configured" needs (`env = { K = aws_x.id }`).
  */
-export function valuesEqual(a: unknown, b: unknown, type: CtyType): boolean {
-  if (a instanceof Unknown || b instanceof Unknown) return false;
+export function valuesEqual(a: unknown, b: unknown, type: CtyType, unknownsMatch = false): boolean {
+  if (a instanceof Unknown || b instanceof Unknown)
+    return unknownsMatch && a instanceof Unknown && b instanceof Unknown;
   if (a === null || a === undefined || b === null || b === undefined) {
     return (a === null || a === undefined) && (b === null || b === undefined);
   }
@@ -198,27 +200,27 @@ export function valuesEqual(a: unknown, b: unknown, type: CtyType): boolean {
         a instanceof Dynamic &&
         b instanceof Dynamic &&
         typeEquals(a.type, b.type) &&
-        valuesEqual(a.value, b.value, a.type)
+        valuesEqual(a.value, b.value, a.type, unknownsMatch)
       );
     case "list":
       return (
         Array.isArray(a) &&
         Array.isArray(b) &&
         a.length === b.length &&
-        a.every((x, i) => valuesEqual(x, b[i], type.element))
+        a.every((x, i) => valuesEqual(x, b[i], type.element, unknownsMatch))
       );
     case "tuple":
       return (
         Array.isArray(a) &&
         Array.isArray(b) &&
         a.length === b.length &&
-        a.every((x, i) => valuesEqual(x, b[i], type.elements[i] ?? type.elements[0]!))
+        a.every((x, i) => valuesEqual(x, b[i], type.elements[i] ?? type.elements[0]!, unknownsMatch))
       );
     case "set": {
       if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
       const unmatched = [...b];
       for (const x of a) {
-        const i = unmatched.findIndex((y) => valuesEqual(x, y, type.element));
+        const i = unmatched.findIndex((y) => valuesEqual(x, y, type.element, unknownsMatch));
         if (i < 0) return false;
         unmatched.splice(i, 1);
       }
@@ -228,11 +230,11 @@ export function valuesEqual(a: unknown, b: unknown, type: CtyType): boolean {
       if (!isRecord(a) || !isRecord(b)) return false;
       const ka = Object.keys(a);
       if (ka.length !== Object.keys(b).length) return false;
-      return ka.every((k) => Object.hasOwn(b, k) && valuesEqual(a[k], b[k], type.element));
+      return ka.every((k) => Object.hasOwn(b, k) && valuesEqual(a[k], b[k], type.element, unknownsMatch));
     }
     case "object":
       if (!isRecord(a) || !isRecord(b)) return false;
-      return Object.entries(type.attributes).every(([k, at]) => valuesEqual(a[k], b[k], at));
+      return Object.entries(type.attributes).every(([k, at]) => valuesEqual(a[k], b[k], at, unknownsMatch));
   }
 }
 

@@ -1,18 +1,31 @@
 import {
   type CallOptions,
   type ChannelCredentials,
+  type ClientReadableStream,
   credentials,
   makeGenericClientConstructor,
+  status,
 } from "@grpc/grpc-js";
 import { serviceDefinition } from "../proto";
 
 // A go-plugin host in miniature for tests: a grpc-js client of the provider's services that dials
-// the address from a handshake line, with or without a client certificate.
+// the address from a handshake line, with or without a client certificate, for unary calls and
+// server streams.
 
-/** A unary-call client of one of the provider's services. */
+/** A client of one of the provider's services. */
 export interface TestClient {
   /** Calls `method` with `request`; rejects with the gRPC error (with `.code`). */
   call(method: string, request?: object, options?: CallOptions): Promise<Record<string, unknown>>;
+  /**
+   * Calls a server-streaming `method` and collects its events until the stream ends; rejects with
+   * the gRPC error. With `take`, cancels the call once it has that many events, as Terraform does
+   * at a list's limit, and resolves with them.
+   */
+  stream(
+    method: string,
+    request?: object,
+    opts?: { take?: number; options?: CallOptions },
+  ): Promise<Record<string, unknown>[]>;
   /** Closes the channel. */
   close(): void;
 }
@@ -71,6 +84,27 @@ export function connect(
         const fn = (client as unknown as Record<string, Unary | undefined>)[method];
         if (typeof fn !== "function") return reject(new Error(`no method ${method}`));
         fn.call(client, request, options, (err, res) => (err ? reject(err) : resolve(res)));
+      });
+    },
+    stream(method, request = {}, { take, options = { deadline: Date.now() + 30_000 } } = {}) {
+      return new Promise((resolve, reject) => {
+        type Streaming = (req: object, opts: CallOptions) => ClientReadableStream<Record<string, unknown>>;
+        const fn = (client as unknown as Record<string, Streaming | undefined>)[method];
+        if (typeof fn !== "function") return reject(new Error(`no method ${method}`));
+        const call = fn.call(client, request, options);
+        const events: Record<string, unknown>[] = [];
+        call.on("data", (event: Record<string, unknown>) => {
+          events.push(event);
+          if (take !== undefined && events.length >= take) {
+            call.cancel();
+            resolve(events);
+          }
+        });
+        call.on("error", (err: Error & { code?: number }) => {
+          if (err.code === status.CANCELLED && take !== undefined) resolve(events);
+          else reject(err);
+        });
+        call.on("end", () => resolve(events));
       });
     },
     close() {

@@ -183,3 +183,40 @@ test("an unreachable base_url is named with the address in every error, and noth
   expect(r).toContain("Check the provider's base_url (or GPURENTAL_BASE_URL)");
   expect(liveInstances(s)).toHaveLength(0);
 });
+
+test("a null env value is not set: the plan passes and the instance runs without it", async () => {
+  writeConfig(
+    s,
+    `${instance({ env: '{ KEPT = "1", OPTIONAL = var.maybe }' })}
+
+variable "maybe" {
+  type    = string
+  default = null
+}`,
+  );
+  expectCode(await apply(s), 0);
+  const [live] = liveInstances(s);
+  const env = s.backend.instance(live!.id)?.env ?? [];
+  expect(env).toEqual(expect.arrayContaining([expect.objectContaining({ key: "KEPT", value: "1" })]));
+  expect(env.map((e) => e.key)).not.toContain("OPTIONAL");
+  expect(output(expectCode(await plan(s), 0))).toContain("No changes.");
+});
+
+test("a label with terminal control characters is refused at plan, shown escaped", async () => {
+  writeConfig(s, instance({ label: '"evil\\u001b]0;PWNED\\u0007\\u001b[2Jx"' }));
+  const out = await refusedPlan();
+  expect(out).toContain("label contains the character \\x1b (at character 5 of");
+  expect(out).not.toContain("\u001b]0;PWNED");
+});
+
+test("a password in GPURENTAL_BASE_URL is masked in the plan's error", async () => {
+  writeConfig(s, instance({}));
+  const r = flat(
+    output(
+      expectCode(await plan(s, [], { GPURENTAL_BASE_URL: "http://user:s3cr3tPASS@127.0.0.1:18801" }), 1),
+    ),
+  );
+  expect(r).toContain("Error: Invalid API address");
+  expect(r).toContain('got "http://***@127.0.0.1:18801"');
+  expect(r).not.toContain("s3cr3tPASS");
+});

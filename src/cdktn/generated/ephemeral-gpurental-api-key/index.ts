@@ -14,7 +14,7 @@ export interface EphemeralGpurentalApiKeyConfig extends cdktn.TerraformEphemeral
   */
   readonly kind?: string;
   /**
-  * Label of the key shown in the console while it lives, 1 to 64 characters. Name it after the configuration, so that `gpurental strays` says whose a left-over key was.
+  * Label of the key shown in the console while it lives, 1 to 64 characters, without control characters (line breaks, tabs, ESC, NUL) or bidirectional overrides (an error at plan). Name it after the configuration, so that `gpurental strays` says whose a left-over key was.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/ephemeral-resources/api_key#name EphemeralGpurentalApiKey#name}
   */

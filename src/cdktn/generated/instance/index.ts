@@ -20,13 +20,13 @@ export interface InstanceConfig extends cdktn.TerraformMetaArguments {
   */
   readonly diskGb: number;
   /**
-  * Environment variables merged over the template's, by name. Together with `secret_env` and `unset_env` at most 100 entries; names up to 256 characters, values up to 4096. A name may appear in only one of the three. `JUPYTER_TOKEN`, `GPU_COUNT`, `SERVICE_ACCESS_TOKEN` and template variables carrying the access token are always set by the platform (a warning says so). Changing it replaces the instance.
+  * Environment variables merged over the template's, by name. Together with `secret_env` and `unset_env` at most 100 entries; names up to 256 characters, values up to 4096. A name may appear in only one of the three. `JUPYTER_TOKEN`, `GPU_COUNT`, `SERVICE_ACCESS_TOKEN` and template variables carrying the access token are always set by the platform (a warning says so). A null value (an optional variable left unset) leaves its variable out, as if the name were not in the map; it never drops the template's variable (that is `unset_env`). Changing it replaces the instance.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#env Instance#env}
   */
   readonly env?: { [key: string]: string };
   /**
-  * Label shown in the console, at most 64 characters. Unset (or `""`) for no label. Changing it replaces the instance.
+  * Label shown in the console, at most 64 characters, without control characters (line breaks, tabs, ESC, NUL) or bidirectional overrides, which no console or terminal can show as they are (an error at plan). Unset (or `""`) for no label. Changing it replaces the instance.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#label Instance#label}
   */
@@ -44,7 +44,7 @@ export interface InstanceConfig extends cdktn.TerraformMetaArguments {
   */
   readonly offerId?: string;
   /**
-  * Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output. They are kept in state (and in saved plans) in clear text: protect the state, or use `secret_env_wo` with Terraform 1.11 or later. Changing them replaces the instance.
+  * Environment variables like `env`, whose values are sent as secrets and hidden in Terraform's output (a null value leaves its variable out, as in `env`). They are kept in state (and in saved plans) in clear text: protect the state, or use `secret_env_wo` with Terraform 1.11 or later. Changing them replaces the instance.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#secret_env Instance#secret_env}
   */
@@ -86,7 +86,7 @@ export interface InstanceConfig extends cdktn.TerraformMetaArguments {
   */
   readonly timeouts?: InstanceTimeouts;
   /**
-  * Names of template environment variables to drop. Changing it replaces the instance.
+  * Names of template environment variables to drop. A null element is ignored. Changing it replaces the instance.
   *
   * Docs at Terraform Registry: {@link https://registry.terraform.io/providers/gpurental/gpurental/0.1.0/docs/resources/instance#unset_env Instance#unset_env}
   */

@@ -1,0 +1,84 @@
+import {
+  DISPLAY_MAX_LENGTH,
+  firstUnsafeCharacter,
+  markdownText,
+  terminalText,
+  UNSAFE_CHARACTERS,
+} from "./display";
+
+// What a terminal or a Markdown renderer receives from text that came from outside: no byte of it
+// may be a command, and no character may reorder what is read.
+
+/** The label an organization member gave an instance through the API in the audit. */
+const EVIL = "evil\u001b]0;PWNED\u0007\u001b[2Jx";
+
+/** Every character that may not reach a terminal raw. */
+const RAW = new RegExp(`[${UNSAFE_CHARACTERS}]`);
+
+describe("terminalText", () => {
+  it("shows ESC and BEL escaped, so the title is not set and the screen not cleared", () => {
+    expect(terminalText(EVIL)).toBe("evil\\x1b]0;PWNED\\x07\\x1b[2Jx");
+  });
+
+  it.each([
+    ["NUL", "a\u0000b", "a\\x00b"],
+    ["CR, which rewrites the line", "safe\rEVIL", "safe\\x0dEVIL"],
+    ["a line feed, on one line", "a\nb", "a\\x0ab"],
+    ["a tab, on one line", "a\tb", "a\\x09b"],
+    ["DEL", "a\u007fb", "a\\x7fb"],
+    ["C1 CSI, an 8-bit escape", "a\u009b2Jb", "a\\x9b2Jb"],
+    ["a right-to-left override", "abc\u202eexe.txt", "abc\\u202eexe.txt"],
+    ["an isolate", "a\u2066b\u2069", "a\\u2066b\\u2069"],
+    ["a line separator", "a\u2028b", "a\\u2028b"],
+    ["a lone surrogate", "a\ud800b", "a\ufffdb"],
+  ])("escapes %s", (_what, input, output) => {
+    expect(terminalText(input)).toBe(output);
+  });
+
+  it("keeps line feeds and tabs in multi-line text, never CR or ESC", () => {
+    expect(terminalText("a\n\tb\r\n\u001b[1m", { multiline: true })).toBe("a\n\tb\\x0d\n\\x1b[1m");
+  });
+
+  it("keeps printable text of any script as it is", () => {
+    const text = "GPU × 2 — Größe ¥1,000 日本語 🚀 عربي";
+    expect(terminalText(text)).toBe(text);
+  });
+
+  it("bounds the length in characters, and says how much was left out", () => {
+    expect(terminalText("🚀".repeat(DISPLAY_MAX_LENGTH + 5))).toBe(
+      `${"🚀".repeat(DISPLAY_MAX_LENGTH)}… (5 more characters)`,
+    );
+    expect(terminalText("abcdef", { maxLength: 3 })).toBe("abc… (3 more characters)");
+    expect(terminalText("abc", { maxLength: 3 })).toBe("abc");
+  });
+
+  it("leaves no raw control character for any input of one code unit", () => {
+    for (let c = 0; c < 0x10000; c++) {
+      expect(RAW.test(terminalText(`x${String.fromCharCode(c)}y`))).toBe(false);
+    }
+  });
+});
+
+describe("markdownText", () => {
+  it("escapes controls, Markdown, HTML and entities, and joins lines", () => {
+    expect(markdownText(EVIL)).toBe("evil\\\\x1b\\]0;PWNED\\\\x07\\\\x1b\\[2Jx");
+    expect(markdownText("<img src=x onerror=alert(1)>")).toBe("\\<img src=x onerror=alert(1)\\>");
+    expect(markdownText("[click](https://evil.example) **bold** `code` ~~gone~~")).toBe(
+      "\\[click\\](https://evil.example) \\*\\*bold\\*\\* \\`code\\` \\~\\~gone\\~\\~",
+    );
+    expect(markdownText("&#x202E;")).toBe("\\&\\#x202E;");
+    expect(markdownText("a\nb\r\nc")).toBe("a b c");
+  });
+
+  it("mentions nobody", () => {
+    expect(markdownText("@org/team")).toBe("@\u2060org/team");
+  });
+});
+
+describe("firstUnsafeCharacter", () => {
+  it("names the first control character or override, escaped", () => {
+    expect(firstUnsafeCharacter(EVIL)).toBe("\\x1b");
+    expect(firstUnsafeCharacter("ok\u202e")).toBe("\\u202e");
+    expect(firstUnsafeCharacter("plain label-1 ü")).toBeUndefined();
+  });
+});

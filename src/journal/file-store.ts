@@ -1,0 +1,165 @@
+/**
+ * The file store: one JSON Lines file per state in the journal directory, appended under a lock
+ * file shared by the provider processes of the machine and flushed to disk (fdatasync) before a
+ * write returns; rewritten (temp file, fsync, rename) when closed entries make up most of it. The
+ * format is README.md's "Format"; the file on disk itself (lock, appends, reading) is disk.ts.
+ */
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+import { append, lockJournal, parseFile, syncDir } from "./disk";
+import type { JournalStore, UpdateOptions } from "./journal-store";
+import type { JournalLocation } from "./location";
+import { applyRecord, type JournalRecord, type ParsedJournal, parseJournal } from "./records";
+import type { RunIdentity } from "./run";
+
+/** Compaction waits for at least this many lines. */
+const COMPACT_MIN_LINES = 64;
+
+/** What a file store is told. */
+export interface FileStoreOptions {
+  run: RunIdentity;
+  log: (level: "debug" | "warn", message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** The journal file of one state (see locateJournal). */
+export class FileStore implements JournalStore {
+  readonly kind = "file" as const;
+  private cache: { key: string; parsed: ParsedJournal } | null = null;
+  private readonly reported = new Set<string>();
+
+  constructor(
+    readonly location: JournalLocation,
+    private readonly opts: FileStoreOptions,
+  ) {}
+
+  get name(): string {
+    return this.location.file;
+  }
+
+  private get file(): string {
+    return this.location.file;
+  }
+
+  /** The file as it is now, read again only when it changed (a stat per call otherwise). */
+  read(): ParsedJournal {
+    let key: string;
+    try {
+      const st = statSync(this.file);
+      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return { header: null, entries: new Map(), problems: [], lines: 0 };
+    }
+    if (this.cache?.key === key) return this.cache.parsed;
+    const parsed = parseJournal(readFileSync(this.file, "utf8"));
+    for (const p of parsed.problems) {
+      if (this.reported.has(p)) continue;
+      this.reported.add(p);
+      this.opts.log("warn", "deploy journal: skipped a damaged line", { file: this.file, problem: p });
+    }
+    this.cache = { key, parsed };
+    return parsed;
+  }
+
+  exists(): boolean {
+    return existsSync(this.file);
+  }
+
+  update(build: (current: ParsedJournal) => JournalRecord[], opts: UpdateOptions): void {
+    const release = lockJournal(this.file, this.opts.run);
+    try {
+      const current = this.read();
+      const records = build(current);
+      if (records.length === 0) return;
+      const lines: JournalRecord[] = current.header ? [] : [opts.header()];
+      lines.push(...records);
+      this.cache = null;
+      // After a torn line, a record appended to it would be torn with it.
+      const text = `${current.torn ? "\n" : ""}${lines.map((r) => JSON.stringify(r)).join("\n")}\n`;
+      append(this.file, text, { created: !current.header, durable: opts.durable });
+      this.remember(current, lines);
+      this.compactIfWorth(opts);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * After an append under the lock: the file is what was read plus `lines`, so the parsed journal
+   * is brought up to date without reading the file again (every write would otherwise parse the
+   * whole file, and an apply of many instances write it several times per instance).
+   */
+  private remember(parsed: ParsedJournal, lines: JournalRecord[]): void {
+    let key: string;
+    try {
+      const st = statSync(this.file);
+      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return;
+    }
+    let header = parsed.header;
+    for (const rec of lines)
+      applyRecord(parsed.entries, rec, (h) => {
+        header = h;
+      });
+    this.cache = { key, parsed: { ...parsed, header, lines: parsed.lines + lines.length, torn: false } };
+  }
+
+  /** Rewrites the file with one line per kept entry; removes it when nothing is left. Under the lock. */
+  private compactIfWorth(opts: UpdateOptions): void {
+    const parsed = this.read();
+    const kept = opts.keep(parsed.entries.values());
+    if (kept.length === 0) {
+      rmSync(this.file, { force: true });
+      this.cache = null;
+      return;
+    }
+    if (parsed.lines < COMPACT_MIN_LINES || parsed.lines < 2 * (kept.length + 1)) return;
+    const text = [opts.header(), ...kept.map((e) => ({ op: "entry" as const, ...e }))]
+      .map((r) => JSON.stringify(r))
+      .join("\n");
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    const fd = openSync(tmp, "w", 0o600);
+    try {
+      writeSync(fd, `${text}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, this.file);
+    syncDir(dirname(this.file));
+    this.cache = null;
+    this.opts.log("debug", "deploy journal compacted", {
+      file: this.file,
+      lines: parsed.lines,
+      kept: kept.length,
+    });
+  }
+
+  /** Ids named by the entries of every journal in the directory (other workspaces' too). */
+  referencedIds(): Set<string> {
+    const ids = new Set<string>();
+    let files: string[] = [];
+    try {
+      files = readdirSync(this.location.dir).filter((f) => f.endsWith(".jsonl"));
+    } catch {
+      return ids;
+    }
+    for (const f of files) {
+      const path = join(this.location.dir, f);
+      const parsed = path === this.file ? this.read() : parseFile(path);
+      for (const e of parsed.entries.values()) if (e.id) ids.add(e.id);
+    }
+    return ids;
+  }
+}

@@ -1,0 +1,282 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "pg";
+import { journalIn, journalServer, STORE_KINDS } from "../../testing/journal-stores";
+import { DeployJournal, JournalError, locateJournal, type RunIdentity } from "..";
+import { currentRun } from "../run";
+import { PgStore, stateKeyOf } from "./store";
+import { parseJournalUrl } from "./url";
+
+// What only the PostgreSQL store has: its schema, created and versioned; its lock, one row per
+// state, which other states never wait for and which makes a take happen once however runs race;
+// transactions that a killed writer leaves undone; and a database out of reach, which fails reads
+// and writes with an error naming the database (no password), the setting and the reason. The
+// journal's meaning over this store is store.test.ts's, run against both.
+
+const withPostgres = STORE_KINDS.includes("postgresql");
+const describePg = withPostgres ? describe : describe.skip;
+
+const PASSWORD = "pw-never-shown-3a9c";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "gpurental-journal-pg-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const gone: RunIdentity = { id: "gone", pid: 1, boot: "before-a-restart" };
+
+function url(port = journalServer().port, extra = "") {
+  return parseJournalUrl(
+    `postgres://tf:${PASSWORD}@127.0.0.1:${port}/tfstate?sslmode=disable${extra}`,
+    "the GPURENTAL_JOURNAL_URL environment variable",
+  );
+}
+
+async function sql<T extends Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
+  const c = new Client({ connectionString: journalServer().connStr() });
+  await c.connect();
+  try {
+    return (await c.query(text, values)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+describePg("the PostgreSQL store", () => {
+  const location = (ws = "default") => locateJournal({ cwd: dir, env: { TF_WORKSPACE: ws } });
+  const journal = (opts: { run?: RunIdentity; ws?: string; timeoutMs?: number; extra?: string } = {}) => {
+    const loc = location(opts.ws);
+    return new DeployJournal(loc, {
+      run: opts.run ?? currentRun(),
+      store: new PgStore(url(undefined, opts.extra), loc, { timeoutMs: opts.timeoutMs ?? 5_000 }),
+    });
+  };
+
+  test("its schema is created on first use and versioned; a state's records are rows keyed as the file is named", async () => {
+    const j = journal();
+    const e = j.sent("instance", "sha256:x", { label: "a" });
+    j.answered(e, "i-1");
+    expect(await sql("select version from gpurental_journal.schema_version")).toEqual([{ version: 1 }]);
+    const key = stateKeyOf(location());
+    expect(key).toBe(
+      location()
+        .file.split("/")
+        .pop()!
+        .replace(/\.jsonl$/, ""),
+    );
+    const rows = await sql<{ op: string }>(
+      "select record->>'op' as op from gpurental_journal.records where state_key = $1 order by seq",
+      [key],
+    );
+    expect(rows.map((r) => r.op)).toEqual(["sent", "answered"]);
+    const [state] = await sql(
+      "select workspace, backend, header from gpurental_journal.journals where state_key = $1",
+      [key],
+    );
+    expect(state).toMatchObject({ workspace: "default", backend: "local", header: { version: 1 } });
+  });
+
+  test("a schema newer than this provider is read, never written", async () => {
+    const j = journal();
+    j.sent("instance", "sha256:x", {});
+    await sql("insert into gpurental_journal.schema_version (version) values (99)");
+    try {
+      // The schema is checked when a connection is made: another provider process's.
+      const fresh = journal({ extra: "&application_name=later" });
+      expect(fresh.entries()).toHaveLength(1);
+      expect(() => fresh.sent("instance", "sha256:y", {})).toThrow(
+        /schema is version 99, written by a newer provider/,
+      );
+    } finally {
+      await sql("delete from gpurental_journal.schema_version where version = 99");
+    }
+  });
+
+  test("a state whose row is locked is waited for, then given up; other states are written meanwhile", async () => {
+    const first = journal({ ws: "locked" });
+    first.sent("instance", "sha256:x", {});
+    const holder = new Client({ connectionString: journalServer().connStr() });
+    await holder.connect();
+    try {
+      await holder.query("begin");
+      await holder.query("select 1 from gpurental_journal.journals where state_key = $1 for update", [
+        stateKeyOf(location("locked")),
+      ]);
+      // Another workspace's writer does not wait.
+      const other = journal({ ws: "free", timeoutMs: 1_000 });
+      other.sent("instance", "sha256:x", {});
+      expect(other.entries()).toHaveLength(1);
+      // The locked one waits for its deadline, then fails, having written nothing.
+      const blocked = journal({ ws: "locked", timeoutMs: 1_000 });
+      expect(() => blocked.sent("instance", "sha256:z", {})).toThrow(/stayed locked by another run/);
+      await holder.query("rollback");
+      expect(journal({ ws: "locked" }).entries()).toHaveLength(1);
+    } finally {
+      await holder.end();
+    }
+  });
+
+  test("an entry is taken by one run only, however two runs race for it", async () => {
+    const old = journal({ run: gone });
+    const e = old.sent("instance", "sha256:x", {});
+    const mine = journal();
+    // Both see the entry as adoptable before either takes it.
+    expect(mine.adoptable("instance", "sha256:x").map((x) => x.entry)).toEqual([e]);
+    // The other run (psql, another process) holds the state's row, then takes the entry a moment
+    // later; this one's take, started in that moment, waits for the row and finds it taken.
+    const key = stateKeyOf(location());
+    const other: RunIdentity = { id: "rival", pid: process.pid, boot: currentRun().boot };
+    const taken = JSON.stringify({ op: "taken", entry: e, run: other, at: new Date().toISOString() });
+    const rival = spawn(
+      "psql",
+      [
+        "-X",
+        "-q",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-d",
+        `${journalServer().connStr()}&application_name=rival`,
+        "-c",
+        `begin;
+         select 1 from gpurental_journal.journals where state_key = '${key}' for update;
+         select pg_sleep(1);
+         insert into gpurental_journal.records (state_key, seq, record)
+           select state_key, seq + 1, '${taken}'::jsonb from gpurental_journal.journals where state_key = '${key}';
+         update gpurental_journal.journals set seq = seq + 1 where state_key = '${key}';
+         commit;`,
+      ],
+      { stdio: "ignore", env: { PATH: process.env.PATH } },
+    );
+    const done = new Promise((r) => rival.on("close", r));
+    const deadline = Date.now() + 20_000;
+    while (
+      (
+        await sql(
+          "select 1 from pg_stat_activity where application_name = 'rival' and wait_event = 'PgSleep'",
+        )
+      ).length === 0
+    ) {
+      if (Date.now() > deadline) throw new Error("psql never held the row");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(mine.take("instance", "sha256:x")).toBeNull();
+    expect(mine.entries()[0]?.taken?.run.id).toBe("rival");
+    await done;
+  });
+
+  test("a writer killed in the middle of a write leaves the journal readable and whole", async () => {
+    const j = journal();
+    const e = j.sent("instance", "sha256:x", {});
+    const key = stateKeyOf(location());
+    const killed = new Client({ connectionString: journalServer().connStr() });
+    killed.on("error", () => {});
+    await killed.connect();
+    const [{ pid }] = (await killed.query("select pg_backend_pid() as pid")).rows as [{ pid: number }];
+    // Halfway through a write: its record inserted, the state's seq not yet moved, no commit.
+    await killed.query("begin");
+    await killed.query("select 1 from gpurental_journal.journals where state_key = $1 for update", [key]);
+    await killed.query(
+      `insert into gpurental_journal.records (state_key, seq, record) values ($1, 1000, '{"op":"answered","entry":"${e}","id":"i-torn","at":"t"}')`,
+      [key],
+    );
+    await sql("select pg_terminate_backend($1)", [pid]);
+    await killed.end().catch(() => {});
+    const fresh = journal();
+    expect(fresh.entries().map((x) => [x.entry, x.id])).toEqual([[e, null]]);
+    fresh.answered(e, "i-1");
+    expect(journal().entries()[0]?.id).toBe("i-1");
+  });
+
+  test("a database out of reach fails reads and writes with the database, the setting and the reason, never the password", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const srv = createServer();
+      srv.listen(0, "127.0.0.1", () => {
+        const port = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(port));
+      });
+    });
+    const loc = location();
+    const logged: string[] = [];
+    const j = new DeployJournal(loc, {
+      store: new PgStore(url(closed), loc, {
+        timeoutMs: 1_500,
+        log: (_l, m, f) => logged.push(m, JSON.stringify(f)),
+      }),
+      log: (_l, m, f) => logged.push(m, JSON.stringify(f)),
+    });
+    let err: unknown;
+    try {
+      j.sent("instance", "sha256:x", {});
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(JournalError);
+    const message = (err as Error).message;
+    expect(message).toMatch(
+      new RegExp(
+        `^The deploy journal in PostgreSQL could not be written \\(the database could not be reached\\): cannot connect: connect ECONNREFUSED 127\\.0\\.0\\.1:${closed} \\(tried \\d+ times over \\d+ s without reaching it\\)\\. Database postgres://\\*\\*\\*@127\\.0\\.0\\.1:${closed}/tfstate\\?sslmode=disable, schema gpurental_journal, set by the GPURENTAL_JOURNAL_URL environment variable\\. No deploy or API key creation is sent without its record in the journal\\.$`,
+      ),
+    );
+    // Once it has failed for a whole request's time, later requests try once: no second wait.
+    const started = Date.now();
+    expect(() => j.live()).toThrow(/could not be read \(the database could not be reached\)/);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(j.file).not.toContain(PASSWORD);
+    expect(`${message}${logged.join("")}${j.file}`).not.toContain(PASSWORD);
+    expect(`${message}`).not.toContain("tf:");
+  });
+
+  test("every store of the same database and state reads and takes from the same journal", () => {
+    const a = journalIn("postgresql", location(), { run: gone });
+    const e = a.sent("instance", "sha256:x", {});
+    a.answered(e, "i-9");
+    const b = journalIn("postgresql", location());
+    expect(b.take("instance", "sha256:x")?.id).toBe("i-9");
+    expect(b.referencedIds()).toContain("i-9");
+  });
+
+  test("read ahead while the provider is configured, the journal answers reads without the worker thread", async () => {
+    const loc = location();
+    const a = journalIn("postgresql", loc, { run: gone });
+    a.answered(a.sent("instance", "sha256:x", {}), "i-1");
+    const calls: string[] = [];
+    const bridge = {
+      call: (req: { kind: string }) => {
+        calls.push(req.kind);
+        throw new Error("no worker in this test");
+      },
+    } as unknown as NonNullable<ConstructorParameters<typeof PgStore>[2]>["bridge"];
+    const store = new PgStore(url(), loc, { bridge });
+    await store.prime();
+    const j = new DeployJournal(loc, { store });
+    expect(j.adoptable("instance", "sha256:x").map((e) => e.id)).toEqual(["i-1"]);
+    expect(j.live()).toHaveLength(1);
+    expect(calls).toEqual([]);
+    // A write goes to the worker, always.
+    expect(() => j.closeId("i-1", "claimed")).toThrow(JournalError);
+    expect(calls).toEqual(["begin"]);
+  });
+
+  test("a database user without the journal's grants is told what it needs", async () => {
+    journal().sent("instance", "sha256:x", {});
+    await sql("drop role if exists nojournal; create role nojournal login");
+    const loc = location();
+    const j = new DeployJournal(loc, {
+      store: new PgStore(
+        parseJournalUrl(
+          `postgres://nojournal@127.0.0.1:${journalServer().port}/tfstate?sslmode=disable`,
+          "journal_url in the provider block",
+        ),
+        loc,
+        { timeoutMs: 5_000 },
+      ),
+    });
+    expect(() => j.sent("instance", "sha256:y", {})).toThrow(
+      /permission denied for schema gpurental_journal: the journal's database user needs USAGE on the schema gpurental_journal, .* set by journal_url in the provider block\./,
+    );
+  });
+});

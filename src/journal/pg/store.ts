@@ -1,0 +1,278 @@
+/**
+ * The PostgreSQL store: a state's journal as rows of the schema `gpurental_journal`, shared by
+ * every runner that reaches the database. The records are the file store's, one row each, in
+ * order; a state's row in `journals` is its lock (SELECT … FOR UPDATE in the write's transaction),
+ * so writers of one state take turns and other states' writers never wait. A write is committed
+ * before it returns. A read asks only for what changed since the last one (one round trip when
+ * nothing did). A database that cannot be reached, or that does not answer in time, fails the read
+ * or the write with a JournalError naming the database (password masked) and the setting.
+ */
+import { JournalError } from "../disk";
+import type { JournalStore, UpdateOptions } from "../journal-store";
+import type { JournalLocation } from "../location";
+import {
+  applyRecord,
+  JOURNAL_FORMAT,
+  JOURNAL_VERSION,
+  type JournalHeader,
+  type JournalRecord,
+  type ParsedJournal,
+} from "../records";
+import { type Bridge, loadClientModule, PgCallError, pgBridge } from "./bridge";
+import type { PgTarget, ReadAnswer, Since } from "./protocol";
+import { JOURNAL_SCHEMA, type JournalUrl } from "./url";
+
+/** How long one journal request may take by default, connecting included (the file lock's wait). */
+export const DEFAULT_JOURNAL_TIMEOUT_MS = 15_000;
+
+/**
+ * A read outside a write uses the copy the last read or write left while it is younger than this.
+ * Within one command the state lock keeps other runs of the state out: such a copy misses only
+ * what the command's other provider processes write about their own objects, which no decision of
+ * this one depends on. Writes (takes included) always read under the lock.
+ */
+export const FRESH_MS = 2_000;
+
+/** Compaction waits for at least this many records, as the file store's. */
+const COMPACT_MIN_RECORDS = 64;
+
+/** libpq's variables passed on to the client (the URL's own values win). */
+const LIBPQ_ENV = ["PGUSER", "PGPASSWORD", "PGSSLMODE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY"];
+
+/** What a PostgreSQL store is told. */
+export interface PgStoreOptions {
+  /** The launch's environment, for libpq's variables. */
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+  log?: (level: "debug" | "warn", message: string, fields?: Record<string, unknown>) => void;
+  /** For tests: another bridge. */
+  bridge?: Bridge;
+}
+
+function emptyJournal(): ParsedJournal {
+  return { header: null, entries: new Map(), problems: [], lines: 0 };
+}
+
+/** The state key of a location: its file's name without `.jsonl`, as the file store names it. */
+export function stateKeyOf(location: JournalLocation): string {
+  const base = location.file.slice(location.file.lastIndexOf("/") + 1);
+  return base.replace(/\.jsonl$/, "");
+}
+
+/** The deploy journal of one state in PostgreSQL. */
+export class PgStore implements JournalStore {
+  readonly kind = "postgresql" as const;
+  readonly key: string;
+  private readonly target: PgTarget;
+  private readonly bridge: Bridge;
+  private readonly log: NonNullable<PgStoreOptions["log"]>;
+  private cache: { since: Since; parsed: ParsedJournal; at: number } | null = null;
+
+  constructor(
+    readonly url: JournalUrl,
+    readonly location: JournalLocation,
+    opts: PgStoreOptions = {},
+  ) {
+    this.key = stateKeyOf(location);
+    const env: Record<string, string> = {};
+    for (const k of LIBPQ_ENV) {
+      const v = opts.env?.[k];
+      if (v) env[k] = v;
+    }
+    this.target = { url: url.value, env, timeoutMs: opts.timeoutMs ?? DEFAULT_JOURNAL_TIMEOUT_MS };
+    this.bridge = opts.bridge ?? pgBridge();
+    this.log = opts.log ?? (() => {});
+  }
+
+  get name(): string {
+    return `${this.url.display} (schema ${JOURNAL_SCHEMA}, state ${this.key})`;
+  }
+
+  /** The error of a failed call: the store, the setting, and what went wrong. */
+  private failed(doing: string, err: unknown): JournalError {
+    const why = err instanceof Error ? err.message : String(err);
+    const reach = err instanceof PgCallError && err.unreachable ? " (the database could not be reached)" : "";
+    return new JournalError(
+      `The deploy journal in PostgreSQL could not be ${doing}${reach}: ${why}. Database ${this.url.display}, schema ${JOURNAL_SCHEMA}, set by ${this.url.source}.${doing === "written" ? " No deploy or API key creation is sent without its record in the journal." : ""}`,
+      this.name,
+      { cause: err },
+    );
+  }
+
+  private apply(answer: ReadAnswer | null): ParsedJournal {
+    if (!answer) {
+      this.cache = null;
+      return emptyJournal();
+    }
+    const base: ParsedJournal =
+      answer.full || !this.cache
+        ? { header: answer.header, entries: new Map(), problems: [], lines: 0 }
+        : this.cache.parsed;
+    let header = answer.header;
+    for (const rec of answer.records) {
+      if (!rec || typeof rec !== "object" || typeof rec.op !== "string") continue;
+      applyRecord(base.entries, rec, (h) => {
+        header = h;
+      });
+    }
+    const parsed: ParsedJournal = { ...base, header, lines: base.lines + answer.records.length };
+    this.cache = { since: { generation: answer.generation, seq: answer.seq }, parsed, at: Date.now() };
+    return parsed;
+  }
+
+  /**
+   * Reads the journal on the calling thread, asynchronously (the provider's configuration is an
+   * async step): a command that then writes nothing, such as a plan with no changes, needs no
+   * worker thread at all. A failure is left for the next read to report.
+   */
+  async prime(): Promise<void> {
+    try {
+      const answer = await loadClientModule().primeRead(this.target, this.key);
+      this.apply(answer);
+      this.empty = answer === null ? Date.now() : null;
+    } catch (err) {
+      this.log("debug", "deploy journal: could not read it ahead", {
+        journal: this.name,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+
+  /** When a read last found no journal for the state (a copy of nothing is not kept otherwise). */
+  private empty: number | null = null;
+
+  read(): ParsedJournal {
+    const now = Date.now();
+    if (this.cache && now - this.cache.at < FRESH_MS) return this.cache.parsed;
+    if (!this.cache && this.empty !== null && now - this.empty < FRESH_MS) return emptyJournal();
+    let answer: ReadAnswer | null;
+    try {
+      answer = this.bridge.call<ReadAnswer | null>(
+        { kind: "read", target: this.target, key: this.key, since: this.cache?.since ?? null },
+        this.target.timeoutMs,
+      );
+    } catch (err) {
+      throw this.failed("read", err);
+    }
+    this.empty = answer === null ? Date.now() : null;
+    // Unchanged since the last read: the copy in hand is the journal.
+    if (answer && !answer.full && answer.records.length === 0 && this.cache) {
+      this.cache.at = Date.now();
+      return this.cache.parsed;
+    }
+    return this.apply(answer);
+  }
+
+  exists(): boolean {
+    return this.read().header !== null;
+  }
+
+  update(build: (current: ParsedJournal) => JournalRecord[], opts: UpdateOptions): void {
+    let current: ParsedJournal;
+    try {
+      const answer = this.bridge.call<ReadAnswer | null>(
+        {
+          kind: "begin",
+          target: this.target,
+          key: this.key,
+          header: opts.header(),
+          since: this.cache?.since ?? null,
+        },
+        this.target.timeoutMs,
+      );
+      current = this.apply(answer);
+    } catch (err) {
+      throw this.failed("written", err);
+    }
+    let records: JournalRecord[];
+    try {
+      // A journal written for the first time has its header in its row, as a file's first line.
+      if (!current.header) current = { ...current, header: opts.header() };
+      records = build(current);
+    } catch (err) {
+      this.rollback();
+      throw err;
+    }
+    if (records.length === 0) {
+      this.rollback();
+      return;
+    }
+    // The journal after these records, to decide on compaction as the file store does.
+    const after = new Map([...current.entries].map(([k, e]) => [k, structuredClone(e)]));
+    for (const rec of records) applyRecord(after, rec, () => {});
+    const kept = opts.keep(after.values());
+    const lines = current.lines + records.length;
+    const compact = kept.length > 0 && lines >= COMPACT_MIN_RECORDS && lines >= 2 * (kept.length + 1);
+    let since: Since | null;
+    try {
+      since = this.bridge.call<Since | null>(
+        { kind: "commit", records, compact: compact ? kept : null, drop: kept.length === 0 },
+        this.target.timeoutMs,
+      );
+    } catch (err) {
+      this.cache = null;
+      this.empty = null;
+      throw this.failed("written", err);
+    }
+    if (!since) {
+      this.cache = null;
+      this.empty = Date.now();
+      return;
+    }
+    const entries = compact ? new Map(kept.map((e) => [e.entry, e])) : after;
+    this.cache = {
+      since,
+      parsed: { header: current.header, entries, problems: [], lines: compact ? kept.length : lines },
+      at: Date.now(),
+    };
+    if (compact) {
+      this.log("debug", "deploy journal compacted", { journal: this.name, lines, kept: kept.length });
+    }
+  }
+
+  private rollback(): void {
+    try {
+      this.bridge.call({ kind: "rollback" }, this.target.timeoutMs);
+    } catch {
+      // The connection went: its transaction went with it.
+      this.cache = null;
+      this.empty = null;
+    }
+  }
+
+  /** Deletes this state's journal from the database (its entries moved elsewhere). */
+  drop(): void {
+    try {
+      this.bridge.call(
+        { kind: "begin", target: this.target, key: this.key, header: this.placeholderHeader(), since: null },
+        this.target.timeoutMs,
+      );
+      this.bridge.call({ kind: "commit", records: [], compact: null, drop: true }, this.target.timeoutMs);
+    } catch (err) {
+      throw this.failed("written", err);
+    }
+    this.cache = null;
+    this.empty = null;
+  }
+
+  private placeholderHeader(): JournalHeader {
+    return {
+      op: "header",
+      format: JOURNAL_FORMAT,
+      version: JOURNAL_VERSION,
+      workspace: this.location.workspace,
+      backend: this.location.backend,
+      created_at: new Date().toISOString(),
+    };
+  }
+
+  referencedIds(): Set<string> {
+    try {
+      return new Set(
+        this.bridge.call<string[]>({ kind: "referenced", target: this.target }, this.target.timeoutMs),
+      );
+    } catch (err) {
+      throw this.failed("read", err);
+    }
+  }
+}
