@@ -319,8 +319,9 @@ test("demo --hcl applies and destroys examples/hcl with terraform alone, the com
   expect(r.out).toContain("✓ work folder");
   // The work folder went, and with it the provider it installed; only the one runtime is unpacked.
   expect(readdirSync(join(root, "tmp")).filter((f) => f.startsWith("gpurental-demo-"))).toEqual([]);
+  // (The launcher keeps a stamp file beside each runtime: src/executable/compact/README.md.)
   const runtimes = readdirSync(join(root, "home", ".cache", "gpurental", "runtime")).filter((f) =>
-    f.startsWith("terraform-provider-gpurental-"),
+    /^terraform-provider-gpurental-[0-9a-f]{32}$/.test(f),
   );
   expect(runtimes).toHaveLength(1);
 });
