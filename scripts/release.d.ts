@@ -16,6 +16,14 @@ export interface BuiltArchive {
   h1: string;
   /** What `--version` printed when the executable ran on the build machine, else "". */
   executed: string;
+  /** The same executable in the `gpurental` command's archive (gpurental_<v>_<os>_<arch>.zip). */
+  command: {
+    filename: string;
+    /** The zip's SHA-256, hex. */
+    shasum: string;
+    /** What `gpurental --version` printed on the build machine, else "". */
+    executed: string;
+  };
 }
 /** What release() wrote. */
 export interface ReleaseResult {
@@ -26,7 +34,9 @@ export interface ReleaseResult {
   built: BuiltArchive[];
   skipped: { platform: string; reason: string }[];
   keyId: string;
-  /** The release files in outDir (archives, manifest, SHA256SUMS and its signature). */
+  /** Whether it was signed with a key made for this build and deleted after it (--throwaway-key). */
+  throwawayKey: boolean;
+  /** The release files in outDir (both kinds of archives, manifest, SHA256SUMS and its signature). */
   files: string[];
 }
 /** Builds, signs and writes the release; see scripts/release.js. */
@@ -45,6 +55,11 @@ export function release(opts?: {
   /** Today, for the check that the Node.js line still has security support. */
   now?: Date;
   log?: (line: string) => void;
+  /**
+   * Sign with a key made for this build in a temp GnuPG home and deleted after it, instead of
+   * GPURENTAL_RELEASE_GPG_KEY (which must then be unset); the notes say it is not for production.
+   */
+  throwawayKey?: boolean;
 }): Promise<ReleaseResult>;
 /** Terraform's h1: hash of a package holding these files. */
 export function h1(files: { name: string; data: Buffer }[]): string;

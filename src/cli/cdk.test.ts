@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import semver from "semver";
-import { CDKTN_MIN_NODE, cdktfCommand, cdktnCommand, cdktnNode, withCdkPath } from "./cdk";
+import { CDKTN_MIN_NODE, cdktfCommand, cdktnCommand, cdktnNode, nodeTooOld, withCdkPath } from "./cdk";
 
 const ROOT = join(__dirname, "..", "..");
 
@@ -25,6 +25,19 @@ describe("the CDKs' command lines", () => {
     }
   });
 
+  it.each([
+    [
+      "v20.20.2",
+      "CDK Terrain (cdktn-cli 0.24) needs Node.js 22.19 or later, and this is Node.js 20.20.2, past its end of life (2026-04-30): install Node.js 24 or 22 (https://nodejs.org/en/download, or: nvm install 24)",
+    ],
+    [
+      "v22.11.0",
+      "CDK Terrain (cdktn-cli 0.24) needs Node.js 22.19 or later, and this is Node.js 22.11.0: install Node.js 24 or 22 (https://nodejs.org/en/download, or: nvm install 24)",
+    ],
+  ])("says in one line how to get a Node.js new enough, on %s", (running, line) => {
+    expect(nodeTooOld("CDK Terrain (cdktn-cli 0.24)", CDKTN_MIN_NODE, running)).toBe(line);
+  });
+
   it("takes the Node named by GPURENTAL_CDKTN_NODE", () => {
     expect(cdktnNode(ROOT, { GPURENTAL_CDKTN_NODE: "/opt/node24/bin/node" })).toBe("/opt/node24/bin/node");
   });
@@ -33,11 +46,15 @@ describe("the CDKs' command lines", () => {
     const empty = mkdtempSync(join(tmpdir(), "gpurental-cdk-test-"));
     try {
       writeFileSync(join(empty, "package.json"), "{}");
-      expect(() => cdktnCommand(empty, {})).toThrow("cdktn-cli is not installed in");
+      // With a Node.js cdktn-cli runs under, named or this one, the missing CLI is what is said.
+      expect(() => cdktnCommand(empty, { GPURENTAL_CDKTN_NODE: process.execPath })).toThrow(
+        "cdktn-cli is not installed in",
+      );
       if (!semver.gte(process.versions.node, CDKTN_MIN_NODE)) {
-        expect(() => cdktnNode(empty, {})).toThrow(
-          `cdktn-cli needs Node.js ${CDKTN_MIN_NODE} or later and this is ${process.version}`,
-        );
+        // The Node.js comes first: installing cdktn-cli would not help on this one.
+        const message = `CDK Terrain (cdktn-cli 0.24) needs Node.js 22.19 or later, and this is Node.js ${process.versions.node}`;
+        expect(() => cdktnCommand(empty, {})).toThrow(message);
+        expect(() => cdktnNode(empty, {})).toThrow(message);
       }
     } finally {
       rmSync(empty, { recursive: true, force: true });

@@ -16,6 +16,19 @@ export type Cdk = (typeof CDKS)[number];
 /** The lowest Node.js cdktn-cli 0.24 runs under. */
 export const CDKTN_MIN_NODE = "22.19.0";
 
+/** Node.js lines past their end of life, and when it came (nodejs.org's release schedule). */
+export const NODE_END_OF_LIFE: Readonly<Record<number, string>> = { 18: "2025-04-30", 20: "2026-04-30" };
+
+/**
+ * One line for a Node.js too old for a tool: what it needs, what runs, and how to get a newer one.
+ * The README's CDK Terrain recipe prints the same words (test/package/node-lines.test.ts).
+ */
+export function nodeTooOld(tool: string, min: string, running: string = process.version): string {
+  const major = Number(running.replace(/^v/, "").split(".")[0]);
+  const eol = NODE_END_OF_LIFE[major];
+  return `${tool} needs Node.js ${min.replace(/\.0$/, "")} or later, and this is Node.js ${running.replace(/^v/, "")}${eol ? `, past its end of life (${eol})` : ""}: install Node.js 24 or 22 (https://nodejs.org/en/download, or: nvm install 24)`;
+}
+
 /** A CDK's command line: the program to spawn and the arguments before the command's own. */
 export interface CdkCommand {
   command: string;
@@ -57,15 +70,16 @@ export function cdktnNode(root: string, env: NodeJS.ProcessEnv = process.env): s
     if (dir && existsSync(join(dir, "bin", "node"))) return join(dir, "bin", "node");
   }
   throw new Error(
-    `cdktn-cli needs Node.js ${CDKTN_MIN_NODE} or later and this is ${process.version}: run with a newer Node, or name one in GPURENTAL_CDKTN_NODE`,
+    `${nodeTooOld("CDK Terrain (cdktn-cli 0.24)", CDKTN_MIN_NODE)}, or name one in GPURENTAL_CDKTN_NODE`,
   );
 }
 
 /** cdktn-cli, found from `root`, under a Node it supports. */
 export function cdktnCommand(root: string, env: NodeJS.ProcessEnv = process.env): CdkCommand {
+  // The Node.js first: installing cdktn-cli would not help on one it cannot run under.
+  const node = cdktnNode(root, env);
   const dir = packageDir("cdktn-cli", root);
   if (!dir) throw new Error(`cdktn-cli is not installed in ${root}: npm install --save-dev cdktn-cli@0.24`);
-  const node = cdktnNode(root, env);
   return {
     command: node,
     argv: [join(dir, "bin", "cdktn")],

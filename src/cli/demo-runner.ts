@@ -46,7 +46,8 @@ export function dependencyDirs(root: string): string[] {
   return [...dirs];
 }
 
-function terraformBinary(): string {
+/** The terraform CLI to run: $TERRAFORM_BINARY_NAME, else `terraform` on PATH. */
+export function terraformBinary(): string {
   return process.env.TERRAFORM_BINARY_NAME || "terraform";
 }
 

@@ -5,9 +5,12 @@ import { terminalText } from "../display";
 import type { FakeBackend, TransitionMode } from "../fake-backend";
 import { version } from "../version";
 import { CDKS, type Cdk, cdkCommand, withCdkPath } from "./cdk";
+import { runHclDemo, startDemoBackend } from "./demo-hcl";
 import { DemoError, formatYuan, lastLines, liveCounts, progressRelay, reporter } from "./demo-output";
 import { ChildRunner, checkTerminalModule, dependencyDirs, quietEnv, terraformVersion } from "./demo-runner";
 import { openWorkDir, packageRoot, prepareApp } from "./demo-workdir";
+import { standaloneExecutable } from "./host";
+import { writeShellEnv } from "./shell-env";
 
 export { DemoError } from "./demo-output";
 export { checkTerminalModule, terraformVersion } from "./demo-runner";
@@ -103,6 +106,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const root = packageRoot();
   const cdk = options.cdk ?? "cdktf";
   const appName = `${cdk}-app`;
+  // First: a CDK that cannot run here says so before anything is started or written.
+  let cli: ReturnType<typeof cdkCommand>;
+  try {
+    cli = cdkCommand(cdk, root);
+  } catch (err) {
+    throw new DemoError(err instanceof Error ? err.message : String(err));
+  }
   const work = openWorkDir(options.workDir, options.tempDir);
   const workDir = work.dir;
   const keepFolder = work.kept;
@@ -134,22 +144,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
 
     checkpoint();
     step = report.step("starting the fake backend");
-    const { startFakeBackend } = await import("../fake-backend");
-    try {
-      backend = await startFakeBackend({
-        port: options.port ?? 0,
-        seed: "demo",
-        transitions: options.transitions ?? "realistic",
-        tickMs: 1000,
-      });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
-        throw new DemoError(
-          `port ${options.port} is already in use; pick another with --port <port>, or --port 0 for any free port`,
-        );
-      }
-      throw err;
-    }
+    backend = await startDemoBackend(options);
     const creds = backend.credentials;
     if (!creds) throw new DemoError("the fake backend started without its demo seed");
     orgId = creds.org_id;
@@ -182,12 +177,6 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     await prepareApp(root, appName, appDir);
     step.done("example app ready");
 
-    let cli: ReturnType<typeof cdkCommand>;
-    try {
-      cli = cdkCommand(cdk, root);
-    } catch (err) {
-      throw new DemoError(err instanceof Error ? err.message : String(err));
-    }
     // cdktf-cli runs under this process's Node.js: <cdktf-cli>/bundle/bin/cdktf.
     if (cdk === "cdktf") checkTerminalModule(resolve(cli.argv[0] ?? "", "..", "..", ".."));
     const tmpForChildren = join(workDir, "tmp");
@@ -296,12 +285,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     report.line();
 
     if (options.keep) {
+      const envFile = join(workDir, "fake-backend.env");
+      writeShellEnv(envFile, backend.url, creds);
       report.line("Kept running (--keep). Reach the fake backend with the demo admin's session:");
-      report.line(`  export GPURENTAL_BASE_URL=${backend.url}`);
-      report.line(
-        `  export GPURENTAL_TOKEN="$(node -p 'require(process.argv[1]).admin_session_token' ${credentialsFile})"`,
-      );
-      report.line(`  export GPURENTAL_ORG_ID=${creds.org_id}`);
+      report.line(`  . ${envFile}      # GPURENTAL_BASE_URL, GPURENTAL_TOKEN, GPURENTAL_ORG_ID, ...`);
       report.line(`The stack's state is ${statePath}; the full credentials are in ${credentialsFile}.`);
       report.line(
         `Press Ctrl-C to destroy the instance and the API key with ${cdk} and stop the fake backend${keepFolder ? "" : `, which removes ${workDir}`} (a second Ctrl-C stops at once; the backend's data lives in memory and goes with it).`,
@@ -379,7 +366,7 @@ export function register(program: Command): void {
   program
     .command("demo")
     .description(
-      "Deploy the CDKTF example app against the embedded fake backend with the real terraform CLI, show its outputs, then destroy it",
+      "Deploy the CDKTF example app (or with --hcl examples/hcl) against the embedded fake backend with the real terraform CLI, show its outputs, then destroy it",
     )
     .addOption(
       new Option(
@@ -389,6 +376,12 @@ export function register(program: Command): void {
         .choices(CDKS)
         .default("cdktf"),
     )
+    .addOption(
+      new Option(
+        "--hcl",
+        "run examples/hcl with plain terraform instead of a CDK app (needs nothing but terraform)",
+      ).conflicts("cdk"),
+    )
     .option("--port <port>", "port of the fake backend (0 picks a free one)", "0")
     .option("--keep", "leave the instance and the fake backend running until Ctrl-C, then destroy them")
     .option("--verbose", "show cdktf's and terraform's full output")
@@ -396,51 +389,69 @@ export function register(program: Command): void {
       "--work-dir <dir>",
       "keep the mirror, synth output, state and logs in this folder (by default a temp folder, removed at the end)",
     )
-    .action(async (opts: { cdk: Cdk; port: string; keep?: boolean; verbose?: boolean; workDir?: string }) => {
-      const port = Number(opts.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        process.stderr.write(`gpurental demo: --port must be a number from 0 to 65535, got "${opts.port}"\n`);
-        process.exitCode = 2;
-        return;
-      }
-      // The first Ctrl-C stops the demo (after --keep: destroys, then stops); a later one, or
-      // SIGTERM, stops at once. A Ctrl-C delivered twice within a moment (to the process and
-      // through a wrapper such as npm) counts once.
-      const controller = new AbortController();
-      const hurry = new AbortController();
-      let firstAt = 0;
-      const onInterrupt = () => {
-        if (!controller.signal.aborted) {
-          firstAt = Date.now();
-          controller.abort();
-        } else if (Date.now() - firstAt > 500) {
-          hurry.abort();
+    .action(
+      async (opts: {
+        cdk: Cdk;
+        hcl?: boolean;
+        port: string;
+        keep?: boolean;
+        verbose?: boolean;
+        workDir?: string;
+      }) => {
+        if (!opts.hcl && standaloneExecutable()) {
+          process.stderr.write(
+            "gpurental demo: the CDK demos run from the npm package, with Node.js; this executable runs the plain Terraform one: gpurental demo --hcl\n",
+          );
+          process.exitCode = 2;
+          return;
         }
-      };
-      const onTerminate = () => {
-        controller.abort();
-        hurry.abort();
-      };
-      process.on("SIGINT", onInterrupt);
-      process.on("SIGTERM", onTerminate);
-      try {
-        await runDemo({
-          cdk: opts.cdk,
-          port,
-          keep: opts.keep ?? false,
-          verbose: opts.verbose ?? false,
-          workDir: opts.workDir,
-          signal: controller.signal,
-          hurry: hurry.signal,
-        });
-        process.exitCode = 0;
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        process.stderr.write(`gpurental demo: ${controller.signal.aborted ? "interrupted" : message}\n`);
-        process.exitCode = controller.signal.aborted ? 130 : 1;
-      } finally {
-        process.removeListener("SIGINT", onInterrupt);
-        process.removeListener("SIGTERM", onTerminate);
-      }
-    });
+        const port = Number(opts.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) {
+          process.stderr.write(
+            `gpurental demo: --port must be a number from 0 to 65535, got "${opts.port}"\n`,
+          );
+          process.exitCode = 2;
+          return;
+        }
+        // The first Ctrl-C stops the demo (after --keep: destroys, then stops); a later one, or
+        // SIGTERM, stops at once. A Ctrl-C delivered twice within a moment (to the process and
+        // through a wrapper such as npm) counts once.
+        const controller = new AbortController();
+        const hurry = new AbortController();
+        let firstAt = 0;
+        const onInterrupt = () => {
+          if (!controller.signal.aborted) {
+            firstAt = Date.now();
+            controller.abort();
+          } else if (Date.now() - firstAt > 500) {
+            hurry.abort();
+          }
+        };
+        const onTerminate = () => {
+          controller.abort();
+          hurry.abort();
+        };
+        process.on("SIGINT", onInterrupt);
+        process.on("SIGTERM", onTerminate);
+        try {
+          await (opts.hcl ? runHclDemo : runDemo)({
+            cdk: opts.cdk,
+            port,
+            keep: opts.keep ?? false,
+            verbose: opts.verbose ?? false,
+            workDir: opts.workDir,
+            signal: controller.signal,
+            hurry: hurry.signal,
+          });
+          process.exitCode = 0;
+        } catch (err) {
+          const message = err instanceof Error ? err.message : String(err);
+          process.stderr.write(`gpurental demo: ${controller.signal.aborted ? "interrupted" : message}\n`);
+          process.exitCode = controller.signal.aborted ? 130 : 1;
+        } finally {
+          process.removeListener("SIGINT", onInterrupt);
+          process.removeListener("SIGTERM", onTerminate);
+        }
+      },
+    );
 }

@@ -1,7 +1,8 @@
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { TransitionMode } from "../fake-backend/types";
+import { writeShellEnv } from "./shell-env";
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -35,6 +36,7 @@ interface FakeBackendFlags {
   stateFile?: string;
   seed: "demo" | "none";
   credentials?: string;
+  shellEnv?: string;
   controlToken?: string;
   transitions: TransitionMode;
   quiet?: boolean;
@@ -60,6 +62,12 @@ export function register(program: Command): void {
     .option("--state-file <path>", "persist state to this file after each change and restore it at start")
     .addOption(new Option("--seed <seed>", "seed data at start").choices(["demo", "none"]).default("none"))
     .option("--credentials <path>", "write the demo credentials as JSON (mode 0600) to this file")
+    // Not `--env-file`: Node.js 22 takes that flag for itself wherever it stands in the arguments of
+    // a single executable application (the release's standalone command), and exits with code 9.
+    .option(
+      "--shell-env <path>",
+      "write the provider's settings for the demo admin as `export GPURENTAL_...=` lines (mode 0600) to this file, for a shell to read with `. <path>`; written last, once everything else is",
+    )
     .addOption(
       new Option(
         "--control-token <token>",
@@ -89,6 +97,9 @@ export function register(program: Command): void {
       if (flags.credentials && flags.seed !== "demo") {
         cmd.error("error: --credentials needs --seed demo", { exitCode: 1 });
       }
+      if (flags.shellEnv && flags.seed !== "demo") {
+        cmd.error("error: --shell-env needs --seed demo", { exitCode: 1 });
+      }
       if (!!flags.tlsCert !== !!flags.tlsKey) {
         cmd.error("error: --tls-cert and --tls-key go together", { exitCode: 1 });
       }
@@ -97,10 +108,13 @@ export function register(program: Command): void {
           exitCode: 1,
         });
       }
-      if (flags.tls && !flags.caFile && !flags.credentials) {
-        cmd.error("error: --tls needs --ca-file or --credentials (the CA is written beside it)", {
-          exitCode: 1,
-        });
+      if (flags.tls && !flags.caFile && !flags.credentials && !flags.shellEnv) {
+        cmd.error(
+          "error: --tls needs --ca-file, --credentials or --shell-env (the CA is written beside it)",
+          {
+            exitCode: 1,
+          },
+        );
       }
       await run(flags);
     });
@@ -166,8 +180,8 @@ async function run(flags: FakeBackendFlags): Promise<void> {
       return;
     }
   }
-  const caFile =
-    flags.caFile ?? (flags.credentials ? join(dirname(flags.credentials), CA_FILE_NAME) : undefined);
+  const beside = flags.credentials ?? flags.shellEnv;
+  const caFile = flags.caFile ?? (beside ? join(dirname(beside), CA_FILE_NAME) : undefined);
   if (backend.caCertPem && caFile) {
     try {
       writeFileSync(caFile, backend.caCertPem);
@@ -179,9 +193,26 @@ async function run(flags: FakeBackendFlags): Promise<void> {
       return;
     }
   }
+  // Last, so that a script waiting for it finds everything else written.
+  if (flags.shellEnv && backend.credentials) {
+    try {
+      const ca = backend.caCertPem && caFile ? resolve(caFile) : undefined;
+      writeShellEnv(flags.shellEnv, backend.url, backend.credentials, ca);
+    } catch (err) {
+      const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      process.stderr.write(`error: --shell-env ${flags.shellEnv} cannot be written (${reason})\n`);
+      await backend.close();
+      process.exitCode = 1;
+      return;
+    }
+  }
   // The URL only: tokens go to the credentials file, never to the terminal.
   process.stdout.write(`gpurental fake backend listening on ${backend.url}\n`);
   if (flags.credentials) process.stdout.write(`credentials written to ${flags.credentials}\n`);
+  if (flags.shellEnv)
+    process.stdout.write(
+      `settings for a shell written to ${flags.shellEnv} (read them with: . ${flags.shellEnv})\n`,
+    );
   if (backend.caCertPem && caFile) {
     process.stdout.write(
       `CA certificate written to ${caFile} (point GPURENTAL_CA_CERT_FILE or ca_cert_file at it)\n`,

@@ -1,6 +1,12 @@
 import { Command, CommanderError } from "commander";
 import { redactText } from "../api/redact";
 import { version } from "../version";
+import { type CommandHost, setCommandHost } from "./host";
+import { removeLinkedNpxEntryAtExit } from "./npx-cache";
+
+// The `gpurental` program. bin/gpurental (the npm package) and the standalone executable of a
+// release (src/executable/sea.ts, bundled with this file) both run it through runCommand; the
+// standalone one passes a CommandHost saying where its provider and example come from.
 
 /** A subcommand module registers its commands on the root program. */
 export interface CommandModule {
@@ -12,6 +18,7 @@ const modules: Record<string, () => Promise<CommandModule>> = {
   "fake-backend": () => import("./fake-backend"),
   provider: () => import("./provider"),
   demo: () => import("./demo"),
+  example: () => import("./example"),
   strays: () => import("./strays"),
   "plan-report": () => import("./plan-report"),
   journal: () => import("./journal"),
@@ -31,7 +38,8 @@ export async function buildProgram(): Promise<Command> {
 }
 
 /** Runs the `gpurental` command with the given argv (as in process.argv). */
-export async function main(argv: string[]): Promise<void> {
+export async function main(argv: string[], host: CommandHost = {}): Promise<void> {
+  setCommandHost(host);
   const program = await buildProgram();
   try {
     await program.parseAsync(argv);
@@ -40,8 +48,20 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = err.exitCode;
       return;
     }
-    // bin/gpurental prints the message of anything else: never a credential it quotes.
+    // runCommand prints the message of anything else: never a credential it quotes.
     if (err instanceof Error) err.message = redactText(err.message);
     throw err;
   }
+}
+
+/**
+ * Runs the command as a program does: what fails unexpectedly ends it with its message on stderr
+ * and exit code 1. The body of bin/gpurental and of the standalone executable named gpurental.
+ */
+export function runCommand(argv: string[], host: CommandHost = {}): Promise<void> {
+  if (!host.standalone) removeLinkedNpxEntryAtExit(argv[1]);
+  return main(argv, host).catch((err: unknown) => {
+    process.stderr.write(`gpurental: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  });
 }

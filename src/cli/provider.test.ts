@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -43,6 +43,23 @@ describe("provider install", () => {
       writeFileSync(join(split, f), `// ${f}\n`);
     const r = installProvider({ dir: join(work, "m-split"), bundle: join(split, "provider.js") });
     for (const f of parts) expect(readFileSync(join(r.packageDir, f), "utf8")).toBe(`// ${f}\n`);
+  });
+
+  it("installs a standalone executable alone, named for Terraform, linked between sources", () => {
+    const exe = join(work, "gpurental");
+    writeFileSync(exe, Buffer.alloc(2 << 20, 7), { mode: 0o755 });
+    const r = installProvider({ dir: join(work, "m-standalone"), version: "1.2.3", executable: exe });
+    const name = `terraform-provider-gpurental_v1.2.3${process.platform === "win32" ? ".exe" : ""}`;
+    expect(r.executable).toBe(join(r.packageDir, name));
+    for (const d of r.packageDirs) expect(readdirSync(d)).toEqual([name]);
+    expect(readFileSync(r.executable).equals(readFileSync(exe))).toBe(true);
+    expect(statSync(r.executable).mode & 0o111).toBe(0o111);
+    // The second source's copy is the same file, not a second 2 MB: what Terraform hashes is alike.
+    expect(statSync(join(r.packageDirs[1]!, name)).ino).toBe(statSync(r.executable).ino);
+    expect(packageHash(r.packageDirs[1]!)).toBe(r.hash);
+    expect(() => installProvider({ dir: join(work, "m-none"), executable: join(work, "nope") })).toThrow(
+      `cannot read the provider executable ${join(work, "nope")}: ENOENT`,
+    );
   });
 
   it("gives the same lock hash wherever the mirror is, so lock files stay valid across machines", () => {

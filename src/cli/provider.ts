@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import {
   chmodSync,
   existsSync,
+  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -13,12 +14,14 @@ import { homedir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
 import { version as packageVersion } from "../version";
+import { standaloneExecutable } from "./host";
 
 // `gpurental provider install` puts the provider into an unpacked filesystem mirror:
 //   <mirror>/<host>/gpurental/gpurental/<version>/<os>_<arch>/terraform-provider-gpurental_v<version>
 // next to the bundle it runs. Terraform hashes every file of that directory into the lock file
 // (h1:), so the files must not depend on where the mirror or the package lives: the executable
-// finds its bundle relative to itself and names no absolute path.
+// finds its bundle relative to itself and names no absolute path. The standalone executable of a
+// release installs itself instead: it is the provider too, and needs no Node.js to run.
 
 /** The provider type and namespace. */
 export const PROVIDER_NAMESPACE = "gpurental";
@@ -48,6 +51,11 @@ export interface InstallOptions {
   bundle?: string;
   /** The launcher next to it; defaults to provider-launcher.js beside the bundle. */
   launcher?: string;
+  /**
+   * A standalone provider executable (a release's) to install instead of the bundle: the package
+   * directory then holds that file alone, named as Terraform expects.
+   */
+  executable?: string;
 }
 
 /** What installProvider wrote. */
@@ -168,26 +176,28 @@ function makeDirs(dir: string): void {
   }
 }
 
-/** Installs the provider into a filesystem mirror and returns where, with the lock hash and CLI config. */
-export function installProvider(opts: InstallOptions = {}): InstallResult {
-  if (opts.dir !== undefined && opts.dir.trim() === "") {
-    throw new Error("the mirror directory (--dir) must not be empty");
+/** Files above this size are hard-linked between the package directories of one install. */
+const LINK_ABOVE = 1 << 20;
+
+function linked(from: string, to: string): boolean {
+  try {
+    linkSync(from, to);
+    return true;
+  } catch {
+    return false;
   }
-  const mirrorDir = resolve(opts.dir ?? defaultMirrorDir());
-  if (existsSync(mirrorDir) && !statSync(mirrorDir).isDirectory()) {
-    throw new Error(`the mirror directory (--dir) ${mirrorDir} is a file, not a directory`);
-  }
-  const version = opts.version ?? packageVersion;
-  if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) {
-    throw new Error(`invalid version "${version}": expected a semantic version like 1.2.3`);
-  }
+}
+
+type PackageFile = [name: string, data: Buffer | string, mode: number];
+
+/** The npm package's provider: the script Terraform runs and the bundle files beside it. */
+function bundleContents(opts: InstallOptions, version: string): PackageFile[] {
   const bundle = resolve(opts.bundle ?? join(packageRoot(), "dist", "provider-bundle", "provider.js"));
   const launcher = resolve(opts.launcher ?? join(dirname(bundle), "provider-launcher.js"));
   for (const f of [bundle, launcher]) {
     if (!existsSync(f)) throw new Error(`${f} is missing: run \`npm run bundle\` first`);
   }
-  const sources = [...new Set((opts.sources ?? DEFAULT_SOURCES).map(normalizeSource))];
-  const contents: [string, Buffer | string, number][] = [
+  const contents: PackageFile[] = [
     [`terraform-provider-${PROVIDER_TYPE}_v${version}`, executableText(), 0o755],
     ["provider.js", readFileSync(bundle), 0o644],
     ["provider-launcher.js", readFileSync(launcher), 0o644],
@@ -204,6 +214,40 @@ export function installProvider(opts: InstallOptions = {}): InstallResult {
     const file = join(dirname(bundle), part);
     if (existsSync(file)) contents.push([part, readFileSync(file), 0o644]);
   }
+  return contents;
+}
+
+/** A standalone executable, alone in the package directory under the name Terraform looks for. */
+function standaloneContents(executable: string, version: string): PackageFile[] {
+  let data: Buffer;
+  try {
+    data = readFileSync(executable);
+  } catch (err) {
+    throw new Error(
+      `cannot read the provider executable ${executable}: ${(err as NodeJS.ErrnoException).code ?? err}`,
+    );
+  }
+  const exe = process.platform === "win32" ? ".exe" : "";
+  return [[`terraform-provider-${PROVIDER_TYPE}_v${version}${exe}`, data, 0o755]];
+}
+
+/** Installs the provider into a filesystem mirror and returns where, with the lock hash and CLI config. */
+export function installProvider(opts: InstallOptions = {}): InstallResult {
+  if (opts.dir !== undefined && opts.dir.trim() === "") {
+    throw new Error("the mirror directory (--dir) must not be empty");
+  }
+  const mirrorDir = resolve(opts.dir ?? defaultMirrorDir());
+  if (existsSync(mirrorDir) && !statSync(mirrorDir).isDirectory()) {
+    throw new Error(`the mirror directory (--dir) ${mirrorDir} is a file, not a directory`);
+  }
+  const version = opts.version ?? packageVersion;
+  if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) {
+    throw new Error(`invalid version "${version}": expected a semantic version like 1.2.3`);
+  }
+  const contents = opts.executable
+    ? standaloneContents(opts.executable, version)
+    : bundleContents(opts, version);
+  const sources = [...new Set((opts.sources ?? DEFAULT_SOURCES).map(normalizeSource))];
   const packageDirs: string[] = [];
   for (const source of sources) {
     const packageDir = join(mirrorDir, ...source.split("/"), version, terraformPlatform());
@@ -213,6 +257,9 @@ export function installProvider(opts: InstallOptions = {}): InstallResult {
       makeDirs(packageDir);
       for (const [name, data, mode] of contents) {
         const file = join(packageDir, name);
+        // The standalone executable is tens of MB: the first source's copy is linked, not copied again.
+        const first = packageDirs[0] && join(packageDirs[0], name);
+        if (first && Buffer.isBuffer(data) && data.length > LINK_ABOVE && linked(first, file)) continue;
         writeFileSync(file, data, { mode });
         chmodSync(file, mode);
       }
@@ -259,7 +306,12 @@ export function register(program: Command): void {
       "provider source addresses to install under (default: registry.terraform.io/gpurental/gpurental and registry.opentofu.org/gpurental/gpurental)",
     )
     .action((options: { dir?: string; version: string; source?: string[] }) => {
-      const result = installProvider({ dir: options.dir, version: options.version, sources: options.source });
+      const result = installProvider({
+        dir: options.dir,
+        version: options.version,
+        sources: options.source,
+        executable: standaloneExecutable()?.file,
+      });
       const implied = options.dir === undefined;
       process.stdout.write(
         `Installed terraform-provider-gpurental ${options.version} (${terraformPlatform()}) for ${result.sources.join(", ")}\n` +

@@ -1,6 +1,8 @@
 import { statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import type { CommandHost } from "../cli/host";
 import { LOAD_BUNDLE_KEY, loadBundleSource, startCpuProfile } from "./launcher";
+import { programOf, startedFile } from "./self";
 
 /** Mirrors BUNDLE_SOURCE_KEY of src/journal/pg/bridge.ts (not imported: this entry stays small). */
 const BUNDLE_SOURCE_KEY = Symbol.for("gpurental.provider.bundleSource");
@@ -16,6 +18,10 @@ const BUNDLE_SOURCE_KEY = Symbol.for("gpurental.provider.bundleSource");
 // the executable, but V8's cache differs between two builds of the same source, and the release
 // archives must be byte-reproducible.) The resident process is the executable itself, started
 // with `--resident <socket>`.
+//
+// The same executable is the `gpurental` command (docs/design/standalone-command.md): started under
+// any name but terraform-provider-* (gpurental, as the command's archive names it), it runs the
+// command's bundle, gpurental.js, which the npm package's bin/gpurental runs too.
 
 /** The part of node:sea this entry uses (Node 20.12+; @types/node 20 does not declare it). */
 interface SeaModule {
@@ -23,13 +29,23 @@ interface SeaModule {
   getAsset(key: string, encoding?: string): ArrayBuffer | string;
 }
 
-/** The SEA assets: the production bundle's parts and the pre-encoded schema answer. */
+/**
+ * The SEA assets: the production bundle's parts, the pre-encoded schema answer, the command's
+ * bundle and the files of the HCL example it writes and runs (by their paths in the repository).
+ */
 export const SEA_ASSETS = {
   bundles: ["provider.js", "provider-transport.js", "provider-impl.js"],
   /** Run in a worker thread from its source (src/journal/pg/bridge.ts), not loaded as a module. */
   worker: "provider-journal-pg.js",
   schema: "provider-schema.pb",
+  command: "gpurental.js",
+  examples: ["examples/hcl/main.tf", "examples/hcl/variables.tf", "examples/hcl/outputs.tf"],
 } as const;
+
+/** What the command's bundle exports to this entry (src/cli/main.ts). */
+interface CommandBundle {
+  runCommand(argv: string[], host: CommandHost): Promise<void>;
+}
 
 /**
  * The executable's size and time, which name its code cache. The compact executable's launcher
@@ -64,6 +80,22 @@ function run(): void {
     if (name !== SEA_ASSETS.worker) throw new Error(`the executable carries no ${name}`);
     return sea.getAsset(name, "utf8") as string;
   };
+  if (programOf(process.argv0) === "command") {
+    const examples: readonly string[] = SEA_ASSETS.examples;
+    const command = loadBundleSource(
+      sea.getAsset(SEA_ASSETS.command, "utf8") as string,
+      join(dirname(process.execPath), SEA_ASSETS.command),
+      self,
+    ) as unknown as CommandBundle;
+    void command.runCommand(process.argv, {
+      standalone: {
+        file: startedFile(process.argv0, process.execPath),
+        asset: (name) =>
+          examples.includes(name) ? Buffer.from(sea.getAsset(name) as ArrayBuffer) : undefined,
+      },
+    });
+    return;
+  }
   const readSchema = () => Buffer.from(sea.getAsset(SEA_ASSETS.schema) as ArrayBuffer);
   // In a SEA, process.argv[1] is the executable again; the arguments follow it.
   load(join(dirname(process.execPath), "provider.js"))

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -206,7 +206,14 @@ describe("demo --keep", () => {
       await expect(run).rejects.toThrow("interrupted");
       const printed = out.text();
       expect(printed).toContain("Kept running (--keep)");
-      expect(printed).toMatch(/export GPURENTAL_BASE_URL=http:\/\/127\.0\.0\.1:\d+/);
+      // How to reach it from a shell without Node.js: a file of `export` lines, never the token itself.
+      expect(printed).toContain(`  . ${work}/fake-backend.env `);
+      const envFile = readFileSync(join(work, "fake-backend.env"), "utf8");
+      expect(envFile).toMatch(/^export GPURENTAL_BASE_URL='http:\/\/127\.0\.0\.1:\d+'$/m);
+      const token = /^export GPURENTAL_TOKEN='(gps_[^']+)'$/m.exec(envFile)?.[1];
+      expect(token).toBeDefined();
+      expect(printed).not.toContain(token);
+      expect(statSync(join(work, "fake-backend.env")).mode & 0o777).toBe(0o600);
       expect(printed).toContain(`${work}/credentials.json`);
       expect(printed).toContain(
         "fake backend stopped with 1 instance(s) and 1 API key(s) not destroyed; they existed only in this process, so nothing is left running or billing",

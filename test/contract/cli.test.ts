@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -151,10 +151,49 @@ describe("gpurental fake-backend", () => {
     expect(await q.exit).toBe(0);
   });
 
+  test("--shell-env writes the admin's settings (0600) for a shell without Node.js, last, never on the terminal", async () => {
+    const sub = mkdtempSync(join(dir, "shell-env-"));
+    const envFile = join(sub, "fake.env");
+    const p = run(["--seed", "demo", "--shell-env", envFile, "--tls"]);
+    await waitFor(() => /settings for a shell written/.test(p.out()));
+    expect(statSync(envFile).mode & 0o777).toBe(0o600);
+    const url = /listening on (https:\/\/\S+)/.exec(p.out())?.[1] ?? "";
+    // A POSIX shell reads it as it is, and hands the values on unchanged.
+    const read = spawnSync(
+      "sh",
+      [
+        "-c",
+        '. "$1" && printf "%s\\n" "$GPURENTAL_BASE_URL" "$GPURENTAL_TOKEN" "$GPURENTAL_CA_CERT_FILE"',
+        "sh",
+        envFile,
+      ],
+      { encoding: "utf8", env: { PATH: process.env.PATH } },
+    );
+    const [base, token, ca] = read.stdout.split("\n");
+    expect(base).toBe(url);
+    expect(token).toMatch(/^gps_/);
+    // The CA goes beside it, named absolutely so that the file works from any directory.
+    expect(ca).toBe(join(sub, "gpurental-fake-ca.pem"));
+    const client = new GpurentalClient({
+      baseUrl: base as string,
+      token: token as string,
+      network: { env: {}, caCertFile: { value: ca as string, source: "ca_cert_file" } },
+    });
+    await expect(client.getMe()).resolves.toHaveProperty("organization");
+    expect(p.out()).not.toContain(token);
+    expect(p.err()).not.toContain(token);
+    p.child.kill("SIGTERM");
+    expect(await p.exit).toBe(0);
+
+    const q = run(["--shell-env", envFile]);
+    expect(await q.exit).toBe(1);
+    expect(q.err()).toContain("--shell-env needs --seed demo");
+  });
+
   test("--tls without a place for the CA, or --tls-cert without --tls-key, is refused", async () => {
     const p = run(["--tls"]);
     expect(await p.exit).toBe(1);
-    expect(p.err()).toContain("--tls needs --ca-file or --credentials");
+    expect(p.err()).toContain("--tls needs --ca-file, --credentials or --shell-env");
     const q = run(["--tls-cert", "x.pem"]);
     expect(await q.exit).toBe(1);
     expect(q.err()).toContain("--tls-cert and --tls-key go together");

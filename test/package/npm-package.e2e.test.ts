@@ -12,14 +12,16 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CDKTN_MIN_NODE, nodeTooOld } from "../../src/cli/cdk";
 import { type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { packageName, version } from "../../src/version";
 import { findTerraform } from "../e2e/harness";
+import { olderNode } from "./old-node";
 
 // The npm package as a CDK user gets it: `npm pack` in this repository, then a new project outside
 // it that installs the tarball offline from the local npm cache (with a lock file naming the same
 // dependency versions as this repository's, which `npm ci` put in the cache), imports the
-// constructs and bindings from it, and runs `npx --no gpurental ...` from its node_modules.
+// constructs and bindings from it, and runs `npx --no -- gpurental ...` from its node_modules.
 
 const ROOT = join(__dirname, "..", "..");
 const TARBALL = `gpurental-gpurental-${version}.tgz`;
@@ -213,9 +215,9 @@ function projectEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   };
 }
 
-test("the tarball holds what a user runs and imports: dist/ without maps and tests, bin/, the README", () => {
+test("the tarball holds what a user runs and imports: dist/ without maps and tests, bin/, the HCL example, the README", () => {
   const outside = tarball.files.filter(
-    (f) => !/^(dist\/|bin\/)/.test(f) && !["package.json", "README.md"].includes(f),
+    (f) => !/^(dist\/|bin\/|examples\/hcl\/[^/]+\.tf$)/.test(f) && !["package.json", "README.md"].includes(f),
   );
   expect(outside).toEqual([]);
   expect(tarball.files.filter((f) => /\.map$|\.test\.|\.tsbuildinfo$/.test(f))).toEqual([]);
@@ -227,6 +229,9 @@ test("the tarball holds what a user runs and imports: dist/ without maps and tes
       "dist/demo/cdktf-app.js",
       "dist/provider-bundle/provider.js",
       "dist/provider-bundle/provider-schema.pb",
+      "examples/hcl/main.tf",
+      "examples/hcl/variables.tf",
+      "examples/hcl/outputs.tf",
     ]),
   );
   // 1.0 MB packed, 5.2 MB unpacked in 0.1.0; a pack without the list gave 9.1 MB.
@@ -236,7 +241,7 @@ test("the tarball holds what a user runs and imports: dist/ without maps and tes
 test("it installs offline in a new project with no build and no install-script warning", () => {
   expect(installOutput).not.toMatch(/install-scripts|prepare|npm run build|No \.npmignore/);
   const installed = join(project, "node_modules", ...packageName.split("/"));
-  expect(readdirSync(installed).sort()).toEqual(["README.md", "bin", "dist", "package.json"]);
+  expect(readdirSync(installed).sort()).toEqual(["README.md", "bin", "dist", "examples", "package.json"]);
   expect(existsSync(join(project, "node_modules", "protobufjs"))).toBe(false);
 });
 
@@ -265,12 +270,12 @@ app.synth();
   );
 });
 
-test("`npx --no gpurental provider install`, `plan-report` and `strays` work from the project's node_modules", async () => {
+test("`npx --no -- gpurental provider install`, `plan-report` and `strays` work from the project's node_modules", async () => {
   const terraform = findTerraform();
   const mirror = join(root, "mirror");
   const install = await ok(
     "npx",
-    ["--no", "gpurental", "provider", "install", "--dir", mirror],
+    ["--no", "--", "gpurental", "provider", "install", "--dir", mirror],
     project,
     projectEnv(),
   );
@@ -306,18 +311,44 @@ resource "gpurental_instance" "gpu" {
   expect(existsSync(npx)).toBe(true);
   // From the project, where its node_modules hold the command; elsewhere `npx --no` refuses to
   // fetch a package of that name from the registry.
-  const report = await ok("npx", ["--no", "gpurental", "plan-report", join(work, "plan.bin")], project, env);
+  const report = await ok(
+    "npx",
+    ["--no", "--", "gpurental", "plan-report", join(work, "plan.bin")],
+    project,
+    env,
+  );
   expect(report.out).toMatch(/RTX 4090|create/i);
-  const strays = await run("npx", ["--no", "gpurental", "strays", work, "--json"], project, env);
+  const strays = await run("npx", ["--no", "--", "gpurental", "strays", work, "--json"], project, env);
   expect([0, 2]).toContain(strays.code);
   expect(() => JSON.parse(strays.out)).not.toThrow();
 }, 120_000);
 
-test("`npx --no gpurental demo` deploys and destroys the example app with the project's cdktf-cli", async () => {
+test("on a Node.js too old for cdktn-cli, `demo --cdk cdktn` says so in one line before starting anything", async () => {
+  const old = olderNode(CDKTN_MIN_NODE);
+  if (!old) {
+    console.log("no Node.js older than 22.19 on this machine: the refusal is not run here");
+    return;
+  }
+  const bin = join(project, "node_modules", ".bin", "gpurental");
+  const r = await run(old.file, [bin, "demo", "--cdk", "cdktn"], project, projectEnv());
+  expect({ code: r.code, out: r.out, err: r.err }).toEqual({
+    code: 1,
+    out: "",
+    err: `gpurental demo: ${nodeTooOld("CDK Terrain (cdktn-cli 0.24)", CDKTN_MIN_NODE, old.version)}, or name one in GPURENTAL_CDKTN_NODE\n`,
+  });
+  expect(readdirSync(join(root, "tmp")).filter((f) => f.startsWith("gpurental-demo-"))).toEqual([]);
+});
+
+test("`npx --no -- gpurental --help` prints the command's help, as the README writes it", async () => {
+  const r = await ok("npx", ["--no", "--", "gpurental", "--help"], project, projectEnv());
+  expect(r.out).toContain("Usage: gpurental [options] [command]");
+});
+
+test("`npx --no -- gpurental demo` deploys and destroys the example app with the project's cdktf-cli", async () => {
   // A CDK project has cdktf-cli as a dev dependency (npm install -D cdktf-cli@0.21.0); here it is
   // linked from this repository's node_modules, where `npm ci` put the same version.
   symlinkSync(join(ROOT, "node_modules", "cdktf-cli"), join(project, "node_modules", "cdktf-cli"));
-  const r = await run("npx", ["--no", "gpurental", "demo"], project, projectEnv());
+  const r = await run("npx", ["--no", "--", "gpurental", "demo"], project, projectEnv());
   const pty = join(ROOT, "node_modules", "@cdktf", "node-pty-prebuilt-multiarch");
   const abi = process.versions.modules;
   if (!existsSync(join(pty, "prebuilds", `${process.platform}-${process.arch}`, `node.abi${abi}.node`))) {

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -29,6 +29,13 @@ import { type StaticServer, serveStatic } from "./static-server";
 const PLATFORM = "linux_amd64";
 const ZIP = `terraform-provider-gpurental_${version}_${PLATFORM}.zip`;
 const SUMS = `terraform-provider-gpurental_${version}_SHA256SUMS`;
+const COMMAND_ZIP = `gpurental_${version}_${PLATFORM}.zip`;
+
+/** The one entry of a release zip, by unzip(1). */
+function unzipped(zip: string): { name: string; data: Buffer } {
+  const name = execFileSync("unzip", ["-Z1", zip], { encoding: "utf8" }).trim();
+  return { name, data: execFileSync("unzip", ["-p", zip, name], { maxBuffer: 256 << 20 }) };
+}
 
 let root: string;
 let keyring: TestKeyring;
@@ -184,7 +191,7 @@ test("the release holds the signed sums, the manifest and one zip per platform; 
   expect(archive.form).toBe("compact");
   expect(archive.size).toBeLessThan(35e6);
   expect(rel.files.sort()).toEqual(
-    [SUMS, `${SUMS}.sig`, ZIP, `terraform-provider-gpurental_${version}_manifest.json`].sort(),
+    [SUMS, `${SUMS}.sig`, ZIP, COMMAND_ZIP, `terraform-provider-gpurental_${version}_manifest.json`].sort(),
   );
   expect(
     JSON.parse(
@@ -197,6 +204,23 @@ test("the release holds the signed sums, the manifest and one zip per platform; 
   // gpg verifies the detached signature with the public key the release ships.
   keyring.gpg(["--verify", join(rel.outDir, `${SUMS}.sig`), join(rel.outDir, SUMS)]);
   expect(readFileSync(join(rel.outDir, SUMS), "utf8")).toContain(`${archive.shasum}  ${ZIP}\n`);
+  // The command's archive: the same executable, named gpurental, under the same signed sums, and
+  // hosted beside the provider's; the registry and the mirror list only the provider.
+  expect(archive.command).toEqual({
+    filename: COMMAND_ZIP,
+    shasum: expect.stringMatching(/^[0-9a-f]{64}$/),
+    executed: `gpurental --version: ${version}`,
+  });
+  expect(readFileSync(join(rel.outDir, SUMS), "utf8")).toContain(
+    `${archive.command.shasum}  ${COMMAND_ZIP}\n`,
+  );
+  const command = unzipped(join(rel.outDir, COMMAND_ZIP));
+  const provider = unzipped(join(rel.outDir, ZIP));
+  expect([command.name, provider.name]).toEqual(["gpurental", `terraform-provider-gpurental_v${version}`]);
+  // Buffers of 29 MB: compared as bytes, never by Jest's deep equality.
+  expect(command.data.equals(provider.data)).toBe(true);
+  expect(existsSync(join(rel.site, "releases", version, COMMAND_ZIP))).toBe(true);
+  expect(JSON.stringify(readdirSync(join(rel.site, "mirror")))).not.toContain("gpurental_");
 
   const again = await release({
     platforms: [PLATFORM],
@@ -205,6 +229,9 @@ test("the release holds the signed sums, the manifest and one zip per platform; 
     log: () => {},
   });
   expect(readFileSync(join(again.outDir, ZIP)).equals(readFileSync(join(rel.outDir, ZIP)))).toBe(true);
+  expect(
+    readFileSync(join(again.outDir, COMMAND_ZIP)).equals(readFileSync(join(rel.outDir, COMMAND_ZIP))),
+  ).toBe(true);
   expect(readFileSync(join(again.outDir, SUMS), "utf8")).toBe(readFileSync(join(rel.outDir, SUMS), "utf8"));
 }, 120_000);
 
