@@ -159,7 +159,9 @@ function runEmulated(platform, compactFile, sea, workDir) {
   };
   spawnSync(emulator, [compactFile, "--version"], { encoding: "utf8", env });
   const unpacked = fs.existsSync(runtimeDir)
-    ? fs.readdirSync(runtimeDir).filter((f) => f.startsWith("terraform-provider-gpurental-"))
+    ? fs
+        .readdirSync(runtimeDir)
+        .filter((f) => f.startsWith("terraform-provider-gpurental-") && !f.endsWith(".stamp"))
     : [];
   if (unpacked.length !== 1 || !fs.readFileSync(path.join(runtimeDir, unpacked[0])).equals(sea))
     throw new ToolError(`the ${platform} launcher did not unpack its runtime under ${emulator}`);
