@@ -40,9 +40,9 @@ function selected(file, globalConfig) {
   }
 }
 
-/** Whether this invocation may run a test file under test/ that one of `patterns` matches. */
+/** Whether this invocation may run a test file under src/ or test/ that one of `patterns` matches. */
 function selects(globalConfig, patterns) {
-  return testFiles(join(root, "test")).some(
+  return [...testFiles(join(root, "src")), ...testFiles(join(root, "test"))].some(
     (f) => patterns.some((re) => re.test(f)) && selected(f, globalConfig),
   );
 }
