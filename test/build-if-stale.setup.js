@@ -3,7 +3,7 @@
 // `gpurental provider install` copies (test/cdktf: terraform providers schema, cdktf deploy; the
 // example CI pipeline) and bin/gpurental (test/e2e/commands). Judging a dist/ older than the sources would test yesterday's
 // code, so when one of them is selected, dist/ is rebuilt first if any source is newer
-// (scripts/build-if-stale.js, as `npm run demo` does). Runs of other suites pay nothing.
+// (scripts/build/build-if-stale.js, as `npm run demo` does). Runs of other suites pay nothing.
 const { spawnSync } = require("node:child_process");
 const { readdirSync } = require("node:fs");
 const { join } = require("node:path");
@@ -49,7 +49,7 @@ function selects(globalConfig, patterns) {
 
 module.exports = async (globalConfig) => {
   if (!selects(globalConfig, BUILT_PACKAGE_SUITES)) return;
-  const r = spawnSync(process.execPath, [join(root, "scripts", "build-if-stale.js")], {
+  const r = spawnSync(process.execPath, [join(root, "scripts", "build", "build-if-stale.js")], {
     cwd: root,
     stdio: "inherit",
   });

@@ -41,7 +41,7 @@ const { createHash } = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 
-const root = path.join(__dirname, "..");
+const root = path.join(__dirname, "..", "..");
 const PROVIDER = "terraform-provider-gpurental";
 /** The command's name: its archive's prefix and the executable's name inside it. */
 const COMMAND = "gpurental";
@@ -228,7 +228,7 @@ function nodeBinary(platform, version, cacheDir, buildNodeFile) {
 
 /** Bundles the provider for the executable: the SEA entry and the production build's parts. */
 async function buildBundles(workDir) {
-  const { bundle, buildProvider, SCHEMA_FILE } = require("./bundle-provider");
+  const { bundle, buildProvider, SCHEMA_FILE } = require("../build/bundle-provider");
   const parts = path.join(workDir, "parts");
   await buildProvider(parts, { sourcemap: false });
   const entry = await bundle(

@@ -1,5 +1,5 @@
 "use strict";
-// undici's `request(url, options)` as the provider bundle loads it (scripts/bundle-provider.js,
+// undici's `request(url, options)` as the provider bundle loads it (scripts/build/bundle-provider.js,
 // LAZY_PACKAGES): the same function undici's index exports, built from the same parts, without
 // the rest of the index. The index also loads fetch, WebSocket, EventSource, the HTTP cache,
 // the mock agents and every interceptor, which the API client never uses: that was about 60% of
