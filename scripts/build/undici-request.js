@@ -10,6 +10,13 @@
 // What undici's index does for request(): api.request with the dispatcher as `this`, the origin
 // and path taken from the URL, and the global Agent when the caller gives no dispatcher.
 //
+// undici's public API has no entry point lighter than its index, so this requires its internals
+// (undici/lib/...), which any release may move or change: read in undici 7.30.2, the version
+// package.json pins exactly. test/package/undici-pin.test.ts fails when the pin, the lock file or
+// the installed undici say another, or a module required here is gone. To move undici: read its
+// index.js's request() and the modules required here again, adjust this file, then change the pin
+// and the version in this paragraph together.
+//
 // undici parses HTTP/1.1 with llhttp compiled to WebAssembly, compiled in every process on its
 // first connection. V8 compiles it with Liftoff, then recompiles the parser's large state machine
 // with TurboFan once it is called often enough, which a provider process making 25 requests
