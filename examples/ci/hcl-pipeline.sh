@@ -16,6 +16,7 @@
 # keeps in clear text:
 #   GPURENTAL_BASE_URL, GPURENTAL_TOKEN (a team API key), GPURENTAL_ORG_ID   provider and commands
 #   PG_CONN_STR                                                              the state (pg backend)
+#   GPURENTAL_JOURNAL_URL                                                    the deploy journal (same database)
 #   GITHUB_TOKEN                                                             `comment` only
 #
 # Settings:

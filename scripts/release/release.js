@@ -462,7 +462,11 @@ async function release(opts = {}) {
         fs.linkSync(exeFile, commandFile);
         const asCommand = spawnSync(commandFile, ["--version"], {
           encoding: "utf8",
-          env: { PATH: "/nonexistent", GPURENTAL_RUNTIME_DIR: path.join(workDir, "runtime") },
+          env: {
+            PATH: "/nonexistent",
+            GPURENTAL_PROVIDER_CODE_CACHE: "off",
+            GPURENTAL_RUNTIME_DIR: path.join(workDir, "runtime"),
+          },
         });
         if (asCommand.status !== 0 || asCommand.stdout.trim() !== version)
           throw new ReleaseError(

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CREDENTIALS } from "../api/testing/credentials";
@@ -87,6 +89,45 @@ test("an unreachable API names the address; the token never appears", async () =
   );
   expect(x.err).not.toContain(TOKEN);
 }, 60_000);
+
+test("a failed read cancels the other before strays answers: no request is left running", async () => {
+  // GET /v1/instances is refused (401, never retried) once GET /v1/api-keys has arrived, which is
+  // held unanswered: the command must not answer while that read is still open (it would go on
+  // until its timeout, then retry, in the process that ran the command).
+  let held: IncomingMessage | undefined;
+  let heldClosed = false;
+  let refuse: (() => void) | undefined;
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith("/v1/api-keys")) {
+      held = req;
+      req.socket.once("close", () => {
+        heldClosed = true;
+      });
+      refuse?.();
+      return;
+    }
+    refuse = () => {
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { code: "TOKEN_INVALID", message: "the key was revoked" } }));
+    };
+    if (held) refuse();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const x = io({ GPURENTAL_BASE_URL: url, GPURENTAL_TOKEN: TOKEN }, dir);
+    expect(await runStrays(["s.tfstate"], {}, x)).toBe(STRAYS_EXIT.failed);
+    expect(x.err).toMatch(/TOKEN_INVALID/);
+    expect(held).toBeDefined();
+    // The client closed the held request's connection; the server hears of it a moment later.
+    const until = Date.now() + 10_000;
+    while (!heldClosed && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect({ heldRequestClosed: heldClosed }).toEqual({ heldRequestClosed: true });
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
 
 test.each<[string, ApiFlags, NodeJS.ProcessEnv, string]>([
   [

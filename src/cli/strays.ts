@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
+import type { ApiKey, Instance } from "../api/schemas";
 import { importConfiguration } from "../strays/adopt";
 import { findStrays, type StrayReport, strayCount } from "../strays/find";
 import { closeImportedEntries, markLateArrivals } from "../strays/journals";
@@ -40,6 +41,29 @@ export interface StraysOptions extends ApiFlags {
   waitTimeout?: number;
 }
 
+/**
+ * The organization's instances and API keys, read at once. When one read fails, the other is
+ * cancelled and awaited before the failure is thrown: a read left running would go on retrying
+ * (until first contact, bounded) after the command has answered, in the command's process.
+ */
+async function readOrganization(api: ApiAccess): Promise<[Instance[], ApiKey[]]> {
+  const cancel = new AbortController();
+  let failure: { error: unknown } | undefined;
+  const read = <T>(call: Promise<T>): Promise<T> =>
+    call.catch((error: unknown) => {
+      failure ??= { error };
+      cancel.abort();
+      throw error;
+    });
+  const opts = { signal: cancel.signal };
+  const instances = read(api.client.listInstances({}, opts));
+  const apiKeys = read(api.client.listApiKeys(opts));
+  await Promise.allSettled([instances, apiKeys]);
+  // The first failure is the cause; the other read's is its cancellation.
+  if (failure) throw failure.error;
+  return [await instances, await apiKeys];
+}
+
 async function listStrays(
   sources: readonly string[],
   opts: StraysOptions,
@@ -51,7 +75,7 @@ async function listStrays(
     ...(opts.stack ? { stacks: opts.stack } : {}),
     ...(opts.planDir ? { planDir: opts.planDir } : {}),
   });
-  const [instances, apiKeys] = await Promise.all([api.client.listInstances(), api.client.listApiKeys()]);
+  const [instances, apiKeys] = await readOrganization(api);
   const report = findStrays({ instances, apiKeys, states, keyPrefix: api.keyPrefix, now: now() });
   markLateArrivals(report, sources, ctx.env, ctx.cwd, now());
   return report;

@@ -1,5 +1,14 @@
-import { CREDENTIAL_TEXTS } from "../api/testing/credentials";
+import { instancePowerAction } from "../actions";
+import { GpurentalClient } from "../api/client";
+import { CREDENTIAL_TEXTS, CREDENTIALS } from "../api/testing/credentials";
+import { UNSAFE_CHARACTERS } from "../display";
+import type { Schema } from "../framework";
+import { instanceList } from "../list-resources";
+import { type CtyType, type CtyValue, encodeMsgpack } from "../plugin/cty";
 import { createStubProviderService } from "../plugin/testing/stub-service";
+import type { EventStream } from "../plugin/tfplugin6";
+import { providerSchema } from "../provider";
+import { useFakeBackend } from "../testing/fake-backend";
 import { maskedService } from "./masked-service";
 import { createService } from "./provider-impl";
 
@@ -106,5 +115,113 @@ describe("what Terraform prints of a diagnostic", () => {
       summary: "Instance evil\\x1b]0;PWNED\\x07 is in error\\x0d\\x0afake line",
       detail: "first line\nsecond \\x1b[2J line \\u202eright-to-left",
     });
+  });
+});
+
+describe("what Terraform prints of an instance's label, from the provider the executable serves", () => {
+  const fake = useFakeBackend({ workDir: "file" });
+  // An organization member's label (the API takes 64 characters): it sets the window title and
+  // rings (ESC ] ... BEL), turns what follows right-to-left (U+202E), and holds an API key secret.
+  const LABEL = `\u001b]0;PWNED\u0007\u202e ${CREDENTIALS.keySecret}`;
+  /** Control characters and overrides (src/display.ts); a progress message may keep its lines. */
+  const UNSAFE = new RegExp(`[${UNSAFE_CHARACTERS}]`);
+  const UNSAFE_BUT_LINES = new RegExp(`(?![\\n\\t])[${UNSAFE_CHARACTERS}]`);
+  const SHOWN = `\\x1b]0;PWNED\\x07\\u202e [REDACTED]`;
+
+  const msgpack = (value: Record<string, CtyValue>, type: CtyType) => ({
+    msgpack: encodeMsgpack(value, type),
+    json: Buffer.alloc(0),
+  });
+  const nulls = (schema: Schema, values: Record<string, CtyValue>) => ({
+    ...Object.fromEntries(Object.keys(schema.attributes).map((k) => [k, null])),
+    ...values,
+  });
+
+  /** The executable's service, configured for the fake backend, and an instance with LABEL. */
+  async function setUp() {
+    expect(LABEL.length).toBe(64);
+    const client = new GpurentalClient({
+      baseUrl: fake.url,
+      token: fake.creds.admin_session_token,
+      dispatcher: fake.agent,
+    });
+    const inst = await client.deployInstance({
+      offer_id: fake.creds.offer_id,
+      template_id: fake.creds.template_id,
+      disk_gb: 20,
+      label: LABEL,
+    });
+    const service = createService({
+      cwd: fake.workDir,
+      env: {},
+      clientOptions: { dispatcher: fake.agent },
+    });
+    const schema = providerSchema as Schema;
+    const configured = await service.ConfigureProvider({
+      terraform_version: "1.14.0",
+      config: msgpack(
+        nulls(schema, { base_url: fake.url, token: fake.creds.admin_session_token }),
+        schema.type,
+      ),
+      client_capabilities: { deferral_allowed: false, write_only_attributes_allowed: true },
+    });
+    expect(configured.diagnostics ?? []).toEqual([]);
+    return { service, inst };
+  }
+
+  function sink<E>(): EventStream<E> & { events: E[] } {
+    const events: E[] = [];
+    return {
+      events,
+      signal: new AbortController().signal,
+      send: async (e) => {
+        events.push(e);
+      },
+    };
+  }
+
+  it("reaches terraform query's display name escaped and masked", async () => {
+    const { service } = await setUp();
+    const listSchema = instanceList.schema as Schema;
+    const stream = sink<{ display_name?: string; diagnostic?: unknown[] }>();
+    await service.ListResource!(
+      {
+        type_name: "gpurental_instance",
+        config: msgpack(nulls(listSchema, {}), listSchema.type),
+        include_resource_object: false,
+        limit: 100,
+      },
+      stream,
+    );
+    const names = stream.events.map((e) => e.display_name).filter((n) => n !== undefined);
+    expect(names).toContain(`${SHOWN} (RTX 4090 x1, running)`);
+    for (const name of names) {
+      expect(name).not.toMatch(UNSAFE);
+      expect(name).not.toContain(CREDENTIALS.keySecret);
+    }
+  });
+
+  it("reaches an action's progress messages escaped and masked", async () => {
+    const { service, inst } = await setUp();
+    const actionSchema = instancePowerAction.schema as Schema;
+    const stream = sink<{ progress?: { message: string }; completed?: { diagnostics?: unknown[] } }>();
+    await service.InvokeAction!(
+      {
+        action_type: "gpurental_instance_power",
+        config: msgpack(nulls(actionSchema, { instance_id: inst.id, state: "stopped" }), actionSchema.type),
+        client_capabilities: null,
+      },
+      stream,
+    );
+    expect(stream.events.at(-1)).toEqual({ completed: { diagnostics: [] } });
+    const messages = stream.events.flatMap((e) => (e.progress ? [e.progress.message] : []));
+    // The first names the instance as it is found, before the stop.
+    const first = `instance ${inst.id} (${SHOWN}): running, `;
+    expect(messages[0]?.slice(0, first.length)).toBe(first);
+    expect(messages.some((m) => m.includes(`(${SHOWN}): stopped, `))).toBe(true);
+    for (const m of messages) {
+      expect(m).not.toMatch(UNSAFE_BUT_LINES);
+      expect(m).not.toContain(CREDENTIALS.keySecret);
+    }
   });
 });

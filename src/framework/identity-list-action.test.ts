@@ -584,6 +584,32 @@ describe("actions", () => {
     ]);
   });
 
+  it("never runs on a configuration that skipped Terraform's own checks: a required argument null", async () => {
+    const { service, configured, store } = setup([{ id: "b1", name: "x", zone: "a" }]);
+    await configured;
+    const missing = [
+      expect.objectContaining({
+        severity: 1,
+        summary: "Missing required argument",
+        detail: "The action's configuration has no value for box_id, which is required.",
+        attribute: { steps: [expect.objectContaining({ attribute_name: "box_id" })] },
+      }),
+    ];
+    const planned = await service.PlanAction({
+      action_type: "gpurental_box_poke",
+      config: pokeConfig({ times: 2 }),
+      client_capabilities: null,
+    });
+    expect(planned.diagnostics).toEqual(missing);
+    const c = collector<proto.InvokeAction.Event>();
+    await service.InvokeAction(
+      { action_type: "gpurental_box_poke", config: pokeConfig({ times: 2 }), client_capabilities: null },
+      c.stream,
+    );
+    expect(c.events).toEqual([{ completed: { diagnostics: missing } }]);
+    expect(store.poked).toEqual([]);
+  });
+
   it("aborts a running action on StopProvider and still completes", async () => {
     const { service, configured, store } = setup();
     await configured;

@@ -297,7 +297,12 @@ describe("the resident process ended by a signal", () => {
     const first = start(env);
     await schemaAndShutdown(await handshake(first));
     await first.exited;
-    await until("the resident process listens", () => residentPidsIn(dir).length === 1);
+    // Its process first, then its control socket: a launch before the socket is bound serves
+    // Terraform itself, and no session of the resident process would be open for the signal.
+    await until("the resident process runs", () => residentPidsIn(dir).length === 1);
+    await until("its control socket is bound", () =>
+      readdirSync(dir).some((f) => /^[0-9a-f]{16}\.sock$/.test(f)),
+    );
     // A session open when the signal comes.
     const session = start(env);
     const hs = await handshake(session);

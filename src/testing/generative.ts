@@ -110,6 +110,12 @@ export interface ValueOptions {
   unknowns?: boolean;
   /** How often a value is null or unknown instead of one of its type (0 to 1). */
   holes?: number;
+  /**
+   * Values worth trying often for string attributes of these names, at any depth (`instance_id`:
+   * the seed's instances, `state`: what an action takes), so that random configurations get past
+   * the validators to the API now and then.
+   */
+  hints?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** A value of `type` with, in any position, a null or (with `unknowns`) an unknown. */
@@ -146,7 +152,16 @@ function known(type: CtyType, opts: ValueOptions): fc.Arbitrary<CtyValue> {
         });
     case "object": {
       const names = Object.keys(type.attributes);
-      return fc.tuple(...names.map((n) => ctyValue(type.attributes[n]!, opts))).map((values) => {
+      const attribute = (n: string) => {
+        const t = type.attributes[n]!;
+        const hinted = t.kind === "string" ? opts.hints?.[n] : undefined;
+        if (!hinted || hinted.length === 0) return ctyValue(t, opts);
+        return fc.oneof(
+          { weight: 1, arbitrary: ctyValue(t, opts) },
+          { weight: 2, arbitrary: fc.constantFrom<CtyValue>(...hinted) },
+        );
+      };
+      return fc.tuple(...names.map(attribute)).map((values) => {
         const out = newRecord<CtyValue>();
         names.forEach((n, i) => {
           out[n] = values[i] ?? null;

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { parse } from "yaml";
 import {
   EXAMPLE_DIR,
   pipelineStage,
@@ -104,4 +105,21 @@ test("the deploy journal is kept in PostgreSQL, from the secret store, never in 
     j.steps.filter((s) => s.uses?.startsWith("actions/cache")),
   );
   expect(cached).toEqual([]);
+});
+
+test("the Terraform-only workflow keeps its journal in PostgreSQL too, never in a runner's cache", () => {
+  // gpurental-hcl.yml: the same secret, the same database; only the command's own files are cached.
+  const hcl = parse(
+    readFileSync(join(EXAMPLE_DIR, ".github", "workflows", "gpurental-hcl.yml"), "utf8"),
+  ) as Workflow;
+  expect(hcl.env?.GPURENTAL_JOURNAL_URL).toBe(expr("secrets.GPURENTAL_JOURNAL_URL"));
+  expect(hcl.env?.GPURENTAL_JOURNAL_DIR).toBeUndefined();
+  const cached = Object.values(hcl.jobs).flatMap((j) =>
+    j.steps.filter((s) => s.uses?.startsWith("actions/cache")).map((s) => s.with?.path),
+  );
+  expect(new Set(cached)).toEqual(new Set([".gpurental-tools"]));
+  // The script says where it reads the journal's address from.
+  expect(readFileSync(join(EXAMPLE_DIR, "hcl-pipeline.sh"), "utf8")).toMatch(
+    /^# {3}GPURENTAL_JOURNAL_URL +the deploy journal/m,
+  );
 });

@@ -421,8 +421,10 @@ test("the README's Terraform-only quick start runs as written, with no node on P
 
 // examples/ci's Terraform-only pipeline (hcl-pipeline.sh) on a runner with no Node.js: the command
 // downloaded from the release site and checked against its sums, the provider from the site's
-// mirror, the state in a private PostgreSQL, the report posted to a stand-in for GitHub's API, a
-// nightly strays run that finds a planted stray. Skipped, saying why, without PostgreSQL.
+// mirror, the state and the deploy journal in a private PostgreSQL (GPURENTAL_JOURNAL_URL: the
+// released executable runs the journal's PostgreSQL client from its own assets, as the provider
+// and as the command), the report posted to a stand-in for GitHub's API, a nightly strays run that
+// finds a planted stray. Skipped, saying why, without PostgreSQL.
 const postgres = findPostgres();
 if (postgres.missing && !postgresRequired())
   process.stderr.write(
@@ -432,6 +434,8 @@ const describeWithPostgres = postgres.binDir || postgresRequired() ? describe : 
 
 describeWithPostgres("examples/ci's Terraform-only pipeline", () => {
   const GITHUB_TOKEN = "ghs_testtoken0123456789";
+  /** In the URLs only: the server trusts loopback, and the password must appear in no output. */
+  const PG_PASSWORD = "pg-secret-7f3e91";
   let pg: PostgresServer | undefined;
   let github: { server: Server; url: string; comments: { id: number; body: string }[] };
   let repo: string;
@@ -459,11 +463,12 @@ describeWithPostgres("examples/ci's Terraform-only pipeline", () => {
       PATH: systemPathWithoutNode(),
       GPURENTAL_BASE_URL: settings.GPURENTAL_BASE_URL,
       GPURENTAL_TOKEN: teamKey,
-      PG_CONN_STR: pg.connStr(),
+      PG_CONN_STR: pg.connStr().replace("://tf@", `://tf:${PG_PASSWORD}@`),
+      // The journal beside the state, as the workflow's secret names it.
+      GPURENTAL_JOURNAL_URL: pg.connStr().replace("://tf@", `://tf:${PG_PASSWORD}@`),
       GPURENTAL_RELEASE_SITE: `https://localhost:${server.port}`,
       GPURENTAL_VERSION: version,
       PIPELINE_TOOLS: join(root, "runner-tools"),
-      GPURENTAL_JOURNAL_DIR: join(root, "runner-journal"),
     });
   });
 
@@ -500,6 +505,14 @@ describeWithPostgres("examples/ci's Terraform-only pipeline", () => {
     expect(apply.code).toBe(0);
     expect(apply.out).toContain("Apply complete! Resources: 2 added");
     expect(await pg!.query("select count(*) from gpu_fleet_hcl.states")).toBe("1");
+    // The released provider recorded each deploy in the database before sending it (one journal,
+    // this state's), and kept no journal file on the runner.
+    expect(await pg!.query("select count(*) from gpurental_journal.journals")).toBe("1");
+    const deploys = await pg!.query(
+      "select count(distinct record->>'entry') from gpurental_journal.records where record->>'kind' = 'instance'",
+    );
+    expect({ deploysRecorded: Number(deploys) }).toEqual({ deploysRecorded: 2 });
+    expect(existsSync(join(repo, "hcl", ".terraform", "gpurental-journal"))).toBe(false);
 
     const { settings } = await fakeBackend();
     const client = new GpurentalClient({ baseUrl: settings.GPURENTAL_BASE_URL!, token: teamKey });
@@ -522,6 +535,7 @@ describeWithPostgres("examples/ci's Terraform-only pipeline", () => {
     for (const text of printed) {
       expect(text).not.toContain(teamKey);
       expect(text).not.toContain(GITHUB_TOKEN);
+      expect(text).not.toContain(PG_PASSWORD);
     }
   });
 });

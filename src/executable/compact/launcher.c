@@ -54,6 +54,23 @@ struct payload {
 // Why each candidate directory was not used, for the message when none is.
 static char reasons[4096];
 
+// What its messages call it and what they tell the user to do about a damaged file: the same file
+// is the provider (terraform-provider-gpurental_v<version>, as Terraform starts it) and the
+// `gpurental` command (its own archive names it so), and it is named as it was started, argv[0]'s
+// base name (name_program). NAME is only the names of the files it unpacks.
+static char program[128] = NAME;
+static char damaged[192] = "the file is damaged; install the provider again";
+
+static void name_program(const char *argv0) {
+  if (!argv0) return;
+  const char *base = strrchr(argv0, '/');
+  base = base ? base + 1 : argv0;
+  if (base[0] == '\0') return;
+  snprintf(program, sizeof program, "%s", base);
+  if (strncmp(base, "terraform-provider-", strlen("terraform-provider-")) != 0)
+    snprintf(damaged, sizeof damaged, "the file is damaged; install the gpurental command again");
+}
+
 static void note(const char *fmt, ...) {
   size_t used = strlen(reasons);
   if (used + 2 >= sizeof reasons) return;
@@ -73,9 +90,9 @@ static int fail(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(message, sizeof message, fmt, ap);
   va_end(ap);
-  fprintf(stderr, NAME ": %s\n", message);
+  fprintf(stderr, "%s: %s\n", program, message);
   if (getenv("TF_PLUGIN_MAGIC_COOKIE")) {
-    printf(NAME ": %s\n", message);
+    printf("%s: %s\n", program, message);
     fflush(stdout);
   }
   return 1;
@@ -166,9 +183,9 @@ static int read_payload(struct payload *p, const char *argv0) {
   unsigned char t[TRAILER_SIZE];
   if (fstat(p->fd, &st) != 0 || st.st_size < TRAILER_SIZE ||
       pread(p->fd, t, TRAILER_SIZE, st.st_size - TRAILER_SIZE) != TRAILER_SIZE)
-    return fail("cannot read its own trailer: the file is damaged; install the provider again");
+    return fail("cannot read its own trailer: %s", damaged);
   if (memcmp(t, MAGIC, 16) != 0)
-    return fail("its runtime is missing (no trailer): the file is damaged; install the provider again");
+    return fail("its runtime is missing (no trailer): %s", damaged);
   p->offset = le64(t + 16);
   p->length = le64(t + 24);
   p->runtime_size = le64(t + 32);
@@ -176,10 +193,10 @@ static int read_payload(struct payload *p, const char *argv0) {
   p->id[ID_LENGTH] = '\0';
   for (int i = 0; i < ID_LENGTH; i++)
     if (!strchr("0123456789abcdef", p->id[i]) || p->id[i] == '\0')
-      return fail("its trailer names no runtime: the file is damaged; install the provider again");
+      return fail("its trailer names no runtime: %s", damaged);
   uint64_t size = (uint64_t)st.st_size;
   if (p->offset > size || p->length > size - p->offset || p->offset + p->length > size - TRAILER_SIZE)
-    return fail("its trailer points outside the file: the file is damaged; install the provider again");
+    return fail("its trailer points outside the file: %s", damaged);
   return 0;
 }
 
@@ -345,7 +362,8 @@ static int unpack(const struct payload *p, int out, const char **why) {
   int rc = -1;
   struct sha256 digest;
   sha256_init(&digest);
-  *why = "the runtime is damaged; install the provider again";
+  // "the file is damaged; ...": the stream in it fails its check.
+  *why = damaged;
   while (ret == LZMA_OK) {
     if (s.avail_in == 0 && pos < p->length) {
       size_t want = p->length - pos < CHUNK ? (size_t)(p->length - pos) : CHUNK;
@@ -519,7 +537,7 @@ static void run_from(const struct payload *p, const char *dir, char **argv) {
         write_stamp(dir, file, stamp);
         ready = 1;
       } else {
-        fprintf(stderr, NAME ": %s is not the runtime that was shipped (its SHA-256 differs from its name): unpacking it again\n", file);
+        fprintf(stderr, "%s: %s is not the runtime that was shipped (its SHA-256 differs from its name): unpacking it again\n", program, file);
         unlink(file);
       }
     }
@@ -550,6 +568,7 @@ static int join(char *out, size_t size, const char *base, const char *rest) {
 
 int main(int argc, char **argv) {
   struct payload p;
+  name_program(argc > 0 ? argv[0] : NULL);
   if (read_payload(&p, argc > 0 ? argv[0] : NULL) != 0) return 1;
   char dir[PATH_MAX];
   const char *chosen = getenv("GPURENTAL_RUNTIME_DIR");
@@ -565,6 +584,6 @@ int main(int argc, char **argv) {
   char rest[64];
   snprintf(rest, sizeof rest, "/gpurental-runtime-%ld", (long)geteuid());
   if (join(dir, sizeof dir, tmp && tmp[0] == '/' ? tmp : "/tmp", rest)) run_from(&p, dir, argv);
-  fprintf(stderr, NAME ": no private directory to unpack the runtime into (%s); running it from memory. Set GPURENTAL_RUNTIME_DIR to a directory of yours.\n", reasons);
+  fprintf(stderr, "%s: no private directory to unpack the runtime into (%s); running it from memory. Set GPURENTAL_RUNTIME_DIR to a directory of yours.\n", program, reasons);
   return run_from_memory(&p, argv);
 }

@@ -157,7 +157,7 @@ describe("the compact executable", () => {
     const relative = await launch(exe, { GPURENTAL_RUNTIME_DIR: "rt", HOME: fresh() });
     expect(relative.code).toBe(1);
     expect(relative.err).toBe(
-      'terraform-provider-gpurental: GPURENTAL_RUNTIME_DIR must be an absolute path, not "rt"\n',
+      'terraform-provider-gpurental_v9.9.9: GPURENTAL_RUNTIME_DIR must be an absolute path, not "rt"\n',
     );
     const shared = fresh(0o777);
     const refused = await launch(exe, { GPURENTAL_RUNTIME_DIR: join(shared, "rt"), HOME: fresh() });
@@ -170,7 +170,7 @@ describe("the compact executable", () => {
       TF_PLUGIN_MAGIC_COOKIE: "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2",
     });
     expect(underTerraform.out).toBe(
-      'terraform-provider-gpurental: GPURENTAL_RUNTIME_DIR must be an absolute path, not "rt"\n',
+      'terraform-provider-gpurental_v9.9.9: GPURENTAL_RUNTIME_DIR must be an absolute path, not "rt"\n',
     );
     const own = join(fresh(), "rt");
     expect((await launch(exe, { GPURENTAL_RUNTIME_DIR: own })).lines.exe).toEqual([join(own, name)]);
@@ -214,6 +214,45 @@ describe("the compact executable", () => {
     }
   });
 
+  it("names itself as it was started in what it says: gpurental when it is the command", async () => {
+    // The command's archive holds the same file named gpurental (docs/design/standalone-command.md).
+    const dir = fresh();
+    const command = join(dir, "gpurental");
+    writeFileSync(command, readFileSync(exe), { mode: 0o755 });
+    const relative = await launch(command, { GPURENTAL_RUNTIME_DIR: "rt", HOME: fresh() });
+    expect({ code: relative.code, err: relative.err }).toEqual({
+      code: 1,
+      err: 'gpurental: GPURENTAL_RUNTIME_DIR must be an absolute path, not "rt"\n',
+    });
+    const memory = await launch(command, { TMPDIR: fresh(0o777) });
+    expect(memory.code).toBe(7);
+    expect(memory.err).toMatch(/^gpurental: no private directory to unpack the runtime into \(/);
+    // Runs of one file under both names share one unpacked runtime, whose name stays the provider's.
+    const rt = join(fresh(), "rt");
+    expect((await launch(command, { GPURENTAL_RUNTIME_DIR: rt })).lines.exe).toEqual([join(rt, name)]);
+    chmodSync(join(rt, name), 0o700);
+    const fd = openSync(join(rt, name), "r+");
+    writeSync(fd, Buffer.from([9, 9, 9, 9]), 0, 4, Math.floor(runtime.length / 2));
+    closeSync(fd);
+    chmodSync(join(rt, name), 0o500);
+    expect((await launch(command, { GPURENTAL_RUNTIME_DIR: rt })).err).toBe(
+      `gpurental: ${join(rt, name)} is not the runtime that was shipped (its SHA-256 differs from its name): unpacking it again\n`,
+    );
+    // A damaged command says to install the command again, not the provider.
+    const whole = readFileSync(exe);
+    const damaged = join(fresh(), "gpurental");
+    writeFileSync(damaged, whole.subarray(0, whole.length - TRAILER_SIZE), { mode: 0o755 });
+    expect((await launch(damaged, { GPURENTAL_RUNTIME_DIR: join(fresh(), "rt") })).err).toBe(
+      "gpurental: its runtime is missing (no trailer): the file is damaged; install the gpurental command again\n",
+    );
+    // Started through a link, it is named as the link: what the user typed.
+    const link = join(fresh(), "gpr");
+    symlinkSync(command, link);
+    expect((await launch(link, { GPURENTAL_RUNTIME_DIR: "rt" })).err).toBe(
+      'gpr: GPURENTAL_RUNTIME_DIR must be an absolute path, not "rt"\n',
+    );
+  });
+
   describe("runs only the runtime that was shipped", () => {
     /** A runtime unpacked by a first launch, and its directory. */
     async function unpacked(): Promise<string> {
@@ -238,7 +277,7 @@ describe("the compact executable", () => {
       const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: dir });
       expect(r.code).toBe(7);
       expect(r.err).toBe(
-        `terraform-provider-gpurental: ${join(dir, name)} is not the runtime that was shipped (its SHA-256 differs from its name): unpacking it again\n`,
+        `terraform-provider-gpurental_v9.9.9: ${join(dir, name)} is not the runtime that was shipped (its SHA-256 differs from its name): unpacking it again\n`,
       );
       expect(readFileSync(join(dir, name)).equals(runtime)).toBe(true);
     });

@@ -5,8 +5,8 @@ import { fromDynamicValue, isWhollyKnown } from "../../plugin/cty";
 import type * as proto from "../../plugin/tfplugin6";
 import type { ActionContext } from "../definitions";
 import { Diagnostics } from "../diagnostics";
-import { actionFor, context, fail, out, type ServerCore, validate } from "./core";
-import { asRec } from "./values";
+import { actionFor, context, fail, out, type ServerCore } from "./core";
+import { asRec, checkAsValidated } from "./values";
 
 /** Invokes an action: progress events, then its completion. */
 export async function invokeAction<P>(
@@ -18,13 +18,16 @@ export async function invokeAction<P>(
   const a = actionFor(core, req.action_type, diags);
   try {
     if (a) {
-      await validate(a, req.config, diags);
       const config = asRec(fromDynamicValue(req.config, a.schema.type));
       if (!config || !isWhollyKnown(config))
         diags.addError(
           "Action configuration not known",
           `${req.action_type} needs a wholly known configuration.`,
         );
+      // As Terraform's validation left it (a required argument set): a client that skipped it
+      // gets diagnostics, and the action never runs on a null it does not expect.
+      else if (checkAsValidated(a.schema, config, "The action's configuration", diags))
+        await a.validateConfig?.({ config }, { diags });
       if (!diags.hasErrors() && config) {
         const base = context(core, diags, undefined);
         const ctx: ActionContext<P> = {

@@ -7,7 +7,7 @@ import { fromDynamicValue } from "../../plugin/cty";
 import type * as proto from "../../plugin/tfplugin6";
 import { Diagnostics, toProtoDiagnostic } from "../diagnostics";
 import { context, encode, fail, finish, identityOut, listResourceFor, type ServerCore } from "./core";
-import { asRec, compose, runValidators } from "./values";
+import { asRec, checkAsValidated, compose } from "./values";
 
 /** Streams what a list block finds; problems go out as events carrying only diagnostics. */
 export async function listResource<P>(
@@ -36,7 +36,7 @@ export async function listResource<P>(
   }
   try {
     const config = asRec(fromDynamicValue(req.config, l.schema.type)) ?? compose(l.schema, null, null);
-    runValidators(l.schema.attributes, config, [], diags, true);
+    checkAsValidated(l.schema, config, "The list block's configuration", diags);
     const limit = Math.max(0, Math.floor(req.limit));
     if (diags.hasErrors() || limit === 0) {
       if (diags.items.length > 0) await stream.send({ diagnostic: pending() });

@@ -4,8 +4,8 @@
 import { fromDynamicValue } from "../../plugin/cty";
 import type * as proto from "../../plugin/tfplugin6";
 import { Diagnostics } from "../diagnostics";
-import { actionFor, context, fail, out, type ServerCore, validate } from "./core";
-import { asRec } from "./values";
+import { actionFor, context, fail, out, type ServerCore } from "./core";
+import { asRec, checkAsValidated } from "./values";
 
 /** Checks an action before it is invoked. */
 export async function planAction<P>(
@@ -16,8 +16,10 @@ export async function planAction<P>(
   const a = actionFor(core, req.action_type, diags);
   if (!a) return { diagnostics: out(diags) };
   try {
-    await validate(a, req.config, diags);
     const config = asRec(fromDynamicValue(req.config, a.schema.type));
+    // Every required argument set (unknown is fine here), the validators passed, then the checks.
+    if (config && checkAsValidated(a.schema, config, "The action's configuration", diags))
+      await a.validateConfig?.({ config }, { diags });
     if (!diags.hasErrors() && config && a.plan) await a.plan({ config }, context(core, diags, undefined));
   } catch (err) {
     fail(core, diags, `Planning action ${req.action_type}`, err);
