@@ -2,7 +2,7 @@
 // means a leaked secret, a lost or duplicated instance, or a wrong refusal. Scores and the
 // survivors left standing are recorded in docs/mutation-testing.md.
 //
-// `npm run mutate` (scripts/mutate.js) runs each group below on its own and prints the score of
+// `npm run mutate` (scripts/testing/mutate.js) runs each group below on its own and prints the score of
 // every file; `npm run mutate -- <group>...` runs only those groups. Each group names the fast unit and contract test files that test its code
 // (jest.mutate.config.js runs those, never a terraform, cdktf or dist/ suite), and each mutant runs
 // only the tests among them that reach it (coverageAnalysis perTest).
@@ -201,7 +201,7 @@ for (const g of selected) {
     throw new Error(`MUTATE: unknown group ${g}; groups: ${Object.keys(GROUPS).join(", ")}`);
 }
 const groups = (selected.length > 0 ? selected : Object.keys(GROUPS)).map((g) => GROUPS[g]);
-// `npm run mutate -- --survivors <group>` (scripts/mutate.js) re-tests only the mutants that
+// `npm run mutate -- --survivors <group>` (scripts/testing/mutate.js) re-tests only the mutants that
 // survived the group's last run: it passes their places as Stryker ranges (`file:line:col-line:col`)
 // and merges the results into the group's report itself.
 const ranges = process.env.MUTATE_RANGES ? JSON.parse(process.env.MUTATE_RANGES) : null;
@@ -224,7 +224,7 @@ module.exports = {
   timeoutMS: 15_000,
   // Mutants in code that runs once at module load (the catalogue of refusals, the patterns) run
   // every test of their group: they are the mapping itself, so they are not ignored, except in a
-  // group that says why (scripts/mutate.js runs each group on its own).
+  // group that says why (scripts/testing/mutate.js runs each group on its own).
   ignoreStatic: groups.every((g) => g.ignoreStatic === true),
   reporters: ["clear-text", "progress", "html", "json"],
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true, reportMutants: true },

@@ -15,7 +15,7 @@ const { execFileSync, spawnSync } = require("node:child_process");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
-const { compactExecutable, TRAILER_SIZE } = require("../scripts/compact-executable");
+const { compactExecutable, TRAILER_SIZE } = require("../scripts/release/compact-executable");
 
 const root = path.resolve(__dirname, "..");
 

@@ -40,13 +40,13 @@ import { anyPrivate, anyString, ctyValue, dynamicValue, malformedDynamicValue } 
 // completion.
 //
 // In `npm test` the run is bounded, with a fixed seed. The long run (100,000 cases) is
-// `node scripts/generative.js`; its figures are in bench/RESULTS.md.
+// `node scripts/testing/generative.js`; its figures are in bench/RESULTS.md.
 
 const RUNS = Number(process.env.GPURENTAL_GENERATIVE_RUNS ?? "") || 0;
 const SEED = Number(process.env.GPURENTAL_GENERATIVE_SEED ?? "") || 20261128;
 const DECODE_RUNS = RUNS ? Math.round(RUNS * 0.4) : 800;
 const RPC_RUNS = RUNS ? RUNS - DECODE_RUNS : 500;
-/** Where the long run leaves its figures (scripts/generative.js). */
+/** Where the long run leaves its figures (scripts/testing/generative.js). */
 const REPORT = process.env.GPURENTAL_GENERATIVE_REPORT;
 /** The longest any one call may take before the case fails as a hang. */
 const CALL_LIMIT_MS = 60_000;

@@ -3,7 +3,7 @@
 // `gpurental provider install` copies (test/cdktf: terraform providers schema, cdktf deploy; the
 // example CI pipeline) and bin/gpurental (test/e2e/commands). Judging a dist/ older than the sources would test yesterday's
 // code, so when one of them is selected, dist/ is rebuilt first if any source is newer
-// (scripts/build-if-stale.js, as `npm run demo` does). Runs of other suites pay nothing.
+// (scripts/build/build-if-stale.js, as `npm run demo` does). Runs of other suites pay nothing.
 const { spawnSync } = require("node:child_process");
 const { readdirSync } = require("node:fs");
 const { join } = require("node:path");
@@ -40,16 +40,16 @@ function selected(file, globalConfig) {
   }
 }
 
-/** Whether this invocation may run a test file under test/ that one of `patterns` matches. */
+/** Whether this invocation may run a test file under src/ or test/ that one of `patterns` matches. */
 function selects(globalConfig, patterns) {
-  return testFiles(join(root, "test")).some(
+  return [...testFiles(join(root, "src")), ...testFiles(join(root, "test"))].some(
     (f) => patterns.some((re) => re.test(f)) && selected(f, globalConfig),
   );
 }
 
 module.exports = async (globalConfig) => {
   if (!selects(globalConfig, BUILT_PACKAGE_SUITES)) return;
-  const r = spawnSync(process.execPath, [join(root, "scripts", "build-if-stale.js")], {
+  const r = spawnSync(process.execPath, [join(root, "scripts", "build", "build-if-stale.js")], {
     cwd: root,
     stdio: "inherit",
   });

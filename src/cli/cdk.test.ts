@@ -1,8 +1,17 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import semver from "semver";
-import { CDKTN_MIN_NODE, cdktfCommand, cdktnCommand, cdktnNode, nodeTooOld, withCdkPath } from "./cdk";
+import {
+  CDKTN_MIN_NODE,
+  cdktfCommand,
+  cdktnCommand,
+  cdktnNode,
+  cloneTools,
+  nodeTooOld,
+  withCdkPath,
+} from "./cdk";
 
 const ROOT = join(__dirname, "..", "..");
 
@@ -20,9 +29,22 @@ describe("the CDKs' command lines", () => {
     if (semver.gte(process.versions.node, CDKTN_MIN_NODE)) {
       expect(cli.command).toBe(process.execPath);
     } else {
-      expect(cli.command).toMatch(/node-v2[24]\/bin\/node$/);
+      expect(cli.command).toBe(join(ROOT, "tools", "node_modules", "node-v24", "bin", "node"));
       expect(withCdkPath(cli, { PATH: "/usr/bin" }).PATH).toBe(`${dirname(cli.command)}${delimiter}/usr/bin`);
     }
+  });
+
+  it("in a clone, takes cdktn-cli and its Node.js from the repository's tools, installed by then", () => {
+    const tools = join(ROOT, "tools", "node_modules");
+    expect(cloneTools(ROOT)).toBe(tools);
+    const cli = cdktnCommand(ROOT, { GPURENTAL_CDKTN_NODE: process.execPath });
+    expect(cli.argv).toEqual([join(tools, "cdktn-cli", "bin", "cdktn")]);
+    expect(existsSync(cli.argv[0]!)).toBe(true);
+    const node = join(tools, "node-v24", "bin", "node");
+    expect(spawnSync(node, ["--version"], { encoding: "utf8" }).stdout).toMatch(/^v24\./);
+    // Not on anybody's PATH: the tools are installed without bin links.
+    expect(existsSync(join(tools, ".bin"))).toBe(false);
+    expect(existsSync(join(ROOT, "node_modules", ".bin", "node"))).toBe(false);
   });
 
   it.each([
@@ -46,7 +68,9 @@ describe("the CDKs' command lines", () => {
     const empty = mkdtempSync(join(tmpdir(), "gpurental-cdk-test-"));
     try {
       writeFileSync(join(empty, "package.json"), "{}");
-      // With a Node.js cdktn-cli runs under, named or this one, the missing CLI is what is said.
+      // A project (no tools folder) with a Node.js cdktn-cli runs under, named or this one: the
+      // missing CLI is what is said.
+      expect(cloneTools(empty)).toBeUndefined();
       expect(() => cdktnCommand(empty, { GPURENTAL_CDKTN_NODE: process.execPath })).toThrow(
         "cdktn-cli is not installed in",
       );

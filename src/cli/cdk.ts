@@ -1,9 +1,11 @@
 // Where each CDK's command-line tool is and the Node.js it runs under. cdktf-cli 0.21 runs under the
 // Node running this command; cdktn-cli 0.24 needs Node 22.19 or later (its deploy fails under Node
 // 20 with "util.markAsUncloneable is not a function"), so under an older Node the first of
-// $GPURENTAL_CDKTN_NODE and the Node binaries this repository installs from npm (node-v24,
-// node-v22) runs it.
+// $GPURENTAL_CDKTN_NODE and, in a clone of the repository, the Node.js 24 of its tools runs it.
+// A clone has cdktn-cli among its tools too (tools/package.json, installed on first use by
+// tools/install.js); a project installs its own. A package has no tools folder.
 
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import semver from "semver";
@@ -61,14 +63,28 @@ export function cdktfCommand(root: string): CdkCommand {
   return { command: process.execPath, argv: [join(dir, "bundle", "bin", "cdktf")] };
 }
 
+/**
+ * The node_modules of a clone's tools, installed first when they are missing or out of date (one
+ * line on stdout, then about 25 s from npm's cache here); undefined where `root` has no tools
+ * folder, as in an installed package.
+ */
+export function cloneTools(root: string): string | undefined {
+  const installer = join(root, "tools", "install.js");
+  if (!existsSync(installer)) return undefined;
+  const r = spawnSync(process.execPath, [installer], {
+    stdio: ["ignore", "inherit", "pipe"],
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error((r.stderr || r.error?.message || `${installer} failed`).trim());
+  return join(root, "tools", "node_modules");
+}
+
 /** A Node.js binary new enough for cdktn-cli; see the file comment. */
 export function cdktnNode(root: string, env: NodeJS.ProcessEnv = process.env): string {
   if (env.GPURENTAL_CDKTN_NODE) return env.GPURENTAL_CDKTN_NODE;
   if (semver.gte(process.versions.node, CDKTN_MIN_NODE)) return process.execPath;
-  for (const name of ["node-v24", "node-v22"]) {
-    const dir = packageDir(name, root);
-    if (dir && existsSync(join(dir, "bin", "node"))) return join(dir, "bin", "node");
-  }
+  const tools = cloneTools(root);
+  if (tools) return join(tools, "node-v24", "bin", "node");
   throw new Error(
     `${nodeTooOld("CDK Terrain (cdktn-cli 0.24)", CDKTN_MIN_NODE)}, or name one in GPURENTAL_CDKTN_NODE`,
   );
@@ -78,7 +94,8 @@ export function cdktnNode(root: string, env: NodeJS.ProcessEnv = process.env): s
 export function cdktnCommand(root: string, env: NodeJS.ProcessEnv = process.env): CdkCommand {
   // The Node.js first: installing cdktn-cli would not help on one it cannot run under.
   const node = cdktnNode(root, env);
-  const dir = packageDir("cdktn-cli", root);
+  const tools = cloneTools(root);
+  const dir = tools ? join(tools, "cdktn-cli") : packageDir("cdktn-cli", root);
   if (!dir) throw new Error(`cdktn-cli is not installed in ${root}: npm install --save-dev cdktn-cli@0.24`);
   return {
     command: node,

@@ -7,7 +7,7 @@ import { standaloneExecutable } from "./host";
 // The plain Terraform example (examples/hcl) as the command carries it: `gpurental demo --hcl`
 // runs it, and `gpurental example hcl <dir>` writes it out for a person to plan, apply and destroy
 // with nothing but terraform. The npm package ships examples/hcl/*.tf (package.json `files`); the
-// standalone executable carries the same files as assets (scripts/release.js).
+// standalone executable carries the same files as assets (scripts/release/release.js).
 
 /** The files of examples/hcl that make up the configuration, in the order they are written. */
 export const HCL_EXAMPLE_FILES = ["main.tf", "variables.tf", "outputs.tf"] as const;

@@ -203,7 +203,7 @@ function bundleContents(opts: InstallOptions, version: string): PackageFile[] {
     ["provider-launcher.js", readFileSync(launcher), 0o644],
   ];
   // The production build splits off what is loaded after the handshake, the gRPC server and the
-  // provider itself, and pre-encodes the schema answer (scripts/bundle-provider.js).
+  // provider itself, and pre-encodes the schema answer (scripts/build/bundle-provider.js).
   // The PostgreSQL journal's client (provider-journal-pg.js) runs in a worker thread of its own.
   for (const part of [
     "provider-transport.js",

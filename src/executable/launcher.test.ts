@@ -11,7 +11,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bundle } from "../../scripts/bundle-provider";
+import { bundle } from "../../scripts/build/bundle-provider";
 import { V8_FLAGS_CHANGED_KEY } from "./launcher";
 
 // The launcher's code cache, in separate processes: it is written at exit.

@@ -185,7 +185,7 @@ function pruneCaches(dir: string, prefix: string, keep: string): void {
 }
 
 /**
- * Set on the global object by code that changes V8's flags at run time (scripts/undici-request.js
+ * Set on the global object by code that changes V8's flags at run time (scripts/build/undici-request.js
  * in the production bundle); the launcher then writes no code cache.
  */
 export const V8_FLAGS_CHANGED_KEY = Symbol.for("gpurental.provider.v8FlagsChanged");

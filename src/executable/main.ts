@@ -114,7 +114,7 @@ async function attached(
 
 /**
  * The GetProviderSchema answer the production build encodes beside this bundle
- * (provider-schema.pb, scripts/bundle-provider.js), or undefined where there is none (tsc output,
+ * (provider-schema.pb, scripts/build/bundle-provider.js), or undefined where there is none (tsc output,
  * tests), and the provider then builds it.
  */
 export function preEncodedSchema(dir: string = __dirname): Buffer | undefined {

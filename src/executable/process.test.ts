@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bundle, descriptorText } from "../../scripts/bundle-provider";
+import { bundle, descriptorText } from "../../scripts/build/bundle-provider";
 import { derToPem, generateServerCertificate } from "../plugin/cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../plugin/handshake";
 import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-client";

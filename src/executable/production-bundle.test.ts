@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildProvider } from "../../scripts/bundle-provider";
+import { buildProvider } from "../../scripts/build/bundle-provider";
 import { startFakeBackend } from "../fake-backend";
 import type { CtyValue } from "../framework";
 import type { Schema } from "../framework/schema";
@@ -115,7 +115,7 @@ describe("the production build", () => {
   });
 
   it("reaches the API with the bundle's own HTTP client (undici's request alone)", async () => {
-    // provider-impl.js carries the API client with the cut-down undici (scripts/undici-request.js).
+    // provider-impl.js carries the API client with the cut-down undici (scripts/build/undici-request.js).
     const { createService: createBundled } = require(join(out, "provider-impl.js")) as {
       createService: typeof createService;
     };

@@ -8,7 +8,7 @@ import { programOf, startedFile } from "./self";
 const BUNDLE_SOURCE_KEY = Symbol.for("gpurental.provider.bundleSource");
 
 // The entry point of the standalone provider executable: a Node.js single executable application
-// (SEA) built by scripts/release.js. It needs no Node.js on the machine. The executable carries
+// (SEA) built by scripts/release/release.js. It needs no Node.js on the machine. The executable carries
 // the production build of the provider as assets: provider.js (up to the handshake),
 // provider-transport.js and provider-impl.js (loaded when needed, as in the npm package: a
 // process that only answers GetProviderSchema never parses the provider itself) and the

@@ -303,7 +303,7 @@ function grpcCode(err: unknown): status {
 
 /**
  * Encodes the response of an RPC as this server sends it. The build encodes the GetProviderSchema
- * answer with it (scripts/bundle-provider.js), and a handler may then answer with those bytes.
+ * answer with it (scripts/build/bundle-provider.js), and a handler may then answer with those bytes.
  */
 export function encodeResponse(service: string, rpc: string, response: object): Buffer {
   const method = serviceDefinition(service)[rpc];

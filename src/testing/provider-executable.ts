@@ -4,7 +4,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bundle } from "../../scripts/bundle-provider";
+import { bundle } from "../../scripts/build/bundle-provider";
 
 /** Builds provider.js and provider-launcher.js into `dir`; returns the executable (run.js) and the bundle. */
 export async function buildExecutable(dir: string): Promise<{ executable: string; bundleFile: string }> {

@@ -8,7 +8,7 @@ import {
   generateBindings,
   type ProviderSchemaJson,
   SCHEMA_FILE,
-} from "../../scripts/generate-schema";
+} from "../../scripts/generate/generate-schema";
 import { isCredentialKey } from "../../src/api/redact";
 import { installProvider } from "../../src/cli/provider";
 import { version } from "../../src/version";

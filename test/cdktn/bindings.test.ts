@@ -7,7 +7,7 @@ import {
   generateBindings,
   type ProviderSchemaJson,
   SCHEMA_FILE,
-} from "../../scripts/generate-schema";
+} from "../../scripts/generate/generate-schema";
 
 // CDK Terrain's bindings are exactly what `npm run schema` makes of the committed schema with
 // @cdktn/provider-generator; each ephemeral resource in the schema is a binding for cdktn (and is

@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
-import { buildProvider, bundle } from "../../scripts/bundle-provider";
+import { buildProvider, bundle } from "../../scripts/build/bundle-provider";
 import { type InstallResult, installProvider } from "../../src/cli/provider";
 import { HARNESS_SOURCES, type SharedProvider, sameSources, sharedProvider } from "./shared-provider";
 
@@ -34,7 +34,7 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
 
 /**
  * The provider files to install: the shared build's; else the production layout built from the
- * sources (scripts/bundle-provider.js); else, for a test's own provider, its entry bundled whole.
+ * sources (scripts/build/bundle-provider.js); else, for a test's own provider, its entry bundled whole.
  */
 async function providerBuild(
   dir: string,

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildProvider } from "../../scripts/bundle-provider";
+import { buildProvider } from "../../scripts/build/bundle-provider";
 import { type InstallResult, installProvider, normalizeSource } from "../../src/cli/provider";
 
 // One provider build and one filesystem mirror for every suite of a Jest run. Jest's global setup
-// builds the provider from the sources once (the production layout of scripts/bundle-provider.js:
+// builds the provider from the sources once (the production layout of scripts/build/bundle-provider.js:
 // the handshake, transport and provider bundles and the pre-encoded schema answer), installs it
 // into a mirror under the run's temp directory and names the folder in an environment variable
 // that the workers inherit. TerraformHarness then points every suite's CLI configuration at that

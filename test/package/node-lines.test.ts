@@ -1,13 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { CDKTN_MIN_NODE, nodeTooOld } from "../../src/cli/cdk";
+import { ensureTools, nodeBinary } from "../../tools/install";
 import { olderNode } from "./old-node";
 
 // The README's CDK Terrain recipe starts with a line that checks the running Node.js and says in
 // one line how to get a supported one: the same words as `gpurental demo --cdk cdktn`. The line is
-// read from the README and run as written, under this Node.js and under the Node.js 24 of the dev
-// dependencies.
+// read from the README and run as written, under this Node.js and under the Node.js 24 of the
+// repository's tools.
 
 const ROOT = join(__dirname, "..", "..");
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -46,8 +47,7 @@ test("under a Node.js too old for cdktn-cli (20 here) it stops with the demo's o
 });
 
 test("under Node.js 24 it lets the recipe go on, silently", () => {
-  const node24 = join(ROOT, "node_modules", "node-v24", "bin");
-  if (!existsSync(join(node24, "node"))) throw new Error(`${node24}/node is missing: run npm ci`);
-  const r = runUnder(node24);
+  ensureTools();
+  const r = runUnder(dirname(nodeBinary("24")));
   expect({ status: r.status, out: r.stdout, err: r.stderr }).toEqual({ status: 0, out: "", err: "" });
 });

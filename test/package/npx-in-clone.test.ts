@@ -32,7 +32,6 @@ const npx = (args: string[]) =>
       npm_config_cache: join(dir, "cache"),
       npm_config_offline: "true",
       npm_config_update_notifier: "false",
-      NODE_DISABLE_COMPILE_CACHE: "1",
     },
   });
 

@@ -5,7 +5,7 @@ import semver from "semver";
 
 /**
  * A Node.js binary older than `below` (this process's, or one on PATH, such as the machine's 20
- * under `npx jest`, which runs on the Node.js 22 of the dev dependencies), or undefined.
+ * when Jest runs on the tools' Node.js 22 or 24, as in .ci/run), or undefined.
  */
 export function olderNode(below: string): { file: string; version: string } | undefined {
   const candidates = [

@@ -12,7 +12,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ReleaseResult, release } from "../../scripts/release";
+import { type ReleaseResult, release } from "../../scripts/release/release";
 import { type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { generateServerCertificate } from "../../src/plugin/cert";
 import { version } from "../../src/version";

@@ -15,7 +15,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
-import { type ReleaseResult, release } from "../../scripts/release";
+import { type ReleaseResult, release } from "../../scripts/release/release";
 import { GpurentalClient } from "../../src/api/client";
 import { DEMO_IDS } from "../../src/fake-backend";
 import { generateServerCertificate } from "../../src/plugin/cert";

@@ -25,7 +25,7 @@ import {
   compactExecutable,
   MAGIC,
   TRAILER_SIZE,
-} from "../../../scripts/compact-executable";
+} from "../../../scripts/release/compact-executable";
 
 // The compact executable's launcher (launcher.c) around a stand-in runtime (testing/probe.c, with
 // 3 MB of noise after it so that the stream spans several reads): where it unpacks, that it runs
@@ -453,7 +453,7 @@ describe("the compact executable", () => {
   );
 
   it("is built only with its toolchain: the release names what a machine lacks", () => {
-    const script = `process.stdout.write(String(require(${JSON.stringify(join(__dirname, "..", "..", "..", "scripts", "compact-executable.js"))}).missingToolchain(process.argv[1])))`;
+    const script = `process.stdout.write(String(require(${JSON.stringify(join(__dirname, "..", "..", "..", "scripts", "release", "compact-executable.js"))}).missingToolchain(process.argv[1])))`;
     const lacks = (platform: string, PATH: string) =>
       spawnSync(process.execPath, ["-e", script, platform], { encoding: "utf8", env: { PATH } }).stdout;
     expect(lacks("linux_arm64", "/nonexistent")).toBe(

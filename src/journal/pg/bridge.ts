@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import type { Answer, PgTarget, ReadAnswer, Request, WorkerSetup } from "./protocol";
 
-/** The worker's bundle beside the provider's (scripts/bundle-provider.js writes it). */
+/** The worker's bundle beside the provider's (scripts/build/bundle-provider.js writes it). */
 export const WORKER_BUNDLE = "provider-journal-pg.js";
 
 /**

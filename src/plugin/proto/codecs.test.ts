@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Enum, type Field, type INamespace, type Namespace, Root, Type } from "protobufjs/light";
-import { generateCodecs } from "../../../scripts/proto-codecs";
+import { generateCodecs } from "../../../scripts/build/proto-codecs";
 import { CONVERSION } from ".";
 import type { MessageCodec } from "./codecs";
 import { messageType } from "./reflection";
 
 // The production bundle encodes and decodes with codecs generated at build time
-// (scripts/proto-codecs.js); everything else with protobufjs's reflection (codecs.ts). Every message
+// (scripts/build/proto-codecs.js); everything else with protobufjs's reflection (codecs.ts). Every message
 // of the protocol, filled in and empty, must come out the same from both.
 
 const descriptor = JSON.parse(readFileSync(join(__dirname, "descriptor.json"), "utf8")) as INamespace;

@@ -4,7 +4,7 @@ import { type MessageCodec, messageCodec } from "./codecs";
 import descriptor from "./descriptor.json";
 
 // The descriptor is generated from the .proto files beside this module at build time
-// (scripts/bundle-provider.js; a test keeps it in step). Building the grpc-js service definitions
+// (scripts/build/bundle-provider.js; a test keeps it in step). Building the grpc-js service definitions
 // here from the JSON skips @grpc/proto-loader, which eagerly builds reflection descriptors for
 // every message, and the messages are encoded by the codecs of codecs.ts (in the production
 // bundle, generated at build time): all of that is start-up time Terraform pays 2-5 times per

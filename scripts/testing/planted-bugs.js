@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 "use strict";
-// `node scripts/planted-bugs.js [n...]`: plants each bug below, one at a time, in a throwaway git
+// `node scripts/testing/planted-bugs.js [n...]`: plants each bug below, one at a time, in a throwaway git
 // worktree of HEAD (committed code only) and runs the test files that must catch it; prints which
 // were caught. A bug is caught when one of those files fails, and so `npm test` fails. The bugs
 // are the ones a first mutation study found the suite missed (docs/mutation-testing.md); a bug
@@ -18,7 +18,7 @@ const {
 const { tmpdir } = require("node:os");
 const { join } = require("node:path");
 
-const root = join(__dirname, "..");
+const root = join(__dirname, "..", "..");
 
 /** Each bug: where it is planted (`from` must occur once), and the tests that catch it. */
 const BUGS = [

@@ -10,12 +10,12 @@ const { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync 
 const { join } = require("node:path");
 const ts = require("typescript");
 
-const root = join(__dirname, "..");
+const root = join(__dirname, "..", "..");
 const source = join(root, "src", "constructs");
 const target = join(root, "src", "cdktn", "constructs");
 
 const HEADER =
-  "// Derived from src/constructs by scripts/derive-cdktn.js when the package builds; edit the source there.\n";
+  "// Derived from src/constructs by scripts/generate/derive-cdktn.js when the package builds; edit the source there.\n";
 
 /** Rewrites one file's import specifiers; throws when one names a module the CDK Terrain flavour cannot use. */
 function derive(name, text) {

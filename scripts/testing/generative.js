@@ -3,7 +3,7 @@
 // `npm test`, with many more cases and a seed of its own, then one line of figures to keep in
 // bench/RESULTS.md: the seed, how many cases of each kind ran, the failures, the time.
 //
-// Usage: node scripts/generative.js [--runs 100000] [--seed N]
+// Usage: node scripts/testing/generative.js [--runs 100000] [--seed N]
 // A failure prints fast-check's counterexample and the seed and path that replay it:
 //   GPURENTAL_GENERATIVE_RUNS=<runs> GPURENTAL_GENERATIVE_SEED=<seed> npx jest src/provider.generative.test.ts
 "use strict";
@@ -20,7 +20,7 @@ function arg(name, fallback) {
 
 const runs = Number(arg("--runs", "100000"));
 const seed = Number(arg("--seed", String(Date.now() % 2 ** 31)));
-const root = path.resolve(__dirname, "..");
+const root = path.resolve(__dirname, "..", "..");
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gpurental-generative-"));
 const report = path.join(dir, "report.json");
 

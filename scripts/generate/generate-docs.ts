@@ -15,12 +15,12 @@
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import type { IdentitySchema } from "../src/framework/identity";
-import { requiresReplace } from "../src/framework/modifiers";
-import type { Attribute, Attributes, Schema } from "../src/framework/schema";
-import type { CtyType, CtyValue } from "../src/plugin/cty";
-import { PROVIDER_ENV, provider } from "../src/provider";
-import { packageName } from "../src/version";
+import type { IdentitySchema } from "../../src/framework/identity";
+import { requiresReplace } from "../../src/framework/modifiers";
+import type { Attribute, Attributes, Schema } from "../../src/framework/schema";
+import type { CtyType, CtyValue } from "../../src/plugin/cty";
+import { PROVIDER_ENV, provider } from "../../src/provider";
+import { packageName } from "../../src/version";
 
 /** Repository root: the nearest folder above this file with the package's package.json. */
 export const ROOT = findRoot(__dirname);

@@ -1,5 +1,5 @@
 "use strict";
-// undici's `request(url, options)` as the provider bundle loads it (scripts/bundle-provider.js,
+// undici's `request(url, options)` as the provider bundle loads it (scripts/build/bundle-provider.js,
 // LAZY_PACKAGES): the same function undici's index exports, built from the same parts, without
 // the rest of the index. The index also loads fetch, WebSocket, EventSource, the HTTP cache,
 // the mock agents and every interceptor, which the API client never uses: that was about 60% of
@@ -9,6 +9,13 @@
 //
 // What undici's index does for request(): api.request with the dispatcher as `this`, the origin
 // and path taken from the URL, and the global Agent when the caller gives no dispatcher.
+//
+// undici's public API has no entry point lighter than its index, so this requires its internals
+// (undici/lib/...), which any release may move or change: read in undici 7.30.2, the version
+// package.json pins exactly. test/package/undici-pin.test.ts fails when the pin, the lock file or
+// the installed undici say another, or a module required here is gone. To move undici: read its
+// index.js's request() and the modules required here again, adjust this file, then change the pin
+// and the version in this paragraph together.
 //
 // undici parses HTTP/1.1 with llhttp compiled to WebAssembly, compiled in every process on its
 // first connection. V8 compiles it with Liftoff, then recompiles the parser's large state machine

@@ -27,7 +27,7 @@ import { devNull, tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import * as ts from "typescript";
-import { packageName, version } from "../src/version";
+import { packageName, version } from "../../src/version";
 
 const run = promisify(execFile);
 
@@ -311,7 +311,7 @@ async function main(argv: string[]): Promise<void> {
     if (!from) throw new Error("--from needs a schema file");
     schema = withVersion(JSON.parse(readFileSync(from, "utf8")) as ProviderSchemaJson);
   } else {
-    const { installProvider } = await import("../src/cli/provider");
+    const { installProvider } = await import("../../src/cli/provider");
     schema = await fetchProviderSchema({
       install: async (dir) => {
         installProvider({ dir, version });

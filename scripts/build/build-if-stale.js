@@ -7,7 +7,7 @@ const { spawnSync } = require("node:child_process");
 const { existsSync, readdirSync, statSync } = require("node:fs");
 const { join } = require("node:path");
 
-const root = join(__dirname, "..");
+const root = join(__dirname, "..", "..");
 // The pre-encoded schema is the last file the build writes.
 const marker = join(root, "dist", "provider-bundle", "provider-schema.pb");
 

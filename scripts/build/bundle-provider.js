@@ -9,13 +9,13 @@
 //      provider-journal-pg.js, the PostgreSQL journal's client, run in a worker thread; and
 //      provider-schema.pb, the GetProviderSchema answer encoded at build time.
 //      The directory keeps them apart from tsc's output (src/provider.ts compiles to dist/provider.js).
-// Usage: node scripts/bundle-provider.js [--descriptor-only] [--outdir <dir>] [--entry <ts> --outfile <js>]
+// Usage: node scripts/build/bundle-provider.js [--descriptor-only] [--outdir <dir>] [--entry <ts> --outfile <js>]
 "use strict";
 
 const fs = require("node:fs");
 const path = require("node:path");
 
-const root = path.resolve(__dirname, "..");
+const root = path.resolve(__dirname, "..", "..");
 const protoDir = path.join(root, "src", "plugin", "proto");
 const PROTO_FILES = ["timestamp.proto", "tfplugin6.proto", "grpc_controller.proto", "health.proto"];
 
@@ -157,7 +157,7 @@ const grpcServerOnly = {
 // provider uses. undici (the API client's HTTP) took about 15 ms to load, and the first process of
 // every Terraform command only answers GetProviderSchema, which makes no request. The stand-in
 // loads the package on the first call; an import of another export fails the build. `entry` is
-// what is loaded: for undici, its request() without the rest of its index (scripts/undici-request.js).
+// what is loaded: for undici, its request() without the rest of its index (scripts/build/undici-request.js).
 const LAZY_PACKAGES = {
   undici: {
     exports: ["request"],
@@ -194,7 +194,7 @@ const lazyPackages = {
   },
 };
 
-// The protocol's message codecs generated at build time (scripts/proto-codecs.js) in place of
+// The protocol's message codecs generated at build time (scripts/build/proto-codecs.js) in place of
 // src/plugin/proto/codecs.ts, which builds them with protobufjs's reflection in every process.
 const protoCodecsFile = path.join(root, "src", "plugin", "proto", "codecs.ts");
 const staticProtoCodecs = {

@@ -8,7 +8,7 @@ const { createHash } = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 
-const SOURCE = path.join(__dirname, "..", "src", "executable", "compact", "launcher.c");
+const SOURCE = path.join(__dirname, "..", "..", "src", "executable", "compact", "launcher.c");
 const MAGIC = "gpurental-rt-v1\n";
 const TRAILER_SIZE = 104;
 /** xz settings; the platform's branch filter goes between them and LZMA2. */

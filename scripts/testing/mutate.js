@@ -14,7 +14,7 @@ const { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require
 const { tmpdir } = require("node:os");
 const { join } = require("node:path");
 
-const root = join(__dirname, "..");
+const root = join(__dirname, "..", "..");
 const ALL = [
   "redaction",
   "refusals",

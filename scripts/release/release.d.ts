@@ -39,7 +39,7 @@ export interface ReleaseResult {
   /** The release files in outDir (both kinds of archives, manifest, SHA256SUMS and its signature). */
   files: string[];
 }
-/** Builds, signs and writes the release; see scripts/release.js. */
+/** Builds, signs and writes the release; see scripts/release/release.js. */
 export function release(opts?: {
   platforms?: string[];
   outDir?: string;
