@@ -3,7 +3,8 @@
 // selected (tools/install.js), then the run's own temp directory (temp-dir.ts), then, when a
 // suite that drives terraform is selected, the provider build and mirror they all share
 // (test/e2e/shared-provider.ts).
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
+import { devNull } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import type { Config } from "@jest/types";
 import { ensureTools } from "../../tools/install";
@@ -40,6 +41,11 @@ export default async (globalConfig: Config.GlobalConfig): Promise<void> => {
   // it, a terraform started that way (@cdktf/provider-generator probes it) would call HashiCorp's
   // checkpoint service and write ~/.terraform.d/checkpoint_signature.
   process.env.CHECKPOINT_DISABLE = "1";
+  // The same programs would print terraform's warning about a configured CLI config file that does
+  // not exist (a machine whose profile sets TF_CLI_CONFIG_FILE=~/.terraformrc without the file):
+  // an empty one says the same without the noise. Suites that need a config set their own.
+  const cliConfigFile = process.env.TF_CLI_CONFIG_FILE;
+  if (cliConfigFile && !existsSync(cliConfigFile)) process.env.TF_CLI_CONFIG_FILE = devNull;
   // Likewise, provider processes the tests start are their own (the resident suites turn it on).
   process.env.GPURENTAL_PROVIDER_RESIDENT = "off";
   // Every `node` the tests start (the provider executable's `#!/usr/bin/env node`, cdktf, the
