@@ -129,6 +129,52 @@ test("a failed read cancels the other before strays answers: no request is left 
   }
 });
 
+test("plan-report: a failed read cancels the others before it answers: no request is left running", async () => {
+  // The fixture plan prices a pinned offer (GET /v1/offers/{id}) and an offer_filter (the market,
+  // GET /v1/offers?...), and checks each deploy. The pinned offer's read is refused (401, never
+  // retried) once another read has arrived and is held unanswered: the command must cancel every
+  // held read before it answers.
+  const held: { url: string; closed: boolean }[] = [];
+  let refuse: (() => void) | undefined;
+  const json = (res: import("node:http").ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(JSON.stringify(body));
+  };
+  const server = createServer((req, res) => {
+    const url = req.url ?? "";
+    if (url.startsWith("/v1/instances")) return json(res, 200, { items: [] });
+    if (url.startsWith("/v1/me"))
+      return json(res, 401, { error: { code: "TOKEN_INVALID", message: "no session" } });
+    if (/^\/v1\/offers\/[^/?]+$/.test(url)) {
+      refuse = () => json(res, 401, { error: { code: "TOKEN_INVALID", message: "the key was revoked" } });
+      if (held.length > 0) refuse();
+      return;
+    }
+    const h = { url, closed: false };
+    held.push(h);
+    req.socket.once("close", () => {
+      h.closed = true;
+    });
+    refuse?.();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const x = io({ GPURENTAL_BASE_URL: url, GPURENTAL_TOKEN: TOKEN }, dir);
+    const plan = join(__dirname, "..", "tfstate", "fixtures", "plan.json");
+    expect(await runPlanReport(plan, {}, x)).toBe(1);
+    expect(x.err).toMatch(/TOKEN_INVALID/);
+    expect(held.length).toBeGreaterThan(0);
+    // The client closed each held request's connection; the server hears of it a moment later.
+    const until = Date.now() + 10_000;
+    while (held.some((h) => !h.closed) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(held.filter((h) => !h.closed).map((h) => h.url)).toEqual([]);
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
 test.each<[string, ApiFlags, NodeJS.ProcessEnv, string]>([
   [
     "a session token pasted as --org-id",

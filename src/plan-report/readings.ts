@@ -77,6 +77,12 @@ export async function readForPlan(
     }
   }
 
+  // The deploys' reads run together and share one cancellation: the first that fails cancels the
+  // rest, all of them are awaited, and that first failure is the one thrown, so no request is left
+  // running after the report has answered.
+  const cancel = new AbortController();
+  const opts = { signal: cancel.signal };
+
   // Each offer, market and template is read once however many deploys share it.
   const memo = new Map<string, Promise<unknown>>();
   const once = <T>(key: string, read: () => Promise<T>): Promise<T> => {
@@ -91,11 +97,12 @@ export async function readForPlan(
       throw err;
     }
   };
-  const offer = (id: string) => once(`offer:${id}`, () => orNull(client.getOffer(id), "OFFER_NOT_FOUND"));
+  const offer = (id: string) =>
+    once(`offer:${id}`, () => orNull(client.getOffer(id, opts), "OFFER_NOT_FOUND"));
   const template = (id: string) =>
-    once(`template:${id}`, () => orNull<Template>(client.getTemplate(id), "TEMPLATE_NOT_FOUND"));
+    once(`template:${id}`, () => orNull<Template>(client.getTemplate(id, opts), "TEMPLATE_NOT_FOUND"));
   const market = (f: OfferFilter) =>
-    once(`market:${f.gpu_model.toLowerCase()}`, () => listMarketOffers(client, f));
+    once(`market:${f.gpu_model.toLowerCase()}`, () => listMarketOffers(client, f, opts));
 
   const priced = async (d: PlannedDeploy): Promise<Omit<DeployReading, "findings">> => {
     if (d.offer_id) {
@@ -141,14 +148,25 @@ export async function readForPlan(
   };
 
   const readings = new Map<string, DeployReading>();
-  await Promise.all(
-    plan.changes.filter(deploys).map(async (c) => {
-      const d = plannedDeploy(c);
-      const [p, checks] = await Promise.all([
-        priced(d),
-        d.disk_gb === undefined
-          ? Promise.resolve({ diagnostics: [] as ResourceDiagnostic[] })
-          : planCreateChecks(
+  let failure: { error: unknown } | undefined;
+  const read = async <T>(call: Promise<T>): Promise<T> => {
+    try {
+      return await call;
+    } catch (error) {
+      failure ??= { error };
+      cancel.abort();
+      throw error;
+    }
+  };
+  const reads: Promise<unknown>[] = [];
+  for (const c of plan.changes.filter(deploys)) {
+    const d = plannedDeploy(c);
+    const p = read(priced(d));
+    const checks =
+      d.disk_gb === undefined
+        ? Promise.resolve({ diagnostics: [] as ResourceDiagnostic[] })
+        : read(
+            planCreateChecks(
               provider,
               {
                 offer_id: d.offer_id,
@@ -157,15 +175,24 @@ export async function readForPlan(
                 disk_gb: d.disk_gb,
                 ssh_key_id: d.ssh_key_id,
               },
-              new AbortController().signal,
+              cancel.signal,
             ),
-      ]);
-      readings.set(c.address, {
-        ...p,
-        ...(d.disk_gb === undefined && !p.unpriced ? { unpriced: "disk_gb is not known until apply" } : {}),
-        findings: checks.diagnostics,
-      });
-    }),
-  );
+          );
+    reads.push(
+      p,
+      checks,
+      Promise.all([p, checks]).then(([price, check]) => {
+        readings.set(c.address, {
+          ...price,
+          ...(d.disk_gb === undefined && !price.unpriced
+            ? { unpriced: "disk_gb is not known until apply" }
+            : {}),
+          findings: check.diagnostics,
+        });
+      }),
+    );
+  }
+  await Promise.allSettled(reads);
+  if (failure) throw failure.error;
   return { now: now(), instances, balance, deploys: readings };
 }
