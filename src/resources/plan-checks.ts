@@ -1,3 +1,4 @@
+import semverCompare from "semver/functions/compare";
 import type { ApiErrorCode } from "../api/errors";
 import type { Instance, Offer, SshKey, Template } from "../api/schemas";
 import { type OfferChoice, type RefusalFacts, type ResourceDiagnostic, refusalDiagnostic } from "./refusals";
@@ -49,16 +50,18 @@ export const MAINTENANCE_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** The per-organization instance limit (contract 8). */
 export const INSTANCE_LIMIT = 25;
 
-/** Compares dotted version numbers ("12.4" < "12.10"); missing parts count as 0. */
+/**
+ * Compares dotted version numbers ("12.4" < "12.10") with semver: the first three parts, a missing
+ * or non-numeric part counting as 0 ("12" is "12.0.0", "12.x" is "12.0.0").
+ */
 export function compareVersions(a: string, b: string): number {
-  const pa = a.split(".").map((p) => Number.parseInt(p, 10) || 0);
-  const pb = b.split(".").map((p) => Number.parseInt(p, 10) || 0);
-  // Stryker disable next-line EqualityOperator: one more round compares two missing parts, 0 and 0.
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
+  return semverCompare(dottedVersion(a), dottedVersion(b));
+}
+
+/** A CUDA-style dotted version as the `major.minor.patch` semver compares. */
+function dottedVersion(v: string): string {
+  const [major = 0, minor = 0, patch = 0] = v.split(".").map((p) => Number.parseInt(p, 10) || 0);
+  return `${major}.${minor}.${patch}`;
 }
 
 /** Statuses whose instances are billed GPU and disk by the balance rule; stopped ones disk only. */
