@@ -10,6 +10,7 @@ import {
 import type { Sleep } from "../api/retry";
 import type { Instance } from "../api/schemas";
 import { isTransient } from "../api/waiter";
+import type { Diagnostic } from "../framework";
 import {
   createdInWindow,
   type DeployJournal,
@@ -23,7 +24,6 @@ import type { InstanceApi, InstanceArgs } from "./instance-model";
 import { bestEffort } from "./journal-notes";
 import { KeyedQueue } from "./keyed-queue";
 import type { DeploySettings } from "./provider-data";
-import type { ResourceDiagnostic } from "./refusals";
 
 // Sending a deploy so that no instance is ever paid for twice or lost: every deploy is written to
 // the deploy journal (src/journal) before it is sent and completed with the instance's id when the
@@ -279,9 +279,9 @@ async function findLanded(
  * are the notes of entries given up on the way, said in every case.
  */
 export type Adoption =
-  | { kind: "adopted"; instance: Instance; entry: JournalEntry; diagnostics: ResourceDiagnostic[] }
-  | { kind: "none"; diagnostics: ResourceDiagnostic[] }
-  | { kind: "error"; diagnostic: ResourceDiagnostic; diagnostics: ResourceDiagnostic[] };
+  | { kind: "adopted"; instance: Instance; entry: JournalEntry; diagnostics: Diagnostic[] }
+  | { kind: "none"; diagnostics: Diagnostic[] }
+  | { kind: "error"; diagnostic: Diagnostic; diagnostics: Diagnostic[] };
 
 /**
  * Takes the journal's oldest unclaimed entry of this configuration, if any, and returns its
@@ -291,7 +291,7 @@ export type Adoption =
  */
 export async function adoptFromJournal(env: DeployEnv, planned?: string | null): Promise<Adoption> {
   const journal = env.settings.journal;
-  const notes: ResourceDiagnostic[] = [];
+  const notes: Diagnostic[] = [];
   if (!journal || !env.fingerprint) return { kind: "none", diagnostics: notes };
   // The plan said this create adopts nothing: it deploys, as the plan showed.
   if (planned === null) return { kind: "none", diagnostics: notes };
@@ -338,7 +338,7 @@ export async function adoptFromJournal(env: DeployEnv, planned?: string | null):
 async function byId(
   id: string,
   env: DeployEnv,
-): Promise<{ instance: Instance } | "gone" | { error: ResourceDiagnostic }> {
+): Promise<{ instance: Instance } | "gone" | { error: Diagnostic }> {
   try {
     const inst = await env.client.getInstance(id, within(env));
     if (inst.status === "destroyed" || inst.status === "destroying") return "gone";
@@ -359,7 +359,7 @@ async function byListing(
   e: JournalEntry,
   journal: DeployJournal,
   env: DeployEnv,
-): Promise<{ instance: Instance } | "gone" | { error: ResourceDiagnostic }> {
+): Promise<{ instance: Instance } | "gone" | { error: Diagnostic }> {
   const sentAt = Date.parse(e.sent_at);
   // Never what a journal entry names, nor what the local state holds.
   const referenced = new Set([...journal.referencedIds(), ...(journal.savedIds() ?? [])]);
@@ -409,7 +409,7 @@ async function byListing(
 /** Time left after a wait for one more listing of instances, else the wait is not taken. */
 const LISTING_ROOM_MS = 1000;
 
-function stillPendingError(e: JournalEntry, windowEnd: number): { error: ResourceDiagnostic } {
+function stillPendingError(e: JournalEntry, windowEnd: number): { error: Diagnostic } {
   const until = new Date(windowEnd).toISOString();
   return {
     error: {
@@ -424,7 +424,7 @@ function deployedAt(inst: Instance, e: JournalEntry): string {
   return inst.created_at ?? e.sent_at;
 }
 
-function adoptedNote(inst: Instance, e: JournalEntry): ResourceDiagnostic {
+function adoptedNote(inst: Instance, e: JournalEntry): Diagnostic {
   return {
     severity: "warning",
     summary: `Adopted instance ${inst.id}, deployed at ${deployedAt(inst, e)}`,
@@ -432,7 +432,7 @@ function adoptedNote(inst: Instance, e: JournalEntry): ResourceDiagnostic {
   };
 }
 
-function abandonedNote(e: JournalEntry): ResourceDiagnostic {
+function abandonedNote(e: JournalEntry): Diagnostic {
   return {
     severity: "warning",
     summary: `A deploy sent at ${e.sent_at} never appeared`,
@@ -441,7 +441,7 @@ function abandonedNote(e: JournalEntry): ResourceDiagnostic {
 }
 
 /** The warning of a plan whose create will adopt an instance the journal holds. */
-export function willAdoptNote(e: JournalEntry): ResourceDiagnostic {
+export function willAdoptNote(e: JournalEntry): Diagnostic {
   if (e.id)
     return {
       severity: "warning",

@@ -1,7 +1,8 @@
 import semverCompare from "semver/functions/compare";
 import type { ApiErrorCode } from "../api/errors";
 import type { Instance, Offer, SshKey, Template } from "../api/schemas";
-import { type OfferChoice, type RefusalFacts, type ResourceDiagnostic, refusalDiagnostic } from "./refusals";
+import type { Diagnostic } from "../framework";
+import { type OfferChoice, type RefusalFacts, refusalDiagnostic } from "./refusals";
 
 // The deploy refusals of contract 7.2 that can be foreseen from what the API lets us read, checked
 // when a plan creates an instance. The function is pure: the caller fetches what the credential may
@@ -307,7 +308,7 @@ const CHECK_ORDER: readonly ApiErrorCode[] = [
 ];
 
 /** The diagnostic of a finding, worded and placed like the apply-time refusal. */
-export function findingDiagnostic(f: DeployFinding, offerChoice: OfferChoice = "pinned"): ResourceDiagnostic {
+export function findingDiagnostic(f: DeployFinding, offerChoice: OfferChoice = "pinned"): Diagnostic {
   const d = refusalDiagnostic(f.code, f.facts, "plan_check", {
     severity: f.severity,
     prefix: f.prefix ?? (f.severity === "error" ? CERTAIN : UNLESS_DESTROYED),
@@ -321,6 +322,6 @@ export function findingDiagnostic(f: DeployFinding, offerChoice: OfferChoice = "
  * Returns the plan-time findings for a deploy as diagnostics: each summary starts with the code the
  * deploy would return and each finding points at the attribute concerned.
  */
-export function checkDeploy(input: DeployCheckInput, data: DeployCheckData): ResourceDiagnostic[] {
+export function checkDeploy(input: DeployCheckInput, data: DeployCheckData): Diagnostic[] {
   return deployFindings(input, data).map((f) => findingDiagnostic(f));
 }
