@@ -28,7 +28,7 @@ import {
   parentCommand,
   type RunIdentity,
 } from "./journal";
-import { DEFAULT_LATE_ARRIVAL_WATCH_MS, LATE_ARRIVAL_WATCH_ENV } from "./journal/late";
+import { lateArrivalDiagnostics } from "./journal/late";
 import { DEFAULT_JOURNAL_TIMEOUT_MS, PgStore } from "./journal/pg/store";
 import { JOURNAL_URL_ENV, type JournalUrl, JournalUrlError, parseJournalUrl } from "./journal/pg/url";
 import { settleAtShutdown } from "./journal/settle";
@@ -39,7 +39,6 @@ import { apiKeyResource } from "./resources/api-key";
 import { budgetOf, within } from "./resources/deadline";
 import { instanceResource } from "./resources/instance";
 import { orphanedEntriesWarning } from "./resources/journal-notes";
-import { lateArrivalsOf, lateArrivalWarning } from "./resources/late-arrivals";
 import {
   credentialKindOf,
   DEFAULT_RECONCILE_TIMEOUT_MS,
@@ -509,7 +508,13 @@ export async function configureClient(
     };
     const orphaned = orphanedEntriesWarning(journal);
     if (orphaned) ctx.diags.addWarning(orphaned.summary, orphaned.detail);
-    await warnLateArrivals(journal, client, env, ctx);
+    ctx.diags.add(
+      ...(await lateArrivalDiagnostics(
+        journal,
+        () => client.listInstances({}, within(budgetOf(LATE_ARRIVAL_LISTING_MS, ctx.signal))),
+        env,
+      )),
+    );
     return data;
   } catch (err) {
     if (err instanceof ClientConfigError) {
@@ -518,44 +523,6 @@ export async function configureClient(
       return unconfiguredProvider([]);
     }
     throw err;
-  }
-}
-
-/**
- * Warns about every instance that landed after its deploy was given up (src/resources/late-arrivals.ts),
- * on every command that configures the provider, while the deploy is watched
- * (GPURENTAL_LATE_ARRIVAL_WATCH, default 48 h from when it was sent).
- */
-async function warnLateArrivals(
-  journal: DeployJournal,
-  client: GpurentalClient,
-  env: NodeJS.ProcessEnv,
-  ctx: ConfigureContext,
-): Promise<void> {
-  const raw = env[LATE_ARRIVAL_WATCH_ENV];
-  const watchMs = raw ? parseDuration(raw) : DEFAULT_LATE_ARRIVAL_WATCH_MS;
-  if (!watchMs) {
-    ctx.diags.addError(
-      `Invalid ${LATE_ARRIVAL_WATCH_ENV}`,
-      `The ${LATE_ARRIVAL_WATCH_ENV} environment variable must be a duration such as "48h"; got ${JSON.stringify((raw ?? "").slice(0, 100))}.`,
-    );
-    return;
-  }
-  try {
-    const { arrivals, watchEnds } = await lateArrivalsOf(
-      journal,
-      () => client.listInstances({}, within(budgetOf(LATE_ARRIVAL_LISTING_MS, ctx.signal))),
-      Date.now(),
-      watchMs,
-    );
-    for (const a of arrivals) {
-      const w = lateArrivalWarning(a, watchEnds(a.entry));
-      ctx.diags.addWarning(w.summary, w.detail);
-    }
-  } catch (err) {
-    journalLog.log("debug", "could not look for late arrivals", {
-      error: err instanceof Error ? err.message : String(err),
-    });
   }
 }
 

@@ -12,11 +12,12 @@ import type { Instance } from "../api/schemas";
 import { isTransient } from "../api/waiter";
 import type { Diagnostic } from "../framework";
 import {
-  createdInWindow,
   type DeployJournal,
   fingerprintOf,
   type JournalEntry,
+  landedCandidates,
   listUntilFound,
+  matchesRequest,
 } from "../journal";
 import { within } from "./deadline";
 import { setMap } from "./env";
@@ -78,42 +79,6 @@ function requestSummary(body: DeployInstanceRequest): Record<string, unknown> {
     ssh_key_id: body.ssh_key_id ?? null,
     env_overrides: body.env_overrides?.length ?? 0,
   };
-}
-
-/** Whether a listed instance is what a request with these fields would have created. */
-export function matchesRequest(
-  inst: Instance,
-  req: { offer_id?: unknown; template_id?: unknown; disk_gb?: unknown; label?: unknown },
-): boolean {
-  return (
-    inst.offer.id === req.offer_id &&
-    inst.template.id === req.template_id &&
-    inst.disk_gb === req.disk_gb &&
-    // "" and null both mean no label; a server may store one as the other.
-    (inst.label ?? "") === ((req.label as string | null | undefined) ?? "") &&
-    inst.status !== "destroyed"
-  );
-}
-
-/**
- * The instances a request may have created: matching, absent before it was sent, created no
- * earlier than it was sent (less the clock skew) nor implausibly later, and named by no journal
- * entry (of any workspace of the directory).
- */
-export function landedCandidates(
-  instances: readonly Instance[],
-  req: Record<string, unknown>,
-  sent: { before: readonly string[]; sentAt: number },
-  referenced: ReadonlySet<string>,
-): Instance[] {
-  const before = new Set(sent.before);
-  return instances.filter(
-    (i) =>
-      matchesRequest(i, req) &&
-      !before.has(i.id) &&
-      !referenced.has(i.id) &&
-      createdInWindow(i.created_at, sent.sentAt),
-  );
 }
 
 /** Several new instances match a deploy whose answer was lost: which one is ours cannot be told. */
