@@ -4,7 +4,6 @@ import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Server } from "@grpc/grpc-js";
-import { settleRun } from "../journal/settle";
 import { type Logger, logger as rootLogger } from "../log";
 import { generateServerCertificate, handshakeCertificate } from "./cert";
 import type { GrpcServer, TlsMaterial } from "./grpc-server";
@@ -46,6 +45,11 @@ export interface ServeOptions {
   schemaResponse?: () => Buffer | undefined;
   /** Loads the gRPC half after the handshake; tests slow it down. */
   loadGrpcServer?: () => Promise<GrpcServerModule>;
+  /**
+   * Called when Terraform ends the run normally (GRPCController.Shutdown), before the process
+   * exits, with the server's logger; the executable settles the deploy journals here.
+   */
+  onShutdown?: (log: Logger) => void;
 }
 
 /** The module serveProvider loads after the handshake. */
@@ -221,8 +225,7 @@ export async function serveProvider(
       getService,
       schemaResponse: opts.schemaResponse,
       onShutdown: () => {
-        // Terraform ended the run normally: what it saved is no longer the journal's to adopt.
-        settleRun(undefined, (message) => log.warn("could not settle the deploy journal", { message }));
+        opts.onShutdown?.(log);
         shutdown("GRPCController.Shutdown");
       },
       log,

@@ -4,7 +4,6 @@ import { fstatSync, renameSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server as NetServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { newRun } from "../journal/run";
-import { settleRun } from "../journal/settle";
 import { LOG_ROUTE_KEY, Logger, type LogRoute, levelFromEnv, logger } from "../log";
 import { generateServerCertificate, handshakeCertificate } from "../plugin/cert";
 import type { GrpcServer, TlsMaterial } from "../plugin/grpc-server";
@@ -56,6 +55,11 @@ export interface ResidentDaemonOptions {
   }) => ProviderService;
   /** Loads the gRPC half. */
   loadGrpcServer: () => Promise<typeof import("../plugin/grpc-server")>;
+  /**
+   * Called when Terraform ends a session normally (GRPCController.Shutdown), with the session's
+   * journal run and logger; the executable settles the run's deploy journals here.
+   */
+  onShutdown?: (runId: string, log: Logger) => void;
   /** Ends the process; tests replace it. */
   exit?: (code: number) => void;
 }
@@ -232,8 +236,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
         getService,
         schemaResponse: opts.schemaResponse,
         onShutdown: () => {
-          // Terraform ended the session normally: what it saved is no longer the journal's to adopt.
-          settleRun(run.id, (message) => sessionLog.warn("could not settle the deploy journal", { message }));
+          opts.onShutdown?.(run.id, sessionLog);
           end(0);
         },
         log: sessionLog,
