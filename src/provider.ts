@@ -2,7 +2,7 @@ import { resolve as resolvePath } from "node:path";
 import { actions } from "./actions";
 import { type Logger as ClientLogger, GpurentalClient } from "./api/client";
 import { ClientConfigError } from "./api/errors";
-import { isUuid } from "./api/ids";
+import { isUuid, parseApiAddress } from "./api/ids";
 import { Network, TrustSettingError } from "./api/network";
 import { ProxySettingError, type ProxySettings } from "./api/proxy";
 import { maskUrl } from "./api/redact";
@@ -260,26 +260,15 @@ export async function configureClient(
       `Set base_url in the provider block or the ${PROVIDER_ENV.base_url} environment variable to the gpurental API's address, e.g. "https://api.gpurental.example".`,
     );
   } else if (baseUrl.kind === "value") {
-    let ok = false;
-    try {
-      const u = new URL(baseUrl.value);
-      ok =
-        (u.protocol === "http:" || u.protocol === "https:") &&
-        !u.username &&
-        !u.password &&
-        !u.search &&
-        !u.hash;
-      if (ok && /\/v1\/?$/.test(u.pathname)) {
-        ctx.diags.addAttributeError(
-          path("base_url"),
-          "API address includes /v1",
-          `${where("base_url", baseUrl)} must be the address without the /v1 path, which the provider adds itself: use ${JSON.stringify(maskUrl(baseUrl.value.replace(/\/v1\/?$/, "")))}.`,
-        );
-      }
-    } catch {
-      ok = false;
+    const address = parseApiAddress(baseUrl.value);
+    if (!address.problem && /\/v1\/?$/.test(address.url.pathname)) {
+      ctx.diags.addAttributeError(
+        path("base_url"),
+        "API address includes /v1",
+        `${where("base_url", baseUrl)} must be the address without the /v1 path, which the provider adds itself: use ${JSON.stringify(maskUrl(baseUrl.value.replace(/\/v1\/?$/, "")))}.`,
+      );
     }
-    if (!ok) {
+    if (address.problem) {
       ctx.diags.addAttributeError(
         path("base_url"),
         "Invalid API address",
