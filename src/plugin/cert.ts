@@ -1,16 +1,4 @@
-import {
-  certificatePem,
-  extension,
-  OID,
-  oid,
-  p256KeyPair,
-  rdn,
-  sequence,
-  signCertificate,
-  TAG,
-  TEN_YEARS_MS,
-  tlv,
-} from "../tls/der";
+import * as x509 from "../tls/der";
 
 // go-plugin's client makes the server certificate its only trusted root and then checks the host
 // name "localhost" against the SAN (Go never falls back to the CN). So the certificate must be a
@@ -46,10 +34,13 @@ export interface CertificateOptions {
 export function generateServerCertificate(options: CertificateOptions = {}): ServerCertificate {
   const now = options.now ?? new Date();
   const notBefore = new Date(now.getTime() - 30_000); // slack for clocks that disagree, as go-plugin
-  const notAfter = new Date(now.getTime() + (options.validForMs ?? TEN_YEARS_MS));
-  const { spki, privateKey } = p256KeyPair();
-  const name = sequence(rdn(OID.organization, "gpurental"), rdn(OID.commonName, "localhost"));
-  const cert = signCertificate({
+  const notAfter = new Date(now.getTime() + (options.validForMs ?? x509.TEN_YEARS_MS));
+  const { spki, privateKey } = x509.p256KeyPair();
+  const name = x509.sequence(
+    x509.rdn(x509.OID.organization, "gpurental"),
+    x509.rdn(x509.OID.commonName, "localhost"),
+  );
+  const cert = x509.signCertificate({
     issuer: name,
     subject: name,
     notBefore,
@@ -57,11 +48,23 @@ export function generateServerCertificate(options: CertificateOptions = {}): Ser
     spki,
     extensions: [
       // digitalSignature(0) keyEncipherment(2) keyAgreement(4) keyCertSign(5): 101011, 2 unused bits
-      extension(OID.keyUsage, true, tlv(TAG.bitString, Buffer.from([2, 0xac]))),
-      extension(OID.extKeyUsage, false, sequence(oid(OID.serverAuth), oid(OID.clientAuth))),
-      extension(OID.basicConstraints, true, sequence(tlv(TAG.boolean, Buffer.from([0xff])))),
+      x509.extension(x509.OID.keyUsage, true, x509.tlv(x509.TAG.bitString, Buffer.from([2, 0xac]))),
+      x509.extension(
+        x509.OID.extKeyUsage,
+        false,
+        x509.sequence(x509.oid(x509.OID.serverAuth), x509.oid(x509.OID.clientAuth)),
+      ),
+      x509.extension(
+        x509.OID.basicConstraints,
+        true,
+        x509.sequence(x509.tlv(x509.TAG.boolean, Buffer.from([0xff]))),
+      ),
       // GeneralName dNSName is [2] IMPLICIT IA5String.
-      extension(OID.subjectAltName, false, sequence(tlv(0x82, Buffer.from("localhost", "ascii")))),
+      x509.extension(
+        x509.OID.subjectAltName,
+        false,
+        x509.sequence(x509.tlv(0x82, Buffer.from("localhost", "ascii"))),
+      ),
     ],
     signingKey: privateKey,
   });
@@ -76,4 +79,4 @@ export function handshakeCertificate(der: Buffer): string {
 }
 
 /** Wraps DER certificate bytes in PEM armour. */
-export const derToPem = certificatePem;
+export const derToPem = x509.certificatePem;
