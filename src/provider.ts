@@ -1,11 +1,6 @@
-import { resolve as resolvePath } from "node:path";
 import { actions } from "./actions";
 import { type Logger as ClientLogger, GpurentalClient } from "./api/client";
 import { ClientConfigError } from "./api/errors";
-import { isUuid } from "./api/ids";
-import { Network, TrustSettingError } from "./api/network";
-import { ProxySettingError, type ProxySettings } from "./api/proxy";
-import { maskUrl } from "./api/redact";
 import { dataSources } from "./data-sources";
 import { ephemeralResources } from "./ephemeral-resources";
 import {
@@ -15,37 +10,32 @@ import {
   type ConfigureRequest,
   defineSchema,
   durationValidator,
-  isUnknown,
   type ProviderDefinition,
-  parseDuration,
-  path,
 } from "./framework";
-import {
-  DeployJournal,
-  JOURNAL_DIR_ENV,
-  journalDirProblem,
-  locateJournal,
-  parentCommand,
-  type RunIdentity,
-} from "./journal";
-import { DEFAULT_LATE_ARRIVAL_WATCH_MS, LATE_ARRIVAL_WATCH_ENV } from "./journal/late";
+import { DeployJournal, journalDirProblem, locateJournal, parentCommand, type RunIdentity } from "./journal";
+import { lateArrivalDiagnostics } from "./journal/late";
 import { DEFAULT_JOURNAL_TIMEOUT_MS, PgStore } from "./journal/pg/store";
-import { JOURNAL_URL_ENV, type JournalUrl, JournalUrlError, parseJournalUrl } from "./journal/pg/url";
 import { settleAtShutdown } from "./journal/settle";
 import { listResources } from "./list-resources";
 import { logger } from "./log";
+import { checkApiAddress } from "./provider/configure/api-address";
+import { checkOrgId, checkToken } from "./provider/configure/credential";
+import { emptySetting, invalidConfiguration, RUNTIME_IN_MEMORY } from "./provider/configure/diagnostics";
+import {
+  durationVariable,
+  JOURNAL_TIMEOUT_ENV,
+  REQUEST_TIMEOUT_ENV,
+  reconcileTimeout,
+} from "./provider/configure/durations";
+import { journalUrlOf, reportUnusableJournalDir } from "./provider/configure/journal";
+import { networkOf, proxyArguments } from "./provider/configure/network";
+import { PROVIDER_ENV, type Resolved, resolve, type Setting } from "./provider/configure/settings";
 import { inAutomation } from "./resident/resident";
 import { apiKeyResource } from "./resources/api-key";
 import { budgetOf, within } from "./resources/deadline";
 import { instanceResource } from "./resources/instance";
 import { orphanedEntriesWarning } from "./resources/journal-notes";
-import { lateArrivalsOf, lateArrivalWarning } from "./resources/late-arrivals";
-import {
-  credentialKindOf,
-  DEFAULT_RECONCILE_TIMEOUT_MS,
-  type ProviderData,
-  unconfiguredProvider,
-} from "./resources/provider-data";
+import { credentialKindOf, type ProviderData, unconfiguredProvider } from "./resources/provider-data";
 import { SharedReads } from "./resources/shared-reads";
 
 // The gpurental provider: its configuration (where the API is, which credential, which
@@ -114,49 +104,10 @@ const schema = defineSchema({
   },
 });
 
+export { JOURNAL_TIMEOUT_ENV, PROVIDER_ENV, RUNTIME_IN_MEMORY };
+
 /** The provider's configuration schema. */
 export const providerSchema = schema;
-
-/** Environment variables the provider reads when an argument is unset. */
-export const PROVIDER_ENV = {
-  base_url: "GPURENTAL_BASE_URL",
-  token: "GPURENTAL_TOKEN",
-  org_id: "GPURENTAL_ORG_ID",
-  journal_dir: JOURNAL_DIR_ENV,
-  journal_url: JOURNAL_URL_ENV,
-  reconcile_timeout: "GPURENTAL_RECONCILE_TIMEOUT",
-  ca_cert_file: "GPURENTAL_CA_CERT_FILE",
-} as const;
-
-/** Proxy arguments, each overriding its environment variables (read as Go reads them, upper case first). */
-const PROXY_ARGS = ["https_proxy", "http_proxy", "no_proxy"] as const;
-
-type Setting = keyof typeof PROVIDER_ENV;
-
-/** A setting resolved from the configuration or the environment. */
-type Resolved =
-  | { kind: "value"; value: string; from: "config" | "env" }
-  | { kind: "unknown" }
-  | { kind: "empty" }
-  | { kind: "missing" };
-
-function resolve(config: unknown, name: Setting, env: NodeJS.ProcessEnv): Resolved {
-  if (isUnknown(config)) return { kind: "unknown" };
-  // An explicit "" is most often a variable that came out empty: an error, not a silent fallback
-  // to a credential from the environment the configuration did not ask for.
-  if (config === "") return { kind: "empty" };
-  if (typeof config === "string") return { kind: "value", value: config, from: "config" };
-  const fromEnv = env[PROVIDER_ENV[name]];
-  if (fromEnv !== undefined && fromEnv !== "") return { kind: "value", value: fromEnv, from: "env" };
-  return { kind: "missing" };
-}
-
-function where(name: Setting, r: { from: "config" | "env" }): string {
-  return r.from === "config" ? `The ${name} argument` : `The ${PROVIDER_ENV[name]} environment variable`;
-}
-
-/** How long one request to the PostgreSQL journal may take (a duration; default 15 s). */
-export const JOURNAL_TIMEOUT_ENV = "GPURENTAL_JOURNAL_TIMEOUT";
 
 const clientLog = logger.child("api");
 const journalLog = logger.child("journal");
@@ -189,16 +140,6 @@ export interface CreateProviderOptions {
  * launch: every command says so until the user gives it one.
  */
 export const RUNTIME_IN_MEMORY_ENV = "GPURENTAL_RUNTIME_IN_MEMORY";
-export const RUNTIME_IN_MEMORY = {
-  summary: "The provider unpacks itself into memory at every launch",
-  detail:
-    "The standalone provider found no private directory to keep its unpacked runtime in " +
-    "($XDG_CACHE_HOME/gpurental/runtime, ~/.cache/gpurental/runtime, $TMPDIR/gpurental-runtime-<uid>: " +
-    "each must be yours and not writable by others, nor any directory above it), so every launch " +
-    "takes about a second more. Set GPURENTAL_RUNTIME_DIR to a directory of yours, for example one " +
-    "that your CI caches between runs. Terraform's debug log (TF_LOG=debug) has the reasons.",
-};
-
 /**
  * Builds the provider data (the /v1 client, its credential's kind and the deploy settings) from
  * the provider configuration, reporting problems on their attribute.
@@ -209,177 +150,42 @@ export async function configureClient(
   opts: CreateProviderOptions = {},
 ): Promise<ProviderData> {
   const env = opts.env ?? process.env;
+  const diags = ctx.diags;
   if (env[RUNTIME_IN_MEMORY_ENV] === "1")
-    ctx.diags.addWarning(RUNTIME_IN_MEMORY.summary, RUNTIME_IN_MEMORY.detail);
-  const baseUrl = resolve(req.config.base_url, "base_url", env);
-  const token = resolve(req.config.token, "token", env);
-  const orgId = resolve(req.config.org_id, "org_id", env);
-  const journalDir = resolve(req.config.journal_dir, "journal_dir", env);
-  const journalUrlSetting = resolve(req.config.journal_url, "journal_url", env);
-  const reconcile = resolve(req.config.reconcile_timeout, "reconcile_timeout", env);
-  const caCertFile = resolve(req.config.ca_cert_file, "ca_cert_file", env);
+    diags.addWarning(RUNTIME_IN_MEMORY.summary, RUNTIME_IN_MEMORY.detail);
+  const settings = {
+    base_url: resolve(req.config.base_url, "base_url", env),
+    token: resolve(req.config.token, "token", env),
+    org_id: resolve(req.config.org_id, "org_id", env),
+    journal_dir: resolve(req.config.journal_dir, "journal_dir", env),
+    journal_url: resolve(req.config.journal_url, "journal_url", env),
+    reconcile_timeout: resolve(req.config.reconcile_timeout, "reconcile_timeout", env),
+    ca_cert_file: resolve(req.config.ca_cert_file, "ca_cert_file", env),
+  } as const;
+  const {
+    base_url: baseUrl,
+    token,
+    org_id: orgId,
+    journal_dir: journalDir,
+    ca_cert_file: caCertFile,
+  } = settings;
 
-  const proxy: ProxySettings = {};
-  const proxyPending: string[] = [];
-  for (const name of PROXY_ARGS) {
-    const v: unknown = req.config[name];
-    if (isUnknown(v)) proxyPending.push(name);
-    else if (v === "") {
-      ctx.diags.addAttributeError(
-        path(name),
-        `Empty ${name}`,
-        `${name} is set to an empty string in the provider block. Remove the argument to use the ${name.toUpperCase()} environment variable, or give it a value.`,
-      );
-    } else if (typeof v === "string") {
-      const key = name === "https_proxy" ? "httpsProxy" : name === "http_proxy" ? "httpProxy" : "noProxy";
-      proxy[key] = { value: v, source: `${name} in the provider block` };
-    }
+  const { proxy, pending: proxyPending } = proxyArguments(req.config, diags);
+  for (const [name, r] of Object.entries(settings) as [Setting, Resolved][]) {
+    if (r.kind === "empty") diags.add(emptySetting(name));
   }
-
-  for (const [name, r] of [
-    ["base_url", baseUrl],
-    ["token", token],
-    ["org_id", orgId],
-    ["journal_dir", journalDir],
-    ["journal_url", journalUrlSetting],
-    ["reconcile_timeout", reconcile],
-    ["ca_cert_file", caCertFile],
-  ] as const) {
-    if (r.kind === "empty") {
-      ctx.diags.addAttributeError(
-        path(name),
-        `Empty ${name}`,
-        `${name} is set to an empty string in the provider block. Remove the argument to use the ${PROVIDER_ENV[name]} environment variable${name === "org_id" ? " or the credential's own organization" : name === "base_url" || name === "token" ? "" : " or the default"}, or give it a value.`,
-      );
-    }
-  }
-
-  if (baseUrl.kind === "missing") {
-    ctx.diags.addAttributeError(
-      path("base_url"),
-      "Missing API address",
-      `Set base_url in the provider block or the ${PROVIDER_ENV.base_url} environment variable to the gpurental API's address, e.g. "https://api.gpurental.example".`,
-    );
-  } else if (baseUrl.kind === "value") {
-    let ok = false;
-    try {
-      const u = new URL(baseUrl.value);
-      ok =
-        (u.protocol === "http:" || u.protocol === "https:") &&
-        !u.username &&
-        !u.password &&
-        !u.search &&
-        !u.hash;
-      if (ok && /\/v1\/?$/.test(u.pathname)) {
-        ctx.diags.addAttributeError(
-          path("base_url"),
-          "API address includes /v1",
-          `${where("base_url", baseUrl)} must be the address without the /v1 path, which the provider adds itself: use ${JSON.stringify(maskUrl(baseUrl.value.replace(/\/v1\/?$/, "")))}.`,
-        );
-      }
-    } catch {
-      ok = false;
-    }
-    if (!ok) {
-      ctx.diags.addAttributeError(
-        path("base_url"),
-        "Invalid API address",
-        `${where("base_url", baseUrl)} must be an http or https URL without credentials, query or fragment, e.g. "https://api.gpurental.example"; got ${JSON.stringify(maskUrl(baseUrl.value).slice(0, 200))}.`,
-      );
-    }
-  }
-  if (token.kind === "missing") {
-    ctx.diags.addAttributeError(
-      path("token"),
-      "Missing credential",
-      `Set token in the provider block or the ${PROVIDER_ENV.token} environment variable to an API key secret (gpr_…) or a session token (gps_…).`,
-    );
-  } else if (token.kind === "value" && !/^[\x21-\x7e]+$/.test(token.value)) {
-    // Never echo the value: it is a credential.
-    ctx.diags.addAttributeError(
-      path("token"),
-      "Invalid credential",
-      `${where("token", token)} must be a single word of printable ASCII characters (an API key secret or a session token); check for spaces, line breaks or quotes copied along with it.`,
-    );
-  }
-  if (orgId.kind === "value" && !isUuid(orgId.value)) {
-    ctx.diags.addAttributeError(
-      path("org_id"),
-      "Invalid organization ID",
-      `${where("org_id", orgId)} must be an organization ID (a UUID such as "00000000-0000-4000-8000-000000000001"); got ${JSON.stringify(orgId.value.slice(0, 100))}.`,
-    );
-  }
-  let reconcileTimeoutMs = DEFAULT_RECONCILE_TIMEOUT_MS;
-  if (reconcile.kind === "value") {
-    const ms = parseDuration(reconcile.value);
-    if (ms === undefined || ms === 0) {
-      ctx.diags.addAttributeError(
-        path("reconcile_timeout"),
-        "Invalid reconcile_timeout",
-        `${where("reconcile_timeout", reconcile)} must be a duration such as "2m" or "30s" (a number followed by ms, s, m or h); got ${JSON.stringify(reconcile.value.slice(0, 100))}.`,
-      );
-    } else reconcileTimeoutMs = ms;
-  }
-  let journalUrl: JournalUrl | undefined;
-  if (journalUrlSetting.kind === "value") {
-    try {
-      journalUrl = parseJournalUrl(
-        journalUrlSetting.value,
-        journalUrlSetting.from === "config"
-          ? "journal_url in the provider block"
-          : `the ${JOURNAL_URL_ENV} environment variable`,
-      );
-    } catch (err) {
-      if (!(err instanceof JournalUrlError)) throw err;
-      if (journalUrlSetting.from === "config")
-        ctx.diags.addAttributeError(path("journal_url"), "Invalid journal_url", err.message);
-      else ctx.diags.addError(`Invalid ${JOURNAL_URL_ENV}`, err.message);
-    }
-    if (journalUrl && journalDir.kind === "value" && journalDir.from === "config") {
-      ctx.diags.addAttributeWarning(
-        path("journal_dir"),
-        "journal_dir is not used",
-        `The deploy journal is kept in PostgreSQL (${journalUrl.source === "journal_url in the provider block" ? "journal_url" : JOURNAL_URL_ENV}), so the directory ${JSON.stringify(journalDir.value)} is not read or written. Remove journal_dir, or move what it holds with gpurental journal import.`,
-      );
-    }
-  }
-  let journalTimeoutMs = DEFAULT_JOURNAL_TIMEOUT_MS;
-  if (env[JOURNAL_TIMEOUT_ENV]) {
-    const ms = parseDuration(env[JOURNAL_TIMEOUT_ENV]);
-    if (!ms) {
-      ctx.diags.addError(
-        `Invalid ${JOURNAL_TIMEOUT_ENV}`,
-        `The ${JOURNAL_TIMEOUT_ENV} environment variable must be a duration such as "15s"; got ${JSON.stringify(env[JOURNAL_TIMEOUT_ENV].slice(0, 100))}.`,
-      );
-    } else journalTimeoutMs = ms;
-  }
-  if (ctx.diags.hasErrors()) return unconfiguredProvider([]);
+  checkApiAddress(baseUrl, diags);
+  checkToken(token, diags);
+  checkOrgId(orgId, diags);
+  const reconcileTimeoutMs = reconcileTimeout(settings.reconcile_timeout, diags);
+  const journalUrl = journalUrlOf(settings.journal_url, journalDir, diags);
+  const journalTimeoutMs =
+    durationVariable(env, JOURNAL_TIMEOUT_ENV, "15s", DEFAULT_JOURNAL_TIMEOUT_MS, diags) ??
+    DEFAULT_JOURNAL_TIMEOUT_MS;
+  if (diags.hasErrors()) return unconfiguredProvider([]);
 
   const pending = [
-    ...(
-      [
-        "base_url",
-        "token",
-        "org_id",
-        "journal_dir",
-        "journal_url",
-        "reconcile_timeout",
-        "ca_cert_file",
-      ] as const
-    ).filter(
-      (n) =>
-        (
-          ({
-            base_url: baseUrl,
-            token,
-            org_id: orgId,
-            journal_dir: journalDir,
-            journal_url: journalUrlSetting,
-            reconcile_timeout: reconcile,
-            ca_cert_file: caCertFile,
-          }) as const
-        )[n].kind === "unknown",
-    ),
+    ...(Object.keys(settings) as Setting[]).filter((n) => settings[n].kind === "unknown"),
     ...proxyPending,
   ];
   if (pending.length > 0 || baseUrl.kind !== "value" || token.kind !== "value") {
@@ -387,49 +193,10 @@ export async function configureClient(
     return unconfiguredProvider(pending);
   }
 
-  // The time limit of one request attempt, for tests and slow links; not a provider argument.
-  const requestTimeout = env.GPURENTAL_REQUEST_TIMEOUT
-    ? parseDuration(env.GPURENTAL_REQUEST_TIMEOUT)
-    : undefined;
-  if (env.GPURENTAL_REQUEST_TIMEOUT && !requestTimeout) {
-    ctx.diags.addError(
-      "Invalid GPURENTAL_REQUEST_TIMEOUT",
-      `The GPURENTAL_REQUEST_TIMEOUT environment variable must be a duration such as "30s"; got ${JSON.stringify(env.GPURENTAL_REQUEST_TIMEOUT.slice(0, 100))}.`,
-    );
-    return unconfiguredProvider([]);
-  }
-  // The proxy and the CAs: from the arguments, else this launch's environment (a resident
-  // process's sessions each have their own).
-  let network: Network;
-  try {
-    network = new Network(new URL(baseUrl.value), {
-      env,
-      proxy,
-      ...(caCertFile.kind === "value"
-        ? {
-            caCertFile: {
-              value: resolvePath(opts.cwd ?? process.cwd(), caCertFile.value),
-              source:
-                caCertFile.from === "config"
-                  ? "ca_cert_file in the provider block"
-                  : `the ${PROVIDER_ENV.ca_cert_file} environment variable`,
-            },
-          }
-        : {}),
-    });
-  } catch (err) {
-    if (err instanceof ProxySettingError || err instanceof TrustSettingError) {
-      const arg = err instanceof TrustSettingError ? "ca_cert_file" : err.source.split(" ")[0]!;
-      const onArgument = (PROXY_ARGS as readonly string[]).includes(arg) || arg === "ca_cert_file";
-      if (onArgument && err.source.endsWith("provider block")) {
-        ctx.diags.addAttributeError(path(arg), "Invalid network setting", err.message);
-      } else {
-        ctx.diags.addError("Invalid network setting", err.message);
-      }
-      return unconfiguredProvider([]);
-    }
-    throw err;
-  }
+  const requestTimeout = durationVariable(env, REQUEST_TIMEOUT_ENV, "30s", undefined, diags);
+  if (diags.hasErrors()) return unconfiguredProvider([]);
+  const network = networkOf(baseUrl.value, proxy, caCertFile, env, opts.cwd ?? process.cwd(), diags);
+  if (!network) return unconfiguredProvider([]);
   const appended = env.TF_APPEND_USER_AGENT?.trim();
   try {
     const client = new GpurentalClient({
@@ -465,14 +232,7 @@ export async function configureClient(
     // the plan instead, where nothing has been done yet. With journal_url no directory is written.
     const problem = journalUrl ? undefined : journalDirProblem(location.dir);
     if (problem) {
-      const named =
-        journalDir.kind === "value"
-          ? where("journal_dir", journalDir)
-          : "The deploy journal's default directory (in Terraform's data directory, TF_DATA_DIR)";
-      const detail = `${named} is ${JSON.stringify(location.dir)}, where the deploy journal cannot be kept: ${problem}. Every deploy and API key creation is recorded there before it is sent. Set journal_dir (or ${PROVIDER_ENV.journal_dir}) to a directory this user can create or write.`;
-      if (journalDir.kind === "value" && journalDir.from === "config")
-        ctx.diags.addAttributeError(path("journal_dir"), "Unusable journal directory", detail);
-      else ctx.diags.addError("Unusable journal directory", detail);
+      reportUnusableJournalDir(journalDir, location.dir, problem, diags);
       return unconfiguredProvider([]);
     }
     const log = (level: "debug" | "warn", msg: string, fields?: Record<string, unknown>) =>
@@ -509,53 +269,21 @@ export async function configureClient(
     };
     const orphaned = orphanedEntriesWarning(journal);
     if (orphaned) ctx.diags.addWarning(orphaned.summary, orphaned.detail);
-    await warnLateArrivals(journal, client, env, ctx);
+    ctx.diags.add(
+      ...(await lateArrivalDiagnostics(
+        journal,
+        () => client.listInstances({}, within(budgetOf(LATE_ARRIVAL_LISTING_MS, ctx.signal))),
+        env,
+      )),
+    );
     return data;
   } catch (err) {
     if (err instanceof ClientConfigError) {
       const attribute = err.field === "baseUrl" ? "base_url" : err.field === "orgId" ? "org_id" : "token";
-      ctx.diags.addAttributeError(path(attribute), "Invalid provider configuration", err.message);
+      diags.add(invalidConfiguration(attribute, err.message));
       return unconfiguredProvider([]);
     }
     throw err;
-  }
-}
-
-/**
- * Warns about every instance that landed after its deploy was given up (src/resources/late-arrivals.ts),
- * on every command that configures the provider, while the deploy is watched
- * (GPURENTAL_LATE_ARRIVAL_WATCH, default 48 h from when it was sent).
- */
-async function warnLateArrivals(
-  journal: DeployJournal,
-  client: GpurentalClient,
-  env: NodeJS.ProcessEnv,
-  ctx: ConfigureContext,
-): Promise<void> {
-  const raw = env[LATE_ARRIVAL_WATCH_ENV];
-  const watchMs = raw ? parseDuration(raw) : DEFAULT_LATE_ARRIVAL_WATCH_MS;
-  if (!watchMs) {
-    ctx.diags.addError(
-      `Invalid ${LATE_ARRIVAL_WATCH_ENV}`,
-      `The ${LATE_ARRIVAL_WATCH_ENV} environment variable must be a duration such as "48h"; got ${JSON.stringify((raw ?? "").slice(0, 100))}.`,
-    );
-    return;
-  }
-  try {
-    const { arrivals, watchEnds } = await lateArrivalsOf(
-      journal,
-      () => client.listInstances({}, within(budgetOf(LATE_ARRIVAL_LISTING_MS, ctx.signal))),
-      Date.now(),
-      watchMs,
-    );
-    for (const a of arrivals) {
-      const w = lateArrivalWarning(a, watchEnds(a.entry));
-      ctx.diags.addWarning(w.summary, w.detail);
-    }
-  } catch (err) {
-    journalLog.log("debug", "could not look for late arrivals", {
-      error: err instanceof Error ? err.message : String(err),
-    });
   }
 }
 

@@ -40,6 +40,7 @@ const {
 const { createHash } = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
+const semver = require("semver");
 
 const root = path.join(__dirname, "..", "..");
 const PROVIDER = "terraform-provider-gpurental";
@@ -191,20 +192,13 @@ function nodeVersions(platforms, buildVersion) {
     }
     const same = versions.filter((v) => v.split(".")[0] === major);
     if (versions.includes(buildVersion)) chosen[platform] = { version: buildVersion };
-    else if (same.length > 0) chosen[platform] = { version: same.sort(compareVersions).pop() };
+    else if (same.length > 0) chosen[platform] = { version: same.sort(semver.compare).pop() };
     else
       chosen[platform] = {
-        skip: `the npm registry's ${pkg} has no Node ${major} (newest: ${versions.sort(compareVersions).pop() ?? "none"})`,
+        skip: `the npm registry's ${pkg} has no Node ${major} (newest: ${versions.sort(semver.compare).pop() ?? "none"})`,
       };
   }
   return chosen;
-}
-
-function compareVersions(a, b) {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < 3; i++) if (pa[i] !== pb[i]) return pa[i] - pb[i];
-  return 0;
 }
 
 /** The Node binary of a platform: the tools' for linux_amd64, else packed from npm into the cache. */
@@ -712,7 +706,7 @@ function writeSite(siteDir, outDir, record) {
     .map((v) => path.join(siteDir, "releases", v, "release.json"))
     .filter((f) => fs.existsSync(f))
     .map((f) => JSON.parse(fs.readFileSync(f, "utf8")))
-    .sort((a, b) => compareVersions(a.version, b.version));
+    .sort((a, b) => semver.compare(a.version, b.version));
 
   writeJson(path.join(siteDir, ".well-known", "terraform.json"), { "providers.v1": "/v1/providers/" });
   const base = `v1/providers/${NAMESPACE}/${TYPE}`;

@@ -3,9 +3,9 @@ import type { Instance, InstanceStatus } from "../api/schemas";
 import {
   type ActionDefinition,
   attr,
+  type Diagnostic,
   defineSchema,
   durationValidator,
-  type HandlerContext,
   isUnknown,
   oneOf,
   parseDuration,
@@ -14,12 +14,7 @@ import { budgetOf, within } from "../resources/deadline";
 import { apiId } from "../resources/ids";
 import { changePower, INSTANCE_DEFAULT_TIMEOUTS } from "../resources/instance-ops";
 import { clientOf, type ProviderData } from "../resources/provider-data";
-import {
-  errorToDiagnostic,
-  formatYen,
-  instanceErrorDiagnostic,
-  type ResourceDiagnostic,
-} from "../resources/refusals";
+import { errorToDiagnostic, formatYen, instanceErrorDiagnostic } from "../resources/refusals";
 
 // gpurental_instance_power (Terraform 1.14+): starts, stops or restarts an instance on request
 // (`terraform apply -invoke=action.gpurental_instance_power.<name>`) or on a resource's lifecycle
@@ -90,13 +85,9 @@ export function progressLine(inst: Instance, elapsedMs: number): string {
 }
 
 /** Refusals and failures of changePower name the resource's desired_status; here it is `state`. */
-function onState(d: ResourceDiagnostic): ResourceDiagnostic {
+function onState(d: Diagnostic): Diagnostic {
   const { path: _resourcePath, ...rest } = d;
   return { ...rest, path: [{ attribute: "state" }] };
-}
-
-function report(ctx: HandlerContext<ProviderData>, ds: readonly ResourceDiagnostic[]): void {
-  for (const d of ds) ctx.diags.add(d);
 }
 
 /** The statuses from which no start or stop can lead anywhere. */
@@ -113,7 +104,7 @@ export const instancePowerAction = {
     if (isUnknown(id) || id === null || !ctx.providerData.configured) return;
     try {
       const inst = await ctx.providerData.client.getInstance(id, within(budgetOf(10_000, ctx.signal)));
-      if (HOPELESS.has(inst.status)) report(ctx, [onState(instanceErrorDiagnostic(inst, "read"))]);
+      if (HOPELESS.has(inst.status)) ctx.diags.add(onState(instanceErrorDiagnostic(inst, "read")));
     } catch (err) {
       const d = errorToDiagnostic(err, "read");
       // A plan that cannot reach the API says so; the invocation will try again.
@@ -155,7 +146,7 @@ export const instancePowerAction = {
       }
       say(inst, true);
       if (HOPELESS.has(inst.status)) {
-        report(ctx, [onState(instanceErrorDiagnostic(inst, "read"))]);
+        ctx.diags.add(onState(instanceErrorDiagnostic(inst, "read")));
         return;
       }
       const op = {
@@ -178,7 +169,7 @@ export const instancePowerAction = {
         });
         inst = r.instance;
         say(inst);
-        if (r.diagnostics.length > 0) report(ctx, r.diagnostics.map(onState));
+        if (r.diagnostics.length > 0) ctx.diags.add(...r.diagnostics.map(onState));
         if (ctx.diags.hasErrors()) return;
       }
       if (inst.status !== before) {

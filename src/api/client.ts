@@ -1,7 +1,7 @@
 import type { Dispatcher } from "undici";
 import { userAgentProduct } from "../version";
 import { ApiError, ClientConfigError } from "./errors";
-import { isUuid } from "./ids";
+import { isUuid, parseApiAddress } from "./ids";
 import { Network, type NetworkOptions, TrustSettingError } from "./network";
 import { ProxySettingError } from "./proxy";
 import { maskUrl, redactText } from "./redact";
@@ -543,20 +543,17 @@ function normaliseBaseUrl(value: unknown): string {
   if (typeof value !== "string" || value.trim() === "") {
     throw new ClientConfigError("baseUrl", `baseUrl must be an http or https URL, got ${shown}`);
   }
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    throw new ClientConfigError("baseUrl", `baseUrl must be an http or https URL, got ${shown}`);
+  const { url, problem } = parseApiAddress(value.trim());
+  switch (problem) {
+    case "not-url":
+      throw new ClientConfigError("baseUrl", `baseUrl must be an http or https URL, got ${shown}`);
+    case "scheme":
+      throw new ClientConfigError("baseUrl", `baseUrl must use http or https, got ${shown}`);
+    case "credentials":
+      throw new ClientConfigError("baseUrl", "baseUrl must not contain credentials; pass the token instead");
+    case "query":
+      throw new ClientConfigError("baseUrl", `baseUrl must not have a query or fragment, got ${shown}`);
+    case undefined:
+      return url.toString().replace(/\/+$/, "");
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ClientConfigError("baseUrl", `baseUrl must use http or https, got ${shown}`);
-  }
-  if (url.username || url.password) {
-    throw new ClientConfigError("baseUrl", "baseUrl must not contain credentials; pass the token instead");
-  }
-  if (url.search || url.hash) {
-    throw new ClientConfigError("baseUrl", `baseUrl must not have a query or fragment, got ${shown}`);
-  }
-  return url.toString().replace(/\/+$/, "");
 }

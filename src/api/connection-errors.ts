@@ -52,17 +52,25 @@ const NOT_TLS = new Set([
   "ERR_SSL_HTTP_REQUEST",
   "ERR_SSL_RECORD_LAYER_FAILURE",
 ]);
-/** Failures to open a TCP connection; with a proxy in use they are the proxy's. */
-export const CONNECT_FAILURES = new Set([
+/**
+ * Codes by which a TCP connection was never opened: the address did not resolve or answer, the
+ * connection was refused or its connect timed out. No byte of a request can have left, so the
+ * retry policy (retry-policy.ts) counts them as unsent.
+ */
+export const UNOPENED_CONNECTION: ReadonlySet<string> = new Set([
   "ECONNREFUSED",
   "ENOTFOUND",
   "EAI_AGAIN",
   "EHOSTUNREACH",
   "ENETUNREACH",
   "EADDRNOTAVAIL",
-  "ETIMEDOUT",
   "UND_ERR_CONNECT_TIMEOUT",
 ]);
+/**
+ * Failures to open a TCP connection; with a proxy in use they are the proxy's. `ETIMEDOUT` is among
+ * them but not among the unopened: Node raises it for an idle socket too, after the request left.
+ */
+export const CONNECT_FAILURES: ReadonlySet<string> = new Set([...UNOPENED_CONNECTION, "ETIMEDOUT"]);
 
 /** The host:port the URL connects to. */
 function hostPort(url: URL): string {

@@ -1,3 +1,5 @@
+import { UNOPENED_CONNECTION } from "./connection-errors";
+
 // Which failed attempts of a request are sent again: one pure function of the request's method
 // and of what went wrong. The transport (transport.ts) acts on the verdict, within the deadline of
 // the operation the request belongs to; retry-policy.test.ts pins every status x method x phase.
@@ -47,13 +49,7 @@ export const AMBIGUOUS_STATUSES: ReadonlySet<number> = new Set([500, 502, 504]);
  * server's certificate (the handshake precedes the request).
  */
 export const UNSENT_CODES: ReadonlySet<string> = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EADDRNOTAVAIL",
-  "UND_ERR_CONNECT_TIMEOUT",
+  ...UNOPENED_CONNECTION,
   "ERR_TLS_CERT_ALTNAME_INVALID",
   "DEPTH_ZERO_SELF_SIGNED_CERT",
   "SELF_SIGNED_CERT_IN_CHAIN",

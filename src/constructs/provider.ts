@@ -1,6 +1,7 @@
 import { Annotations, Token } from "cdktf";
 import type { Construct } from "constructs";
 import { z } from "zod";
+import { parseApiAddress } from "../api/ids";
 import { provider } from "../generated";
 import { problems, show, unlessToken } from "./validation";
 
@@ -75,15 +76,9 @@ const schema = z.object({
   baseUrl: unlessToken(
     z.unknown().check((ctx) => {
       const v = ctx.value;
-      let ok = false;
-      if (typeof v === "string") {
-        try {
-          ok = ["http:", "https:"].includes(new URL(v).protocol);
-        } catch {
-          ok = false;
-        }
-      }
-      if (!ok) {
+      // Only the scheme is checked at synth time; the provider reports the rest where it runs.
+      const problem = typeof v === "string" ? parseApiAddress(v).problem : "not-url";
+      if (problem === "not-url" || problem === "scheme") {
         ctx.issues.push({
           code: "custom",
           message: `baseUrl must be an http:// or https:// address, got ${show(v)}`,

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { logger, redactText } from "../log";
+import { type Logger, logger, redactText } from "../log";
 import { checkMagicCookie, clientCertificate, HandshakeError, negotiateProtocol } from "../plugin/handshake";
 import { type ServeOptions, type ServiceSource, serveProvider } from "../plugin/server";
 import type { ProviderService } from "../plugin/tfplugin6";
@@ -12,10 +12,23 @@ import { version } from "../version";
 // Only the transport is loaded before the handshake; the provider itself (resources, API client,
 // schemas) is loaded by `loadProvider` once the handshake line is out.
 
+/** The loaded provider's settling of its deploy journals; unset until the provider is loaded. */
+let settleRun: SettleRun | undefined;
+type SettleRun = typeof import("./provider-impl").settleRun;
+
 /** Loads the gpurental provider service (from provider-impl.js beside the production bundle). */
 export async function loadProvider(): Promise<ProviderService> {
-  const { createService } = await import("./provider-impl");
-  return createService();
+  const impl = await import("./provider-impl");
+  settleRun = impl.settleRun;
+  return impl.createService();
+}
+
+/**
+ * Terraform ended a run (`runId`; without one, the process's) normally: what it saved is no longer
+ * the journal's to adopt (src/journal/settle.ts).
+ */
+function settleJournals(settle: SettleRun | undefined, log: Logger, runId?: string): void {
+  settle?.(runId, (message) => log.warn("could not settle the deploy journal", { message }));
 }
 
 const USAGE = `Usage: terraform-provider-gpurental [--debug] [--version]
@@ -143,6 +156,7 @@ export function main(argv: readonly string[] = process.argv.slice(2), opts: Main
   if (argv[0] === "--resident" && argv.length === 2) return runResident(argv[1] as string, schemaResponse);
   return runProvider(loadProvider, argv, {
     schemaResponse,
+    onShutdown: (log) => settleJournals(settleRun, log),
     resident: () => ({
       env: process.env,
       bundleDir: __dirname,
@@ -160,11 +174,12 @@ async function runResident(socket: string, schemaResponse: () => Buffer | undefi
   const { runResidentDaemon, AlreadyServing } = await import("../resident/resident-daemon");
   try {
     // Loaded once, before the first session: every session builds its own provider from it.
-    const { createService } = await import("./provider-impl");
+    const { createService, settleRun } = await import("./provider-impl");
     const daemon = await runResidentDaemon({
       socket,
       schemaResponse,
       createService,
+      onShutdown: (runId, log) => settleJournals(settleRun, log, runId),
       loadGrpcServer: () => import("../plugin/grpc-server"),
     });
     // Ended by a signal (kill, a system shutting down), it leaves no socket behind: its sessions

@@ -1,4 +1,7 @@
 import { createProviderService } from "../framework/server";
+
+export { settleRun } from "../journal/settle";
+
 import { logger } from "../log";
 import type { ProviderService } from "../plugin/tfplugin6";
 import { type CreateProviderOptions, createProvider, provider } from "../provider";

@@ -1,3 +1,4 @@
+import semverCompare from "semver/functions/compare";
 import { type Billing, checkBalance } from "./billing";
 import { rentable, templateVisible } from "./catalog";
 import { ApiFailure } from "./errors";
@@ -36,15 +37,18 @@ export interface DeployPlace {
   sshKey: SshKeyRecord | undefined;
 }
 
-/** Compares dotted versions numerically ("12.10" after "12.9"); a missing part counts as 0. */
+/**
+ * Compares dotted versions ("12.10" after "12.9") with semver: the first three parts, a missing or
+ * non-numeric part counting as 0.
+ */
 export function compareVersions(a: string, b: string): number {
-  const pa = a.split(".").map((p) => Number.parseInt(p, 10) || 0);
-  const pb = b.split(".").map((p) => Number.parseInt(p, 10) || 0);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
+  return semverCompare(dottedVersion(a), dottedVersion(b));
+}
+
+/** A dotted version as the `major.minor.patch` semver compares. */
+function dottedVersion(v: string): string {
+  const [major = 0, minor = 0, patch = 0] = v.split(".").map((p) => Number.parseInt(p, 10) || 0);
+  return `${major}.${minor}.${patch}`;
 }
 
 function sshKeyAttachable(host: DeployCheckHost, caller: Caller, key: SshKeyRecord): boolean {

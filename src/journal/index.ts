@@ -5,11 +5,6 @@
 export { JournalError, journalFiles, readJournalFile } from "./disk";
 export { fingerprintOf, secretDigest } from "./fingerprint";
 export {
-  DEFAULT_LATE_ARRIVAL_WATCH_MS,
-  LATE_ARRIVAL_WATCH_ENV,
-  watchedAbandoned,
-} from "./late";
-export {
   JOURNAL_DIR_ENV,
   type JournalLocation,
   journalDirProblem,
@@ -21,7 +16,9 @@ export {
   createdInWindow,
   LATE_COMMIT_HORIZON_MS,
   type ListingLoop,
+  landedCandidates,
   listUntilFound,
+  matchesRequest,
 } from "./lost-requests";
 export {
   type CloseReason,

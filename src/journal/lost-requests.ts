@@ -1,3 +1,5 @@
+import type { Instance } from "../api/schemas";
+
 /**
  * Finding what a request whose answer was lost created: the time window its object must have been
  * created in, and the listing loop that looks for it. Shared by deploys and key creations.
@@ -13,6 +15,42 @@ export function createdInWindow(createdAt: string | null, sentAt: number): boole
   const created = createdAt === null ? Number.NaN : Date.parse(createdAt);
   if (Number.isNaN(created)) return true;
   return created >= sentAt - CLOCK_SKEW_MS && created <= sentAt + LATE_COMMIT_HORIZON_MS;
+}
+
+/** Whether a listed instance is what a request with these fields would have created. */
+export function matchesRequest(
+  inst: Instance,
+  req: { offer_id?: unknown; template_id?: unknown; disk_gb?: unknown; label?: unknown },
+): boolean {
+  return (
+    inst.offer.id === req.offer_id &&
+    inst.template.id === req.template_id &&
+    inst.disk_gb === req.disk_gb &&
+    // "" and null both mean no label; a server may store one as the other.
+    (inst.label ?? "") === ((req.label as string | null | undefined) ?? "") &&
+    inst.status !== "destroyed"
+  );
+}
+
+/**
+ * The instances a request may have created: matching, absent before it was sent, created no
+ * earlier than it was sent (less the clock skew) nor implausibly later, and named by no journal
+ * entry (of any workspace of the directory).
+ */
+export function landedCandidates(
+  instances: readonly Instance[],
+  req: Record<string, unknown>,
+  sent: { before: readonly string[]; sentAt: number },
+  referenced: ReadonlySet<string>,
+): Instance[] {
+  const before = new Set(sent.before);
+  return instances.filter(
+    (i) =>
+      matchesRequest(i, req) &&
+      !before.has(i.id) &&
+      !referenced.has(i.id) &&
+      createdInWindow(i.created_at, sent.sentAt),
+  );
 }
 
 /** What {@link listUntilFound} needs. */

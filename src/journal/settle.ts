@@ -5,14 +5,12 @@ import type { DeployJournal } from "./store";
 // saved state holds are closed, so that an object Terraform saved and a user later removed from
 // the state (`terraform state rm`, an import elsewhere) is never adopted back (store.ts,
 // settleHanded). Kept apart from the store so that the plugin server can call it without loading
-// the provider.
+// the provider. The wire layer knows nothing of it: the executable hands the plugin server and the
+// resident process an onShutdown hook that calls settleRun of the provider it loaded
+// (src/executable/provider-impl.ts re-exports it), so the provider registers and settles through
+// one copy of this module even where the production build bundles the two apart.
 
-// One registry per process, not per copy of this module: the production build bundles the plugin
-// server (which settles) apart from the provider (which registers), each with its own copy.
-const REGISTRY = Symbol.for("gpurental.journal.settle");
-const registry = globalThis as Record<symbol, unknown>;
-if (!registry[REGISTRY]) registry[REGISTRY] = new Map<string, Set<DeployJournal>>();
-const byRun = registry[REGISTRY] as Map<string, Set<DeployJournal>>;
+const byRun = new Map<string, Set<DeployJournal>>();
 
 /** Records a journal of a run, to be settled when the run ends normally. */
 export function settleAtShutdown(journal: DeployJournal, ended?: AbortSignal): void {

@@ -1,5 +1,5 @@
+import type { Diagnostic } from "../framework";
 import type { Hours, Micro } from "../report/money";
-import type { ResourceDiagnostic } from "../resources/refusals";
 
 // The concepts of a plan report, one named type each: what happens to each instance and its disk,
 // what each API key change is, the organization's burn and balance before and after, the contract's
@@ -68,7 +68,7 @@ export interface InstanceLine {
   /** For replacements: which goes first. */
   order?: "delete-first" | "create-first";
   /** What the provider's plan-time checks foresee for a create or the create half of a replacement. */
-  findings: ResourceDiagnostic[];
+  findings: Diagnostic[];
   /** Things worth a sentence (a price not readable, an instance the API no longer lists). */
   notes: string[];
 }

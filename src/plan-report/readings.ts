@@ -1,12 +1,12 @@
 import type { GpurentalClient } from "../api/client";
 import { ApiError } from "../api/errors";
 import type { Instance, Offer, Template } from "../api/schemas";
+import type { Diagnostic } from "../framework";
 import { type Micro, toMicro } from "../report/money";
 import { listMarketOffers } from "../resources/instance-ops";
 import { planCreateChecks } from "../resources/instance-plan";
 import { describeFilter, type OfferFilter, selectOffers } from "../resources/offer-selection";
 import type { CredentialKind } from "../resources/provider-data";
-import type { ResourceDiagnostic } from "../resources/refusals";
 import { SharedReads } from "../resources/shared-reads";
 import type { PlanDocument } from "../tfstate/plan";
 import { deploys, type PlannedDeploy, plannedDeploy } from "./inputs";
@@ -27,7 +27,7 @@ export interface DeployReading {
   /** Why there is no price. */
   unpriced?: string;
   /** What the provider's plan-time checks say about this deploy now. */
-  findings: ResourceDiagnostic[];
+  findings: Diagnostic[];
 }
 
 /** Everything the report read. */
@@ -164,7 +164,7 @@ export async function readForPlan(
     const p = read(priced(d));
     const checks =
       d.disk_gb === undefined
-        ? Promise.resolve({ diagnostics: [] as ResourceDiagnostic[] })
+        ? Promise.resolve({ diagnostics: [] as Diagnostic[] })
         : read(
             planCreateChecks(
               provider,

@@ -1,5 +1,4 @@
-import { generateKeyPairSync, randomBytes, sign } from "node:crypto";
-import { bitString, extension, OID, oid, rdn, sequence, TAG, time, tlv } from "../tls/der";
+import * as x509 from "../tls/der";
 
 // go-plugin's client makes the server certificate its only trusted root and then checks the host
 // name "localhost" against the SAN (Go never falls back to the CN). So the certificate must be a
@@ -31,45 +30,44 @@ export interface CertificateOptions {
   validForMs?: number;
 }
 
-const TEN_YEARS_MS = 10 * 365 * 24 * 3600 * 1000;
-
 /** Generates a self-signed ECDSA P-256 certificate that go-plugin's AutoMTLS client accepts. */
 export function generateServerCertificate(options: CertificateOptions = {}): ServerCertificate {
   const now = options.now ?? new Date();
   const notBefore = new Date(now.getTime() - 30_000); // slack for clocks that disagree, as go-plugin
-  const notAfter = new Date(now.getTime() + (options.validForMs ?? TEN_YEARS_MS));
-  const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const spki = publicKey.export({ type: "spki", format: "der" });
-
-  // A positive 128-bit serial: a clear top bit keeps the DER INTEGER non-negative, a set low bit
-  // in the first byte keeps it minimal (no leading zero byte to strip).
-  const serial = randomBytes(16);
-  serial[0] = (serial[0]! & 0x7f) | 0x01;
-
-  const signatureAlgorithm = sequence(oid(OID.ecdsaWithSha256)); // no parameters for ECDSA
-  const name = sequence(rdn(OID.organization, "gpurental"), rdn(OID.commonName, "localhost"));
-  const tbs = sequence(
-    tlv(0xa0, tlv(TAG.integer, Buffer.from([2]))), // [0] EXPLICIT version: v3
-    tlv(TAG.integer, serial),
-    signatureAlgorithm,
-    name,
-    sequence(time(notBefore), time(notAfter)),
-    name,
-    spki,
-    tlv(
-      0xa3, // [3] EXPLICIT extensions
-      sequence(
-        // digitalSignature(0) keyEncipherment(2) keyAgreement(4) keyCertSign(5): 101011, 2 unused bits
-        extension(OID.keyUsage, true, tlv(TAG.bitString, Buffer.from([2, 0xac]))),
-        extension(OID.extKeyUsage, false, sequence(oid(OID.serverAuth), oid(OID.clientAuth))),
-        extension(OID.basicConstraints, true, sequence(tlv(TAG.boolean, Buffer.from([0xff])))),
-        // GeneralName dNSName is [2] IMPLICIT IA5String.
-        extension(OID.subjectAltName, false, sequence(tlv(0x82, Buffer.from("localhost", "ascii")))),
-      ),
-    ),
+  const notAfter = new Date(now.getTime() + (options.validForMs ?? x509.TEN_YEARS_MS));
+  const { spki, privateKey } = x509.p256KeyPair();
+  const name = x509.sequence(
+    x509.rdn(x509.OID.organization, "gpurental"),
+    x509.rdn(x509.OID.commonName, "localhost"),
   );
-  const signature = sign("sha256", tbs, { key: privateKey, dsaEncoding: "der" });
-  const cert = sequence(tbs, signatureAlgorithm, bitString(signature));
+  const cert = x509.signCertificate({
+    issuer: name,
+    subject: name,
+    notBefore,
+    notAfter,
+    spki,
+    extensions: [
+      // digitalSignature(0) keyEncipherment(2) keyAgreement(4) keyCertSign(5): 101011, 2 unused bits
+      x509.extension(x509.OID.keyUsage, true, x509.tlv(x509.TAG.bitString, Buffer.from([2, 0xac]))),
+      x509.extension(
+        x509.OID.extKeyUsage,
+        false,
+        x509.sequence(x509.oid(x509.OID.serverAuth), x509.oid(x509.OID.clientAuth)),
+      ),
+      x509.extension(
+        x509.OID.basicConstraints,
+        true,
+        x509.sequence(x509.tlv(x509.TAG.boolean, Buffer.from([0xff]))),
+      ),
+      // GeneralName dNSName is [2] IMPLICIT IA5String.
+      x509.extension(
+        x509.OID.subjectAltName,
+        false,
+        x509.sequence(x509.tlv(0x82, Buffer.from("localhost", "ascii"))),
+      ),
+    ],
+    signingKey: privateKey,
+  });
   const keyPem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
   return { certPem: derToPem(cert), keyPem, der: cert };
 }
@@ -81,7 +79,4 @@ export function handshakeCertificate(der: Buffer): string {
 }
 
 /** Wraps DER certificate bytes in PEM armour. */
-export function derToPem(der: Buffer): string {
-  const lines = der.toString("base64").match(/.{1,64}/g) ?? [];
-  return `-----BEGIN CERTIFICATE-----\n${lines.join("\n")}\n-----END CERTIFICATE-----\n`;
-}
+export const derToPem = x509.certificatePem;

@@ -4,19 +4,10 @@ import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Server } from "@grpc/grpc-js";
-import { settleRun } from "../journal/settle";
 import { type Logger, logger as rootLogger } from "../log";
-import { generateServerCertificate, handshakeCertificate } from "./cert";
-import type { GrpcServer, TlsMaterial } from "./grpc-server";
-import {
-  checkMagicCookie,
-  clientCertificate,
-  DEFAULT_PROVIDER_ADDRESS,
-  handshakeLine,
-  negotiateProtocol,
-  reattachConfig,
-} from "./handshake";
-import { removeStaleSockets } from "./stale-sockets";
+import type { GrpcServer } from "./grpc-server";
+import { DEFAULT_PROVIDER_ADDRESS, handshakeLine, reattachConfig } from "./handshake";
+import { checkHost, serverCertificate, sessionTls, sweepStaleSockets } from "./lifecycle";
 import type { ProviderService } from "./tfplugin6";
 
 /** The longest unix socket path every supported system binds whole (macOS: 104 bytes with the NUL). */
@@ -46,6 +37,11 @@ export interface ServeOptions {
   schemaResponse?: () => Buffer | undefined;
   /** Loads the gRPC half after the handshake; tests slow it down. */
   loadGrpcServer?: () => Promise<GrpcServerModule>;
+  /**
+   * Called when Terraform ends the run normally (GRPCController.Shutdown), before the process
+   * exits, with the server's logger; the executable settles the deploy journals here.
+   */
+  onShutdown?: (log: Logger) => void;
 }
 
 /** The module serveProvider loads after the handshake. */
@@ -97,20 +93,10 @@ export async function serveProvider(
   const exit = opts.exit ?? ((code: number) => process.exit(code));
   const hooks = opts.processHooks ?? true;
 
-  let protocolVersion = 6;
-  if (!debug) {
-    checkMagicCookie(env);
-    protocolVersion = negotiateProtocol(env);
-  }
-
-  const clientCert = debug ? undefined : clientCertificate(env);
-  let tls: TlsMaterial | undefined;
-  let certField = "";
-  if (clientCert) {
-    const cert = generateServerCertificate();
-    tls = { clientCertPem: clientCert, certPem: cert.certPem, keyPem: cert.keyPem };
-    certField = handshakeCertificate(cert.der);
-  }
+  const { protocolVersion, clientCert } = debug
+    ? { protocolVersion: 6, clientCert: undefined }
+    : checkHost(env);
+  const { tls, certField } = sessionTls(clientCert, serverCertificate);
 
   // Connections are accepted paused: nothing is read from them until the gRPC server takes them.
   const listener = createServer({ pauseOnConnect: true });
@@ -221,8 +207,7 @@ export async function serveProvider(
       getService,
       schemaResponse: opts.schemaResponse,
       onShutdown: () => {
-        // Terraform ended the run normally: what it saved is no longer the journal's to adopt.
-        settleRun(undefined, (message) => log.warn("could not settle the deploy journal", { message }));
+        opts.onShutdown?.(log);
         shutdown("GRPCController.Shutdown");
       },
       log,
@@ -237,11 +222,7 @@ export async function serveProvider(
     // The sockets of provider processes killed outright (kill -9) in the same directory, once
     // Terraform has what it needs from this one.
     const own = socketPath;
-    setTimeout(() => {
-      void removeStaleSockets(dirname(own), /^plugin[0-9a-f]{12}\.sock$/, [own]).then(
-        (n) => n > 0 && log.debug("removed stale sockets", { count: n }),
-      );
-    }, 1000).unref();
+    setTimeout(() => sweepStaleSockets(dirname(own), /^plugin[0-9a-f]{12}\.sock$/, [own], log), 1000).unref();
   }
 
   // The provider itself (resources, API client, schemas) loads on the first RPC that needs it.

@@ -4,18 +4,17 @@ import { fstatSync, renameSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server as NetServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { newRun } from "../journal/run";
-import { settleRun } from "../journal/settle";
 import { LOG_ROUTE_KEY, Logger, type LogRoute, levelFromEnv, logger } from "../log";
-import { generateServerCertificate, handshakeCertificate } from "../plugin/cert";
-import type { GrpcServer, TlsMaterial } from "../plugin/grpc-server";
+import type { GrpcServer } from "../plugin/grpc-server";
+import { HandshakeError, handshakeLine } from "../plugin/handshake";
 import {
-  checkMagicCookie,
-  clientCertificate,
-  HandshakeError,
-  handshakeLine,
-  negotiateProtocol,
-} from "../plugin/handshake";
-import { removeStaleSockets } from "../plugin/stale-sockets";
+  checkHost,
+  type HostHandshake,
+  type ServerCertificate,
+  serverCertificate,
+  sessionTls,
+  sweepStaleSockets,
+} from "../plugin/lifecycle";
 import type { ProviderService } from "../plugin/tfplugin6";
 import {
   parseControlRequest,
@@ -56,6 +55,11 @@ export interface ResidentDaemonOptions {
   }) => ProviderService;
   /** Loads the gRPC half. */
   loadGrpcServer: () => Promise<typeof import("../plugin/grpc-server")>;
+  /**
+   * Called when Terraform ends a session normally (GRPCController.Shutdown), with the session's
+   * journal run and logger; the executable settles the run's deploy journals here.
+   */
+  onShutdown?: (runId: string, log: Logger) => void;
   /** Ends the process; tests replace it. */
   exit?: (code: number) => void;
 }
@@ -79,12 +83,9 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
   // The process's own certificate, made at its first session and shown to every session's host,
   // as one provider process shows one: each host pins it, and each session accepts only its own
   // host's certificate (mutualTls).
-  let own: { certPem: string; keyPem: string; handshake: string } | undefined;
+  let own: ServerCertificate | undefined;
   const ownCertificate = () => {
-    if (!own) {
-      const cert = generateServerCertificate();
-      own = { certPem: cert.certPem, keyPem: cert.keyPem, handshake: handshakeCertificate(cert.der) };
-    }
+    own ??= serverCertificate();
     return own;
   };
 
@@ -156,11 +157,9 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       if (!ctl.destroyed) ctl.write(`${JSON.stringify(m)}\n`);
     };
     const env: NodeJS.ProcessEnv = req.env;
-    let protocolVersion: number;
+    let host: HostHandshake;
     try {
-      checkMagicCookie(env);
-      protocolVersion = negotiateProtocol(env);
-      clientCertificate(env);
+      host = checkHost(env);
     } catch (err) {
       send({ t: "error", message: err instanceof HandshakeError ? err.message : String(err) });
       ctl.end();
@@ -169,13 +168,8 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     const route: LogRoute = { level: levelFromEnv(env), sink: (line) => send({ t: "log", line }) };
     const sessionLog = new Logger("gpurental", route.level, route.sink).child("plugin");
 
-    let tls: TlsMaterial | undefined;
-    let certField = "";
-    if (env.PLUGIN_CLIENT_CERT) {
-      const { certPem, keyPem, handshake } = ownCertificate();
-      tls = { clientCertPem: env.PLUGIN_CLIENT_CERT, certPem, keyPem };
-      certField = handshake;
-    }
+    const { protocolVersion } = host;
+    const { tls, certField } = sessionTls(host.clientCert, ownCertificate);
 
     // Aborted when the session ends, by Terraform's Shutdown or with its launch gone: a provider
     // process would exit then, so what the session's calls still do reaches no one and must leave
@@ -232,8 +226,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
         getService,
         schemaResponse: opts.schemaResponse,
         onShutdown: () => {
-          // Terraform ended the session normally: what it saved is no longer the journal's to adopt.
-          settleRun(run.id, (message) => sessionLog.warn("could not settle the deploy journal", { message }));
+          opts.onShutdown?.(run.id, sessionLog);
           end(0);
         },
         log: sessionLog,
@@ -314,9 +307,9 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
   log.debug("resident provider serving", { socket: opts.socket, idle_ms: idleMs });
   // What resident processes killed outright left: session sockets, control sockets and temporary
   // names nobody listens on any more (this process's own control socket is kept).
-  void removeStaleSockets(dir, /^(s[0-9a-f]{12}|[0-9a-f]{16})\.sock$|^b[0-9a-f]{12}\.tmp$/, [
-    opts.socket,
-  ]).then((n) => n > 0 && log.debug("removed stale sockets", { dir, count: n }));
+  sweepStaleSockets(dir, /^(s[0-9a-f]{12}|[0-9a-f]{16})\.sock$|^b[0-9a-f]{12}\.tmp$/, [opts.socket], log, {
+    dir,
+  });
   idle();
   return { sessions: () => open.size, close };
 }

@@ -13,6 +13,7 @@ import {
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { layOut, TRUST_CASES } from "../executable/compact/testing/directory-trust";
 import { privateRunDir, RESIDENT_DIR_ENV, residentSocket, trustedAncestors } from "./resident";
 import { attachResident } from "./resident-client";
 
@@ -37,6 +38,15 @@ describe("trustedAncestors", () => {
     expect(privateRunDir(join(parent, "run"))).toBe(true);
     chmodSync(parent, 0o755);
     expect(privateRunDir(join(parent, "run"))).toBe(true);
+  });
+});
+
+describe("the directory trust rule, as the compact launcher keeps it (directory-trust.json)", () => {
+  let n = 0;
+  test.each(TRUST_CASES)("$name: trusted $trusted", (c) => {
+    const base = join(work, `trust${++n}`);
+    mkdirSync(base, { mode: 0o700 });
+    expect(privateRunDir(layOut(base, c))).toBe(c.trusted);
   });
 });
 

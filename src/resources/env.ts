@@ -1,5 +1,5 @@
 import type { TemplateEnvVar } from "../api/schemas";
-import type { ResourceDiagnostic } from "./refusals";
+import type { Diagnostic } from "../framework";
 
 // env, secret_env, secret_env_wo and unset_env are views of the one env_overrides array of the
 // deploy request (contract 4.2). Splitting them lets Terraform mark the secret values sensitive
@@ -86,7 +86,7 @@ export function toEnvOverrides(args: EnvArguments): EnvOverride[] {
 /** The attributes env_overrides is made of. */
 type EnvAttribute = "env" | "secret_env" | "secret_env_wo" | "unset_env";
 
-function keyPath(attribute: EnvAttribute, key: string): ResourceDiagnostic["path"] {
+function keyPath(attribute: EnvAttribute, key: string): Diagnostic["path"] {
   // A set element cannot be addressed in a Terraform attribute path; stop at the set.
   return attribute === "unset_env" ? [{ attribute }] : [{ attribute }, { key }];
 }
@@ -97,11 +97,8 @@ function keyPath(attribute: EnvAttribute, key: string): ResourceDiagnostic["path
  * elements are not set (EnvMap), so they are neither counted nor checked. `templateEnv`, when
  * known, adds the template's own access-token variables to the keys that cannot be overridden.
  */
-export function validateEnv(
-  args: EnvArguments,
-  templateEnv?: readonly TemplateEnvVar[],
-): ResourceDiagnostic[] {
-  const diags: ResourceDiagnostic[] = [];
+export function validateEnv(args: EnvArguments, templateEnv?: readonly TemplateEnvVar[]): Diagnostic[] {
+  const diags: Diagnostic[] = [];
   const sources: Array<[EnvAttribute, string[]]> = [
     ["env", setEntries(args.env).map(([k]) => k)],
     ["secret_env", setEntries(args.secret_env).map(([k]) => k)],

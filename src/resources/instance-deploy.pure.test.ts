@@ -1,12 +1,6 @@
 import type { Instance } from "../api/schemas";
-import type { JournalEntry } from "../journal";
-import {
-  formatMs,
-  instanceFingerprint,
-  landedCandidates,
-  matchesRequest,
-  willAdoptNote,
-} from "./instance-deploy";
+import { type JournalEntry, landedCandidates, matchesRequest } from "../journal";
+import { formatMs, instanceFingerprint, willAdoptNote } from "./instance-deploy";
 import type { InstanceArgs } from "./instance-model";
 import type { DeploySettings } from "./provider-data";
 

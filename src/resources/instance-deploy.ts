@@ -10,12 +10,14 @@ import {
 import type { Sleep } from "../api/retry";
 import type { Instance } from "../api/schemas";
 import { isTransient } from "../api/waiter";
+import type { Diagnostic } from "../framework";
 import {
-  createdInWindow,
   type DeployJournal,
   fingerprintOf,
   type JournalEntry,
+  landedCandidates,
   listUntilFound,
+  matchesRequest,
 } from "../journal";
 import { within } from "./deadline";
 import { setMap } from "./env";
@@ -23,7 +25,6 @@ import type { InstanceApi, InstanceArgs } from "./instance-model";
 import { bestEffort } from "./journal-notes";
 import { KeyedQueue } from "./keyed-queue";
 import type { DeploySettings } from "./provider-data";
-import type { ResourceDiagnostic } from "./refusals";
 
 // Sending a deploy so that no instance is ever paid for twice or lost: every deploy is written to
 // the deploy journal (src/journal) before it is sent and completed with the instance's id when the
@@ -78,42 +79,6 @@ function requestSummary(body: DeployInstanceRequest): Record<string, unknown> {
     ssh_key_id: body.ssh_key_id ?? null,
     env_overrides: body.env_overrides?.length ?? 0,
   };
-}
-
-/** Whether a listed instance is what a request with these fields would have created. */
-export function matchesRequest(
-  inst: Instance,
-  req: { offer_id?: unknown; template_id?: unknown; disk_gb?: unknown; label?: unknown },
-): boolean {
-  return (
-    inst.offer.id === req.offer_id &&
-    inst.template.id === req.template_id &&
-    inst.disk_gb === req.disk_gb &&
-    // "" and null both mean no label; a server may store one as the other.
-    (inst.label ?? "") === ((req.label as string | null | undefined) ?? "") &&
-    inst.status !== "destroyed"
-  );
-}
-
-/**
- * The instances a request may have created: matching, absent before it was sent, created no
- * earlier than it was sent (less the clock skew) nor implausibly later, and named by no journal
- * entry (of any workspace of the directory).
- */
-export function landedCandidates(
-  instances: readonly Instance[],
-  req: Record<string, unknown>,
-  sent: { before: readonly string[]; sentAt: number },
-  referenced: ReadonlySet<string>,
-): Instance[] {
-  const before = new Set(sent.before);
-  return instances.filter(
-    (i) =>
-      matchesRequest(i, req) &&
-      !before.has(i.id) &&
-      !referenced.has(i.id) &&
-      createdInWindow(i.created_at, sent.sentAt),
-  );
 }
 
 /** Several new instances match a deploy whose answer was lost: which one is ours cannot be told. */
@@ -279,9 +244,9 @@ async function findLanded(
  * are the notes of entries given up on the way, said in every case.
  */
 export type Adoption =
-  | { kind: "adopted"; instance: Instance; entry: JournalEntry; diagnostics: ResourceDiagnostic[] }
-  | { kind: "none"; diagnostics: ResourceDiagnostic[] }
-  | { kind: "error"; diagnostic: ResourceDiagnostic; diagnostics: ResourceDiagnostic[] };
+  | { kind: "adopted"; instance: Instance; entry: JournalEntry; diagnostics: Diagnostic[] }
+  | { kind: "none"; diagnostics: Diagnostic[] }
+  | { kind: "error"; diagnostic: Diagnostic; diagnostics: Diagnostic[] };
 
 /**
  * Takes the journal's oldest unclaimed entry of this configuration, if any, and returns its
@@ -291,7 +256,7 @@ export type Adoption =
  */
 export async function adoptFromJournal(env: DeployEnv, planned?: string | null): Promise<Adoption> {
   const journal = env.settings.journal;
-  const notes: ResourceDiagnostic[] = [];
+  const notes: Diagnostic[] = [];
   if (!journal || !env.fingerprint) return { kind: "none", diagnostics: notes };
   // The plan said this create adopts nothing: it deploys, as the plan showed.
   if (planned === null) return { kind: "none", diagnostics: notes };
@@ -338,7 +303,7 @@ export async function adoptFromJournal(env: DeployEnv, planned?: string | null):
 async function byId(
   id: string,
   env: DeployEnv,
-): Promise<{ instance: Instance } | "gone" | { error: ResourceDiagnostic }> {
+): Promise<{ instance: Instance } | "gone" | { error: Diagnostic }> {
   try {
     const inst = await env.client.getInstance(id, within(env));
     if (inst.status === "destroyed" || inst.status === "destroying") return "gone";
@@ -359,7 +324,7 @@ async function byListing(
   e: JournalEntry,
   journal: DeployJournal,
   env: DeployEnv,
-): Promise<{ instance: Instance } | "gone" | { error: ResourceDiagnostic }> {
+): Promise<{ instance: Instance } | "gone" | { error: Diagnostic }> {
   const sentAt = Date.parse(e.sent_at);
   // Never what a journal entry names, nor what the local state holds.
   const referenced = new Set([...journal.referencedIds(), ...(journal.savedIds() ?? [])]);
@@ -409,7 +374,7 @@ async function byListing(
 /** Time left after a wait for one more listing of instances, else the wait is not taken. */
 const LISTING_ROOM_MS = 1000;
 
-function stillPendingError(e: JournalEntry, windowEnd: number): { error: ResourceDiagnostic } {
+function stillPendingError(e: JournalEntry, windowEnd: number): { error: Diagnostic } {
   const until = new Date(windowEnd).toISOString();
   return {
     error: {
@@ -424,7 +389,7 @@ function deployedAt(inst: Instance, e: JournalEntry): string {
   return inst.created_at ?? e.sent_at;
 }
 
-function adoptedNote(inst: Instance, e: JournalEntry): ResourceDiagnostic {
+function adoptedNote(inst: Instance, e: JournalEntry): Diagnostic {
   return {
     severity: "warning",
     summary: `Adopted instance ${inst.id}, deployed at ${deployedAt(inst, e)}`,
@@ -432,7 +397,7 @@ function adoptedNote(inst: Instance, e: JournalEntry): ResourceDiagnostic {
   };
 }
 
-function abandonedNote(e: JournalEntry): ResourceDiagnostic {
+function abandonedNote(e: JournalEntry): Diagnostic {
   return {
     severity: "warning",
     summary: `A deploy sent at ${e.sent_at} never appeared`,
@@ -441,7 +406,7 @@ function abandonedNote(e: JournalEntry): ResourceDiagnostic {
 }
 
 /** The warning of a plan whose create will adopt an instance the journal holds. */
-export function willAdoptNote(e: JournalEntry): ResourceDiagnostic {
+export function willAdoptNote(e: JournalEntry): Diagnostic {
   if (e.id)
     return {
       severity: "warning",

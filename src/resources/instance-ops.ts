@@ -9,6 +9,7 @@ import {
 import { realSleep, type Sleep } from "../api/retry";
 import type { Instance, InstanceStatus, Offer, Template } from "../api/schemas";
 import { waitForInstance } from "../api/waiter";
+import type { Diagnostic } from "../framework";
 import type { JournalEntry } from "../journal";
 import { type Budget, budgetOf, within } from "./deadline";
 import { toEnvOverrides } from "./env";
@@ -39,12 +40,7 @@ import {
   selectOffers,
 } from "./offer-selection";
 import { type DeploySettings, NO_JOURNAL } from "./provider-data";
-import {
-  errorToDiagnostic,
-  instanceErrorDiagnostic,
-  type RefusalFacts,
-  type ResourceDiagnostic,
-} from "./refusals";
+import { errorToDiagnostic, instanceErrorDiagnostic, type RefusalFacts } from "./refusals";
 
 // The lifecycle of gpurental_instance against the API, independent of the Terraform framework.
 // Each step returns the state to record (or null when there is nothing to record) together with
@@ -94,7 +90,7 @@ export interface OpContext {
 export interface OpResult {
   /** The state to record; null when the object does not exist (or nothing may be recorded). */
   state: InstanceModel | null;
-  diagnostics: ResourceDiagnostic[];
+  diagnostics: Diagnostic[];
   /** A create's deploy journal entry, to be marked handed once Terraform has the state. */
   entry?: string | null;
   /**
@@ -169,7 +165,7 @@ export function listMarketOffers(
 async function deployTargets(
   args: InstanceArgs,
   env: DeployEnv,
-): Promise<{ targets: DeployTarget[]; diagnostics: ResourceDiagnostic[] }> {
+): Promise<{ targets: DeployTarget[]; diagnostics: Diagnostic[] }> {
   const filter = args.offer_filter;
   if (!filter) return { targets: [{ offer_id: args.offer_id ?? "" }], diagnostics: [] };
   let offers: Offer[];
@@ -261,7 +257,7 @@ function lostOffersDiagnostic(
   filter: OfferFilter,
   landed: DeployTarget | undefined,
   untried: number,
-): ResourceDiagnostic {
+): Diagnostic {
   const lines = lost.map(
     (l) =>
       `  - ${describeTarget(l.target)}: ${l.error.code}${l.error.apiMessage ? ` (${l.error.apiMessage})` : ""}`,
@@ -293,7 +289,7 @@ interface Landed {
   /** Its deploy journal entry, null without a journal. */
   entry: string | null;
   /** What the create says besides (offers lost to other deploys). */
-  notes: ResourceDiagnostic[];
+  notes: Diagnostic[];
 }
 
 function adopted(args: InstanceArgs, a: Extract<Adoption, { kind: "adopted" }>): Landed {
@@ -310,7 +306,7 @@ function adopted(args: InstanceArgs, a: Extract<Adoption, { kind: "adopted" }>):
 async function deployNew(
   args: InstanceArgs,
   env: DeployEnv,
-): Promise<Landed | { failed: true; diagnostics: ResourceDiagnostic[] }> {
+): Promise<Landed | { failed: true; diagnostics: Diagnostic[] }> {
   const chosen = await deployTargets(args, env);
   if (chosen.targets.length === 0) return { failed: true, diagnostics: chosen.diagnostics };
   const deployed = await deployOnFirstAvailable(args, chosen.targets, env);
@@ -445,7 +441,7 @@ export function plannedAdoptionOf(
   args: InstanceArgs,
   settings: DeploySettings,
   taken: (e: JournalEntry) => boolean,
-): { entry: JournalEntry; note: ResourceDiagnostic } | undefined {
+): { entry: JournalEntry; note: Diagnostic } | undefined {
   const journal = settings.journal;
   if (!journal) return undefined;
   const fingerprint = instanceFingerprint(args, settings.account);
@@ -454,7 +450,7 @@ export function plannedAdoptionOf(
 }
 
 /** The warning of a create cut short while its instance is still being created. */
-function unfinishedCreateNote(err: unknown, last: Instance, stopped: boolean): ResourceDiagnostic {
+function unfinishedCreateNote(err: unknown, last: Instance, stopped: boolean): Diagnostic {
   const why =
     err instanceof WaitTimeoutError
       ? "The create's timeout ended"
@@ -487,7 +483,7 @@ function waitDiagnostic(
   err: unknown,
   op: "deploy" | "start" | "stop" | "destroy",
   last: Instance,
-): ResourceDiagnostic {
+): Diagnostic {
   if (err instanceof InstanceErrorStateError) return instanceErrorDiagnostic(err.instance, op);
   const d = errorToDiagnostic(err, op, INSTANCE_ARGUMENTS);
   if (err instanceof WaitTimeoutError || err instanceof RequestAbortedError) {
@@ -516,7 +512,7 @@ export async function readInstance(
 /** The outcome of moving an instance to a power state. */
 interface PowerResult {
   instance: Instance;
-  diagnostics: ResourceDiagnostic[];
+  diagnostics: Diagnostic[];
 }
 
 /** Start failures that are worth retrying until the update timeout. */

@@ -1,7 +1,7 @@
 import type { GpurentalClient } from "../api/client";
 import { ApiError, NetworkError } from "../api/errors";
 import type { Instance, Offer, SshKey, Template } from "../api/schemas";
-import type { Diagnostics } from "../framework";
+import type { Diagnostic } from "../framework";
 import { type Budget, budgetOf, within } from "./deadline";
 import type { OfferSnapshot } from "./instance-model";
 import { listMarketOffers } from "./instance-ops";
@@ -14,7 +14,7 @@ import {
 } from "./offer-selection";
 import { type DeployCheckData, deployFindings, findingDiagnostic } from "./plan-checks";
 import type { ConfiguredProvider } from "./provider-data";
-import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
+import { errorToDiagnostic } from "./refusals";
 
 // What a plan of gpurental_instance asks the API before it is shown: the deploy checks of a create
 // (plan-checks.ts) for a pinned offer_id, or for an offer_filter the choice of the market
@@ -152,7 +152,7 @@ export async function planCreateChecks(
   provider: PlanCheckProvider,
   input: PlanCheckInput,
   parentSignal: AbortSignal,
-): Promise<{ diagnostics: ResourceDiagnostic[]; template: Template | null | undefined }> {
+): Promise<{ diagnostics: Diagnostic[]; template: Template | null | undefined }> {
   const budget = budgetOf(PLAN_CHECK_TIMEOUT_MS, parentSignal);
   let gathered: Gathered;
   try {
@@ -172,7 +172,7 @@ export async function planCreateChecks(
   // The credential itself is refused: the apply would fail the same way, so say it now.
   if (credentialError)
     return { diagnostics: [errorToDiagnostic(credentialError, "plan_check")], template: undefined };
-  const out: ResourceDiagnostic[] = [];
+  const out: Diagnostic[] = [];
   const done = () => ({ diagnostics: out, template: data.template });
   if (skipped.length > 0) {
     out.push({
@@ -254,7 +254,7 @@ export interface FilterChangeVerdict {
   /** Replace the instance: it no longer satisfies the filter. */
   replace: boolean;
   /** Why, or what could not be judged; none when the change is simply recorded. */
-  diagnostics: ResourceDiagnostic[];
+  diagnostics: Diagnostic[];
 }
 
 /**
@@ -287,7 +287,7 @@ export function judgeFilterChange(
       ],
     };
   }
-  const diagnostics: ResourceDiagnostic[] =
+  const diagnostics: Diagnostic[] =
     verdict.unknown.length > 0
       ? [
           {
@@ -299,9 +299,4 @@ export function judgeFilterChange(
         ]
       : [];
   return { replace: false, diagnostics };
-}
-
-/** Reports resource diagnostics through the framework's diagnostics. */
-export function report(diags: Diagnostics, items: readonly ResourceDiagnostic[]): void {
-  diags.add(...items.map((d) => ({ ...d, path: d.path ? [...d.path] : undefined })));
 }

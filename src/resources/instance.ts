@@ -1,6 +1,7 @@
 import type { Instance, InstanceStatus } from "../api/schemas";
 import {
   type CtyValue,
+  type Diagnostic,
   type HandlerContext,
   isUnknown,
   isWhollyKnown,
@@ -38,7 +39,7 @@ import {
   STILL_CREATING,
   updateInstance,
 } from "./instance-ops";
-import { judgeFilterChange, planCreateChecks, report } from "./instance-plan";
+import { judgeFilterChange, planCreateChecks } from "./instance-plan";
 import {
   CREATE_ONLY,
   type InstancePlan,
@@ -50,7 +51,7 @@ import {
 import { bestEffort, lostRunNotice } from "./journal-notes";
 import { sameFilter, toOfferFilter } from "./offer-filter";
 import { clientOf, deployOf, type ProviderData } from "./provider-data";
-import { errorToDiagnostic, type ResourceDiagnostic } from "./refusals";
+import { errorToDiagnostic } from "./refusals";
 
 // gpurental_instance: one rented GPU offer running one template. Every argument except
 // desired_status, timeouts and offer_filter forces replacement, because the API can only stop,
@@ -279,7 +280,7 @@ async function planTimeChecks(plan: Plan, config: Plan, ctx: HandlerContext<Prov
     },
     ctx.signal,
   );
-  report(ctx.diags, diagnostics);
+  ctx.diags.add(...diagnostics);
   // Template variables that carry the access token cannot be overridden either.
   if (template) {
     const env = known(plan.env) && plan.env !== null ? plan.env : null;
@@ -299,12 +300,12 @@ async function planTimeChecks(plan: Plan, config: Plan, ctx: HandlerContext<Prov
     const extra = validateEnv(args, template.env).filter(
       (d) => d.severity === "warning" && !OVERLAY_KEYS.some((k) => d.summary.startsWith(`${k} `)),
     );
-    report(ctx.diags, extra);
+    ctx.diags.add(...extra);
   }
 }
 
 /** Exactly one of offer_id and offer_filter; an unknown value counts as set. */
-function checkOfferChoice(config: Plan): ResourceDiagnostic[] {
+function checkOfferChoice(config: Plan): Diagnostic[] {
   const pinned = config.offer_id !== null;
   const filtered = config.offer_filter !== null;
   if (pinned && filtered) {
@@ -336,7 +337,7 @@ function checkOfferChoice(config: Plan): ResourceDiagnostic[] {
  * secret_env_wo needs its version number: without it a change of the values could never reach the
  * instance, since Terraform does not see write-only values change. An unknown value counts as set.
  */
-function checkSecretEnvWoVersion(config: Plan): ResourceDiagnostic[] {
+function checkSecretEnvWoVersion(config: Plan): Diagnostic[] {
   if (config.secret_env_wo === null || config.secret_env_wo_version !== null) return [];
   return [
     {
@@ -373,7 +374,7 @@ function judgeOfferFilter(
   }
   if (sameFilter(wanted, toOfferFilter(state.offer_filter) ?? null)) return;
   const verdict = judgeFilterChange(priorArgsForJudging(state), wanted);
-  report(ctx.diags, verdict.diagnostics);
+  ctx.diags.add(...verdict.diagnostics);
   if (verdict.replace) req.requiresReplace([{ attribute: "offer_filter" }]);
 }
 
@@ -487,7 +488,7 @@ function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerContext<
     }
     t.promised.set(next.entry.entry, next.entry.id);
     record(next.entry.entry);
-    report(ctx.diags, [next.note]);
+    ctx.diags.add(next.note);
   } catch (err) {
     // A journal that cannot be read (a database out of reach) must not pass for one with nothing
     // to adopt: the plan fails, as the create would.
@@ -545,11 +546,10 @@ export const instanceResource = {
               v === null ? null : known(v) && typeof v === "string" ? v : "",
             ]),
           );
-    report(ctx.diags, checkOfferChoice(config));
-    report(ctx.diags, checkSecretEnvWoVersion(config));
-    report(
-      ctx.diags,
-      validateEnv({
+    ctx.diags.add(...checkOfferChoice(config));
+    ctx.diags.add(...checkSecretEnvWoVersion(config));
+    ctx.diags.add(
+      ...validateEnv({
         env: onlyKnown(env as Record<string, CtyValue> | null),
         secret_env: onlyKnown(secret as Record<string, CtyValue> | null),
         secret_env_wo: onlyKnown(secretWo as Record<string, CtyValue> | null),
@@ -640,7 +640,7 @@ export const instanceResource = {
       },
       (msg) => opsLog.info(msg, { resource: "gpurental_instance" }),
     );
-    report(ctx.diags, r.diagnostics);
+    ctx.diags.add(...r.diagnostics);
     const entry = r.entry;
     if (r.state && entry) bestEffort("a handed instance", () => settings.journal?.handed(entry));
     if (r.unfinished) req.private = writePrivate({ ...readPrivate(req.private), [CREATE_UNFINISHED]: true });
@@ -657,7 +657,7 @@ export const instanceResource = {
       signal: ctx.signal,
       timeoutMs: ctx.timeoutMs ?? READ_TIMEOUT_MS,
     });
-    report(ctx.diags, r.diagnostics);
+    ctx.diags.add(...r.diagnostics);
     if (r.diagnostics.some((d) => d.severity === "error")) return state;
     // A kept deploy that has come to run (or stopped) needs no more finishing.
     if (
@@ -688,7 +688,7 @@ export const instanceResource = {
           signal: ctx.signal,
           timeoutMs: ctx.timeoutMs ?? READ_TIMEOUT_MS,
         });
-        report(ctx.diags, r.diagnostics);
+        ctx.diags.add(...r.diagnostics);
         if (!r.state) return state;
         const { access_token, jupyter_url, open_url } = r.state;
         return { access_token, jupyter_url, open_url };
@@ -713,7 +713,7 @@ export const instanceResource = {
           : d,
       );
     }
-    report(ctx.diags, r.diagnostics);
+    ctx.diags.add(...r.diagnostics);
     if (!r.state) return state;
     // The import marker has done its job; the unfinished-create marker stays until the instance
     // has run (set here too when it ended in error, so that the next plan replaces it).
@@ -727,7 +727,7 @@ export const instanceResource = {
   async delete({ state }, ctx) {
     await sweepLostKeysOf(ctx.providerData, ctx.signal);
     const r = await deleteInstance(state.id!, opContext(ctx, INSTANCE_DEFAULT_TIMEOUTS.delete));
-    report(ctx.diags, r.diagnostics);
+    ctx.diags.add(...r.diagnostics);
     if (!r.diagnostics.some((d) => d.severity === "error")) release(ctx, state.id);
   },
 

@@ -1,6 +1,8 @@
+import semverCompare from "semver/functions/compare";
 import type { ApiErrorCode } from "../api/errors";
 import type { Instance, Offer, SshKey, Template } from "../api/schemas";
-import { type OfferChoice, type RefusalFacts, type ResourceDiagnostic, refusalDiagnostic } from "./refusals";
+import type { Diagnostic } from "../framework";
+import { type OfferChoice, type RefusalFacts, refusalDiagnostic } from "./refusals";
 
 // The deploy refusals of contract 7.2 that can be foreseen from what the API lets us read, checked
 // when a plan creates an instance. The function is pure: the caller fetches what the credential may
@@ -49,16 +51,18 @@ export const MAINTENANCE_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** The per-organization instance limit (contract 8). */
 export const INSTANCE_LIMIT = 25;
 
-/** Compares dotted version numbers ("12.4" < "12.10"); missing parts count as 0. */
+/**
+ * Compares dotted version numbers ("12.4" < "12.10") with semver: the first three parts, a missing
+ * or non-numeric part counting as 0 ("12" is "12.0.0", "12.x" is "12.0.0").
+ */
 export function compareVersions(a: string, b: string): number {
-  const pa = a.split(".").map((p) => Number.parseInt(p, 10) || 0);
-  const pb = b.split(".").map((p) => Number.parseInt(p, 10) || 0);
-  // Stryker disable next-line EqualityOperator: one more round compares two missing parts, 0 and 0.
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
+  return semverCompare(dottedVersion(a), dottedVersion(b));
+}
+
+/** A CUDA-style dotted version as the `major.minor.patch` semver compares. */
+function dottedVersion(v: string): string {
+  const [major = 0, minor = 0, patch = 0] = v.split(".").map((p) => Number.parseInt(p, 10) || 0);
+  return `${major}.${minor}.${patch}`;
 }
 
 /** Statuses whose instances are billed GPU and disk by the balance rule; stopped ones disk only. */
@@ -304,7 +308,7 @@ const CHECK_ORDER: readonly ApiErrorCode[] = [
 ];
 
 /** The diagnostic of a finding, worded and placed like the apply-time refusal. */
-export function findingDiagnostic(f: DeployFinding, offerChoice: OfferChoice = "pinned"): ResourceDiagnostic {
+export function findingDiagnostic(f: DeployFinding, offerChoice: OfferChoice = "pinned"): Diagnostic {
   const d = refusalDiagnostic(f.code, f.facts, "plan_check", {
     severity: f.severity,
     prefix: f.prefix ?? (f.severity === "error" ? CERTAIN : UNLESS_DESTROYED),
@@ -318,6 +322,6 @@ export function findingDiagnostic(f: DeployFinding, offerChoice: OfferChoice = "
  * Returns the plan-time findings for a deploy as diagnostics: each summary starts with the code the
  * deploy would return and each finding points at the attribute concerned.
  */
-export function checkDeploy(input: DeployCheckInput, data: DeployCheckData): ResourceDiagnostic[] {
+export function checkDeploy(input: DeployCheckInput, data: DeployCheckData): Diagnostic[] {
   return deployFindings(input, data).map((f) => findingDiagnostic(f));
 }

@@ -11,23 +11,12 @@ import {
   WaitTimeoutError,
 } from "../api/errors";
 import type { Instance } from "../api/schemas";
+import type { Diagnostic } from "../framework";
 
 // Every API error a resource can meet is turned into a Terraform diagnostic here and nowhere else,
 // so a refusal reads the same at plan time, at apply time and in every resource: the summary starts
 // with the API's code (what users search for), the detail says in words what happened using the
 // fields the error carries, and then what to do about it.
-
-/** One step of an attribute path: an attribute name, or a key of a map attribute. */
-export type PathStep = { attribute: string } | { key: string };
-
-/** A diagnostic as the resources produce it; converted to the framework's shape at the boundary. */
-export interface ResourceDiagnostic {
-  severity: "error" | "warning";
-  summary: string;
-  detail: string;
-  /** The attribute the diagnostic is about, when there is one in the resource's configuration. */
-  path?: readonly PathStep[];
-}
 
 /** What the failing call was doing, so the wording and the attribute fit the situation. */
 export type Operation =
@@ -335,7 +324,7 @@ export function refusalDiagnostic(
   facts: RefusalFacts,
   op: Operation,
   opts: RefusalOptions = {},
-): ResourceDiagnostic {
+): Diagnostic {
   const entry = catalogueEntry(code);
   const choice = opts.offerChoice ?? "pinned";
   const title = entry?.title ?? facts.message ?? "the API refused the request";
@@ -347,7 +336,7 @@ export function refusalDiagnostic(
   const attribute = choice === "filter" && named === "offer_id" ? "offer_filter" : named;
   const placed =
     attribute && (!opts.attributes || opts.attributes.includes(attribute)) ? attribute : undefined;
-  const diag: ResourceDiagnostic = {
+  const diag: Diagnostic = {
     severity: opts.severity ?? "error",
     summary: `${code}: ${title}`,
     detail: `${opts.prefix ? `${opts.prefix} ` : ""}${explanation}`,
@@ -379,7 +368,7 @@ export function errorToDiagnostic(
   attributes?: readonly string[],
   offerChoice: OfferChoice = "pinned",
   more: RefusalFacts = {},
-): ResourceDiagnostic {
+): Diagnostic {
   if (err instanceof ApiError) {
     const facts: RefusalFacts = {
       ...more,
@@ -478,7 +467,7 @@ const INSTANCE_ERROR_CODES: Readonly<Record<string, string>> = {
 };
 
 /** The diagnostic for an instance that ended in error, or whose stop or start did not land. */
-export function instanceErrorDiagnostic(instance: Instance, op: Operation): ResourceDiagnostic {
+export function instanceErrorDiagnostic(instance: Instance, op: Operation): Diagnostic {
   const code = instance.error_code ?? instance.status;
   const what =
     (Object.hasOwn(INSTANCE_ERROR_CODES, code) ? INSTANCE_ERROR_CODES[code] : undefined) ??

@@ -1,14 +1,14 @@
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseDuration } from "../framework";
+import type { JournalEntry } from "../journal";
 import {
   DEFAULT_LATE_ARRIVAL_WATCH_MS,
-  type JournalEntry,
+  findLateArrivals,
   LATE_ARRIVAL_WATCH_ENV,
   watchedAbandoned,
-} from "../journal";
+} from "../journal/late";
 import { type OpenedJournal, workingDirJournals } from "../journal/open";
-import { findLateArrivals } from "../resources/late-arrivals";
 import type { StrayReport } from "./find";
 
 // What `gpurental strays` reads and writes of the deploy journals (src/journal) of the working

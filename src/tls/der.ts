@@ -1,7 +1,11 @@
-// The few DER encoders an X.509 certificate needs: tag-length-value elements, object identifiers,
-// names, times and extensions. Shared by the plugin's AutoMTLS certificate (src/plugin/cert.ts) and
-// the certificates the fake backend serves HTTPS with (src/tls/issue.ts); their tests check the
-// output with Node's X.509 parser and with asn1js as an independent decoder.
+import { generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
+
+// The few DER encoders an X.509 certificate needs (tag-length-value elements, object identifiers,
+// names, times and extensions) and the assembly of a signed certificate from them: key pair,
+// serial, validity, signature, PEM. Shared by the plugin's AutoMTLS certificate (src/plugin/cert.ts,
+// made on every launch, which is why it is written by hand) and the certificates the fake backend
+// serves HTTPS with (src/tls/issue.ts); their tests check the output with Node's X.509 parser and
+// with asn1js as an independent decoder.
 
 /** The object identifiers our certificates use. */
 export const OID = {
@@ -89,4 +93,56 @@ export function extension(extnID: string, critical: boolean, value: Buffer): Buf
     ...(critical ? [tlv(TAG.boolean, Buffer.from([0xff]))] : []),
     tlv(TAG.octetString, value),
   );
+}
+
+/** How long a certificate stays valid unless told otherwise. */
+export const TEN_YEARS_MS = 10 * 365 * 24 * 3600 * 1000;
+
+/** A fresh ECDSA P-256 key pair: the public key as SubjectPublicKeyInfo DER, and the private key. */
+export function p256KeyPair(): { spki: Buffer; privateKey: KeyObject } {
+  const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  return { spki: publicKey.export({ type: "spki", format: "der" }), privateKey };
+}
+
+/** What a certificate says and who signs it. */
+export interface CertificateFields {
+  /** The DER of the issuer's name (the subject's own when self-signed). */
+  issuer: Buffer;
+  /** The DER of the subject's name. */
+  subject: Buffer;
+  notBefore: Date;
+  notAfter: Date;
+  /** The subject's public key, SubjectPublicKeyInfo DER. */
+  spki: Buffer;
+  /** The extensions, each made by {@link extension}. */
+  extensions: readonly Buffer[];
+  /** The issuer's private key (P-256). */
+  signingKey: KeyObject;
+}
+
+/** Assembles and signs an X.509 v3 certificate (ECDSA with SHA-256, a random serial); returns its DER. */
+export function signCertificate(f: CertificateFields): Buffer {
+  // A positive 128-bit serial: a clear top bit keeps the DER INTEGER non-negative, a set low bit
+  // in the first byte keeps it minimal (no leading zero byte to strip).
+  const serial = randomBytes(16);
+  serial[0] = (serial[0]! & 0x7f) | 0x01;
+  const signatureAlgorithm = sequence(oid(OID.ecdsaWithSha256)); // no parameters for ECDSA
+  const tbs = sequence(
+    tlv(0xa0, tlv(TAG.integer, Buffer.from([2]))), // [0] EXPLICIT version: v3
+    tlv(TAG.integer, serial),
+    signatureAlgorithm,
+    f.issuer,
+    sequence(time(f.notBefore), time(f.notAfter)),
+    f.subject,
+    f.spki,
+    tlv(0xa3, sequence(...f.extensions)), // [3] EXPLICIT extensions
+  );
+  const signature = sign("sha256", tbs, { key: f.signingKey, dsaEncoding: "der" });
+  return sequence(tbs, signatureAlgorithm, bitString(signature));
+}
+
+/** Wraps DER certificate bytes in PEM armour. */
+export function certificatePem(der: Buffer): string {
+  const lines = der.toString("base64").match(/.{1,64}/g) ?? [];
+  return `-----BEGIN CERTIFICATE-----\n${lines.join("\n")}\n-----END CERTIFICATE-----\n`;
 }

@@ -1,6 +1,18 @@
-import { generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
+import { type KeyObject, randomBytes } from "node:crypto";
 import { isIPv4, isIPv6 } from "node:net";
-import { bitString, extension, OID, oid, rdn, sequence, TAG, time, tlv } from "./der";
+import {
+  certificatePem,
+  extension,
+  OID,
+  oid,
+  p256KeyPair,
+  rdn,
+  sequence,
+  signCertificate,
+  TAG,
+  TEN_YEARS_MS,
+  tlv,
+} from "./der";
 
 // Certificates for serving HTTPS in tests and demos: a private CA and server certificates it signs,
 // with DNS and IP subject alternative names and any validity period (an expired one included, to
@@ -39,21 +51,13 @@ export interface IssueOptions {
   notAfter?: Date;
 }
 
-const TEN_YEARS_MS = 10 * 365 * 24 * 3600 * 1000;
-
 /** Issues a certificate as described by `opts`. */
 export function issueCertificate(opts: IssueOptions): IssuedCertificate {
   const now = Date.now();
   const notBefore = opts.notBefore ?? new Date(now - 30_000);
   const notAfter = opts.notAfter ?? new Date(now + TEN_YEARS_MS);
-  const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const spki = publicKey.export({ type: "spki", format: "der" });
-  const serial = randomBytes(16);
-  serial[0] = (serial[0]! & 0x7f) | 0x01; // positive and minimal, as in src/plugin/cert.ts
+  const { spki, privateKey } = p256KeyPair();
   const subject = sequence(rdn(OID.organization, "gpurental test"), rdn(OID.commonName, opts.commonName));
-  const issuerName = opts.issuer?.subject ?? subject;
-  const signingKey = opts.issuer?.key ?? privateKey;
-  const signatureAlgorithm = sequence(oid(OID.ecdsaWithSha256));
   const names = [
     ...(opts.dnsNames ?? []).map((n) => tlv(0x82, Buffer.from(n, "ascii"))),
     ...(opts.ipAddresses ?? []).map((ip) => tlv(0x87, ipBytes(ip))),
@@ -71,20 +75,17 @@ export function issueCertificate(opts: IssueOptions): IssuedCertificate {
         extension(OID.basicConstraints, true, sequence()),
       ];
   if (names.length > 0) extensions.push(extension(OID.subjectAltName, false, sequence(...names)));
-  const tbs = sequence(
-    tlv(0xa0, tlv(TAG.integer, Buffer.from([2]))),
-    tlv(TAG.integer, serial),
-    signatureAlgorithm,
-    issuerName,
-    sequence(time(notBefore), time(notAfter)),
+  const der = signCertificate({
+    issuer: opts.issuer?.subject ?? subject,
     subject,
+    notBefore,
+    notAfter,
     spki,
-    tlv(0xa3, sequence(...extensions)),
-  );
-  const signature = sign("sha256", tbs, { key: signingKey, dsaEncoding: "der" });
-  const der = sequence(tbs, signatureAlgorithm, bitString(signature));
+    extensions,
+    signingKey: opts.issuer?.key ?? privateKey,
+  });
   return {
-    certPem: toPem(der),
+    certPem: certificatePem(der),
     keyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
     der,
     subject,
@@ -117,11 +118,6 @@ export function createTestPki(
     issuer: ca,
   });
   return { ca, server };
-}
-
-function toPem(der: Buffer): string {
-  const lines = der.toString("base64").match(/.{1,64}/g) ?? [];
-  return `-----BEGIN CERTIFICATE-----\n${lines.join("\n")}\n-----END CERTIFICATE-----\n`;
 }
 
 /** The 4 or 16 bytes of an IP address, as the iPAddress general name holds them. */

@@ -10,6 +10,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -26,6 +27,7 @@ import {
   MAGIC,
   TRAILER_SIZE,
 } from "../../../scripts/release/compact-executable";
+import { layOut, TRUST_CASES } from "./testing/directory-trust";
 
 // The compact executable's launcher (launcher.c) around a stand-in runtime (testing/probe.c, with
 // 3 MB of noise after it so that the stream spans several reads): where it unpacks, that it runs
@@ -174,6 +176,16 @@ describe("the compact executable", () => {
     );
     const own = join(fresh(), "rt");
     expect((await launch(exe, { GPURENTAL_RUNTIME_DIR: own })).lines.exe).toEqual([join(own, name)]);
+  });
+
+  it.each(TRUST_CASES)("keeps the directory trust rule (directory-trust.json): $name", async (c) => {
+    const dir = layOut(fresh(), c);
+    const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: dir, HOME: fresh() });
+    // A trusted directory runs the runtime from there; any other is refused, naming the setting.
+    expect(r.code).toBe(c.trusted ? 7 : 1);
+    // The runtime sees its real path (/proc/self/exe), links resolved.
+    if (c.trusted) expect(r.lines.exe).toEqual([join(realpathSync(dir), name)]);
+    else expect(r.err).toContain("GPURENTAL_RUNTIME_DIR");
   });
 
   it("runs from memory, saying so, where no private directory can be had", async () => {
