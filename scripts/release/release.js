@@ -37,6 +37,9 @@ const {
   ToolError,
   toolchain,
 } = require("./compact-executable");
+const { COMMAND, ReleaseError } = require("./shared");
+const { releaseNotes } = require("./notes");
+const { gpg, signingKey, throwawaySigner } = require("./signing");
 const { createHash } = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
@@ -44,8 +47,6 @@ const semver = require("semver");
 
 const root = path.join(__dirname, "..", "..");
 const PROVIDER = "terraform-provider-gpurental";
-/** The command's name: its archive's prefix and the executable's name inside it. */
-const COMMAND = "gpurental";
 /** The files of examples/hcl the command carries (`gpurental example hcl`, `demo --hcl`). */
 const HCL_EXAMPLE = ["main.tf", "variables.tf", "outputs.tf"];
 const NAMESPACE = "gpurental";
@@ -78,8 +79,6 @@ function buildNode(line) {
 }
 /** Zip entries' time: fixed, written as a DOS time only, so the time zone changes nothing. */
 const ENTRY_TIME = new Date(2000, 0, 1, 0, 0, 0);
-
-class ReleaseError extends Error {}
 
 function arg(argv, name) {
   const i = argv.indexOf(name);
@@ -117,60 +116,6 @@ function zipOne(name, data, { compress = true } = {}) {
     zip.outputStream.on("error", reject);
     zip.outputStream.on("end", () => resolve(Buffer.concat(chunks)));
   });
-}
-
-function gpg(args, env) {
-  const result = spawnSync("gpg", ["--batch", "--no-tty", ...args], { encoding: "utf8", env });
-  if (result.error) throw new ReleaseError(`cannot run gpg (install GnuPG): ${result.error.message}`);
-  if (result.status !== 0)
-    throw new ReleaseError(`gpg ${args.join(" ")} failed: ${String(result.stderr).trim()}`);
-  return result.stdout;
-}
-
-/** The signing key named by GPURENTAL_RELEASE_GPG_KEY: its long key id and ASCII-armored public key. */
-function signingKey(env) {
-  const name = (env.GPURENTAL_RELEASE_GPG_KEY ?? "").trim();
-  if (!name) {
-    throw new ReleaseError(
-      "GPURENTAL_RELEASE_GPG_KEY is not set: name the signing key (a key id or fingerprint in gpg's keyring; GNUPGHOME is honoured)",
-    );
-  }
-  const colons = gpg(["--with-colons", "--list-secret-keys", "--", name], env);
-  const sec = colons.split("\n").find((l) => l.startsWith("sec:"));
-  if (!sec) throw new ReleaseError(`GPURENTAL_RELEASE_GPG_KEY: no secret key "${name}" in gpg's keyring`);
-  const keyId = sec.split(":")[4].toUpperCase();
-  const armor = gpg(["--armor", "--export", "--", keyId], env);
-  return { keyId, armor };
-}
-
-/**
- * A key made for one build (--throwaway-key): in a GnuPG home of its own under the temp directory,
- * without a passphrase, deleted with its agent by close(). The user's keyring (GNUPGHOME, ~/.gnupg)
- * is never read or written. Nobody holds the private key afterwards, so it needs no expiry.
- */
-function throwawaySigner(env) {
-  const home = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "gpurental-release-key-"));
-  const keyEnv = { ...env, GNUPGHOME: home };
-  delete keyEnv.GPG_AGENT_INFO;
-  const close = () => {
-    spawnSync("gpgconf", ["--homedir", home, "--kill", "all"], { stdio: "ignore" });
-    spawnSync("gpgconf", ["--homedir", home, "--remove-socketdir"], { stdio: "ignore" });
-    fs.rmSync(home, { recursive: true, force: true });
-  };
-  try {
-    fs.chmodSync(home, 0o700);
-    const uid = "gpurental throwaway release key (for trying only) <throwaway@gpurental.invalid>";
-    gpg(["--passphrase", "", "--quick-gen-key", uid, "rsa3072", "sign", "never"], keyEnv);
-    return {
-      ...signingKey({ ...keyEnv, GPURENTAL_RELEASE_GPG_KEY: uid }),
-      env: keyEnv,
-      throwaway: true,
-      close,
-    };
-  } catch (err) {
-    close();
-    throw err;
-  }
 }
 
 /** The Node version each platform is built from: the build Node's, else that major's newest there is. */
@@ -577,90 +522,6 @@ async function release(opts = {}) {
     key?.close();
     fs.rmSync(workDir, { recursive: true, force: true });
   }
-}
-
-function releaseNotes({ version, keyId, throwaway, nodeEnd }, built, skipped, tools) {
-  const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
-  const lines = [
-    `# terraform-provider-gpurental ${version}`,
-    "",
-    ...(throwaway
-      ? [
-          `**Signed with a throwaway key (${keyId}): for trying, not for production.** The key was made`,
-          "for this build and deleted with it: nobody can sign anything else with it, and nobody vouches",
-          "for it either. Publish only a release signed with your team's key (docs/releasing.md).",
-          "",
-        ]
-      : []),
-    "Each archive holds one executable, a Node.js single executable application: it runs without",
-    `Node.js installed. Signed with the GPG key ${keyId}. The Node.js line built in has security`,
-    `support until ${nodeEnd}.`,
-    "",
-    "| Platform | Node.js | Form | Executable | Built | Executed on the build machine |",
-    "| -------- | ------- | ---- | ---------- | ----- | ----------------------------- |",
-    ...built.map(
-      (b) =>
-        `| ${b.platform} | ${b.node} | ${b.form}${b.formNote ? ` (${b.formNote})` : ""} | ${mb(b.size)} | yes | ${b.executed ? `yes (\`--version\`: ${b.executed})` : "no"} |`,
-    ),
-    ...skipped.map((s) => `| ${s.platform} | - | - | - | no: ${s.reason} | no |`),
-    "",
-    "## The gpurental command",
-    "",
-    `\`${COMMAND}_${version}_<os>_<arch>.zip\` holds the same executable, named \`${COMMAND}\` (\`${COMMAND}.exe\` on`,
-    "Windows): under that name it is the `gpurental` command, with no Node.js needed: `fake-backend`,",
-    "`demo --hcl`, `example hcl`, `strays`, `plan-report`, `journal`, `provider install` (which",
-    "installs the executable itself as the provider) and `provider resident`. Run as",
-    "terraform-provider-gpurental it is the provider; the signed sums above cover both archives.",
-    "",
-    "| Platform | Archive | Executable | Executed on the build machine |",
-    "| -------- | ------- | ---------- | ----------------------------- |",
-    ...built.map(
-      (b) =>
-        `| ${b.platform} | ${b.command.filename} | ${mb(b.size)}, ${b.form} | ${b.command.executed ? `yes (\`${b.command.executed}\`)` : "no"} |`,
-    ),
-    "",
-  ];
-  if (tools.length > 1)
-    lines.push(
-      "A compact executable is a small launcher followed by the executable compressed with xz.",
-      "At its first launch the launcher unpacks it into a private per-user cache directory",
-      "(`$XDG_CACHE_HOME/gpurental/runtime`, else `~/.cache/gpurental/runtime`, else",
-      "`$TMPDIR/gpurental-runtime-<uid>`; `GPURENTAL_RUNTIME_DIR` chooses one), and runs it from there:",
-      "Terraform hashes the installed provider on every command, and a smaller file costs it less.",
-      "Built with:",
-      "",
-      ...tools.map((t) => `- ${t}`),
-      "",
-    );
-  if (built.some((b) => b.executed.includes(" under ")))
-    lines.push(
-      "Under an emulator (qemu-user) the launcher unpacks the runtime, which is then checked against",
-      "the executable it was made from and run with `--version`; the emulator cannot follow the",
-      "launcher's exec of a foreign runtime, so the two steps run one after the other.",
-      "",
-    );
-  if (built.some((b) => b.platform.startsWith("darwin")))
-    lines.push(
-      "The macOS executables are unsigned: Node's code signature is removed before the provider is",
-      "injected (it would no longer match, and macOS kills such a program). Intel Macs run unsigned",
-      "programs that Terraform downloads; signing again needs Apple's codesign (`codesign --sign -`",
-      "for an ad-hoc signature, which Apple silicon requires).",
-      "",
-    );
-  if (built.some((b) => b.platform.startsWith("windows")))
-    lines.push(
-      "The Windows executable is unsigned: Node's Authenticode signature is removed before the",
-      "provider is injected (it would no longer match). Terraform runs it; SmartScreen or an",
-      "application control policy may ask about an unsigned program. Signing it needs a certificate.",
-      "",
-    );
-  if (built.some((b) => b.node !== built[0]?.node))
-    lines.push(
-      "Where the npm registry lacks a platform's binary of the build's Node.js version, the newest",
-      "of the same major was used; the provider blob is made by the build's Node.js for all.",
-      "",
-    );
-  return `${lines.join("\n")}`;
 }
 
 function link(from, to) {
