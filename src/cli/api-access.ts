@@ -9,7 +9,7 @@ import {
 } from "../api/errors";
 import { maskUrl, redactText } from "../api/redact";
 import { terminalText } from "../display";
-import { type CredentialKind, credentialKindOf } from "../resources/provider-data";
+import { type CredentialKind, credentialKindOf } from "../provider/provider-data";
 import { UserFacingError } from "../user-facing";
 
 // The /v1 client of a `gpurental` command that reads the service (strays, plan-report): settings from

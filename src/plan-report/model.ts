@@ -1,5 +1,5 @@
+import type { ResourceDiagnostic } from "../provider/refusals";
 import type { Hours, Micro } from "../report/money";
-import type { ResourceDiagnostic } from "../resources/refusals";
 
 // The concepts of a plan report, one named type each: what happens to each instance and its disk,
 // what each API key change is, the organization's burn and balance before and after, the contract's

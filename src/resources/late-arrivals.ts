@@ -1,8 +1,8 @@
 import type { Instance } from "../api/schemas";
 import { type DeployJournal, type JournalEntry, watchedAbandoned } from "../journal";
+import { instanceHourlyBurn } from "../market/plan-checks";
 import { formatMicro } from "../report/money";
-import { landedCandidates } from "./instance-deploy";
-import { instanceHourlyBurn } from "./plan-checks";
+import { landedCandidates } from "./instance/deploy";
 
 // Late arrivals (src/journal/late.ts): instances that match a deploy the journal gave up as
 // abandoned, created after it was sent, that no state of the directory holds and no journal entry
