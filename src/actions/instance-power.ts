@@ -19,7 +19,8 @@ import {
   instanceErrorDiagnostic,
   type ResourceDiagnostic,
 } from "../provider/refusals";
-import { changePower, INSTANCE_DEFAULT_TIMEOUTS } from "../resources/instance/ops";
+import { INSTANCE_DEFAULT_TIMEOUTS } from "../resources/instance/ops";
+import { changePower } from "../resources/instance/power";
 
 // gpurental_instance_power (Terraform 1.14+): starts, stops or restarts an instance on request
 // (`terraform apply -invoke=action.gpurental_instance_power.<name>`) or on a resource's lifecycle

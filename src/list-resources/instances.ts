@@ -2,7 +2,7 @@ import { INSTANCE_STATUSES, type Instance } from "../api/schemas";
 import { attr, defineSchema, type ListResourceDefinition, lengthBetween, oneOf } from "../framework";
 import { clientOf, type ProviderData } from "../provider/provider-data";
 import { errorToDiagnostic } from "../provider/refusals";
-import { listedInstanceState } from "../resources/instance/resource";
+import { listedInstanceState } from "../resources/instance/convert";
 import type { instanceSchema } from "../resources/instance/schema";
 import { createdAfter, hasPrefix, listOptions, rfc3339 } from "./common";
 

@@ -3,7 +3,7 @@ import { createHarness } from "../../framework/testing";
 import type { CtyValue } from "../../plugin/cty";
 import { createProvider } from "../../provider/provider";
 import { useFakeBackend } from "../../testing/fake-backend";
-import { maskedJupyterAddress } from "./resource";
+import { maskedJupyterAddress } from "./convert";
 
 // gpurental_instance's store_access_secrets, driven in memory the way Terraform drives it: with
 // `false`, access_token, jupyter_url and open_url are null in every plan and state (create, plan,

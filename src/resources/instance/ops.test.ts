@@ -5,7 +5,9 @@ import { DEMO_IDS } from "../../fake-backend";
 import type { DeploySettings } from "../../provider/provider-data";
 import { useFakeBackend } from "../../testing/fake-backend";
 import type { InstanceArgs } from "./model";
-import { createInstance, deleteInstance, type OpContext, readInstance, updateInstance } from "./ops";
+import type { OpContext } from "./op-context";
+import { createInstance, deleteInstance, readInstance } from "./ops";
+import { updateInstance } from "./power";
 
 // The instance lifecycle against the in-process fake backend, without Terraform: fast feedback on
 // the waits, the refusals, the lost-deploy reconciliation and the start failures.

@@ -1,12 +1,6 @@
 import type { DeployInstanceRequest, RequestOptions } from "../../api/client";
-import {
-  AmbiguousRequestError,
-  ApiError,
-  InstanceErrorStateError,
-  RequestAbortedError,
-  WaitTimeoutError,
-} from "../../api/errors";
-import { realSleep, type Sleep } from "../../api/retry";
+import { ApiError, InstanceErrorStateError, RequestAbortedError, WaitTimeoutError } from "../../api/errors";
+import { realSleep } from "../../api/retry";
 import type { Instance, InstanceStatus, Offer, Template } from "../../api/schemas";
 import { waitForInstance } from "../../api/waiter";
 import type { JournalEntry } from "../../journal";
@@ -18,14 +12,9 @@ import {
   RACE_LOSS_CODES,
   selectOffers,
 } from "../../market/offer-selection";
-import { type Budget, budgetOf, within } from "../../provider/deadline";
+import { budgetOf, within } from "../../provider/deadline";
 import { type DeploySettings, NO_JOURNAL } from "../../provider/provider-data";
-import {
-  errorToDiagnostic,
-  instanceErrorDiagnostic,
-  type RefusalFacts,
-  type ResourceDiagnostic,
-} from "../../provider/refusals";
+import { errorToDiagnostic, type RefusalFacts, type ResourceDiagnostic } from "../../provider/refusals";
 import {
   type Adoption,
   adoptFromJournal,
@@ -37,73 +26,14 @@ import {
   willAdoptNote,
 } from "./deploy";
 import { toEnvOverrides } from "./env";
-import {
-  type DesiredStatus,
-  type InstanceApi,
-  type InstanceArgs,
-  type InstanceModel,
-  instanceToModel,
-  type PriorArgs,
-} from "./model";
+import { type InstanceApi, type InstanceArgs, instanceToModel, type PriorArgs } from "./model";
+import { INSTANCE_ARGUMENTS, type OpContext, type OpResult, waitDiagnostic, waitOptions } from "./op-context";
+import { changePower } from "./power";
 
 // The lifecycle of gpurental_instance against the API, independent of the Terraform framework.
 // Each step returns the state to record (or null when there is nothing to record) together with
 // diagnostics; a step that fails after the instance exists always returns that instance, so that
 // Terraform keeps it (and taints it after a failed create) instead of leaking it.
-
-/** The attributes of gpurental_instance a refusal can point at. */
-export const INSTANCE_ARGUMENTS: readonly string[] = [
-  "offer_id",
-  "offer_filter",
-  "template_id",
-  "disk_gb",
-  "label",
-  "ssh_key_id",
-  "env",
-  "secret_env",
-  "unset_env",
-  "desired_status",
-];
-
-/** What every lifecycle step needs besides its inputs. */
-export interface OpContext {
-  client: InstanceApi;
-  /** Cancelled when Terraform stops the provider. */
-  signal?: AbortSignal | undefined;
-  /** The time limit of the whole step (the resource's timeouts entry). */
-  timeoutMs: number;
-  /** Test seams. */
-  sleep?: Sleep;
-  now?: () => number;
-  /** Poll interval cap of the waits; lower in tests. */
-  maxPollMs?: number;
-  /** First poll interval of the waits. */
-  initialPollMs?: number;
-  /** Journal and reconcile window of creates (the provider's); default no journal. */
-  settings?: DeploySettings;
-  /**
-   * What the create's plan said it adopts: a journal entry, or null for nothing (it deploys).
-   * Undefined when the plan could not tell: whatever is adoptable is taken.
-   */
-  adopt?: string | null;
-  /** Sees every instance the API answers while a power change goes on (an action's progress). */
-  onInstance?: (instance: Instance) => void;
-}
-
-/** The outcome of a lifecycle step. */
-export interface OpResult {
-  /** The state to record; null when the object does not exist (or nothing may be recorded). */
-  state: InstanceModel | null;
-  diagnostics: ResourceDiagnostic[];
-  /** A create's deploy journal entry, to be marked handed once Terraform has the state. */
-  entry?: string | null;
-  /**
-   * A create cut short (Terraform's stop, or the create's timeout) while the instance was still
-   * being created: the state is returned with a warning only, so that Terraform keeps the instance
-   * without tainting it, and the next apply waits for it in place (see finishingCreate).
-   */
-  unfinished?: boolean;
-}
 
 /** Statuses of an instance whose deploy is still under way. */
 export const STILL_CREATING: ReadonlySet<InstanceStatus> = new Set(["creating", "starting"]);
@@ -123,23 +53,6 @@ export function deployRequest(args: InstanceArgs, offerId: string): DeployInstan
   const env = toEnvOverrides(args);
   if (env.length > 0) body.env_overrides = env;
   return body;
-}
-
-function waitOptions(ctx: OpContext, deadline: number) {
-  const now = ctx.now ?? Date.now;
-  const opts: {
-    timeoutMs: number;
-    signal?: AbortSignal | undefined;
-    sleep?: Sleep;
-    now?: () => number;
-    maxPollMs?: number;
-    initialPollMs?: number;
-  } = { timeoutMs: Math.max(0, deadline - now()), signal: ctx.signal };
-  if (ctx.sleep) opts.sleep = ctx.sleep;
-  if (ctx.now) opts.now = ctx.now;
-  if (ctx.maxPollMs !== undefined) opts.maxPollMs = ctx.maxPollMs;
-  if (ctx.initialPollMs !== undefined) opts.initialPollMs = ctx.initialPollMs;
-  return opts;
 }
 
 /** Most offers one create tries before it gives up, when the offers before them were taken. */
@@ -220,7 +133,7 @@ function describeTarget(t: DeployTarget): string {
  * Deploys on the first target that takes it. A refusal meaning another deploy was first (a race
  * loss: the offer sold out, its machine filled up or went into maintenance) moves on to the next
  * target, up to {@link MAX_OFFER_ATTEMPTS}, for a filter only: a pinned offer is the user's choice.
- * Any other answer ends it; a lost answer in particular is reconciled (instance-deploy.ts) and
+ * Any other answer ends it; a lost answer in particular is reconciled (deploy.ts) and
  * never followed by a deploy elsewhere, since the first may have landed.
  */
 async function deployOnFirstAvailable(
@@ -483,19 +396,6 @@ async function refusalCounts(err: unknown, env: DeployEnv): Promise<RefusalFacts
   }
 }
 
-function waitDiagnostic(
-  err: unknown,
-  op: "deploy" | "start" | "stop" | "destroy",
-  last: Instance,
-): ResourceDiagnostic {
-  if (err instanceof InstanceErrorStateError) return instanceErrorDiagnostic(err.instance, op);
-  const d = errorToDiagnostic(err, op, INSTANCE_ARGUMENTS);
-  if (err instanceof WaitTimeoutError || err instanceof RequestAbortedError) {
-    d.detail = `${d.detail} Instance ${last.id} exists and is kept in the state (status ${last.status}).`;
-  }
-  return d;
-}
-
 /** Read: the refreshed state, or null when the instance is gone (404 or destroyed). */
 export async function readInstance(
   id: string,
@@ -511,161 +411,6 @@ export async function readInstance(
     if (err instanceof ApiError && err.code === "INSTANCE_NOT_FOUND") return { state: null, diagnostics: [] };
     return { state: null, diagnostics: [errorToDiagnostic(err, "read", INSTANCE_ARGUMENTS)] };
   }
-}
-
-/** The outcome of moving an instance to a power state. */
-interface PowerResult {
-  instance: Instance;
-  diagnostics: ResourceDiagnostic[];
-}
-
-/** Start failures that are worth retrying until the update timeout. */
-const RETRIED_START_CODES = new Set(["START_UNAVAILABLE"]);
-
-/**
- * Moves an instance to `target` (running or stopped) and waits, from whatever status it is in:
- * a transition in flight is waited on first. Returns the instance as last read, so the state
- * always records the real status.
- */
-export async function changePower(
-  start: Instance,
-  target: DesiredStatus,
-  ctx: OpContext,
-): Promise<PowerResult> {
-  const now = ctx.now ?? Date.now;
-  const sleep = ctx.sleep ?? realSleep;
-  const deadline = now() + ctx.timeoutMs;
-  const op = target === "running" ? "start" : "stop";
-  let inst = start;
-  let backoff = 1000;
-  // Which request this call sent, so that a wait ending in the other power state is its failure.
-  let sent: "start" | "stop" | null = null;
-  const budget: Budget = { signal: ctx.signal, deadline, now };
-  for (let round = 0; round < 100; round++) {
-    ctx.onInstance?.(inst);
-    if (inst.status === target) return { instance: inst, diagnostics: [] };
-    try {
-      switch (inst.status) {
-        case "creating":
-        case "starting":
-        case "stopping":
-          inst = await waitForInstance(ctx.client, inst.id, {
-            ...waitOptions(ctx, deadline),
-            target: ["running", "stopped"],
-            failOn: ["error", "destroyed", "destroying"],
-            onPoll: (i) => {
-              inst = i;
-              ctx.onInstance?.(i);
-            },
-          });
-          // A stop the host did not confirm within 30 minutes comes back as running
-          // (stop_timed_out); a start that failed on the host falls back to stopped.
-          if (
-            (sent === "stop" && inst.status === "running") ||
-            (sent === "start" && inst.status === "stopped")
-          ) {
-            return { instance: inst, diagnostics: [instanceErrorDiagnostic(inst, sent)] };
-          }
-          continue;
-        case "running":
-          sent = "stop";
-          try {
-            inst = await ctx.client.stopInstance(inst.id, within(budget));
-          } catch (err) {
-            // A lost answer (the client never resends a stop, see retry-policy.ts): read where the
-            // instance is and carry on from there, until the deadline. One that landed shows as
-            // stopping or stopped; a stop sent again to a running instance stops it once.
-            if (!(err instanceof AmbiguousRequestError)) throw err;
-            inst = await ctx.client.getInstance(inst.id, within(budget));
-          }
-          continue;
-        case "stopped":
-          sent = "start";
-          try {
-            inst = await ctx.client.startInstance(inst.id, within(budget));
-          } catch (err) {
-            if (err instanceof ApiError && RETRIED_START_CODES.has(err.code)) {
-              const wait = Math.max(backoff, err.retryAfterMs ?? 0);
-              if (now() + wait >= deadline) throw err;
-              await sleep(wait, ctx.signal);
-              backoff = Math.min(backoff * 2, 30_000);
-              inst = await ctx.client.getInstance(inst.id, within(budget));
-              continue;
-            }
-            // A lost answer: as for a stop, read where the instance is and carry on from there.
-            if (err instanceof AmbiguousRequestError) {
-              inst = await ctx.client.getInstance(inst.id, within(budget));
-              continue;
-            }
-            throw err;
-          }
-          continue;
-        default:
-          return {
-            instance: inst,
-            diagnostics: [
-              inst.status === "error"
-                ? instanceErrorDiagnostic(inst, op)
-                : {
-                    severity: "error",
-                    summary: `Instance ${inst.id} is ${inst.status}`,
-                    detail: `It cannot be ${target === "running" ? "started" : "stopped"} from status ${inst.status}.`,
-                    path: [{ attribute: "desired_status" }],
-                  },
-            ],
-          };
-      }
-    } catch (err) {
-      if (err instanceof InstanceErrorStateError) {
-        return { instance: err.instance, diagnostics: [instanceErrorDiagnostic(err.instance, op)] };
-      }
-      // The operation's signal may be what ended it; the last read gets a short budget of its own
-      // so the state still records the real status.
-      const refreshed = await ctx.client.getInstance(inst.id, within(budgetOf(10_000))).catch(() => inst);
-      return { instance: refreshed, diagnostics: [waitDiagnostic(err, op, refreshed)] };
-    }
-  }
-  return {
-    instance: inst,
-    diagnostics: [
-      { severity: "error", summary: "The instance did not settle", detail: `Last status ${inst.status}.` },
-    ],
-  };
-}
-
-/**
- * Update: only desired_status changes at the API; the other arguments force replacement, or (a
- * changed offer_filter the instance still satisfies) only change the state. `prior` is what the
- * state recorded, for the offer snapshot.
- */
-export async function updateInstance(
-  id: string,
-  planned: InstanceArgs,
-  ctx: OpContext,
-  prior: PriorArgs = {},
-): Promise<OpResult> {
-  const now = ctx.now ?? Date.now;
-  const budget = budgetOf(ctx.timeoutMs, ctx.signal, now);
-  let inst: Instance;
-  try {
-    inst = await ctx.client.getInstance(id, within(budget));
-  } catch (err) {
-    return { state: null, diagnostics: [errorToDiagnostic(err, "read", INSTANCE_ARGUMENTS)] };
-  }
-  const r = await changePower(inst, planned.desired_status, {
-    ...ctx,
-    timeoutMs: Math.max(0, budget.deadline - now()),
-  });
-  const ok = r.diagnostics.every((d) => d.severity !== "error");
-  // On failure desired_status follows the real status, so the next plan tries again.
-  return {
-    state: instanceToModel(
-      r.instance,
-      { ...planned, offer_id: prior.offer_id, offer: prior.offer },
-      ok ? planned.desired_status : undefined,
-    ),
-    diagnostics: r.diagnostics,
-  };
 }
 
 /** Delete: destroy and wait for destroyed; an instance already gone or destroying is fine. */

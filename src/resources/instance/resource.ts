@@ -1,18 +1,14 @@
-import type { Instance, InstanceStatus } from "../../api/schemas";
+import type { InstanceStatus } from "../../api/schemas";
 import {
   type CtyValue,
   type HandlerContext,
   isUnknown,
-  isWhollyKnown,
-  type NumberValue,
   type ResourceDefinition,
   readPrivate,
   toNumber,
-  type Unknown,
   unknown,
   writePrivate,
 } from "../../framework";
-import { JournalError } from "../../journal";
 import { logger } from "../../log";
 import { sameFilter, toOfferFilter } from "../../market/offer-filter";
 import { budgetOf, READ_TIMEOUT_MS, within } from "../../provider/deadline";
@@ -22,27 +18,25 @@ import { errorToDiagnostic, type ResourceDiagnostic } from "../../provider/refus
 import { sweepLostKeysOf } from "../api-key/journal";
 import { noStateToGenerateFrom } from "../generate-config";
 import { objectIdentity } from "../identity";
+import { claim, holdInPlan, PLANNED_ADOPTION, planAdoption, plannedAdoption, release } from "./adoption";
+import { ACCESS_SECRETS, known, priorArgs, storesSecrets, toArgs, toState } from "./convert";
 import { OVERLAY_KEYS, validateEnv } from "./env";
 import {
   type DesiredStatus,
   INSTANCE_COMPUTED_ATTRIBUTES,
   INSTANCE_STABLE_ATTRIBUTES,
-  type InstanceArgs,
   type InstanceModel,
-  instanceToModel,
-  type PriorArgs,
 } from "./model";
+import type { OpContext } from "./op-context";
 import {
   createInstance,
   deleteInstance,
   INSTANCE_DEFAULT_TIMEOUTS,
-  type OpContext,
-  plannedAdoptionOf,
   readInstance,
   STILL_CREATING,
-  updateInstance,
 } from "./ops";
 import { judgeFilterChange, planCreateChecks, report } from "./plan";
+import { updateInstance } from "./power";
 import {
   CREATE_ONLY,
   type InstancePlan,
@@ -55,10 +49,10 @@ import {
 // gpurental_instance: one rented GPU offer running one template. Every argument except
 // desired_status, timeouts and offer_filter forces replacement, because the API can only stop,
 // start and destroy an instance; a changed offer_filter replaces it only when the running instance
-// no longer satisfies it. The schema lives in instance-schema.ts, the lifecycle in instance-ops.ts
-// (the only way to deploys: instance-deploy.ts is behind it) and what plans ask the API in
-// instance-plan.ts; this file is the Terraform side: plan adjustments, the deploy journal as plans
-// see it, and the conversion between framework values and the plain model.
+// no longer satisfies it. The schema lives in schema.ts, the lifecycle in ops.ts and power.ts
+// (the only way to deploys: deploy.ts is behind them) and what plans ask the API in plan.ts; this
+// file is the Terraform side: plan adjustments, with the deploy journal as plans see it in
+// adoption.ts and the conversion between framework values and the plain model in convert.ts.
 
 const opsLog = logger.child("instance");
 
@@ -138,109 +132,6 @@ function warnPowerRestored(
 
 type Plan = InstancePlan;
 type State = InstanceState;
-
-function known<T>(v: T | Unknown): v is T {
-  return !isUnknown(v);
-}
-
-/**
- * The plain arguments of a wholly known plan or state (a plan's offer_id is unknown with a filter);
- * the write-only secrets come from the configuration, when the arguments are for a deploy.
- */
-function toArgs(p: Plan | State, config?: Plan): InstanceArgs {
-  const strMap = (m: unknown): Record<string, string> | null =>
-    m === null || m === undefined ? null : { ...(m as Record<string, string>) };
-  const filter = toOfferFilter(p.offer_filter as CtyValue) ?? null;
-  return {
-    offer_id: filter || !known(p.offer_id) ? null : (p.offer_id as string | null),
-    offer_filter: filter,
-    template_id: p.template_id as string,
-    disk_gb: toNumber(p.disk_gb as NumberValue),
-    label: (p.label as string | null) ?? null,
-    ssh_key_id: (p.ssh_key_id as string | null) ?? null,
-    env: strMap(p.env),
-    secret_env: strMap(p.secret_env),
-    ...(config ? { secret_env_wo: strMap(config.secret_env_wo) } : {}),
-    secret_env_wo_version:
-      p.secret_env_wo_version === null ? null : toNumber(p.secret_env_wo_version as NumberValue),
-    unset_env:
-      p.unset_env === null || p.unset_env === undefined ? null : [...(p.unset_env as string[])].sort(),
-    desired_status: ((p.desired_status as string | null) ?? "running") as DesiredStatus,
-  };
-}
-
-/** What a state recorded that the API does not return, from a state that may be partial (after an import). */
-function priorArgs(s: State): PriorArgs {
-  return {
-    ssh_key_id: s.ssh_key_id,
-    env: s.env ? { ...s.env } : null,
-    secret_env: s.secret_env ? { ...s.secret_env } : null,
-    secret_env_wo_version: s.secret_env_wo_version === null ? null : toNumber(s.secret_env_wo_version),
-    unset_env: s.unset_env ? [...s.unset_env].sort() : null,
-    desired_status: s.desired_status === "stopped" ? "stopped" : "running",
-    offer_filter: toOfferFilter(s.offer_filter) ?? null,
-    // A state holding only an id (just imported) has read nothing yet: the API's label is taken.
-    label: s.template_id === null ? undefined : s.label,
-    offer_id: s.offer_id,
-    offer: s.offer
-      ? {
-          gpu_model: s.offer.gpu_model,
-          num_gpus: s.offer.num_gpus === null ? null : toNumber(s.offer.num_gpus),
-          region: s.offer.region,
-        }
-      : null,
-  };
-}
-
-/** The attributes that carry the access token, kept out of the state by `store_access_secrets = false`. */
-const ACCESS_SECRETS = ["access_token", "jupyter_url", "open_url"] as const;
-
-/** `jupyter_url` with the access token masked: the `token` query value, and the token wherever else it appears. */
-export function maskedJupyterAddress(url: string | null, token: string | null): string | null {
-  if (url === null) return null;
-  const masked = url.replace(/([?&#]token=)[^&#]*/g, "$1…");
-  return token ? masked.split(token).join("…") : masked;
-}
-
-/** Whether a stored state keeps the access secrets: null is a state from before the argument existed, or just imported. */
-function storesSecrets(s: State): boolean {
-  return s.store_access_secrets !== false;
-}
-
-/** The state value of a model; the timeouts come from the plan or prior state. */
-function toState(
-  m: InstanceModel,
-  store: boolean | null,
-  keep: boolean = store !== false,
-): Omit<State, "timeouts"> {
-  return {
-    ...m,
-    ...(keep ? {} : { access_token: null, jupyter_url: null, open_url: null }),
-    store_access_secrets: store,
-    jupyter_address: maskedJupyterAddress(m.jupyter_url, m.access_token),
-    // Write-only: never part of a state, whatever the model carries.
-    secret_env_wo: null,
-    secret_env_wo_version: m.secret_env_wo_version ?? null,
-    offer_filter: m.offer_filter
-      ? {
-          gpu_model: m.offer_filter.gpu_model,
-          num_gpus: m.offer_filter.num_gpus,
-          max_price_per_hour_micro: m.offer_filter.max_price_per_hour_micro ?? null,
-          region: m.offer_filter.region ?? null,
-        }
-      : null,
-    allowed_actions: [...m.allowed_actions],
-  };
-}
-
-/**
- * The state of an instance a listing found (`terraform query` with `include_resource`): what an
- * import's first read records, without the access secrets (a listing is discovery: the import
- * reads them if the state is to keep them).
- */
-export function listedInstanceState(api: Instance): Omit<State, "timeouts"> {
-  return toState(instanceToModel(api, {}), null, false);
-}
 
 /** Time left for an operation, with a margin so the waits end before the framework's own deadline. */
 function opContext(ctx: HandlerContext<ProviderData>, fallback: string): OpContext {
@@ -384,124 +275,6 @@ function priorArgsForJudging(s: State) {
     offer: prior.offer ?? null,
     price_per_hour_micro: s.price_per_hour_micro === null ? null : toNumber(s.price_per_hour_micro),
   };
-}
-
-/**
- * What the plans of one provider process (or resident session: one journal each) have said about
- * the deploy journal: the entries their creates will adopt (entry id to instance id, null while
- * unknown), and the instance ids a state or an import block of the plan holds. Within one plan an
- * instance is never both adopted by a create and held elsewhere.
- */
-interface PlanTrack {
-  promised: Map<string, string | null>;
-  claimed: Set<string>;
-}
-const planTracks = new WeakMap<object, PlanTrack>();
-
-function planTrack(journal: object): PlanTrack {
-  let t = planTracks.get(journal);
-  if (!t) {
-    t = { promised: new Map(), claimed: new Set() };
-    planTracks.set(journal, t);
-  }
-  return t;
-}
-
-/**
- * Records that a state (or an import block) of this plan holds instance `id`; when a create of
- * the same plan already said it adopts it, the plan fails instead of doing both.
- */
-function holdInPlan(ctx: HandlerContext<ProviderData>, id: string, how: string): void {
-  const journal = deployOf(ctx.providerData).journal;
-  if (!journal) return;
-  const t = planTrack(journal);
-  t.claimed.add(id);
-  // An import says where the instance belongs: its journal entry (if any) is closed now, so that
-  // no later plan promises it to a create.
-  if (how === "imported") bestEffort("an imported instance", () => journal.closeId(id, "claimed"));
-  if (![...t.promised.values()].includes(id)) return;
-  ctx.diags.addError(
-    `Instance ${id} is both ${how} and adopted by a create of this plan`,
-    `A create of gpurental_instance in this plan said it adopts instance ${id} from the deploy journal, and ${how === "imported" ? "an import block imports it into" : "the state holds it at"} another address. An instance is never given to two addresses: plan again (the next plan leaves it to this address), or remove the import block.`,
-  );
-}
-
-/** Closes the journal's entries of an instance a state holds. */
-function claim(ctx: HandlerContext<ProviderData>, id: string | null): void {
-  const journal = deployOf(ctx.providerData).journal;
-  if (journal && id) journal.closeIdSoon(id, "claimed");
-}
-
-/** Closes the journal's entries of an instance that is gone. */
-function release(ctx: HandlerContext<ProviderData>, id: string | null): void {
-  const journal = deployOf(ctx.providerData).journal;
-  if (journal && id) bestEffort("a destroyed instance", () => journal.closeId(id, "destroyed"));
-}
-
-/**
- * The private data key in which a create's plan records what its apply adopts: an entry of the
- * deploy journal, or null for none (it deploys). Absent when the plan could not tell (values
- * known only after apply): the apply then takes whatever is adoptable, as the plan's note said.
- */
-const PLANNED_ADOPTION = "adopt";
-
-/** What a create's plan recorded about adopting: an entry id, null for none, undefined unknown. */
-function plannedAdoption(priv: Buffer): string | null | undefined {
-  const v = readPrivate(priv)[PLANNED_ADOPTION];
-  return typeof v === "string" || v === null ? v : undefined;
-}
-
-/**
- * Decides, at plan time, which journal entry (if any) a create adopts, warns saying so, and
- * records it in the planned private data so that the apply does exactly that. Each entry is
- * promised to one create of the plan (count = N with fewer entries: only as many say so), and
- * never one whose instance a state or an import block of the plan holds.
- */
-function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerContext<ProviderData>): void {
-  const settings = deployOf(ctx.providerData);
-  const journal = settings.journal;
-  if (!journal || !ctx.providerData.configured) return;
-  const record = (entry: string | null) => {
-    req.private = writePrivate({ ...readPrivate(req.private), [PLANNED_ADOPTION]: entry });
-  };
-  try {
-    if (!isWhollyKnown(plan.offer_filter) || !isWhollyKnown(plan.env) || !isWhollyKnown(plan.secret_env))
-      return;
-    if (!isWhollyKnown(plan.unset_env) || !isWhollyKnown(plan.ssh_key_id) || !isWhollyKnown(plan.label))
-      return;
-    if (!known(plan.template_id) || !known(plan.disk_gb)) return;
-    if (plan.offer_filter === null && !known(plan.offer_id)) return;
-    if (journal.live("instance").length === 0) {
-      record(null);
-      return;
-    }
-    const t = planTrack(journal);
-    const next = plannedAdoptionOf(
-      toArgs(plan),
-      settings,
-      (e) => t.promised.has(e.entry) || Boolean(e.id && t.claimed.has(e.id)),
-    );
-    if (!next) {
-      record(null);
-      return;
-    }
-    t.promised.set(next.entry.entry, next.entry.id);
-    record(next.entry.entry);
-    report(ctx.diags, [next.note]);
-  } catch (err) {
-    // A journal that cannot be read (a database out of reach) must not pass for one with nothing
-    // to adopt: the plan fails, as the create would.
-    if (err instanceof JournalError) {
-      ctx.diags.addError(
-        "The deploy journal cannot be read",
-        `${err.message} A create is planned only once the journal says whether it adopts an instance an interrupted run left, so that nothing is deployed twice. Nothing was deployed.`,
-      );
-      return;
-    }
-    opsLog.warn("deploy journal: could not check for adoptions", {
-      error: err instanceof Error ? err.message : String(err),
-    });
-  }
 }
 
 /**

@@ -18,7 +18,7 @@ import { INSTANCE_DEFAULT_TIMEOUTS, MAX_OFFER_ATTEMPTS } from "./ops";
 
 // The schema of gpurental_instance: its arguments, what each one's change plans (replacement, or
 // in place), and the computed attributes the API reports. What the plans and the lifecycle do with
-// it is in instance.ts.
+// it is in resource.ts.
 
 const stable = () => [useStateForUnknown()];
 const replace = () => [requiresReplace()];
