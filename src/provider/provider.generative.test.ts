@@ -22,9 +22,10 @@ import {
   t,
 } from "../plugin/cty";
 import type { DynamicValue, EventStream, ProviderService, ResourceIdentityData } from "../plugin/tfplugin6";
+import { resources } from "../resources";
 import { useFakeBackend } from "../testing/fake-backend";
 import { anyPrivate, anyString, ctyValue, dynamicValue, malformedDynamicValue } from "../testing/generative";
-import { createProvider, providerSchema, resources } from "./provider";
+import { createProvider, providerSchema } from "./provider";
 
 // Bad input never crashes the provider. Random configurations, plans, states, identities and
 // private data of every resource, data source, ephemeral resource, list resource and action and of

@@ -9,7 +9,6 @@ import { maskUrl } from "../api/redact";
 import { dataSources } from "../data-sources";
 import { ephemeralResources } from "../ephemeral-resources";
 import {
-  type AnyResourceDefinition,
   attr,
   type ConfigureContext,
   type ConfigureRequest,
@@ -35,8 +34,7 @@ import { settleAtShutdown } from "../journal/settle";
 import { listResources } from "../list-resources";
 import { logger } from "../log";
 import { inAutomation } from "../resident/resident";
-import { apiKeyResource } from "../resources/api-key/resource";
-import { instanceResource } from "../resources/instance/resource";
+import { resources } from "../resources";
 import { lateArrivalsOf, lateArrivalWarning } from "../resources/late-arrivals";
 import { budgetOf, within } from "./deadline";
 import { orphanedEntriesWarning } from "./journal-notes";
@@ -561,9 +559,6 @@ async function warnLateArrivals(
 
 /** The time limit of the listing that looks for late arrivals. */
 const LATE_ARRIVAL_LISTING_MS = 10_000;
-
-/** The provider's resource types. */
-export const resources: readonly AnyResourceDefinition<ProviderData>[] = [apiKeyResource, instanceResource];
 
 /** Builds the gpurental provider definition; options are for tests. */
 export function createProvider(
