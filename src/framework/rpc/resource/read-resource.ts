@@ -1,12 +1,12 @@
 // ReadResource: refreshes one object through the definition's `read`; a failure keeps the current
 // state so a failed refresh never loses track of the object. The refreshed object's identity goes
 // with it (Terraform 1.12+ stores it; older versions skip the field).
-import { fromDynamicValue } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { decodeIdentity } from "../identity";
-import { context, encode, fail, finish, identityOut, out, resourceFor, type ServerCore } from "./core";
-import { asRec, checkStored, timeoutFor } from "./values";
+import { fromDynamicValue } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { decodeIdentity } from "../../identity";
+import { context, encode, fail, finish, identityOut, out, resourceFor, type ServerCore } from "../core";
+import { asRec, checkStored, timeoutFor } from "../values";
 
 /** Refreshes a resource; null from `read` means the object is gone. */
 export async function readResource<P>(

@@ -1,7 +1,7 @@
 // ValidateEphemeralResourceConfig: an ephemeral resource's validators and its own check.
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { ephemeralFor, fail, out, type ServerCore, validate } from "./core";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { ephemeralFor, fail, out, type ServerCore, validate } from "../core";
 
 /** Validates an ephemeral resource's configuration. */
 export async function validateEphemeralResourceConfig<P>(

@@ -1,8 +1,8 @@
 // GetProviderSchema: every schema in tfplugin6 form; a schema that cannot be built is a diagnostic.
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { toProtoSchema } from "../schema";
-import { fail, out, SERVER_CAPABILITIES, type ServerCore } from "./core";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { toProtoSchema } from "../../schema";
+import { fail, out, SERVER_CAPABILITIES, type ServerCore } from "../core";
 
 /** The schemas of the provider, its resources, data sources, ephemeral and list resources and actions. */
 export async function getProviderSchema<P>(

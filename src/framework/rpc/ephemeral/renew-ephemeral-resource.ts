@@ -1,8 +1,8 @@
 // RenewEphemeralResource: renews an opened ephemeral resource before its `renewAt`.
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { context, ephemeralFor, fail, openedKey, out, type ServerCore } from "./core";
-import { toTimestamp } from "./values";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { context, ephemeralFor, fail, openedKey, out, type ServerCore } from "../core";
+import { toTimestamp } from "../values";
 
 /** Renews an opened ephemeral resource, following its private data if it changes. */
 export async function renewEphemeralResource<P>(

@@ -1,7 +1,7 @@
 // ValidateProviderConfig: attribute validators and the provider's own check of its configuration.
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { fail, out, type ServerCore, validate } from "./core";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { fail, out, type ServerCore, validate } from "../core";
 
 /** Runs the provider schema's validators and its `validateConfig` on the configuration. */
 export async function validateProviderConfig<P>(

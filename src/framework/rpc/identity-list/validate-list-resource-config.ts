@@ -1,9 +1,9 @@
 // ValidateListResourceConfig (Terraform 1.14+): the `config` block of a list block, checked by its
 // attribute validators and the definition's `validateConfig`, before the provider is configured.
-import { fromDynamicValue, isUnknown, type NumberValue, toNumber } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { fail, listResourceFor, out, type ServerCore, validate } from "./core";
+import { fromDynamicValue, isUnknown, type NumberValue, toNumber } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { fail, listResourceFor, out, type ServerCore, validate } from "../core";
 
 /** Checks a list block's filters and its limit. */
 export async function validateListResourceConfig<P>(

@@ -1,10 +1,10 @@
 // UpgradeResourceState: a stored state (JSON) decoded with the schema of its version and brought to
 // the current one by the definition's upgraders; flatmap state and newer versions are refused.
-import { decodeJson, decodeJsonUntyped, newRecord } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { encode, fail, finish, out, resourceFor, type ServerCore } from "./core";
-import { asRec, compose, type Rec } from "./values";
+import { decodeJson, decodeJsonUntyped, newRecord } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { encode, fail, finish, out, resourceFor, type ServerCore } from "../core";
+import { asRec, compose, type Rec } from "../values";
 
 /** Brings a stored state to the current schema version, through the definition's upgraders. */
 export async function upgradeResourceState<P>(

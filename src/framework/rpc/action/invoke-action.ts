@@ -1,12 +1,12 @@
 // InvokeAction (Terraform 1.14+): runs an action, streaming its progress messages as events, and
 // ends the stream with one `completed` event carrying its diagnostics (Terraform reads errors
 // there, not as a gRPC failure). StopProvider (Ctrl-C) and a cancelled call abort its signal.
-import { fromDynamicValue, isWhollyKnown } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import type { ActionContext } from "../definitions";
-import { Diagnostics } from "../diagnostics";
-import { actionFor, context, fail, out, type ServerCore } from "./core";
-import { asRec, checkAsValidated } from "./values";
+import { fromDynamicValue, isWhollyKnown } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import type { ActionContext } from "../../definitions";
+import { Diagnostics } from "../../diagnostics";
+import { actionFor, context, fail, out, type ServerCore } from "../core";
+import { asRec, checkAsValidated } from "../values";
 
 /** Invokes an action: progress events, then its completion. */
 export async function invokeAction<P>(

@@ -1,10 +1,10 @@
 // UpgradeResourceIdentity: an identity Terraform stored under an older identity version, brought
 // to the current one by the resource's identity upgraders (Terraform 1.12+ calls it when the
 // version it stored differs from the schema's).
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { decodeStoredIdentity, encodeIdentity, identityOf } from "../identity";
-import { fail, out, resourceFor, type ServerCore } from "./core";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { decodeStoredIdentity, encodeIdentity, identityOf } from "../../identity";
+import { fail, out, resourceFor, type ServerCore } from "../core";
 
 /** Brings a stored identity to the current identity version. */
 export async function upgradeResourceIdentity<P>(

@@ -2,13 +2,13 @@
 // configuration Terraform writes for an object it imports or a query found, from the object's
 // state. Terraform renders the value as HCL itself: every argument that is not null, computed-only
 // attributes left out, sensitive ones written as null with a comment.
-import { type CtyValue, fromDynamicValue, newRecord } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import type { Schema } from "../schema";
-import { nullWriteOnly } from "../write-only";
-import { encode, fail, out, resourceFor, type ServerCore } from "./core";
-import { asRec, compose, type Rec } from "./values";
+import { type CtyValue, fromDynamicValue, newRecord } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import type { Schema } from "../../schema";
+import { nullWriteOnly } from "../../write-only";
+import { encode, fail, out, resourceFor, type ServerCore } from "../core";
+import { asRec, compose, type Rec } from "../values";
 
 /** The configuration of an object of a resource type, from its state. */
 export async function generateResourceConfig<P>(

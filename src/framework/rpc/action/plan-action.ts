@@ -1,11 +1,11 @@
 // PlanAction (Terraform 1.14+): called when a plan includes an action (`-invoke`, or a lifecycle
 // trigger), with the provider configured; what the definition's `plan` finds stops the plan before
 // anything runs, as a resource's plan-time checks do.
-import { fromDynamicValue } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { actionFor, context, fail, out, type ServerCore } from "./core";
-import { asRec, checkAsValidated } from "./values";
+import { fromDynamicValue } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { actionFor, context, fail, out, type ServerCore } from "../core";
+import { asRec, checkAsValidated } from "../values";
 
 /** Checks an action before it is invoked. */
 export async function planAction<P>(

@@ -2,13 +2,13 @@
 // block's `id`), or from its identity (an import block's `identity`, Terraform 1.12+), through
 // `importState`. An identity becomes an id by the definition's identity, and the import goes on as
 // one by id; the imported object's identity goes with it.
-import { isWhollyKnown } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { decodeIdentity, type IdentityValue } from "../identity";
-import { nullWriteOnly } from "../write-only";
-import { context, encode, fail, identityOut, out, resourceFor, type ServerCore } from "./core";
-import { compose } from "./values";
+import { isWhollyKnown } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { decodeIdentity, type IdentityValue } from "../../identity";
+import { nullWriteOnly } from "../../write-only";
+import { context, encode, fail, identityOut, out, resourceFor, type ServerCore } from "../core";
+import { compose } from "../values";
 
 /** Imports an object by id or identity, through `importState` or, without one, as `{ id }`. */
 export async function importResourceState<P>(

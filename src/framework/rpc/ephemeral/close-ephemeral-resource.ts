@@ -1,8 +1,8 @@
 // CloseEphemeralResource: closes one ephemeral resource; and, at shutdown, every one Terraform
 // opened and never closed (it skips Close after an error or a Ctrl-C).
-import type * as proto from "../../plugin/tfplugin6";
-import type { HandlerContext } from "../definitions";
-import { Diagnostics, errorDiagnostic } from "../diagnostics";
+import type * as proto from "../../../plugin/tfplugin6";
+import type { HandlerContext } from "../../definitions";
+import { Diagnostics, errorDiagnostic } from "../../diagnostics";
 import {
   ephemeralFor,
   fail,
@@ -11,7 +11,7 @@ import {
   openedKey,
   out,
   type ServerCore,
-} from "./core";
+} from "../core";
 
 /** How long a close may take: Terraform's stop does not cut it short, this does. */
 const CLOSE_TIMEOUT_MS = 60_000;

@@ -1,10 +1,10 @@
 // OpenEphemeralResource: opens an ephemeral resource (Terraform 1.10 or later) and records it among
 // the opened ones until Close, so that what Terraform never closes is closed at shutdown.
-import { fromDynamicValue, isWhollyKnown } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { context, encode, ephemeralFor, fail, finish, openedKey, out, type ServerCore } from "./core";
-import { asRec, checkAsValidated, compose, olderThan, timeoutFor, toTimestamp } from "./values";
+import { fromDynamicValue, isWhollyKnown } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { context, encode, ephemeralFor, fail, finish, openedKey, out, type ServerCore } from "../core";
+import { asRec, checkAsValidated, compose, olderThan, timeoutFor, toTimestamp } from "../values";
 
 /** The first Terraform release with ephemeral resources (protocol 6.7). */
 export const EPHEMERAL_MIN_TERRAFORM = "1.10.0";

@@ -1,12 +1,12 @@
 // ApplyResourceChange: create, update or delete through the definition's handlers; what exists
 // after a failure is kept in state (tainted after a create) rather than lost.
-import { fromDynamicValue } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { decodeIdentity } from "../identity";
-import type { TimeoutOperation } from "../schema";
-import { context, encode, fail, finish, identityOut, out, resourceFor, type ServerCore } from "./core";
-import { asRec, checkApplied, checkAsValidated, checkStored, type Rec, timeoutFor } from "./values";
+import { fromDynamicValue } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { decodeIdentity } from "../../identity";
+import type { TimeoutOperation } from "../../schema";
+import { context, encode, fail, finish, identityOut, out, resourceFor, type ServerCore } from "../core";
+import { asRec, checkApplied, checkAsValidated, checkStored, type Rec, timeoutFor } from "../values";
 
 /** Applies a planned create, update or delete through the definition's handlers. */
 export async function applyResourceChange<P>(

@@ -1,10 +1,10 @@
 // ConfigureProvider: validates the provider configuration and keeps what the definition's
 // `configure` returns as the provider data of every later handler.
-import { fromDynamicValue } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { fail, out, type ServerCore } from "./core";
-import { asRec, compose, runValidators } from "./values";
+import { fromDynamicValue } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { fail, out, type ServerCore } from "../core";
+import { asRec, compose, runValidators } from "../values";
 
 /** Configures the provider; what `configure` returns becomes the data every handler gets. */
 export async function configureProvider<P>(

@@ -1,13 +1,13 @@
 // PlanResourceChange: the framework's plan (plan.ts), the definition's `modifyPlan`, then the
 // checks Terraform would otherwise fail with its own, vaguer message.
-import { fromDynamicValue } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics, type Path, toProtoPath } from "../diagnostics";
-import { decodeIdentity } from "../identity";
-import { checkPlan, planChange } from "../plan";
-import { nullWriteOnly } from "../write-only";
-import { context, encode, fail, identityOut, out, resourceFor, type ServerCore } from "./core";
-import { asRec, checkAsValidated, checkStored, compose } from "./values";
+import { fromDynamicValue } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics, type Path, toProtoPath } from "../../diagnostics";
+import { decodeIdentity } from "../../identity";
+import { checkPlan, planChange } from "../../plan";
+import { nullWriteOnly } from "../../write-only";
+import { context, encode, fail, identityOut, out, resourceFor, type ServerCore } from "../core";
+import { asRec, checkAsValidated, checkStored, compose } from "../values";
 
 /** Plans a create, update or replacement, then runs `modifyPlan` and checks the plan. */
 export async function planResourceChange<P>(

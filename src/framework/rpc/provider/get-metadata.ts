@@ -1,6 +1,6 @@
 // GetMetadata: what the provider serves, by type name, and its capabilities.
-import type * as proto from "../../plugin/tfplugin6";
-import { SERVER_CAPABILITIES, type ServerCore } from "./core";
+import type * as proto from "../../../plugin/tfplugin6";
+import { SERVER_CAPABILITIES, type ServerCore } from "../core";
 
 /** The types this provider serves and its capabilities, without building any schema. */
 export async function getMetadata<P>(

@@ -1,9 +1,9 @@
 // ReadDataSource: a data source's `read`, its result laid over the configuration.
-import { fromDynamicValue, isWhollyKnown } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { context, encode, fail, finish, out, type ServerCore } from "./core";
-import { asRec, checkAsValidated, compose, timeoutFor } from "./values";
+import { fromDynamicValue, isWhollyKnown } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { context, encode, fail, finish, out, type ServerCore } from "../core";
+import { asRec, checkAsValidated, compose, timeoutFor } from "../values";
 
 /** Reads a data source from its configuration. */
 export async function readDataSource<P>(

@@ -1,7 +1,7 @@
 // ValidateDataResourceConfig: a data source's validators and its own check of its configuration.
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { fail, out, type ServerCore, validate } from "./core";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { fail, out, type ServerCore, validate } from "../core";
 
 /** Validates a data source's configuration. */
 export async function validateDataResourceConfig<P>(

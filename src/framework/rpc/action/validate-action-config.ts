@@ -1,8 +1,8 @@
 // ValidateActionConfig (Terraform 1.14+): an action block's configuration, checked by its attribute
 // validators and the definition's `validateConfig`, before the provider is configured.
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { actionFor, fail, out, type ServerCore, validate } from "./core";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { actionFor, fail, out, type ServerCore, validate } from "../core";
 
 /** Checks an action's configuration; unknown values are left to PlanAction and InvokeAction. */
 export async function validateActionConfig<P>(

@@ -3,11 +3,11 @@
 // when the query asks (`include_resource = true`), the whole object. The definition yields objects
 // as it reads them; the framework pulls one at a time, so a client that reads slowly slows the
 // listing, and it stops at the limit or when Terraform cancels the call.
-import { fromDynamicValue } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics, toProtoDiagnostic } from "../diagnostics";
-import { context, encode, fail, finish, identityOut, listResourceFor, type ServerCore } from "./core";
-import { asRec, checkAsValidated, compose } from "./values";
+import { fromDynamicValue } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics, toProtoDiagnostic } from "../../diagnostics";
+import { context, encode, fail, finish, identityOut, listResourceFor, type ServerCore } from "../core";
+import { asRec, checkAsValidated, compose } from "../values";
 
 /** Streams what a list block finds; problems go out as events carrying only diagnostics. */
 export async function listResource<P>(

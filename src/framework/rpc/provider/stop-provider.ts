@@ -1,6 +1,6 @@
 // StopProvider: aborts the signal every handler listens to (Terraform's answer to a Ctrl-C).
-import type * as proto from "../../plugin/tfplugin6";
-import type { ServerCore } from "./core";
+import type * as proto from "../../../plugin/tfplugin6";
+import type { ServerCore } from "../core";
 
 /** Aborts every in-flight and future handler signal (also what the service's `stop()` does). */
 export function stopAll<P>(core: ServerCore<P>): void {

@@ -1,11 +1,11 @@
 // ValidateResourceConfig: a resource's validators, and the refusal of write-only values a client
 // before Terraform 1.11 would keep in plan and state.
-import { fromDynamicValue } from "../../plugin/cty";
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics, formatPath } from "../diagnostics";
-import { writeOnlyValuePaths } from "../write-only";
-import { fail, out, resourceFor, type ServerCore, validate } from "./core";
-import { asRec } from "./values";
+import { fromDynamicValue } from "../../../plugin/cty";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics, formatPath } from "../../diagnostics";
+import { writeOnlyValuePaths } from "../../write-only";
+import { fail, out, resourceFor, type ServerCore, validate } from "../core";
+import { asRec } from "../values";
 
 /** Validates a resource's configuration, and refuses write-only values from a client that would store them. */
 export async function validateResourceConfig<P>(

@@ -1,9 +1,9 @@
 // GetResourceIdentitySchemas: the identity schema of every resource that has one. Terraform 1.12+
 // calls it inside every schema load, right after GetProviderSchema; older versions never do.
-import type * as proto from "../../plugin/tfplugin6";
-import { Diagnostics } from "../diagnostics";
-import { toProtoIdentitySchema } from "../identity";
-import { fail, out, type ServerCore } from "./core";
+import type * as proto from "../../../plugin/tfplugin6";
+import { Diagnostics } from "../../diagnostics";
+import { toProtoIdentitySchema } from "../../identity";
+import { fail, out, type ServerCore } from "../core";
 
 /** The identity schemas by resource type; resources without an identity are left out. */
 export async function getResourceIdentitySchemas<P>(
