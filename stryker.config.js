@@ -33,7 +33,7 @@ const GROUPS = {
       "src/api/client.credentials.test.ts",
       "src/log.test.ts",
       "src/executable/masked-service.test.ts",
-      "src/cli/strays.test.ts",
+      "src/cli/account/strays.test.ts",
     ],
   },
   // Refusal mapping: codes to attributes, explanations from the carried fields, other errors.

@@ -1,8 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type FakeBackend, startFakeBackend } from "../fake-backend";
-import { useFakeBackend } from "../testing/fake-backend";
-import { startTestProxy, TEST_API_HOST } from "../testing/test-proxy";
+import { type FakeBackend, startFakeBackend } from "../../fake-backend";
+import { useFakeBackend } from "../../testing/fake-backend";
+import { startTestProxy, TEST_API_HOST } from "../../testing/test-proxy";
 import { ApiSettingsError, apiAccess } from "./api-access";
 
 // The reading commands (strays, plan-report) reach the API as the provider does: the proxy

@@ -1,12 +1,12 @@
 import { existsSync, renameSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { redactText } from "../api/redact";
-import { CLOSED_KEPT_MS, DeployJournal, type JournalEntry, journalFiles, locateJournal } from "../journal";
-import { fileJournal, journalUrlOf } from "../journal/open";
-import { PgStore } from "../journal/pg/store";
-import { JOURNAL_URL_ENV } from "../journal/pg/url";
-import { type CommandIO, processIO } from "./io";
+import { redactText } from "../../api/redact";
+import { CLOSED_KEPT_MS, DeployJournal, type JournalEntry, journalFiles, locateJournal } from "../../journal";
+import { fileJournal, journalUrlOf } from "../../journal/open";
+import { PgStore } from "../../journal/pg/store";
+import { JOURNAL_URL_ENV } from "../../journal/pg/url";
+import { type CommandIO, processIO } from "../io";
 
 // `gpurental journal import|export`: moves a working directory's deploy journal between its files
 // and PostgreSQL (src/journal/README.md, "Moving between stores"), so that switching

@@ -13,10 +13,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { packageName } from "../version";
-import { DemoError } from "./demo-output";
+import { packageName } from "../../version";
+import { DemoError } from "./output";
 
-/** Finds the package root (the folder with our package.json), from dist/cli or src/cli alike. */
+/** Finds the package root (the folder with our package.json), from dist/cli/demo or src/cli/demo alike. */
 export function packageRoot(): string {
   let dir = __dirname;
   for (;;) {

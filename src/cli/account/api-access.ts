@@ -1,16 +1,16 @@
 import { readFileSync } from "node:fs";
-import { GpurentalClient } from "../api/client";
+import { GpurentalClient } from "../../api/client";
 import {
   ClientConfigError,
   ConnectionSetupError,
   GpurentalError,
   NetworkError,
   TimeoutError,
-} from "../api/errors";
-import { maskUrl, redactText } from "../api/redact";
-import { terminalText } from "../display";
-import { type CredentialKind, credentialKindOf } from "../provider/provider-data";
-import { UserFacingError } from "../user-facing";
+} from "../../api/errors";
+import { maskUrl, redactText } from "../../api/redact";
+import { terminalText } from "../../display";
+import { type CredentialKind, credentialKindOf } from "../../provider/provider-data";
+import { UserFacingError } from "../../user-facing";
 
 // The /v1 client of a `gpurental` command that reads the service (strays, plan-report): settings from
 // flags, else the provider's own environment variables, checked with errors that name the flag or

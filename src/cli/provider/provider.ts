@@ -13,8 +13,8 @@ import {
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
-import { version as packageVersion } from "../version";
-import { standaloneExecutable } from "./host";
+import { version as packageVersion } from "../../version";
+import { standaloneExecutable } from "../host";
 
 // `gpurental provider install` puts the provider into an unpacked filesystem mirror:
 //   <mirror>/<host>/gpurental/gpurental/<version>/<os>_<arch>/terraform-provider-gpurental_v<version>

@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { testIO } from "../../test/e2e/commands/io";
-import { DeployJournal, journalFiles, locateJournal, type RunIdentity } from "../journal";
-import { workingDirJournals } from "../journal/open";
-import { journalIn, journalServer, STORE_KINDS } from "../testing/journal-stores";
+import { testIO } from "../../../test/e2e/commands/io";
+import { DeployJournal, journalFiles, locateJournal, type RunIdentity } from "../../journal";
+import { workingDirJournals } from "../../journal/open";
+import { journalIn, journalServer, STORE_KINDS } from "../../testing/journal-stores";
 import { IMPORTED_SUFFIX, JOURNAL_EXIT, runJournalExport, runJournalImport } from "./journal";
 
 // `gpurental journal import|export` with a private PostgreSQL: a file journal's entries (open, and

@@ -3,9 +3,9 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CREDENTIALS } from "../api/testing/credentials";
+import { CREDENTIALS } from "../../api/testing/credentials";
+import type { CommandIO } from "../io";
 import { type ApiFlags, apiAccess } from "./api-access";
-import type { CommandIO } from "./io";
 import { runPlanReport } from "./plan-report";
 import { runStrays, STRAYS_EXIT, type StraysOptions } from "./strays";
 

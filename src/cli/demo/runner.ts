@@ -6,7 +6,7 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { DemoError } from "./demo-output";
+import { DemoError } from "./output";
 
 /**
  * cdktf-cli 0.21 runs terraform through @cdktf/node-pty-prebuilt-multiarch, a native module

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "./main";
+import { main } from "../main";
 import { formatStatus, ResidentDirError, residentStatus, stopResident } from "./resident";
 
 // `gpurental provider resident status|stop` against what a resident directory can hold besides a

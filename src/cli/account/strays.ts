@@ -2,16 +2,16 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
-import type { ApiKey, Instance } from "../api/schemas";
-import { importConfiguration } from "../strays/adopt";
-import { findStrays, type StrayReport, strayCount } from "../strays/find";
-import { closeImportedEntries, markLateArrivals } from "../strays/journals";
-import { type RemovalOutcome, removeStrays } from "../strays/remove";
-import { renderStraysText, straysJson } from "../strays/render";
-import { readStateSources, type SourceContext } from "../tfstate/sources";
-import type { StateSnapshot } from "../tfstate/state";
+import type { ApiKey, Instance } from "../../api/schemas";
+import { importConfiguration } from "../../strays/adopt";
+import { findStrays, type StrayReport, strayCount } from "../../strays/find";
+import { closeImportedEntries, markLateArrivals } from "../../strays/journals";
+import { type RemovalOutcome, removeStrays } from "../../strays/remove";
+import { renderStraysText, straysJson } from "../../strays/render";
+import { readStateSources, type SourceContext } from "../../tfstate/sources";
+import type { StateSnapshot } from "../../tfstate/state";
+import { type CommandIO, inCi, processIO } from "../io";
 import { type ApiAccess, type ApiFlags, apiAccess, commandErrorText, isUserFacing } from "./api-access";
-import { type CommandIO, inCi, processIO } from "./io";
 
 // `gpurental strays`: the organization's instances and API keys that no given state holds, for a
 // person (a table), a machine (--json) and a nightly CI job (the exit code), with two ways out on

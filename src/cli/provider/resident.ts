@@ -8,7 +8,7 @@ import {
   type ResidentStopping,
   readMessages,
   residentDir,
-} from "../resident/resident";
+} from "../../resident/resident";
 
 // `gpurental provider resident status|stop`: the resident provider processes of this user (see
 // src/resident/resident.ts), found by their control sockets in the resident directory and asked

@@ -1,15 +1,15 @@
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
-import type { FakeBackend } from "../fake-backend";
-import { version } from "../version";
+import type { FakeBackend } from "../../fake-backend";
+import { version } from "../../version";
+import { standaloneExecutable } from "../host";
+import { writeShellEnv } from "../shell-env";
 import type { DemoOptions, DemoResult, DeployedContext } from "./demo";
-import { DemoError, formatYuan, lastLines, liveCounts, progressRelay, reporter } from "./demo-output";
-import { ChildRunner, quietEnv, terraformBinary, terraformVersion } from "./demo-runner";
-import { openWorkDir } from "./demo-workdir";
 import { writeHclExample } from "./example";
-import { standaloneExecutable } from "./host";
-import { writeShellEnv } from "./shell-env";
+import { DemoError, formatYuan, lastLines, liveCounts, progressRelay, reporter } from "./output";
+import { ChildRunner, quietEnv, terraformBinary, terraformVersion } from "./runner";
+import { openWorkDir } from "./workdir";
 
 // `gpurental demo --hcl`: the demo for people who never touch TypeScript. The embedded fake backend
 // with the demo seed, the provider installed into a private filesystem mirror (the standalone
@@ -63,7 +63,7 @@ export async function runHclDemo(options: DemoOptions = {}): Promise<DemoResult>
 
     checkpoint();
     step = report.step("installing the provider into a local mirror");
-    const { installProvider } = await import("./provider");
+    const { installProvider } = await import("../provider/provider");
     const standalone = standaloneExecutable();
     let installed: ReturnType<typeof installProvider>;
     try {
@@ -243,7 +243,7 @@ export async function runHclDemo(options: DemoOptions = {}): Promise<DemoResult>
 
 /** Starts the fake backend with the demo seed, turning a port in use into a message. */
 export async function startDemoBackend(options: DemoOptions): Promise<FakeBackend> {
-  const { startFakeBackend } = await import("../fake-backend");
+  const { startFakeBackend } = await import("../../fake-backend");
   try {
     return await startFakeBackend({
       port: options.port ?? 0,

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
-import { packageName } from "../version";
-import { standaloneExecutable } from "./host";
+import { packageName } from "../../version";
+import { standaloneExecutable } from "../host";
 
 // The plain Terraform example (examples/hcl) as the command carries it: `gpurental demo --hcl`
 // runs it, and `gpurental example hcl <dir>` writes it out for a person to plan, apply and destroy
@@ -21,7 +21,7 @@ export interface ExampleFile {
 /** A file of the example that cannot be found: the package or the executable is incomplete. */
 export class ExampleMissingError extends Error {}
 
-/** The package root (the folder of our package.json), from dist/cli or src/cli alike. */
+/** The package root (the folder of our package.json), from dist/cli/demo or src/cli/demo alike. */
 function packageRoot(): string | undefined {
   for (let dir = __dirname; ; dir = dirname(dir)) {
     const file = join(dir, "package.json");

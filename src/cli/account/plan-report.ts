@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
-import { buildPlanReport } from "../plan-report/build";
+import { buildPlanReport } from "../../plan-report/build";
 import {
   evaluateGates,
   type FailOn,
@@ -10,13 +10,13 @@ import {
   parseFailOn,
   parseHours,
   tripped,
-} from "../plan-report/gates";
-import { readForPlan } from "../plan-report/readings";
-import { renderMarkdown, reportJson } from "../plan-report/render";
-import { type Micro, parseYen } from "../report/money";
-import { loadPlan, type SourceContext } from "../tfstate/sources";
+} from "../../plan-report/gates";
+import { readForPlan } from "../../plan-report/readings";
+import { renderMarkdown, reportJson } from "../../plan-report/render";
+import { type Micro, parseYen } from "../../report/money";
+import { loadPlan, type SourceContext } from "../../tfstate/sources";
+import { type CommandIO, processIO } from "../io";
 import { type ApiFlags, apiAccess, commandErrorText, isUserFacing } from "./api-access";
-import { type CommandIO, processIO } from "./io";
 import { addApiOptions } from "./strays";
 
 // `gpurental plan-report`: what a saved plan does to the organization's instances, disks, keys and

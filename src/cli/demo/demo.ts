@@ -1,19 +1,19 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
-import { terminalText } from "../display";
-import type { FakeBackend, TransitionMode } from "../fake-backend";
-import { version } from "../version";
-import { CDKS, type Cdk, cdkCommand, withCdkPath } from "./cdk";
-import { runHclDemo, startDemoBackend } from "./demo-hcl";
-import { DemoError, formatYuan, lastLines, liveCounts, progressRelay, reporter } from "./demo-output";
-import { ChildRunner, checkTerminalModule, dependencyDirs, quietEnv, terraformVersion } from "./demo-runner";
-import { openWorkDir, packageRoot, prepareApp } from "./demo-workdir";
-import { standaloneExecutable } from "./host";
-import { writeShellEnv } from "./shell-env";
+import { terminalText } from "../../display";
+import type { FakeBackend, TransitionMode } from "../../fake-backend";
+import { version } from "../../version";
+import { CDKS, type Cdk, cdkCommand, withCdkPath } from "../cdk";
+import { standaloneExecutable } from "../host";
+import { writeShellEnv } from "../shell-env";
+import { runHclDemo, startDemoBackend } from "./hcl";
+import { DemoError, formatYuan, lastLines, liveCounts, progressRelay, reporter } from "./output";
+import { ChildRunner, checkTerminalModule, dependencyDirs, quietEnv, terraformVersion } from "./runner";
+import { openWorkDir, packageRoot, prepareApp } from "./workdir";
 
-export { DemoError } from "./demo-output";
-export { checkTerminalModule, terraformVersion } from "./demo-runner";
+export { DemoError } from "./output";
+export { checkTerminalModule, terraformVersion } from "./runner";
 
 // `gpurental demo` shows the whole product in one command: the embedded fake backend with the demo
 // seed, the provider installed into a private filesystem mirror, the CDKTF example app deployed with
@@ -158,7 +158,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
 
     checkpoint();
     step = report.step("installing the provider into a local mirror");
-    const { installProvider } = await import("./provider");
+    const { installProvider } = await import("../provider/provider");
     let installed: ReturnType<typeof installProvider>;
     try {
       installed = installProvider({ dir: join(workDir, "mirror"), version, bundle: options.providerBundle });

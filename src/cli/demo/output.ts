@@ -3,8 +3,8 @@
  * lines relayed from cdktf's output, and the failures meant for the user.
  */
 import { readFileSync } from "node:fs";
-import { terminalText } from "../display";
-import type { FakeBackend } from "../fake-backend";
+import { terminalText } from "../../display";
+import type { FakeBackend } from "../../fake-backend";
 
 /** A line of the demo's output: terraform's words and the backend's values are no terminal commands. */
 const safe = (text: string) => terminalText(text, { multiline: true });

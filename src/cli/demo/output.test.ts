@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
-import { UNSAFE_CHARACTERS } from "../display";
-import { progressRelay, reporter } from "./demo-output";
+import { UNSAFE_CHARACTERS } from "../../display";
+import { progressRelay, reporter } from "./output";
 
 // What the demo prints of terraform's lines and the backend's values: no control character reaches
 // the terminal raw, whatever a label or a message held.

@@ -1,10 +1,10 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setCommandHost } from "../host";
 import { HCL_EXAMPLE_FILES, hclExample, writeHclExample } from "./example";
-import { setCommandHost } from "./host";
 
-const ROOT = join(__dirname, "..", "..");
+const ROOT = join(__dirname, "..", "..", "..");
 
 describe("the HCL example the command carries", () => {
   const dir = mkdtempSync(join(tmpdir(), "gpurental-example-"));
