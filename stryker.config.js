@@ -75,7 +75,7 @@ const GROUPS = {
     // every test of the group (about 25 s each here, 300 of them); the limits they hold are
     // pinned by the table tests of test/contract/limits.test.ts and bad-requests.test.ts.
     ignoreStatic: true,
-    mutate: ["src/fake-backend/validation.ts", "src/fake-backend/deploy-checks.ts"],
+    mutate: ["src/fake-backend/http/validation.ts", "src/fake-backend/deploy-checks.ts"],
     tests: [
       "src/fake-backend/deploy-checks.test.ts",
       "test/contract/limits.test.ts",

@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import type { Engine } from "./engine";
-import { ApiFailure, UnreadableBody } from "./errors";
-import type { FaultStore } from "./faults";
+import type { Engine } from "../engine";
+import { ApiFailure, UnreadableBody } from "../errors";
+import type { FaultStore } from "../faults";
+import type { DemoCredentials, TransitionMode } from "../types";
 import { errorBody } from "./http";
-import type { DemoCredentials, TransitionMode } from "./types";
 import { parseOr422 } from "./validation";
 
 /** What the control routes act on. */

@@ -1,5 +1,8 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import type { Engine } from "../engine";
+import { ApiFailure, UnreadableBody } from "../errors";
+import type { FaultStore } from "../faults";
 import {
   answerOnSocket,
   answerUnknownExpectations,
@@ -7,9 +10,6 @@ import {
   type RequestTimeouts,
   serverOptions,
 } from "./client-errors";
-import type { Engine } from "./engine";
-import { ApiFailure, UnreadableBody } from "./errors";
-import type { FaultStore } from "./faults";
 import { registerV1 } from "./routes";
 
 /** Body size limit of every route. */

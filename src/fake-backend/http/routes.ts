@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { requireAdminSession, requireSession } from "./auth";
-import { rentable, templateVisible } from "./catalog";
-import type { Engine } from "./engine";
-import { ApiFailure, adminRequired, UnreadableBody } from "./errors";
-import { iso } from "./store";
-import type { Caller } from "./types";
+import { requireAdminSession, requireSession } from "../auth";
+import { rentable, templateVisible } from "../catalog";
+import type { Engine } from "../engine";
+import { ApiFailure, adminRequired, UnreadableBody } from "../errors";
+import { iso } from "../state/store";
+import type { Caller } from "../types";
 import {
   createApiKeyBody,
   deployBody,

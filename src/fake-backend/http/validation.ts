@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApiFailure, type ErrorExtras, UnreadableBody } from "./errors";
+import { ApiFailure, type ErrorExtras, UnreadableBody } from "../errors";
 
 const uuid = z
   .string()

@@ -13,7 +13,7 @@
  * An object reachable from two records is noted under the first one it was reached through; the
  * engine never shares objects between records (the JSON state file could not keep them shared).
  */
-import { type FakeState, type LedgerRow, MAP_FIELDS, type MapField } from "./types";
+import { type FakeState, type LedgerRow, MAP_FIELDS, type MapField } from "../types";
 
 /** Top-level fields that are rewritten whole in a change record. */
 export const WHOLE_FIELDS = [...MAP_FIELDS, "memberships", "ledger"] as const;

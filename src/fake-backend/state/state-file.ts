@@ -18,9 +18,9 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
+import { type FakeState, type LedgerRow, MAP_FIELDS } from "../types";
 import { type Changes, ChangeTracker, SCALAR_FIELDS, WHOLE_FIELDS } from "./change-tracker";
 import { withoutPrototypes } from "./store";
-import { type FakeState, type LedgerRow, MAP_FIELDS } from "./types";
 
 /** A state file that cannot be used; the message names the file and what is wrong with it. */
 export class StateFileError extends Error {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type FakeState, MAP_FIELDS, type UserRecord } from "./types";
+import { type FakeState, MAP_FIELDS, type UserRecord } from "../types";
 
 // The plain helpers every part of the fake shares: a fresh state, the record maps without
 // prototypes, secret hashing and fingerprints, and the ISO form of a fake-clock time.
