@@ -94,9 +94,9 @@ const GROUPS = {
       "src/api/retry-policy.ts",
       "src/api/retry.ts",
       // After a failed attempt: ambiguous, retried within the deadline, or final.
-      between("src/api/transport.ts", "const verdict = retryVerdict(", "lastError = error;"),
+      between("src/api/network/transport.ts", "const verdict = retryVerdict(", "lastError = error;"),
       // One attempt: answered, timed out, aborted, or failed before or after it was sent.
-      between("src/api/transport.ts", "async #attempt(", "linked.dispose();"),
+      between("src/api/network/transport.ts", "async #attempt(", "linked.dispose();"),
     ],
     tests: [
       "src/api/retry-policy.test.ts",

@@ -161,7 +161,7 @@ const grpcServerOnly = {
 const LAZY_PACKAGES = {
   undici: {
     exports: ["request"],
-    // Constructed with `new`; only HTTPS and proxied clients make one (src/api/network.ts).
+    // Constructed with `new`; only HTTPS and proxied clients make one (src/api/network/network.ts).
     classes: ["Agent", "ProxyAgent"],
     entry: path.join(__dirname, "undici-request.js"),
   },

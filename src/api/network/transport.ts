@@ -2,7 +2,6 @@ import { isIP } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { type Dispatcher, request } from "undici";
 import type { z } from "zod";
-import { type ConnectionContext, classifyConnectionError, httpToTlsPort } from "./connection-errors";
 import {
   AmbiguousRequestError,
   ApiError,
@@ -13,18 +12,19 @@ import {
   RequestAbortedError,
   ResponseValidationError,
   TimeoutError,
-} from "./errors";
-import type { Network } from "./network";
-import { REDACTED, redactText, redactValue } from "./redact";
-import { apiErrorOf, isRecord, parseBody } from "./responses";
-import { parseRetryAfter, type ResolvedRetryOptions, retryDelay, type Sleep } from "./retry";
+} from "../errors";
+import { REDACTED, redactText, redactValue } from "../redact";
+import { apiErrorOf, isRecord, parseBody } from "../responses";
+import { parseRetryAfter, type ResolvedRetryOptions, retryDelay, type Sleep } from "../retry";
 import {
   type AttemptFailure,
   connectionPhase,
   type Method,
   mayHaveBeenApplied,
   retryVerdict,
-} from "./retry-policy";
+} from "../retry-policy";
+import { type ConnectionContext, classifyConnectionError, httpToTlsPort } from "./connection-errors";
+import type { Network } from "./network";
 
 // Sending one call of the client: attempts over undici, each bounded by the attempt timeout, retried
 // as retry-policy.ts decides until the call's deadline, with jittered backoff or the server's

@@ -1,6 +1,6 @@
 import { BlockList, isIP } from "node:net";
 import { domainToASCII } from "node:url";
-import { maskUrl } from "./redact";
+import { maskUrl } from "../redact";
 
 // Which proxy a request goes through, decided as Go's `httpproxy.FromEnvironment` decides it for
 // Terraform and Go providers, so that one set of HTTPS_PROXY / HTTP_PROXY / NO_PROXY variables

@@ -1,4 +1,4 @@
-import type { ConnectionSetupProblem } from "./errors";
+import type { ConnectionSetupProblem } from "../errors";
 
 // What a failed connection says about the settings: a pure function from the error's code and
 // message to either a setup problem (certificate, scheme against port, proxy credentials or policy:
