@@ -33,7 +33,7 @@ const GROUPS = {
       "src/api/client.credentials.test.ts",
       "src/log.test.ts",
       "src/executable/masked-service.test.ts",
-      "src/cli/strays.test.ts",
+      "src/cli/account/strays.test.ts",
     ],
   },
   // Refusal mapping: codes to attributes, explanations from the carried fields, other errors.
@@ -43,17 +43,17 @@ const GROUPS = {
     // refusals-catalogue.test.ts ("the catalogue, code by code") and refusals-explanations.test.ts
     // (the operations' words) pin every one.
     ignoreStatic: true,
-    mutate: ["src/resources/refusals.ts"],
+    mutate: ["src/provider/refusals.ts"],
     tests: [
-      "src/resources/refusals-catalogue.test.ts",
-      "src/resources/refusals-explanations.test.ts",
-      "src/resources/refusals-diagnostics.test.ts",
+      "src/provider/refusals-catalogue.test.ts",
+      "src/provider/refusals-explanations.test.ts",
+      "src/provider/refusals-diagnostics.test.ts",
     ],
   },
   // The plan-time deploy checks (also what offer selection judges each market offer by).
   "plan-checks": {
-    mutate: ["src/resources/plan-checks.ts"],
-    tests: ["src/resources/plan-checks.test.ts", "src/resources/offer-selection.test.ts"],
+    mutate: ["src/market/plan-checks.ts"],
+    tests: ["src/market/plan-checks.test.ts", "src/market/offer-selection.test.ts"],
   },
   // The fake backend's money: the hourly burn and the balance rule (deploy and start), billing
   // segments opened by status, accrual into hourly ledger rows, top-ups, and the balance events
@@ -75,7 +75,7 @@ const GROUPS = {
     // every test of the group (about 25 s each here, 300 of them); the limits they hold are
     // pinned by the table tests of test/contract/limits.test.ts and bad-requests.test.ts.
     ignoreStatic: true,
-    mutate: ["src/fake-backend/validation.ts", "src/fake-backend/deploy-checks.ts"],
+    mutate: ["src/fake-backend/http/validation.ts", "src/fake-backend/deploy-checks.ts"],
     tests: [
       "src/fake-backend/deploy-checks.test.ts",
       "test/contract/limits.test.ts",
@@ -94,9 +94,9 @@ const GROUPS = {
       "src/api/retry-policy.ts",
       "src/api/retry.ts",
       // After a failed attempt: ambiguous, retried within the deadline, or final.
-      between("src/api/transport.ts", "const verdict = retryVerdict(", "lastError = error;"),
+      between("src/api/network/transport.ts", "const verdict = retryVerdict(", "lastError = error;"),
       // One attempt: answered, timed out, aborted, or failed before or after it was sent.
-      between("src/api/transport.ts", "async #attempt(", "linked.dispose();"),
+      between("src/api/network/transport.ts", "async #attempt(", "linked.dispose();"),
     ],
     tests: [
       "src/api/retry-policy.test.ts",
@@ -122,17 +122,17 @@ const GROUPS = {
   // What runs side by side: deploys and key creations queued only behind those they could be taken
   // for, and identical plan-time reads in flight at once sharing one request.
   sharing: {
-    mutate: ["src/resources/keyed-queue.ts", "src/resources/shared-reads.ts"],
+    mutate: ["src/provider/keyed-queue.ts", "src/provider/shared-reads.ts"],
     tests: [
-      "src/resources/keyed-queue.test.ts",
-      "src/resources/shared-reads.test.ts",
-      "src/resources/instance-deploy-send.test.ts",
-      "src/resources/instance-deploy-adopt.test.ts",
-      "src/resources/instance-deploy-write-failures.test.ts",
-      "src/resources/api-key-journal-creation.test.ts",
-      "src/resources/api-key-journal-sweep.test.ts",
-      "src/resources/api-key-journal-failures.test.ts",
-      "src/resources/api-key-journal-fingerprints.test.ts",
+      "src/provider/keyed-queue.test.ts",
+      "src/provider/shared-reads.test.ts",
+      "src/resources/instance/deploy-send.test.ts",
+      "src/resources/instance/deploy-adopt.test.ts",
+      "src/resources/instance/deploy-write-failures.test.ts",
+      "src/resources/api-key/journal-creation.test.ts",
+      "src/resources/api-key/journal-sweep.test.ts",
+      "src/resources/api-key/journal-failures.test.ts",
+      "src/resources/api-key/journal-fingerprints.test.ts",
     ],
   },
   // The deploy reconciliation: every deploy and key creation journaled before it is sent, a lost
@@ -147,22 +147,22 @@ const GROUPS = {
       "src/journal/location.ts",
       "src/journal/run.ts",
       "src/journal/fingerprint.ts",
-      "src/resources/instance-deploy.ts",
-      "src/resources/api-key-journal.ts",
-      "src/resources/journal-notes.ts",
+      "src/resources/instance/deploy.ts",
+      "src/resources/api-key/journal.ts",
+      "src/provider/journal-notes.ts",
       "src/api/reconcile.ts",
       // The adoptions a plan announced, per journal (per provider process, or per session of a
       // resident process): no more "will adopt" notes than entries (plannedAdoptionOf, in
       // instance-ops.ts, chooses the entry).
       between(
-        "src/resources/instance.ts",
+        "src/resources/instance/resource.ts",
         'if (journal.live("instance").length === 0)',
         "report(ctx.diags, [next.note])",
       ),
       // The provider's journal: the run it records, and the signal that closes it to writes once
       // the launch of a resident session is gone.
       between(
-        "src/provider.ts",
+        "src/provider/provider.ts",
         "...(opts.run ? { run: opts.run } : {})",
         "...(opts.ended ? { ended: opts.ended } : {})",
       ),
@@ -173,20 +173,20 @@ const GROUPS = {
       "src/journal/store-writing.test.ts",
       "src/journal/store-lock.test.ts",
       "src/journal/store-location.test.ts",
-      "src/resources/deploy-journal.test.ts",
-      "src/resources/api-key-journal-creation.test.ts",
-      "src/resources/api-key-journal-sweep.test.ts",
-      "src/resources/api-key-journal-failures.test.ts",
-      "src/resources/api-key-journal-fingerprints.test.ts",
-      "src/resources/journal-notes.test.ts",
-      "src/resources/instance-deploy-send.test.ts",
-      "src/resources/instance-deploy-adopt.test.ts",
-      "src/resources/instance-deploy-write-failures.test.ts",
-      "src/resources/instance-deploy.pure.test.ts",
+      "src/resources/instance/deploy-journal.test.ts",
+      "src/resources/api-key/journal-creation.test.ts",
+      "src/resources/api-key/journal-sweep.test.ts",
+      "src/resources/api-key/journal-failures.test.ts",
+      "src/resources/api-key/journal-fingerprints.test.ts",
+      "src/provider/journal-notes.test.ts",
+      "src/resources/instance/deploy-send.test.ts",
+      "src/resources/instance/deploy-adopt.test.ts",
+      "src/resources/instance/deploy-write-failures.test.ts",
+      "src/resources/instance/deploy.pure.test.ts",
       "src/journal/lost-requests.test.ts",
       "src/journal/run.test.ts",
-      "src/resources/instance-ops.test.ts",
-      "src/resources/instance-secret-env.test.ts",
+      "src/resources/instance/ops.test.ts",
+      "src/resources/instance/secret-env.test.ts",
       "src/api/client.fake-backend.test.ts",
     ],
   },

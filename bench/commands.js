@@ -289,11 +289,11 @@ function makeVariant(tmp, name, config, bundle) {
     const pkgDir = path.join(mirror, "registry.terraform.io", "gpurental", "gpurental");
     fs.mkdirSync(pkgDir, { recursive: true });
     fs.copyFileSync(bundle.seaZip, path.join(pkgDir, path.basename(bundle.seaZip)));
-    const { mirrorCliConfig } = require(path.join(root, "dist", "cli", "provider.js"));
+    const { mirrorCliConfig } = require(path.join(root, "dist", "cli", "provider", "provider.js"));
     fs.writeFileSync(cliConfig, mirrorCliConfig(mirror, ["registry.terraform.io/gpurental/gpurental"]));
   } else if (bundle) {
     // This checkout's installer lays out the mirror; the build's own files go into it.
-    const { installProvider } = require(path.join(root, "dist", "cli", "provider.js"));
+    const { installProvider } = require(path.join(root, "dist", "cli", "provider", "provider.js"));
     const install = installProvider({
       dir: path.join(dir, "mirror"),
       sources: ["registry.terraform.io/gpurental/gpurental"],

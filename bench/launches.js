@@ -181,7 +181,9 @@ function makeVariant(tmp, name, main, install) {
   fs.mkdirSync(work, { recursive: true });
   fs.mkdirSync(home, { recursive: true });
   const cliConfig = path.join(dir, "cli.tfrc");
-  const { installProvider, mirrorCliConfig } = require(path.join(root, "dist", "cli", "provider.js"));
+  const { installProvider, mirrorCliConfig } = require(
+    path.join(root, "dist", "cli", "provider", "provider.js"),
+  );
   const source = "registry.terraform.io/gpurental/gpurental";
   if (install === "npm") {
     const r = installProvider({

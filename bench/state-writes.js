@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // State-file write benchmark: how many committed changes per second the fake backend persists with
 // about 1 KB and about 1 MB of state, for the design in use (a change record appended per write,
-// src/fake-backend/state-file.ts) next to the ones it replaced or beat, all in one run:
+// src/fake-backend/state/state-file.ts) next to the ones it replaced or beat, all in one run:
 //
 //   memory       no state file: the ceiling (the engine's own cost per change)
 //   snapshot     the previous design: the whole state serialized, written aside and renamed over
@@ -143,7 +143,9 @@ async function httpRate(bytes, name) {
 
 /** Load time of a 1 MB state: snapshot only, and with the longest log a compaction allows. */
 async function loadTimes(bytes) {
-  const { readStateFile, COMPACT_RATIO } = require(path.join(root, "dist", "fake-backend", "state-file"));
+  const { readStateFile, COMPACT_RATIO } = require(
+    path.join(root, "dist", "fake-backend", "state", "state-file"),
+  );
   const file = path.join(dir, "load.json");
   const { fb, orgId } = await fakeWithState(bytes, file);
   await fb.close();

@@ -8,7 +8,7 @@
 //      provider-launcher.js, which loads them with a V8 code cache (src/executable/launcher.ts);
 //      provider-journal-pg.js, the PostgreSQL journal's client, run in a worker thread; and
 //      provider-schema.pb, the GetProviderSchema answer encoded at build time.
-//      The directory keeps them apart from tsc's output (src/provider.ts compiles to dist/provider.js).
+//      The directory keeps them apart from tsc's output (src/provider/provider.ts compiles to dist/provider/provider.js).
 // Usage: node scripts/build/bundle-provider.js [--descriptor-only] [--outdir <dir>] [--entry <ts> --outfile <js>]
 "use strict";
 
@@ -161,7 +161,7 @@ const grpcServerOnly = {
 const LAZY_PACKAGES = {
   undici: {
     exports: ["request"],
-    // Constructed with `new`; only HTTPS and proxied clients make one (src/api/network.ts).
+    // Constructed with `new`; only HTTPS and proxied clients make one (src/api/network/network.ts).
     classes: ["Agent", "ProxyAgent"],
     entry: path.join(__dirname, "undici-request.js"),
   },

@@ -311,7 +311,7 @@ async function main(argv: string[]): Promise<void> {
     if (!from) throw new Error("--from needs a schema file");
     schema = withVersion(JSON.parse(readFileSync(from, "utf8")) as ProviderSchemaJson);
   } else {
-    const { installProvider } = await import("../../src/cli/provider");
+    const { installProvider } = await import("../../src/cli/provider/provider");
     schema = await fetchProviderSchema({
       install: async (dir) => {
         installProvider({ dir, version });

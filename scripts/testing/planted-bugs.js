@@ -24,13 +24,13 @@ const root = join(__dirname, "..", "..");
 const BUGS = [
   {
     bug: "INVALID_STATE no longer points at desired_status",
-    file: "src/resources/refusals.ts",
+    file: "src/provider/refusals.ts",
     from: 'INVALID_STATE: {\n    attribute: "desired_status",',
     to: "INVALID_STATE: {",
     tests: [
-      "src/resources/refusals-catalogue.test.ts",
-      "src/resources/refusals-explanations.test.ts",
-      "src/resources/refusals-diagnostics.test.ts",
+      "src/provider/refusals-catalogue.test.ts",
+      "src/provider/refusals-explanations.test.ts",
+      "src/provider/refusals-diagnostics.test.ts",
     ],
   },
   {
@@ -63,7 +63,7 @@ const BUGS = [
   },
   {
     bug: "the secret of gpurental_api_key no longer sensitive (committed schema and docs regenerated)",
-    file: "src/resources/api-key.ts",
+    file: "src/resources/api-key/resource.ts",
     from: "      computed: true,\n      sensitive: true,\n      description:\n        \"The key's secret",
     to: "      computed: true,\n      sensitive: false,\n      description:\n        \"The key's secret",
     regenerate: true,

@@ -10,11 +10,12 @@ import {
   oneOf,
   parseDuration,
 } from "../framework";
-import { budgetOf, within } from "../resources/deadline";
-import { apiId } from "../resources/ids";
-import { changePower, INSTANCE_DEFAULT_TIMEOUTS } from "../resources/instance-ops";
-import { clientOf, type ProviderData } from "../resources/provider-data";
-import { errorToDiagnostic, formatYen, instanceErrorDiagnostic } from "../resources/refusals";
+import { budgetOf, within } from "../provider/deadline";
+import { apiId } from "../provider/ids";
+import { clientOf, type ProviderData } from "../provider/provider-data";
+import { errorToDiagnostic, formatYen, instanceErrorDiagnostic } from "../provider/refusals";
+import { INSTANCE_DEFAULT_TIMEOUTS } from "../resources/instance/ops";
+import { changePower } from "../resources/instance/power";
 
 // gpurental_instance_power (Terraform 1.14+): starts, stops or restarts an instance on request
 // (`terraform apply -invoke=action.gpurental_instance_power.<name>`) or on a resource's lifecycle

@@ -8,7 +8,7 @@ import { startTestProxy, TEST_API_HOST, type TestProxy } from "../testing/test-p
 import { createTestPki, issueCertificate } from "../tls/issue";
 import { type ClientOptions, GpurentalClient, type LogLevel } from "./client";
 import { ConnectionSetupError, NetworkError } from "./errors";
-import { FIRST_CONTACT_BUDGET_MS } from "./transport";
+import { FIRST_CONTACT_BUDGET_MS } from "./network/transport";
 
 // The client over real networks: the fake backend over HTTPS with a private CA, a real proxy
 // (CONNECT tunnels, 407, refusals, killed), and each way a connection can be set up wrong, with

@@ -2,8 +2,9 @@ import type { Dispatcher } from "undici";
 import { userAgentProduct } from "../version";
 import { ApiError, ClientConfigError } from "./errors";
 import { isUuid, parseApiAddress } from "./ids";
-import { Network, type NetworkOptions, TrustSettingError } from "./network";
-import { ProxySettingError } from "./proxy";
+import { Network, type NetworkOptions, TrustSettingError } from "./network/network";
+import { ProxySettingError } from "./network/proxy";
+import { type Call, type Logger, Transport } from "./network/transport";
 import { maskUrl, redactText } from "./redact";
 import type {
   CreateApiKeyRequest,
@@ -51,14 +52,13 @@ import {
   type Transaction,
   TransactionSchema,
 } from "./schemas";
-import { type Call, type Logger, Transport } from "./transport";
 
 // GpurentalClient: one method per /v1 endpoint, and the validation of its options. Sending,
 // retrying and reading answers are transport.ts, retry-policy.ts and responses.ts; the shapes
 // callers pass in are requests.ts (re-exported here).
 
+export type { Logger, LogLevel } from "./network/transport";
 export type * from "./requests";
-export type { Logger, LogLevel } from "./transport";
 
 /** Options of {@link GpurentalClient}. */
 export interface ClientOptions {

@@ -1,4 +1,4 @@
-import { UNOPENED_CONNECTION } from "./connection-errors";
+import { UNOPENED_CONNECTION } from "./network/connection-errors";
 
 // Which failed attempts of a request are sent again: one pure function of the request's method
 // and of what went wrong. The transport (transport.ts) acts on the verdict, within the deadline of

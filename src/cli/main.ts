@@ -16,12 +16,12 @@ export interface CommandModule {
 /** Subcommand modules, loaded lazily so that one command never pays for another's imports. */
 const modules: Record<string, () => Promise<CommandModule>> = {
   "fake-backend": () => import("./fake-backend"),
-  provider: () => import("./provider"),
-  demo: () => import("./demo"),
-  example: () => import("./example"),
-  strays: () => import("./strays"),
-  "plan-report": () => import("./plan-report"),
-  journal: () => import("./journal"),
+  provider: () => import("./provider/provider"),
+  demo: () => import("./demo/demo"),
+  example: () => import("./demo/example"),
+  strays: () => import("./account/strays"),
+  "plan-report": () => import("./account/plan-report"),
+  journal: () => import("./provider/journal"),
 };
 
 /** Builds the `gpurental` program with every subcommand registered. */

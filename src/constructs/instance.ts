@@ -10,7 +10,7 @@ import {
 import { Construct } from "constructs";
 import { z } from "zod";
 import { dataGpurentalInstance, instance } from "../generated";
-import { characters, ENV_LIMITS, OVERLAY_KEYS } from "../resources/env";
+import { characters, ENV_LIMITS, OVERLAY_KEYS } from "../resources/instance/env";
 import {
   apiId,
   boundedInteger,

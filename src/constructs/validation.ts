@@ -1,7 +1,7 @@
 import { Token } from "cdktf";
 import { z } from "zod";
 import { EXAMPLE_ID, isUuid } from "../api/ids";
-import { characters } from "../resources/env";
+import { characters } from "../resources/instance/env";
 
 // Props are checked with zod when the app synthesizes (through `node.addValidation`), not in the
 // constructor: every problem of every construct is reported in one run, and a value that is still

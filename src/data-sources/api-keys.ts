@@ -1,5 +1,5 @@
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { clientOf, type ProviderData } from "../resources/provider-data";
+import { clientOf, type ProviderData } from "../provider/provider-data";
 import { readOptions, reportReadError } from "./common";
 import { apiKeyObjectAttributes, apiKeyToObject } from "./objects";
 

@@ -1,8 +1,8 @@
 import type { RequestOptions } from "../api/client";
 import { check, type Diagnostics, type HandlerContext, toNumber, type Validator } from "../framework";
 import type { NumberValue } from "../plugin/cty";
-import { budgetOf, READ_TIMEOUT_MS, within } from "../resources/deadline";
-import { errorToDiagnostic } from "../resources/refusals";
+import { budgetOf, READ_TIMEOUT_MS, within } from "../provider/deadline";
+import { errorToDiagnostic } from "../provider/refusals";
 
 // What every data source shares: the options of their API calls, how an API failure becomes a
 // diagnostic, and the validators of their arguments.

@@ -1,6 +1,6 @@
 import { attr, type DataSourceDefinition, defineSchema, t, toNumber } from "../framework";
-import { apiId } from "../resources/ids";
-import { clientOf, type ProviderData } from "../resources/provider-data";
+import { apiId } from "../provider/ids";
+import { clientOf, type ProviderData } from "../provider/provider-data";
 import { integerBetween, readOptions, reportReadError } from "./common";
 
 /** The API's bounds and default of `tail` (contract 4.2). */

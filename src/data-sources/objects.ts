@@ -9,7 +9,7 @@ import type {
 } from "../api/schemas";
 import { attr, t } from "../framework";
 import type { Attributes, Known, ObjectTypeOf } from "../framework/schema";
-import { instanceToModel } from "../resources/instance-model";
+import { instanceToModel } from "../resources/instance/model";
 
 // The objects the data sources return (offers, templates, SSH keys, API keys, instances) as schema
 // fragments with their descriptions, and the one function per object that maps an API record onto

@@ -1,7 +1,7 @@
 import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { apiId } from "../resources/ids";
-import { clientOf, type ProviderData } from "../resources/provider-data";
+import { apiId } from "../provider/ids";
+import { clientOf, type ProviderData } from "../provider/provider-data";
 import { readOptions, reportReadError } from "./common";
 import { offerAttributes, offerToObject } from "./objects";
 

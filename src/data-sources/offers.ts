@@ -2,10 +2,10 @@ import type { ListOffersQuery } from "../api/client";
 import { ApiError } from "../api/errors";
 import type { Offer, Template } from "../api/schemas";
 import { attr, type DataSourceDefinition, defineSchema, oneOf, toNumber } from "../framework";
-import { apiId } from "../resources/ids";
-import { MAX_PRICE_LIMIT_MICRO } from "../resources/offer-filter";
-import { matchesFilter, type OfferFilter, selectOffers } from "../resources/offer-selection";
-import { clientOf, type ProviderData } from "../resources/provider-data";
+import { MAX_PRICE_LIMIT_MICRO } from "../market/offer-filter";
+import { matchesFilter, type OfferFilter, selectOffers } from "../market/offer-selection";
+import { apiId } from "../provider/ids";
+import { clientOf, type ProviderData } from "../provider/provider-data";
 import { integerBetween, notBlank, readOptions, reportReadError } from "./common";
 import { offerObjectAttributes, offerToObject } from "./objects";
 

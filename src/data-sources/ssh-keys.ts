@@ -1,6 +1,6 @@
 import { isApiError } from "../api/errors";
 import { attr, type DataSourceDefinition, defineSchema } from "../framework";
-import { clientOf, type ProviderData } from "../resources/provider-data";
+import { clientOf, type ProviderData } from "../provider/provider-data";
 import { readOptions, reportReadError } from "./common";
 import { sshKeyObjectAttributes, sshKeyToObject } from "./objects";
 

@@ -1,6 +1,6 @@
 import type { ListTemplatesQuery } from "../api/client";
 import { attr, type DataSourceDefinition, defineSchema, oneOf } from "../framework";
-import { clientOf, type ProviderData } from "../resources/provider-data";
+import { clientOf, type ProviderData } from "../provider/provider-data";
 import { readOptions, reportReadError } from "./common";
 import { templateObjectAttributes, templateToObject } from "./objects";
 

@@ -12,11 +12,11 @@ import {
   writePrivate,
 } from "../framework";
 import { logger } from "../log";
-import { reportKeyError } from "../resources/api-key";
-import { createKeyJournaled, KeyOutcomeUnknownError } from "../resources/api-key-journal";
-import { budgetOf, CHANGE_TIMEOUT_MS, within } from "../resources/deadline";
-import { bestEffort } from "../resources/journal-notes";
-import { clientOf, credentialKindOfProvider, deployOf, type ProviderData } from "../resources/provider-data";
+import { budgetOf, CHANGE_TIMEOUT_MS, within } from "../provider/deadline";
+import { bestEffort } from "../provider/journal-notes";
+import { clientOf, credentialKindOfProvider, deployOf, type ProviderData } from "../provider/provider-data";
+import { createKeyJournaled, KeyOutcomeUnknownError } from "../resources/api-key/journal";
+import { reportKeyError } from "../resources/api-key/resource";
 
 // ephemeral "gpurental_api_key": an API key that lives for one Terraform run. Open creates it,
 // Close revokes it, and nothing of it reaches a plan or a state. The creation goes through the same

@@ -1,8 +1,8 @@
 import { attr, defineSchema, type EphemeralResourceDefinition } from "../framework";
-import { budgetOf, READ_TIMEOUT_MS, within } from "../resources/deadline";
-import { apiId } from "../resources/ids";
-import { clientOf, type ProviderData } from "../resources/provider-data";
-import { errorToDiagnostic } from "../resources/refusals";
+import { budgetOf, READ_TIMEOUT_MS, within } from "../provider/deadline";
+import { apiId } from "../provider/ids";
+import { clientOf, type ProviderData } from "../provider/provider-data";
+import { errorToDiagnostic } from "../provider/refusals";
 
 // ephemeral "gpurental_instance_access": an instance's access secrets (its access token and the
 // addresses that carry it) and how to reach it by SSH, read for one run and never written to a plan

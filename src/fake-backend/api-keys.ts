@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { ApiFailure, adminRequired } from "./errors";
-import { displayName, iso, sha256 } from "./store";
+import { displayName, iso, sha256 } from "./state/store";
 import type { ApiKeyRecord, Caller, FakeState, Role } from "./types";
 
 // API keys (contract 2.1, 3.1, 4.1): created in a signed-in session, listed, revoked, and the key

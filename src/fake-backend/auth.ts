@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { ApiFailure, adminRequired, tokenInvalid } from "./errors";
-import { sha256 } from "./store";
+import { sha256 } from "./state/store";
 import type { Caller, FakeState, Role } from "./types";
 
 // Authentication (contract 5): a bearer token, a session's or an API key's, and X-Org-Id resolve

@@ -7,7 +7,7 @@ import {
   MICRO_PER_YUAN,
   segmentFor,
 } from "./billing";
-import { emptyState } from "./store";
+import { emptyState } from "./state/store";
 import type { FakeState, InstanceRecord, InstanceStatus, OrgRecord } from "./types";
 
 // The fake's money on its own: each rule of billing.ts against a state built by hand, with the

@@ -1,5 +1,5 @@
 import { ApiFailure } from "./errors";
-import { iso } from "./store";
+import { iso } from "./state/store";
 import type { Caller, FakeState, OfferRecord, TemplateRecord } from "./types";
 
 // Offers and templates: whether an offer can be rented and a template seen, the offer and template

@@ -1,6 +1,6 @@
-import { Clock } from "./clock";
 import { ACCESS_TOKEN_REF, mergeEnv } from "./env";
 import { FaultStore } from "./faults";
+import { Clock } from "./state/clock";
 import type { TemplateRecord } from "./types";
 
 describe("Clock", () => {

@@ -3,11 +3,11 @@ import { ApiKeys } from "./api-keys";
 import { Auth } from "./auth";
 import { Billing, type BillingHost } from "./billing";
 import { Catalog } from "./catalog";
-import type { Clock } from "./clock";
 import { ApiFailure } from "./errors";
 import { Instances } from "./instances";
 import { Lifecycle } from "./lifecycle";
-import { emptyState, fingerprintOf, sha256, withoutPrototypes } from "./store";
+import type { Clock } from "./state/clock";
+import { emptyState, fingerprintOf, sha256, withoutPrototypes } from "./state/store";
 import type {
   FakeState,
   HostBehaviour,

@@ -1,20 +1,20 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { createTestPki } from "../tls/issue";
-import { DEFAULT_REQUEST_TIMEOUTS, type RequestTimeouts } from "./client-errors";
-import { Clock } from "./clock";
-import { registerControl } from "./control";
 import { Engine } from "./engine";
 import { FaultStore } from "./faults";
-import { buildApp } from "./http";
-import { reissueDemoCredentials, seedDemo } from "./seed";
-import { readStateFile, StateFileError, StateLog } from "./state-file";
-import { emptyState } from "./store";
+import { DEFAULT_REQUEST_TIMEOUTS, type RequestTimeouts } from "./http/client-errors";
+import { registerControl } from "./http/control";
+import { buildApp } from "./http/http";
+import { Clock } from "./state/clock";
+import { reissueDemoCredentials, seedDemo } from "./state/seed";
+import { readStateFile, StateFileError, StateLog } from "./state/state-file";
+import { emptyState } from "./state/store";
 import type * as T from "./types";
 
-export type { RequestTimeouts } from "./client-errors";
-export { DEMO_IDS } from "./seed";
-export { StateFileError } from "./state-file";
+export type { RequestTimeouts } from "./http/client-errors";
+export { DEMO_IDS } from "./state/seed";
+export { StateFileError } from "./state/state-file";
 /** The records and settings the fake is driven with in process, as types.ts defines them. */
 export type {
   Caller,

@@ -5,7 +5,7 @@ import { checkDeploy, loseReservationRace } from "./deploy-checks";
 import { mergeEnv } from "./env";
 import { ApiFailure } from "./errors";
 import type { Lifecycle } from "./lifecycle";
-import { displayName, iso } from "./store";
+import { displayName, iso } from "./state/store";
 import type {
   Caller,
   DeployInput,

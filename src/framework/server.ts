@@ -6,9 +6,9 @@ import { setMaxListeners } from "node:events";
 import type * as proto from "../plugin/tfplugin6";
 import type { AnyProviderDefinition } from "./definitions";
 import type { Diagnostic } from "./diagnostics";
-import { applyResourceChange } from "./rpc/apply-resource-change";
-import { closeEphemeralResource, closeOpenEphemeralResources } from "./rpc/close-ephemeral-resource";
-import { configureProvider } from "./rpc/configure-provider";
+import { invokeAction } from "./rpc/action/invoke-action";
+import { planAction } from "./rpc/action/plan-action";
+import { validateActionConfig } from "./rpc/action/validate-action-config";
 import {
   type LooseAction,
   type LooseDataSource,
@@ -20,28 +20,31 @@ import {
   type ServerCore,
   type ServiceLog,
 } from "./rpc/core";
-import { generateResourceConfig } from "./rpc/generate-resource-config";
-import { getMetadata } from "./rpc/get-metadata";
-import { getProviderSchema } from "./rpc/get-provider-schema";
-import { getResourceIdentitySchemas } from "./rpc/get-resource-identity-schemas";
-import { importResourceState } from "./rpc/import-resource-state";
-import { invokeAction } from "./rpc/invoke-action";
-import { listResource } from "./rpc/list-resource";
-import { EPHEMERAL_MIN_TERRAFORM, openEphemeralResource } from "./rpc/open-ephemeral-resource";
-import { planAction } from "./rpc/plan-action";
-import { planResourceChange } from "./rpc/plan-resource-change";
-import { readDataSource } from "./rpc/read-data-source";
-import { readResource } from "./rpc/read-resource";
-import { renewEphemeralResource } from "./rpc/renew-ephemeral-resource";
-import { stopAll, stopProvider } from "./rpc/stop-provider";
-import { upgradeResourceIdentity } from "./rpc/upgrade-resource-identity";
-import { upgradeResourceState } from "./rpc/upgrade-resource-state";
-import { validateActionConfig } from "./rpc/validate-action-config";
-import { validateDataResourceConfig } from "./rpc/validate-data-resource-config";
-import { validateEphemeralResourceConfig } from "./rpc/validate-ephemeral-resource-config";
-import { validateListResourceConfig } from "./rpc/validate-list-resource-config";
-import { validateProviderConfig } from "./rpc/validate-provider-config";
-import { validateResourceConfig } from "./rpc/validate-resource-config";
+import { readDataSource } from "./rpc/data/read-data-source";
+import { validateDataResourceConfig } from "./rpc/data/validate-data-resource-config";
+import {
+  closeEphemeralResource,
+  closeOpenEphemeralResources,
+} from "./rpc/ephemeral/close-ephemeral-resource";
+import { EPHEMERAL_MIN_TERRAFORM, openEphemeralResource } from "./rpc/ephemeral/open-ephemeral-resource";
+import { renewEphemeralResource } from "./rpc/ephemeral/renew-ephemeral-resource";
+import { validateEphemeralResourceConfig } from "./rpc/ephemeral/validate-ephemeral-resource-config";
+import { getResourceIdentitySchemas } from "./rpc/identity-list/get-resource-identity-schemas";
+import { listResource } from "./rpc/identity-list/list-resource";
+import { upgradeResourceIdentity } from "./rpc/identity-list/upgrade-resource-identity";
+import { validateListResourceConfig } from "./rpc/identity-list/validate-list-resource-config";
+import { configureProvider } from "./rpc/provider/configure-provider";
+import { getMetadata } from "./rpc/provider/get-metadata";
+import { getProviderSchema } from "./rpc/provider/get-provider-schema";
+import { stopAll, stopProvider } from "./rpc/provider/stop-provider";
+import { validateProviderConfig } from "./rpc/provider/validate-provider-config";
+import { applyResourceChange } from "./rpc/resource/apply-resource-change";
+import { generateResourceConfig } from "./rpc/resource/generate-resource-config";
+import { importResourceState } from "./rpc/resource/import-resource-state";
+import { planResourceChange } from "./rpc/resource/plan-resource-change";
+import { readResource } from "./rpc/resource/read-resource";
+import { upgradeResourceState } from "./rpc/resource/upgrade-resource-state";
+import { validateResourceConfig } from "./rpc/resource/validate-resource-config";
 import { checkNoWriteOnly } from "./schema";
 
 export { olderThan } from "./rpc/values";

@@ -1,8 +1,8 @@
 import type { ApiKey } from "../api/schemas";
 import { attr, defineSchema, type ListResourceDefinition, lengthBetween, oneOf } from "../framework";
-import { type apiKeyResource, apiKeyToState } from "../resources/api-key";
-import { clientOf, type ProviderData } from "../resources/provider-data";
-import { errorToDiagnostic } from "../resources/refusals";
+import { clientOf, type ProviderData } from "../provider/provider-data";
+import { errorToDiagnostic } from "../provider/refusals";
+import { type apiKeyResource, apiKeyToState } from "../resources/api-key/resource";
 import { createdAfter, hasPrefix, listOptions, rfc3339 } from "./common";
 
 // The gpurental_api_key list resource (Terraform 1.14+): the organization's active API keys for

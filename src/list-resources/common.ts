@@ -1,6 +1,6 @@
 import type { RequestOptions } from "../api/client";
 import { check, type HandlerContext, type Validator } from "../framework";
-import { budgetOf, READ_TIMEOUT_MS, within } from "../resources/deadline";
+import { budgetOf, READ_TIMEOUT_MS, within } from "../provider/deadline";
 
 // What the list resources share: the options of their API reads and the validators of their
 // filters.

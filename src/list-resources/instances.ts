@@ -1,9 +1,9 @@
 import { INSTANCE_STATUSES, type Instance } from "../api/schemas";
 import { attr, defineSchema, type ListResourceDefinition, lengthBetween, oneOf } from "../framework";
-import { listedInstanceState } from "../resources/instance";
-import type { instanceSchema } from "../resources/instance-schema";
-import { clientOf, type ProviderData } from "../resources/provider-data";
-import { errorToDiagnostic } from "../resources/refusals";
+import { clientOf, type ProviderData } from "../provider/provider-data";
+import { errorToDiagnostic } from "../provider/refusals";
+import { listedInstanceState } from "../resources/instance/convert";
+import type { instanceSchema } from "../resources/instance/schema";
 import { createdAfter, hasPrefix, listOptions, rfc3339 } from "./common";
 
 // The gpurental_instance list resource (Terraform 1.14+): the organization's instances for

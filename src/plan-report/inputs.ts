@@ -1,4 +1,4 @@
-import type { OfferFilter } from "../resources/offer-selection";
+import type { OfferFilter } from "../market/offer-selection";
 import type { JsonObject, JsonValue } from "../tfstate/json";
 import type { ResourceChange } from "../tfstate/plan";
 

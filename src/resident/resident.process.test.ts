@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { connect as connectSocket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { formatStatus, formatStop, residentStatus, stopResident } from "../cli/resident";
+import { formatStatus, formatStop, residentStatus, stopResident } from "../cli/provider/resident";
 import { derToPem, generateServerCertificate } from "../plugin/cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../plugin/handshake";
 import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-client";

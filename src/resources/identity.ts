@@ -7,7 +7,7 @@ import {
   type IdentityValue,
   identityAttr,
 } from "../framework";
-import type { ProviderData } from "./provider-data";
+import type { ProviderData } from "../provider/provider-data";
 
 // The identity of gpurental_instance and gpurental_api_key (Terraform 1.12+ and OpenTofu 1.12+):
 // what names the remote object without the rest of the state. Terraform stores it beside the state,

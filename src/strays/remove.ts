@@ -2,7 +2,7 @@ import type { GpurentalClient } from "../api/client";
 import { GpurentalError } from "../api/errors";
 import type { Instance } from "../api/schemas";
 import { waitForInstance } from "../api/waiter";
-import type { CredentialKind } from "../resources/provider-data";
+import type { CredentialKind } from "../provider/provider-data";
 import type { StrayReport } from "./find";
 
 // Destroying stray instances and revoking stray API keys, once the caller has confirmed. Each object

@@ -2,8 +2,8 @@
 // on, a creation Terraform's stop interrupts, and the one entry of a journal.
 import { createServer } from "node:net";
 import type { DeployJournal, JournalEntry } from "../journal";
-import type { KeyEnv } from "../resources/api-key-journal";
-import type { DeploySettings } from "../resources/provider-data";
+import type { DeploySettings } from "../provider/provider-data";
+import type { KeyEnv } from "../resources/api-key/journal";
 import { useKeyJournalFixture } from "./key-journal";
 
 export const { fake, logged, goneRun, thisRun, client, journal, settings, env, liveKeys, warnings } =

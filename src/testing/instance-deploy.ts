@@ -3,8 +3,8 @@
 // hooks, so the build leaves this folder out (tsconfig.build.json).
 import { GpurentalClient } from "../api/client";
 import { currentRun, DeployJournal, locateJournal, type RunIdentity } from "../journal";
-import type { DeployEnv } from "../resources/instance-deploy";
-import type { InstanceApi } from "../resources/instance-model";
+import type { DeployEnv } from "../resources/instance/deploy";
+import type { InstanceApi } from "../resources/instance/model";
 import { useFakeBackend } from "./fake-backend";
 
 export const fake = useFakeBackend({ workDir: "test" });

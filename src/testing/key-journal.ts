@@ -5,8 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { GpurentalClient } from "../api/client";
 import { currentRun, DeployJournal, locateJournal, type RunIdentity } from "../journal";
-import type { KeyEnv } from "../resources/api-key-journal";
-import type { DeploySettings } from "../resources/provider-data";
+import type { DeploySettings } from "../provider/provider-data";
+import type { KeyEnv } from "../resources/api-key/journal";
 import { type FakeBackendFixture, useFakeBackend } from "./fake-backend";
 
 /** What {@link useKeyJournalFixture} gives a test file. */

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
-import { DEMO_STACK, type DeployedContext, runDemo } from "../../src/cli/demo";
+import { DEMO_STACK, type DeployedContext, runDemo } from "../../src/cli/demo/demo";
 import { DEMO_IDS } from "../../src/fake-backend";
 
 // End to end with the real terraform and cdktf CLIs: the example app is synthesized, deployed

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
-import { installProvider } from "../../src/cli/provider";
+import { installProvider } from "../../src/cli/provider/provider";
 import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { version } from "../../src/version";
 import { cdktfCliEnv } from "./cli-env";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { LocalBackend, TerraformOutput, TerraformStack, Testing } from "cdktf";
 import { GpurentalClient } from "../../src/api/client";
-import { installProvider } from "../../src/cli/provider";
+import { installProvider } from "../../src/cli/provider/provider";
 import { ApiKey, GpurentalProvider, Instance, OfferLookup, TemplateLookup } from "../../src/constructs";
 import { DEMO_IDS, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { version } from "../../src/version";

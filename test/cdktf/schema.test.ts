@@ -10,7 +10,7 @@ import {
   SCHEMA_FILE,
 } from "../../scripts/generate/generate-schema";
 import { isCredentialKey } from "../../src/api/redact";
-import { installProvider } from "../../src/cli/provider";
+import { installProvider } from "../../src/cli/provider/provider";
 import { version } from "../../src/version";
 
 // The committed schema and bindings must be exactly what `npm run schema` produces from the

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
-import { installProvider } from "../../src/cli/provider";
+import { installProvider } from "../../src/cli/provider/provider";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { version } from "../../src/version";
 import { cdktfCliEnv } from "./cli-env";

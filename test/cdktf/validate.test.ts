@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { TerraformOutput, TerraformStack, Testing } from "cdktf";
 import { GpuWorkstationStack } from "../../examples/cdktf-app/stack";
 import { ApiKey, GpurentalProvider, Instance, OfferLookup, TemplateLookup } from "../../src";
-import { installProvider } from "../../src/cli/provider";
+import { installProvider } from "../../src/cli/provider/provider";
 import { version } from "../../src/version";
 
 // The expressions the constructs write (for-expressions over data sources, postconditions with

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { buildSync } from "esbuild";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
-import { COMPACT_MIN_BYTES, COMPACT_RATIO, readStateFile } from "../../src/fake-backend/state-file";
+import { COMPACT_MIN_BYTES, COMPACT_RATIO, readStateFile } from "../../src/fake-backend/state/state-file";
 import { call, createKey, deploy } from "./helpers";
 
 describe("persistence: a restart with the same state file loses nothing", () => {

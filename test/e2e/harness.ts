@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import { buildProvider, bundle } from "../../scripts/build/bundle-provider";
-import { type InstallResult, installProvider } from "../../src/cli/provider";
+import { type InstallResult, installProvider } from "../../src/cli/provider/provider";
 import { HARNESS_SOURCES, type SharedProvider, sameSources, sharedProvider } from "./shared-provider";
 
 // Runs the real terraform (or tofu) CLI against a provider installed into a filesystem mirror: the

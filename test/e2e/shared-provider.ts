@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildProvider } from "../../scripts/build/bundle-provider";
-import { type InstallResult, installProvider, normalizeSource } from "../../src/cli/provider";
+import { type InstallResult, installProvider, normalizeSource } from "../../src/cli/provider/provider";
 
 // One provider build and one filesystem mirror for every suite of a Jest run. Jest's global setup
 // builds the provider from the sources once (the production layout of scripts/build/bundle-provider.js:

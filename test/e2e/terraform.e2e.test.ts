@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { packageHash } from "../../src/cli/provider";
+import { packageHash } from "../../src/cli/provider/provider";
 import { findTerraform, type StateResource, TerraformHarness } from "./harness";
 
 // The real terraform CLI against the real provider executable, installed from a filesystem mirror,

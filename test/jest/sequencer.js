@@ -28,7 +28,7 @@ const ESTIMATES = {
   "test/e2e/examples-hcl.e2e.test.ts": 20,
   "test/e2e/resources/resident-interruptions.e2e.test.ts": 20,
   "test/e2e/terraform.e2e.test.ts": 17,
-  "src/cli/strays.test.ts": 13,
+  "src/cli/account/strays.test.ts": 13,
   "test/contract/persistence.test.ts": 12,
   "test/cdktf/schema.test.ts": 10,
   "test/cdktn/bindings.test.ts": 12,

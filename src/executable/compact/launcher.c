@@ -556,7 +556,7 @@ static int run_from_memory(const struct payload *p, char **argv) {
   if (fd < 0) return fail("cannot unpack its runtime: %s; memory: %s", reasons, strerror(errno));
   const char *why = NULL;
   if (unpack(p, fd, &why) != 0) return fail("cannot unpack its runtime into memory: %s", why);
-  // The provider warns on every command (src/provider.ts, RUNTIME_IN_MEMORY_ENV).
+  // The provider warns on every command (src/provider/provider.ts, RUNTIME_IN_MEMORY_ENV).
   setenv("GPURENTAL_RUNTIME_IN_MEMORY", "1", 1);
   fexecve(fd, argv, environ);
   return fail("cannot run its runtime from memory: %s", strerror(errno));

@@ -1,5 +1,5 @@
 import { type Diagnostics, parseDuration } from "../../framework";
-import { DEFAULT_RECONCILE_TIMEOUT_MS } from "../../resources/provider-data";
+import { DEFAULT_RECONCILE_TIMEOUT_MS } from "../provider-data";
 import { invalidDurationVariable, invalidReconcileTimeout } from "./diagnostics";
 import { type Resolved, where } from "./settings";
 

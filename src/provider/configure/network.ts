@@ -1,6 +1,6 @@
 import { resolve as resolvePath } from "node:path";
-import { Network, TrustSettingError } from "../../api/network";
-import { ProxySettingError, type ProxySettings } from "../../api/proxy";
+import { Network, TrustSettingError } from "../../api/network/network";
+import { ProxySettingError, type ProxySettings } from "../../api/network/proxy";
 import { type Diagnostics, isUnknown } from "../../framework";
 import { emptyProxy, invalidNetworkSetting } from "./diagnostics";
 import { PROVIDER_ENV, PROXY_ARGS, type Resolved } from "./settings";

@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { runHclDemo } from "../../../src/cli/demo-hcl";
-import { HCL_EXAMPLE_FILES } from "../../../src/cli/example";
+import { HCL_EXAMPLE_FILES } from "../../../src/cli/demo/example";
+import { runHclDemo } from "../../../src/cli/demo/hcl";
 import { runBinary } from "./io";
 
 // `gpurental demo --hcl` with the real terraform, from the npm package (the built dist/): the

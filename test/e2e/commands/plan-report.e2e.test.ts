@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { GpurentalClient } from "../../../src/api/client";
-import { PLAN_REPORT_EXIT, runPlanReport } from "../../../src/cli/plan-report";
+import { PLAN_REPORT_EXIT, runPlanReport } from "../../../src/cli/account/plan-report";
 import { formatMicro } from "../../../src/report/money";
 import type { RunResult } from "../harness";
 import {

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { GpurentalClient } from "../../../src/api/client";
-import { runStrays, STRAYS_EXIT } from "../../../src/cli/strays";
+import { runStrays, STRAYS_EXIT } from "../../../src/cli/account/strays";
 import { formatMicro } from "../../../src/report/money";
 import type { RunResult } from "../harness";
 import {

@@ -1,6 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runStrays, STRAYS_EXIT } from "../../../src/cli/strays";
+import { runStrays, STRAYS_EXIT } from "../../../src/cli/account/strays";
 import { testIO } from "../commands/io";
 import type { RunResult } from "../harness";
 import {

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { runStrays, STRAYS_EXIT } from "../../../src/cli/strays";
+import { runStrays, STRAYS_EXIT } from "../../../src/cli/account/strays";
 import { journalFiles, readJournalFile } from "../../../src/journal";
 import { testIO } from "../commands/io";
 import {

@@ -1,0 +1,280 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CREDENTIALS } from "../../api/testing/credentials";
+import type { CommandIO } from "../io";
+import { type ApiFlags, apiAccess } from "./api-access";
+import { runPlanReport } from "./plan-report";
+import { runStrays, STRAYS_EXIT, type StraysOptions } from "./strays";
+
+// `gpurental strays` refusing what it must refuse before it reads anything, and the API settings
+// it shares with plan-report. Finding strays against the fake backend and the real terraform is in
+// test/e2e/commands/strays.e2e.test.ts.
+
+const TOKEN = `gps_${"7e57".repeat(12)}`;
+
+function io(env: NodeJS.ProcessEnv, cwd: string): CommandIO & { out: string; err: string } {
+  const x = {
+    out: "",
+    err: "",
+    stdout: (t: string) => {
+      x.out += t;
+    },
+    stderr: (t: string) => {
+      x.err += t;
+    },
+    env,
+    cwd,
+    interactive: false,
+    readStdin: async () => "",
+    ask: async () => undefined,
+    now: () => Date.now(),
+  };
+  return x;
+}
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "gpurental-strays-cli-"));
+  writeFileSync(join(dir, "s.tfstate"), JSON.stringify({ version: 4, resources: [] }));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+test.each<[string, string[], StraysOptions, NodeJS.ProcessEnv, RegExp]>([
+  ["no source", [], {}, {}, /give at least one state to compare with/],
+  [
+    "destroy and import",
+    ["s.tfstate"],
+    { destroy: true, import: true },
+    {},
+    /--destroy and --import\/--output-import are opposites/,
+  ],
+  ["--yes alone", ["s.tfstate"], { yes: true }, {}, /--yes confirms --destroy, which was not given/],
+  [
+    "no API address",
+    ["s.tfstate"],
+    {},
+    { GPURENTAL_TOKEN: TOKEN },
+    /pass --base-url or set GPURENTAL_BASE_URL/,
+  ],
+  [
+    "no token",
+    ["s.tfstate"],
+    {},
+    { GPURENTAL_BASE_URL: "http://127.0.0.1:1" },
+    /no credential: set GPURENTAL_TOKEN/,
+  ],
+  [
+    "an unreadable state",
+    ["nope.tfstate"],
+    {},
+    { GPURENTAL_BASE_URL: "http://127.0.0.1:1", GPURENTAL_TOKEN: TOKEN },
+    /nope\.tfstate does not exist/,
+  ],
+])("%s: exit 1 with a message", async (_name, sources, opts, env, message) => {
+  const x = io(env, dir);
+  expect(await runStrays(sources, opts, x)).toBe(STRAYS_EXIT.failed);
+  expect(x.err).toMatch(message);
+  expect(x.out).toBe("");
+  expect(x.err).not.toContain(TOKEN);
+});
+
+test("an unreachable API names the address; the token never appears", async () => {
+  const x = io({ GPURENTAL_BASE_URL: "http://127.0.0.1:1", GPURENTAL_TOKEN: TOKEN }, dir);
+  expect(await runStrays(["s.tfstate"], {}, x)).toBe(STRAYS_EXIT.failed);
+  expect(x.err).toMatch(
+    /^error: .*127\.0\.0\.1:1.*\(the API address comes from --base-url or GPURENTAL_BASE_URL\)/,
+  );
+  expect(x.err).not.toContain(TOKEN);
+}, 60_000);
+
+test("a failed read cancels the other before strays answers: no request is left running", async () => {
+  // GET /v1/instances is refused (401, never retried) once GET /v1/api-keys has arrived, which is
+  // held unanswered: the command must not answer while that read is still open (it would go on
+  // until its timeout, then retry, in the process that ran the command).
+  let held: IncomingMessage | undefined;
+  let heldClosed = false;
+  let refuse: (() => void) | undefined;
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith("/v1/api-keys")) {
+      held = req;
+      req.socket.once("close", () => {
+        heldClosed = true;
+      });
+      refuse?.();
+      return;
+    }
+    refuse = () => {
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { code: "TOKEN_INVALID", message: "the key was revoked" } }));
+    };
+    if (held) refuse();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const x = io({ GPURENTAL_BASE_URL: url, GPURENTAL_TOKEN: TOKEN }, dir);
+    expect(await runStrays(["s.tfstate"], {}, x)).toBe(STRAYS_EXIT.failed);
+    expect(x.err).toMatch(/TOKEN_INVALID/);
+    expect(held).toBeDefined();
+    // The client closed the held request's connection; the server hears of it a moment later.
+    const until = Date.now() + 10_000;
+    while (!heldClosed && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect({ heldRequestClosed: heldClosed }).toEqual({ heldRequestClosed: true });
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+test("plan-report: a failed read cancels the others before it answers: no request is left running", async () => {
+  // The fixture plan prices a pinned offer (GET /v1/offers/{id}) and an offer_filter (the market,
+  // GET /v1/offers?...), and checks each deploy. The pinned offer's read is refused (401, never
+  // retried) once another read has arrived and is held unanswered: the command must cancel every
+  // held read before it answers.
+  const held: { url: string; closed: boolean }[] = [];
+  let refuse: (() => void) | undefined;
+  const json = (res: import("node:http").ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(JSON.stringify(body));
+  };
+  const server = createServer((req, res) => {
+    const url = req.url ?? "";
+    if (url.startsWith("/v1/instances")) return json(res, 200, { items: [] });
+    if (url.startsWith("/v1/me"))
+      return json(res, 401, { error: { code: "TOKEN_INVALID", message: "no session" } });
+    if (/^\/v1\/offers\/[^/?]+$/.test(url)) {
+      refuse = () => json(res, 401, { error: { code: "TOKEN_INVALID", message: "the key was revoked" } });
+      if (held.length > 0) refuse();
+      return;
+    }
+    const h = { url, closed: false };
+    held.push(h);
+    req.socket.once("close", () => {
+      h.closed = true;
+    });
+    refuse?.();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const x = io({ GPURENTAL_BASE_URL: url, GPURENTAL_TOKEN: TOKEN }, dir);
+    const plan = join(__dirname, "..", "tfstate", "fixtures", "plan.json");
+    expect(await runPlanReport(plan, {}, x)).toBe(1);
+    expect(x.err).toMatch(/TOKEN_INVALID/);
+    expect(held.length).toBeGreaterThan(0);
+    // The client closed each held request's connection; the server hears of it a moment later.
+    const until = Date.now() + 10_000;
+    while (held.some((h) => !h.closed) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(held.filter((h) => !h.closed).map((h) => h.url)).toEqual([]);
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+test.each<[string, ApiFlags, NodeJS.ProcessEnv, string]>([
+  [
+    "a session token pasted as --org-id",
+    { orgId: CREDENTIALS.session },
+    { GPURENTAL_BASE_URL: "http://127.0.0.1:1", GPURENTAL_TOKEN: TOKEN },
+    CREDENTIALS.session,
+  ],
+  [
+    "an API address whose query holds an access token",
+    { baseUrl: `ftp://relay.example/?token=${CREDENTIALS.accessToken}` },
+    { GPURENTAL_TOKEN: TOKEN },
+    CREDENTIALS.accessToken,
+  ],
+  [
+    "an API key secret given as the API address",
+    {},
+    { GPURENTAL_BASE_URL: CREDENTIALS.keySecret, GPURENTAL_TOKEN: TOKEN },
+    CREDENTIALS.keySecret,
+  ],
+])(
+  "%s is refused without printing the credential, by strays and plan-report",
+  async (_n, opts, env, secret) => {
+    const strays = io(env, dir);
+    expect(await runStrays(["s.tfstate"], opts, strays)).toBe(STRAYS_EXIT.failed);
+    const report = io(env, dir);
+    expect(await runPlanReport("plan.json", opts, report)).toBe(1);
+    for (const x of [strays, report]) {
+      expect(x.err).toMatch(/^error: .*(--org-id|--base-url|GPURENTAL_BASE_URL) must be/);
+      expect(x.err).toContain("[REDACTED]");
+      expect(x.err + x.out).not.toContain(secret);
+    }
+  },
+);
+
+test.each([
+  ["with a user and password", "http://user:s3cr3tPASS@127.0.0.1:18801"],
+  ["with a password holding / and @", "https://ci:s3cr3t/PASS@x@api.example.com"],
+  ["whose password is longer than the message quotes", `http://u:${"s3cr3tPASS".repeat(30)}@api.example.com`],
+])("an API address %s is refused with the password masked, by strays and plan-report", async (_n, url) => {
+  const env = { GPURENTAL_BASE_URL: url, GPURENTAL_TOKEN: TOKEN };
+  const strays = io(env, dir);
+  expect(await runStrays(["s.tfstate"], {}, strays)).toBe(STRAYS_EXIT.failed);
+  const report = io(env, dir);
+  expect(await runPlanReport("plan.json", {}, report)).toBe(1);
+  for (const x of [strays, report]) {
+    expect(x.err).toMatch(
+      /^error: GPURENTAL_BASE_URL must be an http or https URL without credentials, got "https?:\/\/\*\*\*@/,
+    );
+    expect(x.err + x.out).not.toMatch(/s3cr3t/);
+  }
+});
+
+describe("apiAccess", () => {
+  const env = { GPURENTAL_BASE_URL: "https://api.example.com", GPURENTAL_TOKEN: `gpr_${"ab".repeat(24)}` };
+
+  test("an API key's prefix is known, so its own key can be told among the organization's", () => {
+    expect(apiAccess({}, env, "t")).toMatchObject({ credential: "api_key", keyPrefix: "gpr_abababab" });
+    expect(apiAccess({}, { ...env, GPURENTAL_TOKEN: TOKEN }, "t")).toMatchObject({ credential: "session" });
+  });
+
+  test("flags win over the environment; the token comes from a file, never a flag", () => {
+    writeFileSync(join(dir, "token"), `${TOKEN}\n`);
+    const a = apiAccess({ baseUrl: "http://localhost:8787", tokenFile: join(dir, "token") }, env, "t");
+    expect(a.client.baseUrl).toBe("http://localhost:8787");
+    expect(a.credential).toBe("session");
+  });
+
+  test.each<[string, Parameters<typeof apiAccess>[0], NodeJS.ProcessEnv, RegExp]>([
+    [
+      "a URL with /v1",
+      { baseUrl: "https://api.example.com/v1" },
+      env,
+      /--base-url must be the address without the \/v1 path/,
+    ],
+    [
+      "not a URL",
+      {},
+      { ...env, GPURENTAL_BASE_URL: "api.example.com" },
+      /GPURENTAL_BASE_URL must be an http or https URL/,
+    ],
+    ["an empty flag", { baseUrl: "" }, env, /--base-url must not be empty/],
+    [
+      "a token with a space",
+      {},
+      { ...env, GPURENTAL_TOKEN: "gpr_ab cd" },
+      /GPURENTAL_TOKEN must hold a single word/,
+    ],
+    [
+      "an unreadable token file",
+      { tokenFile: "/nonexistent/token" },
+      env,
+      /--token-file \/nonexistent\/token cannot be read \(ENOENT\)/,
+    ],
+    [
+      "an org id that is no UUID",
+      { orgId: "acme" },
+      env,
+      /--org-id must be an organization ID \(a UUID\), got "acme"/,
+    ],
+  ])("%s is refused, naming the flag or variable", (_n, flags, e, message) => {
+    expect(() => apiAccess(flags, e, "t")).toThrow(message);
+  });
+});

@@ -1,0 +1,282 @@
+import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { stringify } from "lossless-json";
+import type { ApiKey, Instance } from "../../api/schemas";
+import { importConfiguration } from "../../strays/adopt";
+import { findStrays, type StrayReport, strayCount } from "../../strays/find";
+import { closeImportedEntries, markLateArrivals } from "../../strays/journals";
+import { type RemovalOutcome, removeStrays } from "../../strays/remove";
+import { renderStraysText, straysJson } from "../../strays/render";
+import { readStateSources, type SourceContext } from "../../tfstate/sources";
+import type { StateSnapshot } from "../../tfstate/state";
+import { type CommandIO, inCi, processIO } from "../io";
+import { type ApiAccess, type ApiFlags, apiAccess, commandErrorText, isUserFacing } from "./api-access";
+
+// `gpurental strays`: the organization's instances and API keys that no given state holds, for a
+// person (a table), a machine (--json) and a nightly CI job (the exit code), with two ways out on
+// request: configuration that adopts them (--import, --output-import) or a destroy and revoke
+// (--destroy, confirmed by a person or by --yes, never in CI without --yes).
+
+/** Exit codes of `gpurental strays`. */
+export const STRAYS_EXIT = {
+  /** No strays (or every one was destroyed or revoked). */
+  none: 0,
+  /** The command failed: bad arguments, an unreadable state, the API or terraform failed, a removal failed or was refused. */
+  failed: 1,
+  /** Strays found (and, with --destroy, some remain). */
+  found: 2,
+} as const;
+
+/** Options of {@link runStrays}, as the flags give them. */
+export interface StraysOptions extends ApiFlags {
+  stack?: string[];
+  planDir?: string;
+  json?: boolean;
+  import?: boolean;
+  outputImport?: string;
+  destroy?: boolean;
+  yes?: boolean;
+  wait?: boolean;
+  waitTimeout?: number;
+}
+
+/**
+ * The organization's instances and API keys, read at once. When one read fails, the other is
+ * cancelled and awaited before the failure is thrown: a read left running would go on retrying
+ * (until first contact, bounded) after the command has answered, in the command's process.
+ */
+async function readOrganization(api: ApiAccess): Promise<[Instance[], ApiKey[]]> {
+  const cancel = new AbortController();
+  let failure: { error: unknown } | undefined;
+  const read = <T>(call: Promise<T>): Promise<T> =>
+    call.catch((error: unknown) => {
+      failure ??= { error };
+      cancel.abort();
+      throw error;
+    });
+  const opts = { signal: cancel.signal };
+  const instances = read(api.client.listInstances({}, opts));
+  const apiKeys = read(api.client.listApiKeys(opts));
+  await Promise.allSettled([instances, apiKeys]);
+  // The first failure is the cause; the other read's is its cancellation.
+  if (failure) throw failure.error;
+  return [await instances, await apiKeys];
+}
+
+async function listStrays(
+  sources: readonly string[],
+  opts: StraysOptions,
+  api: ApiAccess,
+  ctx: SourceContext,
+  now: () => number,
+): Promise<StrayReport> {
+  const states: StateSnapshot[] = await readStateSources(sources, ctx, {
+    ...(opts.stack ? { stacks: opts.stack } : {}),
+    ...(opts.planDir ? { planDir: opts.planDir } : {}),
+  });
+  const [instances, apiKeys] = await readOrganization(api);
+  const report = findStrays({ instances, apiKeys, states, keyPrefix: api.keyPrefix, now: now() });
+  markLateArrivals(report, sources, ctx.env, ctx.cwd, now());
+  return report;
+}
+
+/** Keeps the strays of `first` that `second` still finds: what a confirmed removal may touch. */
+function stillStrays(first: StrayReport, second: StrayReport): { report: StrayReport; dropped: string[] } {
+  const inst = new Set(second.instances.map((s) => s.instance.id));
+  const keys = new Set(second.apiKeys.map((k) => k.key.id));
+  const dropped = [
+    ...first.instances.filter((s) => !inst.has(s.instance.id)).map((s) => `instance ${s.instance.id}`),
+    ...first.apiKeys.filter((k) => !keys.has(k.key.id)).map((k) => `API key ${k.key.id}`),
+  ];
+  return {
+    report: {
+      ...second,
+      instances: second.instances.filter((s) => first.instances.some((f) => f.instance.id === s.instance.id)),
+      apiKeys: second.apiKeys.filter((k) => first.apiKeys.some((f) => f.key.id === k.key.id)),
+    },
+    dropped,
+  };
+}
+
+/** Runs `gpurental strays` and returns its exit code (see {@link STRAYS_EXIT}). */
+export async function runStrays(
+  sources: readonly string[],
+  opts: StraysOptions,
+  io: CommandIO,
+): Promise<number> {
+  const say = (t: string) => (opts.json || opts.import ? io.stderr(t) : io.stdout(t));
+  try {
+    if (sources.length === 0) {
+      throw new InvalidArgumentError(
+        "give at least one state to compare with: a state file, `terraform show -json` output, a working directory or a CDKTF project (without one, everything would be a stray)",
+      );
+    }
+    if (opts.destroy && (opts.import || opts.outputImport)) {
+      throw new InvalidArgumentError("--destroy and --import/--output-import are opposites: choose one");
+    }
+    if (opts.yes && !opts.destroy)
+      throw new InvalidArgumentError("--yes confirms --destroy, which was not given");
+    const api = apiAccess(opts, io.env, "gpurental-strays");
+    const ctx: SourceContext = { env: io.env, cwd: io.cwd, readStdin: () => io.readStdin() };
+    const report = await listStrays(sources, opts, api, ctx, () => io.now());
+    const hcl = opts.import || opts.outputImport ? importConfiguration(report) : "";
+    const found = strayCount(report);
+    // The import blocks say where these instances go: no create of a journal may adopt them too.
+    if (hcl) {
+      closeImportedEntries(
+        report.instances.map((s) => s.instance.id),
+        sources,
+        io.env,
+        io.cwd,
+      );
+    }
+
+    if (opts.outputImport) {
+      const file = resolve(io.cwd, opts.outputImport);
+      if (hcl) {
+        writeFileSync(file, hcl);
+        io.stderr(`Import blocks for ${found} stray(s) written to ${file}\n`);
+      } else {
+        io.stderr(`No strays: ${file} was not written\n`);
+      }
+    }
+    if (!opts.json) {
+      if (opts.import) {
+        io.stdout(hcl);
+        io.stderr(renderStraysText(report));
+      } else {
+        io.stdout(renderStraysText(report));
+      }
+    }
+
+    let removals: RemovalOutcome[] | undefined;
+    let exit: number = found > 0 ? STRAYS_EXIT.found : STRAYS_EXIT.none;
+    if (opts.destroy && found > 0) {
+      const what = `${report.instances.length} instance(s) (their disks are lost) and revoke ${report.apiKeys.filter((k) => !k.thisCredential).length} API key(s)`;
+      if (!opts.yes) {
+        if (inCi(io.env)) {
+          throw new InvalidArgumentError(
+            `CI is set, so nothing is destroyed without --yes: add --yes to destroy ${what}`,
+          );
+        }
+        if (!io.interactive || sources.includes("-")) {
+          throw new InvalidArgumentError(
+            `standard input is not a terminal to confirm on: add --yes to destroy ${what}`,
+          );
+        }
+        const answer = await io.ask(`Destroy ${what} listed above? Only 'yes' is accepted: `);
+        if (answer?.trim() !== "yes") {
+          io.stderr("Nothing was destroyed or revoked.\n");
+          if (opts.json) io.stdout(`${stringify(straysJson(report), null, 2)}\n`);
+          return exit;
+        }
+      }
+      // The states and the organization are read again: an apply may have adopted one meanwhile.
+      const again = await listStrays(sources, opts, api, ctx, () => io.now());
+      const { report: targets, dropped } = stillStrays(report, again);
+      for (const d of dropped) say(`${d}: no longer a stray, left alone\n`);
+      removals = await removeStrays(api.client, targets, {
+        credential: api.credential,
+        wait: opts.wait !== false,
+        waitTimeoutMs: opts.waitTimeout ?? 10 * 60_000,
+        progress: (line) => say(`${line}\n`),
+      });
+      const failed = removals.some((r) => r.result === "failed");
+      const remaining = removals.filter((r) => r.result === "failed" || r.result === "skipped").length;
+      const ownSkipped = removals.some((r) => r.detail?.startsWith("this command's own"));
+      const left = remaining - (ownSkipped ? 1 : 0);
+      exit = failed ? STRAYS_EXIT.failed : left > 0 ? STRAYS_EXIT.found : STRAYS_EXIT.none;
+    }
+
+    if (opts.json) {
+      const doc: Record<string, unknown> = straysJson(report);
+      if (opts.import) doc.import_configuration = hcl;
+      if (removals) doc.removals = removals;
+      io.stdout(`${stringify(doc, null, 2)}\n`);
+    }
+    return exit;
+  } catch (err) {
+    if (err instanceof InvalidArgumentError || isUserFacing(err)) {
+      io.stderr(`error: ${commandErrorText(err as Error)}\n`);
+      return STRAYS_EXIT.failed;
+    }
+    throw err;
+  }
+}
+
+/** Parses a duration flag: "90s", "10m", "1h". */
+function parseDuration(value: string): number {
+  const m = /^(\d+)(s|m|h)$/.exec(value.trim());
+  if (!m)
+    throw new InvalidArgumentError(
+      `--wait-timeout must be a duration such as 90s, 10m or 1h, got '${value}'.`,
+    );
+  const n = Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "s" | "m" | "h"];
+  if (n <= 0) throw new InvalidArgumentError(`--wait-timeout must be longer than 0, got '${value}'.`);
+  return n;
+}
+
+/** Adds the API flags every reading command shares. */
+export function addApiOptions(cmd: Command): Command {
+  return cmd
+    .option("--base-url <url>", "API address (default: $GPURENTAL_BASE_URL)")
+    .option(
+      "--token-file <path>",
+      "file holding the token (default: $GPURENTAL_TOKEN); never pass a token as a flag",
+    )
+    .option(
+      "--org-id <uuid>",
+      "organization to act in (default: $GPURENTAL_ORG_ID, else the credential's own)",
+    )
+    .option(
+      "--ca-cert-file <path>",
+      "PEM file of extra CAs to trust, for a private CA or a TLS-inspecting proxy (default: $GPURENTAL_CA_CERT_FILE)",
+    );
+}
+
+/** Registers `gpurental strays`. */
+export function register(program: Command): void {
+  const cmd = program
+    .command("strays")
+    .description(
+      "List the organization's instances and API keys that no given state holds (exit 2 when there are any)",
+    )
+    .argument(
+      "<sources...>",
+      "states to compare with: state files (.tfstate), `terraform show -json` output (state or plan), saved plan files, Terraform working directories (read with `terraform state pull`), CDKTF or CDK Terrain projects (every synthesized stack, or --stack) or synthesized stack directories; - reads JSON from stdin",
+    )
+    .option(
+      "--stack <name...>",
+      "CDKTF stacks to read from the CDKTF projects given (default: all synthesized stacks)",
+    )
+    .option(
+      "--plan-dir <dir>",
+      "working directory of the saved plan files given (default: their own when initialized, else the current one)",
+    )
+    .option("--json", "print the report as JSON")
+    .option(
+      "--import",
+      "print import and resource blocks that adopt the strays on stdout (the table goes to stderr)",
+    )
+    .option("--output-import <file>", "write the import and resource blocks to a file")
+    .option("--destroy", "destroy the stray instances and revoke the stray API keys, after confirmation")
+    .option(
+      "--yes",
+      "confirm --destroy without a question (needed without a terminal, and whenever CI is set)",
+    )
+    .option("--no-wait", "with --destroy, do not wait until each instance is destroyed")
+    .addOption(
+      new Option("--wait-timeout <duration>", "with --destroy, how long to wait for each instance (e.g. 10m)")
+        .argParser(parseDuration)
+        .default(10 * 60_000, "10m"),
+    );
+  addApiOptions(cmd)
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 no strays (or all removed), 1 the command failed, 2 strays found (or some remain after --destroy).\n\nWith Terraform 1.14 or later, `terraform query` is its counterpart: the provider's list resources (gpurental_instance, gpurental_api_key) list the whole organization, and -generate-config-out writes import blocks by identity. This command is the one that compares with your states.",
+    )
+    .action(async (sources: string[], opts: StraysOptions) => {
+      process.exitCode = await runStrays(sources, opts, processIO());
+    });
+}

@@ -1,0 +1,92 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { testIO } from "../../../test/e2e/commands/io";
+import { DeployJournal, journalFiles, locateJournal, type RunIdentity } from "../../journal";
+import { workingDirJournals } from "../../journal/open";
+import { journalIn, journalServer, STORE_KINDS } from "../../testing/journal-stores";
+import { IMPORTED_SUFFIX, JOURNAL_EXIT, runJournalExport, runJournalImport } from "./journal";
+
+// `gpurental journal import|export` with a private PostgreSQL: a file journal's entries (open, and
+// closed ones it keeps) move into the database and back, nothing is lost or doubled, the source is
+// retired, and the tools (strays) read whichever store GPURENTAL_JOURNAL_URL names.
+
+const describePg = STORE_KINDS.includes("postgresql") ? describe : describe.skip;
+
+const PASSWORD = "cli-journal-pw-77e1";
+const gone: RunIdentity = { id: "gone", pid: 1, boot: "before-a-restart" };
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "gpurental-journal-cli-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describePg("gpurental journal import and export", () => {
+  const url = () => `postgres://tf:${PASSWORD}@127.0.0.1:${journalServer().port}/tfstate?sslmode=disable`;
+
+  test("a file journal moves into PostgreSQL and back, entries whole, the source retired each time", () => {
+    const location = locateJournal({ cwd: dir, env: {} });
+    const file = new DeployJournal(location, { run: gone });
+    const open = file.sent("instance", "sha256:x", { label: "a" });
+    file.answered(open, "i-open");
+    const closed = file.sent("instance", "sha256:x", {});
+    file.answered(closed, "i-closed");
+    file.close(closed, "destroyed");
+    const before = file.entries();
+
+    const env = { GPURENTAL_JOURNAL_URL: url() };
+    const io = testIO(env, dir);
+    expect(runJournalImport({}, io)).toBe(JOURNAL_EXIT.done);
+    expect(io.out).toContain("1 open, 1 closed entries; 2 added to postgres://***@127.0.0.1:");
+    expect(`${io.out}${io.err}`).not.toContain(PASSWORD);
+    expect(journalFiles(location.dir)).toEqual([]);
+    expect(existsSync(`${location.file}${IMPORTED_SUFFIX}`)).toBe(true);
+
+    // The provider with GPURENTAL_JOURNAL_URL now adopts from the database what the file held.
+    const pg = journalIn("postgresql", location);
+    expect(pg.entries()).toEqual(before);
+    expect(pg.adoptable("instance", "sha256:x").map((e) => e.id)).toEqual(["i-open"]);
+    // The tools read the database.
+    expect(workingDirJournals(dir, env).map((j) => j.journal.entries().length)).toEqual([2]);
+
+    // Importing again adds nothing: the file is gone, and so would be a second copy.
+    const again = testIO(env, dir);
+    expect(runJournalImport({}, again)).toBe(JOURNAL_EXIT.done);
+    expect(again.out).toContain("nothing to import");
+
+    const back = testIO(env, dir);
+    expect(runJournalExport({}, back)).toBe(JOURNAL_EXIT.done);
+    expect(back.out).toContain(`2 added to ${location.file}`);
+    expect(new DeployJournal(location).entries()).toEqual(before);
+    expect(journalIn("postgresql", location).entries()).toEqual([]);
+    expect(workingDirJournals(dir, {}).map((j) => j.journal.entries().length)).toEqual([2]);
+  });
+
+  test("entries the target has already are left as it has them", () => {
+    const location = locateJournal({ cwd: dir, env: {} });
+    const file = new DeployJournal(location, { run: gone });
+    const e = file.sent("instance", "sha256:x", {});
+    const pg = journalIn("postgresql", location, { run: gone });
+    pg.importEntries(file.entries());
+    pg.answered(e, "i-known");
+    const io = testIO({ GPURENTAL_JOURNAL_URL: url() }, dir);
+    expect(runJournalImport({}, io)).toBe(JOURNAL_EXIT.done);
+    expect(io.out).toContain("0 added");
+    expect(
+      journalIn("postgresql", location)
+        .entries()
+        .map((x) => x.id),
+    ).toEqual(["i-known"]);
+  });
+
+  test("without GPURENTAL_JOURNAL_URL, or with a bad one, it says what to set and fails", () => {
+    const io = testIO({}, dir);
+    expect(runJournalImport({}, io)).toBe(JOURNAL_EXIT.failed);
+    expect(io.err).toContain("set GPURENTAL_JOURNAL_URL to the PostgreSQL database to import into");
+    const bad = testIO({ GPURENTAL_JOURNAL_URL: `mysql://u:${PASSWORD}@h/db` }, dir);
+    expect(runJournalExport({}, bad)).toBe(JOURNAL_EXIT.failed);
+    expect(bad.err).toContain("The GPURENTAL_JOURNAL_URL environment variable must be a postgres://");
+    expect(bad.err).not.toContain(PASSWORD);
+  });
+});

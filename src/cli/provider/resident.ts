@@ -1,0 +1,170 @@
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { join } from "node:path";
+import {
+  type ControlRequest,
+  privateRunDir,
+  type ResidentStatus,
+  type ResidentStopping,
+  readMessages,
+  residentDir,
+} from "../../resident/resident";
+
+// `gpurental provider resident status|stop`: the resident provider processes of this user (see
+// src/resident/resident.ts), found by their control sockets in the resident directory and asked
+// over them. A socket nothing answers on is what a process that was killed left behind.
+
+/** How long a resident process has to answer. */
+const ANSWER_TIMEOUT_MS = 3_000;
+/** A control socket's name: 16 hex digits of the build's hash. */
+const CONTROL_SOCKET = /^[0-9a-f]{16}\.sock$/;
+
+/** One control socket of the directory, and what its process answered. */
+export type ResidentEntry =
+  | { socket: string; status: ResidentStatus }
+  | { socket: string; status: null; problem: string };
+
+/** A directory that is not private to the user is never one the provider uses. */
+export class ResidentDirError extends Error {}
+
+/** The control sockets of `dir`; none when it does not exist. */
+function controlSockets(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  if (!privateRunDir(dir))
+    throw new ResidentDirError(
+      `${dir} is not a directory only this user can use, so the provider never runs a resident process there`,
+    );
+  return readdirSync(dir)
+    .filter((name) => CONTROL_SOCKET.test(name))
+    .sort()
+    .map((name) => join(dir, name));
+}
+
+/** Sends one request and reads one answer; the answer's problem when there is none. */
+function ask(socket: string, request: ControlRequest): Promise<{ answer: unknown } | { problem: string }> {
+  return new Promise((resolve) => {
+    const ctl = connect(socket);
+    let settled = false;
+    const settle = (result: { answer: unknown } | { problem: string }) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      ctl.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(
+      () => settle({ problem: `no answer within ${ANSWER_TIMEOUT_MS / 1000} s` }),
+      ANSWER_TIMEOUT_MS,
+    );
+    ctl.once("error", (err: NodeJS.ErrnoException) =>
+      settle({
+        problem:
+          err.code === "ECONNREFUSED" || err.code === "ENOENT"
+            ? "no process answers (left behind by one that was killed)"
+            : `cannot connect: ${err.message}`,
+      }),
+    );
+    ctl.once("close", () => settle({ problem: "closed without an answer" }));
+    ctl.once("connect", () => ctl.write(`${JSON.stringify(request)}\n`));
+    readMessages(
+      ctl,
+      (answer) => settle({ answer }),
+      (message) => settle({ problem: `an answer it cannot read: ${message}` }),
+    );
+  });
+}
+
+function isStatus(v: unknown): v is ResidentStatus {
+  const s = v as Partial<ResidentStatus> | null;
+  return (
+    typeof s === "object" &&
+    s !== null &&
+    s.t === "status" &&
+    typeof s.pid === "number" &&
+    typeof s.sessions === "number" &&
+    typeof s.started_at === "string"
+  );
+}
+
+/** The resident processes of `dir`, each with its status or why it has none. */
+export async function residentStatus(dir: string): Promise<ResidentEntry[]> {
+  return Promise.all(
+    controlSockets(dir).map(async (socket): Promise<ResidentEntry> => {
+      const r = await ask(socket, { t: "status" });
+      if ("problem" in r) return { socket, status: null, problem: r.problem };
+      if (!isStatus(r.answer)) return { socket, status: null, problem: "an answer that is not a status" };
+      return { socket, status: r.answer };
+    }),
+  );
+}
+
+/** What a stop did to one control socket. */
+export type StopResult =
+  | { socket: string; pid: number; sessions: number }
+  | { socket: string; removed: true; problem: string }
+  | { socket: string; problem: string };
+
+/**
+ * Asks every resident process of `dir` to stop: each takes no new session, frees its socket at
+ * once (the next command starts a new one) and exits when the sessions it serves end. A socket
+ * nothing answers on is removed.
+ */
+export async function stopResident(dir: string): Promise<StopResult[]> {
+  return Promise.all(
+    controlSockets(dir).map(async (socket): Promise<StopResult> => {
+      const r = await ask(socket, { t: "stop" });
+      if ("problem" in r) {
+        if (!r.problem.startsWith("no process answers")) return { socket, problem: r.problem };
+        rmSync(socket, { force: true });
+        return { socket, removed: true, problem: r.problem };
+      }
+      const a = r.answer as Partial<ResidentStopping> | null;
+      if (a?.t !== "stopping" || typeof a.pid !== "number" || typeof a.sessions !== "number")
+        return { socket, problem: "an answer that is not a stop's" };
+      return { socket, pid: a.pid, sessions: a.sessions };
+    }),
+  );
+}
+
+/** The text `status` prints. */
+export function formatStatus(dir: string, entries: ResidentEntry[]): string {
+  if (entries.length === 0) return `No resident provider process in ${dir}.\n`;
+  const lines = [`Resident provider processes in ${dir}:`];
+  for (const e of entries) {
+    if (e.status === null) {
+      lines.push(`  ${e.socket}: ${e.problem}`);
+      continue;
+    }
+    const s = e.status;
+    const state =
+      s.sessions > 0
+        ? `serving ${plural(s.sessions, "session")}`
+        : `idle, exits at ${s.idle_exit_at ?? "?"} unless a command starts`;
+    lines.push(`  pid ${s.pid}: ${state}; up since ${s.started_at}`);
+    lines.push(`    ${s.executable} (node ${s.node})`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** The text `stop` prints. */
+export function formatStop(dir: string, results: StopResult[]): string {
+  if (results.length === 0) return `No resident provider process in ${dir}.\n`;
+  const lines = results.map((r) => {
+    if ("pid" in r)
+      return r.sessions === 0
+        ? `pid ${r.pid}: stopped`
+        : `pid ${r.pid}: stops once the ${plural(r.sessions, "session")} it serves end (it takes no new one, and no longer shows in status)`;
+    if ("removed" in r) return `${r.socket}: ${r.problem}; removed`;
+    return `${r.socket}: ${r.problem}`;
+  });
+  return `${lines.join("\n")}\n`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** The directory the command reads: --dir, else the one the provider would use in this environment. */
+export function chosenDir(dir: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return dir ?? residentDir(env);
+}
