@@ -161,7 +161,7 @@ test("plan-report: a failed read cancels the others before it answers: no reques
   try {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const x = io({ GPURENTAL_BASE_URL: url, GPURENTAL_TOKEN: TOKEN }, dir);
-    const plan = join(__dirname, "..", "tfstate", "fixtures", "plan.json");
+    const plan = join(__dirname, "..", "..", "tfstate", "fixtures", "plan.json");
     expect(await runPlanReport(plan, {}, x)).toBe(1);
     expect(x.err).toMatch(/TOKEN_INVALID/);
     expect(held.length).toBeGreaterThan(0);
