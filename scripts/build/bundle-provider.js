@@ -5,7 +5,7 @@
 //   2. dist/provider-bundle/: provider.js, an esbuild bundle of src/executable/main.ts (up to the
 //      handshake), so that start-up reads one file instead of resolving and compiling hundreds of
 //      modules; provider-transport.js and provider-impl.js beside it (loaded after the handshake);
-//      provider-launcher.js, which loads them with a V8 code cache (src/executable/launcher.ts);
+//      provider-launcher.js, which loads them with a V8 code cache (src/executable/code-cache-loader.ts);
 //      provider-journal-pg.js, the PostgreSQL journal's client, run in a worker thread; and
 //      provider-schema.pb, the GetProviderSchema answer encoded at build time.
 //      The directory keeps them apart from tsc's output (src/provider/provider.ts compiles to dist/provider/provider.js).
@@ -310,7 +310,7 @@ async function buildProvider(outDir, opts = {}) {
   await bundle(path.join(root, "src", "executable", "provider-impl.ts"), part("provider-impl.js"), {
     sourcemap,
   });
-  await bundle(path.join(root, "src", "executable", "launcher.ts"), part("provider-launcher.js"), {
+  await bundle(path.join(root, "src", "executable", "code-cache-loader.ts"), part("provider-launcher.js"), {
     sourcemap,
   });
   // The PostgreSQL journal's client (pg), started in a worker thread by a provider given a

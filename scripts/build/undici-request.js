@@ -25,7 +25,7 @@
 // just before undici is loaded, and not at launch: V8 flags are part of the check of every code
 // cache, and Node's own modules loaded after a change would no longer use theirs. For the same
 // reason the launcher writes no code cache after this (V8_FLAGS_CHANGED_KEY in
-// src/executable/launcher.ts): a cache made now would be rejected by every process that never
+// src/executable/code-cache-loader.ts): a cache made now would be rejected by every process that never
 // changes the flag, so the next process writes it.
 globalThis[Symbol.for("gpurental.provider.v8FlagsChanged")] = true;
 require("node:v8").setFlagsFromString("--liftoff-only");

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { CommandHost } from "../cli/host";
-import { LOAD_BUNDLE_KEY, loadBundleSource, startCpuProfile } from "./launcher";
+import { LOAD_BUNDLE_KEY, loadBundleSource, startCpuProfile } from "./code-cache-loader";
 import { programOf, startedFile } from "./self";
 
 /** Mirrors BUNDLE_SOURCE_KEY of src/journal/pg/bridge.ts (not imported: this entry stays small). */

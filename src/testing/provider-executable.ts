@@ -10,7 +10,10 @@ import { bundle } from "../../scripts/build/bundle-provider";
 export async function buildExecutable(dir: string): Promise<{ executable: string; bundleFile: string }> {
   const executableDir = join(__dirname, "..", "executable");
   const bundleFile = await bundle(join(executableDir, "main.ts"), join(dir, "provider.js"));
-  const launcher = await bundle(join(executableDir, "launcher.ts"), join(dir, "provider-launcher.js"));
+  const launcher = await bundle(
+    join(executableDir, "code-cache-loader.ts"),
+    join(dir, "provider-launcher.js"),
+  );
   const executable = join(dir, "run.js");
   // The same two lines as the installed executable.
   writeFileSync(

@@ -44,7 +44,10 @@ async function providerBuild(
   if (entry === undefined) return { bundle: shared?.bundle ?? join(await buildProvider(dir), "provider.js") };
   return {
     bundle: await bundle(entry, join(dir, "provider.js")),
-    launcher: await bundle(join(SRC, "executable", "launcher.ts"), join(dir, "provider-launcher.js")),
+    launcher: await bundle(
+      join(SRC, "executable", "code-cache-loader.ts"),
+      join(dir, "provider-launcher.js"),
+    ),
   };
 }
 

@@ -72,7 +72,7 @@ export interface ClientModule {
   primeRead(target: PgTarget, key: string): Promise<ReadAnswer | null>;
 }
 
-/** The launcher's loader of the provider's bundles, with its V8 code cache (src/executable/launcher.ts). */
+/** The launcher's loader of the provider's bundles, with its V8 code cache (src/executable/code-cache-loader.ts). */
 const LOAD_BUNDLE_KEY = Symbol.for("gpurental.provider.loadBundle");
 
 /**

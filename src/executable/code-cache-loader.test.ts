@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundle } from "../../scripts/build/bundle-provider";
-import { V8_FLAGS_CHANGED_KEY } from "./launcher";
+import { V8_FLAGS_CHANGED_KEY } from "./code-cache-loader";
 
 // The launcher's code cache, in separate processes: it is written at exit.
 
@@ -22,7 +22,7 @@ const work = mkdtempSync(join(tmpdir(), "gpurental-launcher-"));
 let launcher = "";
 
 beforeAll(async () => {
-  launcher = await bundle(join(__dirname, "launcher.ts"), join(work, "provider-launcher.js"));
+  launcher = await bundle(join(__dirname, "code-cache-loader.ts"), join(work, "provider-launcher.js"));
   writeFileSync(join(work, "part.js"), "exports.main = async () => {};\n");
 });
 
