@@ -2,8 +2,8 @@
 "use strict";
 // Derives the CDK Terrain flavour of the constructs (src/cdktn/constructs, not committed) from their
 // one source, src/constructs: the same files with the CDK library's import changed from "cdktf" to
-// "cdktn" and the relative imports of shared modules moved one folder up. "../generated" stays as
-// it is: next to src/cdktn/constructs it names CDK Terrain's own bindings (src/cdktn/generated).
+// "cdktn", cdktf's bindings (src/bindings/cdktf) swapped for CDK Terrain's own (src/bindings/cdktn),
+// and the other relative imports of shared modules moved one folder up.
 // The build and the type check run this first, so the derived files are always compiled and
 // checked against cdktn's own types; see docs/design/cdk-terrain.md.
 const { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } = require("node:fs");
@@ -28,7 +28,9 @@ function derive(name, text) {
     if (spec === "cdktf") next = "cdktn";
     else if (spec.startsWith("cdktf/") || spec.startsWith("@cdktf/")) {
       throw new Error(`src/constructs/${name} imports ${spec}, which has no CDK Terrain counterpart`);
-    } else if (spec.startsWith("../") && spec !== "../generated" && !spec.startsWith("../generated/")) {
+    } else if (spec === "../bindings/cdktf" || spec.startsWith("../bindings/cdktf/")) {
+      next = `../../bindings/cdktn${spec.slice("../bindings/cdktf".length)}`;
+    } else if (spec.startsWith("../")) {
       next = `../${spec}`;
     }
     // pos is the opening quote's offset.

@@ -1,5 +1,5 @@
 // Regenerates provider-schema/gpurental.json and both sets of CDK bindings from what the provider
-// really serves (src/generated for CDK for Terraform, src/cdktn/generated for CDK Terrain): the provider is installed into a throwaway filesystem mirror and the real
+// really serves (src/bindings/cdktf for CDK for Terraform, src/bindings/cdktn for CDK Terrain): the provider is installed into a throwaway filesystem mirror and the real
 // `terraform providers schema -json` is asked for it, offline. Run it with `npm run schema`.
 //
 //   npm run schema                       # terraform + provider -> schema file -> bindings
@@ -39,8 +39,8 @@ export const SCHEMA_FILE = join(ROOT, "provider-schema", "gpurental.json");
 export type Cdk = "cdktf" | "cdktn";
 /** Where each CDK's generated bindings live. */
 export const GENERATED_DIRS: Readonly<Record<Cdk, string>> = {
-  cdktf: join(ROOT, "src", "generated"),
-  cdktn: join(ROOT, "src", "cdktn", "generated"),
+  cdktf: join(ROOT, "src", "bindings", "cdktf"),
+  cdktn: join(ROOT, "src", "bindings", "cdktn"),
 };
 /** Where the CDK for Terraform bindings live. */
 export const GENERATED_DIR = GENERATED_DIRS.cdktf;

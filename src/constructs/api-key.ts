@@ -1,7 +1,7 @@
 import { forExpression, propertyAccess, type TerraformProvider, Token } from "cdktf";
 import { Construct } from "constructs";
 import { z } from "zod";
-import { apiKey, dataGpurentalApiKeys } from "../generated";
+import { apiKey, dataGpurentalApiKeys } from "../bindings/cdktf";
 import { boundedString, oneOf, problems } from "./validation";
 
 /** Kind of an API key: personal keys stop working when their creator leaves, team keys do not. */

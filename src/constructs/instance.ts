@@ -9,7 +9,7 @@ import {
 } from "cdktf";
 import { Construct } from "constructs";
 import { z } from "zod";
-import { dataGpurentalInstance, instance } from "../generated";
+import { dataGpurentalInstance, instance } from "../bindings/cdktf";
 import { characters, ENV_LIMITS, OVERLAY_KEYS } from "../resources/instance/env";
 import {
   apiId,

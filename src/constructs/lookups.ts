@@ -2,7 +2,7 @@
 import { Fn, forExpression, propertyAccess, type TerraformProvider, Token } from "cdktf";
 import { Construct } from "constructs";
 import { z } from "zod";
-import { dataGpurentalOffers, dataGpurentalTemplates } from "../generated";
+import { dataGpurentalOffers, dataGpurentalTemplates } from "../bindings/cdktf";
 import {
   apiId,
   boundedInteger,

@@ -2,7 +2,7 @@ import { Annotations, Token } from "cdktf";
 import type { Construct } from "constructs";
 import { z } from "zod";
 import { parseApiAddress } from "../api/ids";
-import { provider } from "../generated";
+import { provider } from "../bindings/cdktf";
 import { problems, show, unlessToken } from "./validation";
 
 /** Settings of {@link GpurentalProvider}; every one falls back to a GPURENTAL_* variable when the provider runs. */

@@ -14,7 +14,13 @@ import {
   TemplateLookup,
   type TemplateLookupProps,
 } from "../../src";
-import { apiKey, dataGpurentalInstance, dataGpurentalOffers, instance, provider } from "../../src/generated";
+import {
+  apiKey,
+  dataGpurentalInstance,
+  dataGpurentalOffers,
+  instance,
+  provider,
+} from "../../src/bindings/cdktf";
 
 const OFFER = "00000000-0000-4000-8000-000000000041";
 const TEMPLATE = "00000000-0000-4000-8000-000000000051";

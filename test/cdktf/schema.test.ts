@@ -133,7 +133,7 @@ describe("provider-schema/gpurental.json", () => {
     expect(credentialNamed.filter((p) => !sensitive.includes(p))).toEqual([]);
   });
 
-  it("generates the committed bindings in src/generated", async () => {
+  it("generates the committed bindings in src/bindings/cdktf", async () => {
     const out = mkdtempSync(join(tmpdir(), "gpurental-bindings-test-"));
     try {
       await generateBindings(

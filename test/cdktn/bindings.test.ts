@@ -39,7 +39,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(out, { recursive: true, force: true }));
 
-test("the committed src/cdktn/generated is what @cdktn/provider-generator makes of the schema", async () => {
+test("the committed src/bindings/cdktn is what @cdktn/provider-generator makes of the schema", async () => {
   await generateBindings(committed(), join(out, "generated"), "cdktn");
   const expected = tree(join(out, "generated"));
   const actual = tree(GENERATED_DIRS.cdktn);
