@@ -30,7 +30,7 @@ import {
 } from "./configure/durations";
 import { journalUrlOf, reportUnusableJournalDir } from "./configure/journal";
 import { networkOf, proxyArguments } from "./configure/network";
-import { PROVIDER_ENV, type Resolved, resolve, type Setting } from "./configure/settings";
+import { type Given, PROVIDER_ENV, type Resolved, resolve, type Setting } from "./configure/settings";
 import { budgetOf, within } from "./deadline";
 import { orphanedEntriesWarning } from "./journal-notes";
 import { credentialKindOf, type ProviderData, unconfiguredProvider } from "./provider-data";
@@ -195,59 +195,19 @@ export async function configureClient(
   if (diags.hasErrors()) return unconfiguredProvider([]);
   const network = networkOf(baseUrl.value, proxy, caCertFile, env, opts.cwd ?? process.cwd(), diags);
   if (!network) return unconfiguredProvider([]);
-  const appended = env.TF_APPEND_USER_AGENT?.trim();
   try {
-    const client = new GpurentalClient({
+    const client = newClient(req, ctx, opts, {
       baseUrl: baseUrl.value,
-      token: token.value,
+      baseUrlFrom: baseUrl.from,
+      token,
       orgId: orgId.kind === "value" ? orgId.value : undefined,
-      userAgent: `Terraform/${req.terraformVersion || "unknown"} terraform-provider-gpurental${appended ? ` ${appended}` : ""}`,
-      // Connection errors name the address and where it came from, so the reader knows what to fix.
-      baseUrlSource:
-        baseUrl.from === "config"
-          ? "base_url in the provider block"
-          : `the ${PROVIDER_ENV.base_url} environment variable`,
       network,
-      logger: logToProvider,
-      signal: ctx.signal,
-      ...(requestTimeout ? { timeoutMs: requestTimeout } : {}),
-      ...opts.clientOptions,
-    });
-    logger.child("provider").debug("configured", {
-      base_url: client.baseUrl,
-      proxy: network.describeProxy() ?? null,
-      ca_cert_file: network.caCertFile?.value ?? null,
-      org_id: client.orgId ?? null,
-      credential: credentialKindOf(token.value),
-      token_from: token.from,
-    });
-    const location = locateJournal({
-      configured: journalDir.kind === "value" ? journalDir.value : undefined,
+      requestTimeout,
       env,
-      cwd: opts.cwd,
     });
-    // An apply writes the journal before its first deploy: a directory it could never create fails
-    // the plan instead, where nothing has been done yet. With journal_url no directory is written.
-    const problem = journalUrl ? undefined : journalDirProblem(location.dir);
-    if (problem) {
-      reportUnusableJournalDir(journalDir, location.dir, problem, diags);
-      return unconfiguredProvider([]);
-    }
-    const log = (level: "debug" | "warn", msg: string, fields?: Record<string, unknown>) =>
-      journalLog.log(level, msg, fields);
-    const journal = new DeployJournal(location, {
-      log,
-      ...(journalUrl
-        ? { store: new PgStore(journalUrl, location, { env, timeoutMs: journalTimeoutMs, log }) }
-        : {}),
-      ...(opts.run ? { run: opts.run } : {}),
-      ...(opts.ended ? { ended: opts.ended } : {}),
-      ...(ctx.signal ? { stopped: ctx.signal } : {}),
-    });
-    // The PostgreSQL journal is read once here, asynchronously: a command that writes nothing
-    // (a plan with no changes) then starts no worker thread for it.
-    if (journal.store instanceof PgStore) await journal.store.prime();
-    settleAtShutdown(journal, opts.ended);
+    const opened = await openJournal(ctx, opts, { journalDir, journalUrl, journalTimeoutMs, env });
+    if (!opened) return unconfiguredProvider([]);
+    const { journal, location } = opened;
     const data: ProviderData = {
       configured: true,
       client,
@@ -283,6 +243,97 @@ export async function configureClient(
     }
     throw err;
   }
+}
+
+/** What {@link newClient} is built from: the settings configure checked. */
+interface ClientSettings {
+  baseUrl: string;
+  baseUrlFrom: Given["from"];
+  token: Given;
+  orgId: string | undefined;
+  network: NonNullable<ReturnType<typeof networkOf>>;
+  requestTimeout: number | undefined;
+  env: NodeJS.ProcessEnv;
+}
+
+/** The /v1 client of a configured provider; its configuration errors are thrown (ClientConfigError). */
+function newClient(
+  req: ConfigureRequest<typeof schema>,
+  ctx: ConfigureContext,
+  opts: CreateProviderOptions,
+  s: ClientSettings,
+): GpurentalClient {
+  const appended = s.env.TF_APPEND_USER_AGENT?.trim();
+  const client = new GpurentalClient({
+    baseUrl: s.baseUrl,
+    token: s.token.value,
+    orgId: s.orgId,
+    userAgent: `Terraform/${req.terraformVersion || "unknown"} terraform-provider-gpurental${appended ? ` ${appended}` : ""}`,
+    // Connection errors name the address and where it came from, so the reader knows what to fix.
+    baseUrlSource:
+      s.baseUrlFrom === "config"
+        ? "base_url in the provider block"
+        : `the ${PROVIDER_ENV.base_url} environment variable`,
+    network: s.network,
+    logger: logToProvider,
+    signal: ctx.signal,
+    ...(s.requestTimeout ? { timeoutMs: s.requestTimeout } : {}),
+    ...opts.clientOptions,
+  });
+  logger.child("provider").debug("configured", {
+    base_url: client.baseUrl,
+    proxy: s.network.describeProxy() ?? null,
+    ca_cert_file: s.network.caCertFile?.value ?? null,
+    org_id: client.orgId ?? null,
+    credential: credentialKindOf(s.token.value),
+    token_from: s.token.from,
+  });
+  return client;
+}
+
+/**
+ * The deploy journal of this working directory and state, in its directory or in PostgreSQL
+ * (journal_url); undefined, with an error on journal_dir, when the directory could never be written.
+ */
+async function openJournal(
+  ctx: ConfigureContext,
+  opts: CreateProviderOptions,
+  s: {
+    journalDir: Resolved;
+    journalUrl: ReturnType<typeof journalUrlOf>;
+    journalTimeoutMs: number;
+    env: NodeJS.ProcessEnv;
+  },
+): Promise<{ journal: DeployJournal; location: ReturnType<typeof locateJournal> } | undefined> {
+  const { journalDir, journalUrl, env } = s;
+  const location = locateJournal({
+    configured: journalDir.kind === "value" ? journalDir.value : undefined,
+    env,
+    cwd: opts.cwd,
+  });
+  // An apply writes the journal before its first deploy: a directory it could never create fails
+  // the plan instead, where nothing has been done yet. With journal_url no directory is written.
+  const problem = journalUrl ? undefined : journalDirProblem(location.dir);
+  if (problem) {
+    reportUnusableJournalDir(journalDir, location.dir, problem, ctx.diags);
+    return undefined;
+  }
+  const log = (level: "debug" | "warn", msg: string, fields?: Record<string, unknown>) =>
+    journalLog.log(level, msg, fields);
+  const journal = new DeployJournal(location, {
+    log,
+    ...(journalUrl
+      ? { store: new PgStore(journalUrl, location, { env, timeoutMs: s.journalTimeoutMs, log }) }
+      : {}),
+    ...(opts.run ? { run: opts.run } : {}),
+    ...(opts.ended ? { ended: opts.ended } : {}),
+    ...(ctx.signal ? { stopped: ctx.signal } : {}),
+  });
+  // The PostgreSQL journal is read once here, asynchronously: a command that writes nothing
+  // (a plan with no changes) then starts no worker thread for it.
+  if (journal.store instanceof PgStore) await journal.store.prime();
+  settleAtShutdown(journal, opts.ended);
+  return { journal, location };
 }
 
 /** The time limit of the listing that looks for late arrivals. */
