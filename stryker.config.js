@@ -162,7 +162,7 @@ const GROUPS = {
       // The provider's journal: the run it records, and the signal that closes it to writes once
       // the launch of a resident session is gone.
       between(
-        "src/provider/provider.ts",
+        "src/provider.ts",
         "...(opts.run ? { run: opts.run } : {})",
         "...(opts.ended ? { ended: opts.ended } : {})",
       ),

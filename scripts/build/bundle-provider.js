@@ -8,7 +8,7 @@
 //      provider-launcher.js, which loads them with a V8 code cache (src/executable/code-cache-loader.ts);
 //      provider-journal-pg.js, the PostgreSQL journal's client, run in a worker thread; and
 //      provider-schema.pb, the GetProviderSchema answer encoded at build time.
-//      The directory keeps them apart from tsc's output (src/provider/provider.ts compiles to dist/provider/provider.js).
+//      The directory keeps them apart from tsc's output (src/provider.ts compiles to dist/provider.js).
 // Usage: node scripts/build/bundle-provider.js [--descriptor-only] [--outdir <dir>] [--entry <ts> --outfile <js>]
 "use strict";
 

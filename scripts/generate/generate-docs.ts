@@ -19,7 +19,7 @@ import type { IdentitySchema } from "../../src/framework/identity";
 import { requiresReplace } from "../../src/framework/modifiers";
 import type { Attribute, Attributes, Schema } from "../../src/framework/schema";
 import type { CtyType, CtyValue } from "../../src/plugin/cty";
-import { PROVIDER_ENV, provider } from "../../src/provider/provider";
+import { PROVIDER_ENV, provider } from "../../src/provider";
 import { packageName } from "../../src/version";
 
 /** Repository root: the nearest folder above this file with the package's package.json. */

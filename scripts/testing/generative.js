@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// The long run of the generative suite (src/provider/provider.generative.test.ts): the same properties as in
+// The long run of the generative suite (src/provider.generative.test.ts): the same properties as in
 // `npm test`, with many more cases and a seed of its own, then one line of figures to keep in
 // bench/RESULTS.md: the seed, how many cases of each kind ran, the failures, the time.
 //
 // Usage: node scripts/testing/generative.js [--runs 100000] [--seed N]
 // A failure prints fast-check's counterexample and the seed and path that replay it:
-//   GPURENTAL_GENERATIVE_RUNS=<runs> GPURENTAL_GENERATIVE_SEED=<seed> npx jest src/provider/provider.generative.test.ts
+//   GPURENTAL_GENERATIVE_RUNS=<runs> GPURENTAL_GENERATIVE_SEED=<seed> npx jest src/provider.generative.test.ts
 "use strict";
 
 const { spawnSync } = require("node:child_process");
@@ -27,7 +27,7 @@ const report = path.join(dir, "report.json");
 const started = Date.now();
 const r = spawnSync(
   process.execPath,
-  [path.join(root, "node_modules", "jest", "bin", "jest.js"), "src/provider/provider.generative.test.ts"],
+  [path.join(root, "node_modules", "jest", "bin", "jest.js"), "src/provider.generative.test.ts"],
   {
     cwd: root,
     stdio: "inherit",

@@ -1,6 +1,6 @@
 import { instancePowerAction } from "./instance-power";
 
-// The provider's actions (Terraform 1.14 or later), one module each; src/provider/provider.ts registers
+// The provider's actions (Terraform 1.14 or later), one module each; src/provider.ts registers
 // this list. Why there is no key rotation action: docs/design/actions-and-identity.md.
 
 /** Every action of the provider, in documentation order. */

@@ -1,7 +1,7 @@
 import { DEMO_IDS } from "../fake-backend";
 import { createHarness } from "../framework/testing";
 import type { CtyValue } from "../plugin/cty";
-import { createProvider } from "../provider/provider";
+import { createProvider } from "../provider";
 import { useFakeBackend } from "../testing/fake-backend";
 
 // gpurental_instance_power driven in memory against the in-process fake backend: its progress, its

@@ -1,5 +1,3 @@
-import { UNOPENED_CONNECTION } from "./network/connection-errors";
-
 // Which failed attempts of a request are sent again: one pure function of the request's method
 // and of what went wrong. The transport (transport.ts) acts on the verdict, within the deadline of
 // the operation the request belongs to; retry-policy.test.ts pins every status x method x phase.
@@ -14,6 +12,21 @@ import { UNOPENED_CONNECTION } from "./network/connection-errors";
 // the caller reconciles (looks for what it created) instead.
 
 /** HTTP methods of the /v1 API. */
+/**
+ * Codes by which a TCP connection was never opened: the address did not resolve or answer, the
+ * connection was refused or its connect timed out. No byte of a request can have left, so the
+ * retry policy counts them as unsent; network/connection-errors.ts adds its own.
+ */
+export const UNOPENED_CONNECTION: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
 export type Method = "GET" | "POST" | "DELETE";
 
 /** What went wrong with one attempt of a request. */

@@ -5,7 +5,7 @@ import type { Attributes, Schema } from "../framework/schema";
 import { createHarness, fullObject } from "../framework/testing";
 import { decodeMsgpack, encodeMsgpack, isRecord } from "../plugin/cty";
 import type * as proto from "../plugin/tfplugin6";
-import { createProvider } from "../provider/provider";
+import { createProvider } from "../provider";
 import { useFakeBackend } from "../testing/fake-backend";
 import { dataSources } from ".";
 

@@ -8,7 +8,7 @@ import { sshKeysDataSource } from "./ssh-keys";
 import { templateDataSource } from "./template";
 import { templatesDataSource } from "./templates";
 
-// The provider's data sources, one module each; src/provider/provider.ts registers this list.
+// The provider's data sources, one module each; src/provider.ts registers this list.
 
 export * from "./objects";
 

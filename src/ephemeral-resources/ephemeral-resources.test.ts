@@ -4,7 +4,7 @@ import { GpurentalClient } from "../api/client";
 import { createHarness } from "../framework/testing";
 import { journalFiles, readJournalFile } from "../journal";
 import type { CtyValue } from "../plugin/cty";
-import { createProvider } from "../provider/provider";
+import { createProvider } from "../provider";
 import { useFakeBackend } from "../testing/fake-backend";
 
 // The ephemeral resources driven in memory the way Terraform drives them (Validate, Open, Close,

@@ -1,7 +1,7 @@
 import { apiKeyEphemeral } from "./api-key";
 import { instanceAccessEphemeral } from "./instance-access";
 
-// The provider's ephemeral resources (Terraform 1.10 or later), one module each; src/provider/provider.ts
+// The provider's ephemeral resources (Terraform 1.10 or later), one module each; src/provider.ts
 // registers this list.
 
 /** Every ephemeral resource of the provider, in documentation order. */

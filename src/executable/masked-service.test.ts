@@ -7,7 +7,7 @@ import { instanceList } from "../list-resources";
 import { type CtyType, type CtyValue, encodeMsgpack } from "../plugin/cty";
 import { createStubProviderService } from "../plugin/testing/stub-service";
 import type { EventStream } from "../plugin/tfplugin6";
-import { providerSchema } from "../provider/provider";
+import { providerSchema } from "../provider";
 import { useFakeBackend } from "../testing/fake-backend";
 import { maskedService } from "./masked-service";
 import { createService } from "./provider-impl";

@@ -14,7 +14,7 @@ import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../plugin/handshake";
 import { CONVERSION } from "../plugin/proto";
 import { messageType } from "../plugin/proto/reflection";
 import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-client";
-import { provider } from "../provider/provider";
+import { provider } from "../provider";
 import { createService } from "./provider-impl";
 
 // The production build as `npm run build` makes it and `gpurental provider install` ships it: five

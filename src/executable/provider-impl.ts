@@ -4,7 +4,7 @@ export { settleRun } from "../journal/settle";
 
 import { logger } from "../log";
 import type { ProviderService } from "../plugin/tfplugin6";
-import { type CreateProviderOptions, createProvider, provider } from "../provider/provider";
+import { type CreateProviderOptions, createProvider, provider } from "../provider";
 import { maskedService } from "./masked-service";
 
 // Everything behind the transport: the framework, the provider definition, its resources and the

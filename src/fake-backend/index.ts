@@ -6,14 +6,14 @@ import { FaultStore } from "./faults";
 import { DEFAULT_REQUEST_TIMEOUTS, type RequestTimeouts } from "./http/client-errors";
 import { registerControl } from "./http/control";
 import { buildApp } from "./http/http";
+import { reissueDemoCredentials, seedDemo } from "./seed";
 import { Clock } from "./state/clock";
-import { reissueDemoCredentials, seedDemo } from "./state/seed";
 import { readStateFile, StateFileError, StateLog } from "./state/state-file";
 import { emptyState } from "./state/store";
 import type * as T from "./types";
 
 export type { RequestTimeouts } from "./http/client-errors";
-export { DEMO_IDS } from "./state/seed";
+export { DEMO_IDS } from "./seed";
 export { StateFileError } from "./state/state-file";
 /** The records and settings the fake is driven with in process, as types.ts defines them. */
 export type {

@@ -1,11 +1,6 @@
 import type { Instance, Offer, Template } from "../api/schemas";
-import {
-  checkDeploy,
-  compareVersions,
-  type DeployCheckData,
-  type DeployCheckInput,
-  instanceHourlyBurn,
-} from "./plan-checks";
+import { instanceHourlyBurn } from "../report/money";
+import { checkDeploy, compareVersions, type DeployCheckData, type DeployCheckInput } from "./plan-checks";
 
 const NOW = Date.parse("2026-11-22T08:00:00.000Z");
 

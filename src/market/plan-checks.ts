@@ -3,6 +3,7 @@ import type { ApiErrorCode } from "../api/errors";
 import type { Instance, Offer, SshKey, Template } from "../api/schemas";
 import type { Diagnostic } from "../framework";
 import { type OfferChoice, type RefusalFacts, refusalDiagnostic } from "../provider/refusals";
+import { instanceHourlyBurn } from "../report/money";
 
 // The deploy refusals of contract 7.2 that can be foreseen from what the API lets us read, checked
 // when a plan creates an instance. The function is pure: the caller fetches what the credential may
@@ -63,18 +64,6 @@ export function compareVersions(a: string, b: string): number {
 function dottedVersion(v: string): string {
   const [major = 0, minor = 0, patch = 0] = v.split(".").map((p) => Number.parseInt(p, 10) || 0);
   return `${major}.${minor}.${patch}`;
-}
-
-/** Statuses whose instances are billed GPU and disk by the balance rule; stopped ones disk only. */
-const GPU_BURNING = new Set(["running", "starting", "creating", "stopping"]);
-
-/** The hourly burn of an instance under the balance rule of contract 4.2 (also of one still to be deployed). */
-export function instanceHourlyBurn(
-  inst: Pick<Instance, "status" | "disk_gb" | "storage_price_per_gb_hour_micro" | "price_per_hour_micro">,
-): number {
-  const disk = inst.disk_gb * inst.storage_price_per_gb_hour_micro;
-  if (GPU_BURNING.has(inst.status)) return disk + inst.price_per_hour_micro;
-  return inst.status === "stopped" ? disk : 0;
 }
 
 /** What a foreseen refusal is about: the offer (or its machine), or what the deploy sends besides it. */

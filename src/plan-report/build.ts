@@ -1,6 +1,13 @@
 import type { Instance } from "../api/schemas";
-import { INSTANCE_LIMIT, instanceHourlyBurn } from "../market/plan-checks";
-import { formatMicro, hoursCovered, type Micro, maxMicro, toMicro } from "../report/money";
+import { INSTANCE_LIMIT } from "../market/plan-checks";
+import {
+  formatMicro,
+  hoursCovered,
+  instanceHourlyBurn,
+  type Micro,
+  maxMicro,
+  toMicro,
+} from "../report/money";
 import type { ResourceChange } from "../tfstate/plan";
 import type { LoadedPlan } from "../tfstate/sources";
 import { API_KEY_TYPE, INSTANCE_TYPE, num, plannedDeploy, replaceReasons, shownText, str } from "./inputs";

@@ -35,3 +35,8 @@ export function within(budget: Budget): RequestOptions {
   const now = budget.now ?? Date.now;
   return { signal: budget.signal, deadlineMs: Math.max(0, budget.deadline - now()) };
 }
+
+/** "90 s", "2 min". */
+export function formatMs(ms: number): string {
+  return ms >= 120_000 && ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 100) / 10} s`;
+}

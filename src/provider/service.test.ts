@@ -2,9 +2,9 @@ import { DEMO_IDS } from "../fake-backend";
 import { isUnknown, unknown } from "../framework";
 import { createHarness } from "../framework/testing";
 import type { CtyValue } from "../plugin/cty";
+import { createProvider } from "../provider";
 import { ACCESS_TOKEN_REFERENCE } from "../resources/instance/env";
 import { useFakeBackend } from "../testing/fake-backend";
-import { createProvider } from "./provider";
 
 // The provider definition driven in memory the way Terraform drives it (msgpack values, plan then
 // apply), against the in-process fake backend: fast feedback on configuration, planning rules and

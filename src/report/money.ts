@@ -1,3 +1,4 @@
+import type { Instance } from "../api/schemas";
 import { UserFacingError } from "../user-facing";
 
 // Money as the service gives it: integer micro units (1 ¥ = 1,000,000 micro, docs/api-shapes.md),
@@ -95,4 +96,16 @@ export function hoursText(h: Hours): string {
 /** An amount for JSON output: a string of the integer, exact whatever its size. */
 export function microJson(m: Micro): string {
   return m.toString();
+}
+
+/** Statuses whose instances are billed GPU and disk by the balance rule; stopped ones disk only. */
+const GPU_BURNING = new Set(["running", "starting", "creating", "stopping"]);
+
+/** The hourly burn of an instance under the balance rule of contract 4.2 (also of one still to be deployed). */
+export function instanceHourlyBurn(
+  inst: Pick<Instance, "status" | "disk_gb" | "storage_price_per_gb_hour_micro" | "price_per_hour_micro">,
+): number {
+  const disk = inst.disk_gb * inst.storage_price_per_gb_hour_micro;
+  if (GPU_BURNING.has(inst.status)) return disk + inst.price_per_hour_micro;
+  return inst.status === "stopped" ? disk : 0;
 }

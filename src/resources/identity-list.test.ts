@@ -1,6 +1,6 @@
 import { createHarness } from "../framework/testing";
 import type { CtyValue } from "../plugin/cty";
-import { createProvider } from "../provider/provider";
+import { createProvider } from "../provider";
 import { useFakeBackend } from "../testing/fake-backend";
 
 // Identity, list resources and generated configuration of gpurental_instance and gpurental_api_key

@@ -1,7 +1,7 @@
 import { apiKeyEphemeral } from "../ephemeral-resources/api-key";
 import { createHarness } from "../framework/testing";
 import { type CtyValue, toDynamicValue } from "../plugin/cty";
-import { createProvider } from "../provider/provider";
+import { createProvider } from "../provider";
 
 // Names people read (an instance's label, an API key's name) with a control character or a
 // bidirectional override are an error at plan (ValidateResourceConfig): the API accepts them, and

@@ -1,6 +1,5 @@
 import type { ApiKey, Instance } from "../api/schemas";
-import { instanceHourlyBurn } from "../market/plan-checks";
-import { type Micro, toMicro } from "../report/money";
+import { instanceHourlyBurn, type Micro, toMicro } from "../report/money";
 import { objectId, type StateSnapshot } from "../tfstate/state";
 
 // Which of the organization's instances and API keys no given state holds. Pure: the caller lists

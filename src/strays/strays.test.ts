@@ -11,7 +11,7 @@ import { findStrays, heldObjects, strayCount } from "./find";
 import { renderStraysText, straysJson } from "./render";
 
 // Finding strays from listings and states, and what a person and a machine see of them. The
-// command itself, with the real terraform and the fake backend, is in test/e2e/strays.e2e.test.ts.
+// command itself, with the real terraform and the fake backend, is in test/e2e/commands/strays.e2e.test.ts.
 
 const FIXTURES = join(__dirname, "..", "tfstate", "fixtures");
 function state(name: string): StateSnapshot {

@@ -1,4 +1,4 @@
-// Generators for the generative suite (src/provider/provider.generative.test.ts): configurations, plans and
+// Generators for the generative suite (src/provider.generative.test.ts): configurations, plans and
 // states of any schema with a null or an unknown in any position, values of the wrong type, huge
 // strings, deep nesting, invalid UTF-8 and plain garbage, as msgpack and JSON DynamicValues, the
 // way Terraform (or something pretending to be it) reaches the provider. Plain fast-check

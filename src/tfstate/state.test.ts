@@ -18,7 +18,7 @@ import { objectId, objectsOfType, readRawState, StateDocumentError, type StateSn
 // `terraform show -json` of a state and of a plan), and the sources around them: CDKTF projects and
 // stacks, files, stdin. Reading a working directory through `terraform state pull` and a saved plan
 // file through `terraform show -json` is covered end to end with the real terraform
-// (test/e2e/strays.e2e.test.ts, test/e2e/plan-report.e2e.test.ts).
+// (test/e2e/commands/strays.e2e.test.ts, test/e2e/commands/plan-report.e2e.test.ts).
 
 const FIXTURES = join(__dirname, "fixtures");
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), "utf8");

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DOC_KINDS, generateDocs, ROOT, undescribedAttributes } from "../../scripts/generate/generate-docs";
-import { provider } from "../../src/provider/provider";
+import { provider } from "../../src/provider";
 
 // The committed docs are what `npm run docs` produces from the provider's schemas now.
 

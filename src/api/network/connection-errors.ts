@@ -1,4 +1,5 @@
 import type { ConnectionSetupProblem } from "../errors";
+import { UNOPENED_CONNECTION } from "../retry-policy";
 
 // What a failed connection says about the settings: a pure function from the error's code and
 // message to either a setup problem (certificate, scheme against port, proxy credentials or policy:
@@ -51,20 +52,6 @@ const NOT_TLS = new Set([
   "ERR_SSL_PACKET_LENGTH_TOO_LONG",
   "ERR_SSL_HTTP_REQUEST",
   "ERR_SSL_RECORD_LAYER_FAILURE",
-]);
-/**
- * Codes by which a TCP connection was never opened: the address did not resolve or answer, the
- * connection was refused or its connect timed out. No byte of a request can have left, so the
- * retry policy (retry-policy.ts) counts them as unsent.
- */
-export const UNOPENED_CONNECTION: ReadonlySet<string> = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EADDRNOTAVAIL",
-  "UND_ERR_CONNECT_TIMEOUT",
 ]);
 /**
  * Failures to open a TCP connection; with a proxy in use they are the proxy's. `ETIMEDOUT` is among

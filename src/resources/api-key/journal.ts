@@ -5,11 +5,10 @@ import type { ApiKey, ApiKeyKind, CreatedApiKey } from "../../api/schemas";
 import { isTransient } from "../../api/waiter";
 import { createdInWindow, fingerprintOf, type JournalEntry, listUntilFound } from "../../journal";
 import { logger } from "../../log";
-import { budgetOf, within } from "../../provider/deadline";
+import { budgetOf, formatMs, within } from "../../provider/deadline";
 import { bestEffort } from "../../provider/journal-notes";
 import { KeyedQueue } from "../../provider/keyed-queue";
 import type { DeploySettings, ProviderData } from "../../provider/provider-data";
-import { formatMs } from "../instance/deploy";
 
 // Creating API keys so that none is ever left live without its secret in a state. A key's secret
 // is returned once, so a key whose creation answer was lost (or whose process died before

@@ -1,7 +1,7 @@
 import { isUnknown } from "../../framework";
 import { createHarness } from "../../framework/testing";
 import type { CtyValue } from "../../plugin/cty";
-import { createProvider } from "../../provider/provider";
+import { createProvider } from "../../provider";
 import { useFakeBackend } from "../../testing/fake-backend";
 import { maskedJupyterAddress } from "./convert";
 

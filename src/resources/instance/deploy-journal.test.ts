@@ -12,7 +12,7 @@ import {
   type RunIdentity,
 } from "../../journal";
 import type { CtyValue } from "../../plugin/cty";
-import { createProvider } from "../../provider/provider";
+import { createProvider } from "../../provider";
 import { useFakeBackend } from "../../testing/fake-backend";
 import { journalIn, journalServer, STORE_KINDS, type StoreKind } from "../../testing/journal-stores";
 import { instanceFingerprint } from "./deploy";

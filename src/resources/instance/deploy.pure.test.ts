@@ -1,7 +1,8 @@
 import type { Instance } from "../../api/schemas";
 import { type JournalEntry, landedCandidates, matchesRequest } from "../../journal";
+import { formatMs } from "../../provider/deadline";
 import type { DeploySettings } from "../../provider/provider-data";
-import { formatMs, instanceFingerprint, willAdoptNote } from "./deploy";
+import { instanceFingerprint, willAdoptNote } from "./deploy";
 import type { InstanceArgs } from "./model";
 
 // The parts of a journaled deploy that need no backend: which listed instance a lost deploy

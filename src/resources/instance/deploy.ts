@@ -19,7 +19,7 @@ import {
   listUntilFound,
   matchesRequest,
 } from "../../journal";
-import { within } from "../../provider/deadline";
+import { formatMs, within } from "../../provider/deadline";
 import { bestEffort } from "../../provider/journal-notes";
 import { KeyedQueue } from "../../provider/keyed-queue";
 import type { DeploySettings } from "../../provider/provider-data";
@@ -109,11 +109,6 @@ export class DeployOutcomeUnknownError extends Error {
     );
     this.name = "DeployOutcomeUnknownError";
   }
-}
-
-/** "90 s", "2 min". */
-export function formatMs(ms: number): string {
-  return ms >= 120_000 && ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 100) / 10} s`;
 }
 
 /**

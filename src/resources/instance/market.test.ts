@@ -2,7 +2,7 @@ import { DEMO_IDS, type FakeBackend } from "../../fake-backend";
 import { isUnknown, unknown } from "../../framework";
 import { createHarness } from "../../framework/testing";
 import type { CtyValue } from "../../plugin/cty";
-import { createProvider } from "../../provider/provider";
+import { createProvider } from "../../provider";
 import { useFakeBackend } from "../../testing/fake-backend";
 
 // gpurental_instance with an offer_filter, driven in memory the way Terraform drives it, against the

@@ -1,6 +1,6 @@
 import { createHarness } from "../../framework/testing";
 import { type CtyValue, unknown } from "../../plugin/cty";
-import { createProvider } from "../../provider/provider";
+import { createProvider } from "../../provider";
 import { useFakeBackend } from "../../testing/fake-backend";
 
 // A null in a map value or a set element of gpurental_instance is ordinary Terraform (an optional

@@ -20,7 +20,7 @@ import { listMarketOffers } from "./ops";
 // (plan-checks.ts) for a pinned offer_id, or for an offer_filter the choice of the market
 // (offer-selection.ts), where an offer-dependent refusal is an error only when no candidate passes;
 // and for an update, whether the running instance still satisfies a changed offer_filter, judged
-// from its state alone. The resource (instance.ts) decides what to do with the answers.
+// from its state alone. The resource (resource.ts) decides what to do with the answers.
 
 /** The known deploy arguments a create plan checks. */
 export interface PlanCheckInput {

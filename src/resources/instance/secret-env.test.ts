@@ -1,6 +1,6 @@
 import { createHarness } from "../../framework/testing";
 import { type CtyValue, encodeMsgpack } from "../../plugin/cty";
-import { createProvider } from "../../provider/provider";
+import { createProvider } from "../../provider";
 import { useFakeBackend } from "../../testing/fake-backend";
 import { instanceFingerprint } from "./deploy";
 import { ACCESS_TOKEN_REFERENCE } from "./env";

@@ -37,7 +37,7 @@ export async function startSuite(): Promise<Suite> {
     // The name a test proxy resolves to 127.0.0.1 (loopback itself is never proxied).
     tlsNames: [TEST_API_HOST],
   });
-  // The harness installs the shipped provider (src/executable/main.ts and the definition in src/provider/provider.ts).
+  // The harness installs the shipped provider (src/executable/main.ts and the definition in src/provider.ts).
   const tf = await TerraformHarness.create();
   trustBackend(tf, backend);
   tf.env.GPURENTAL_BASE_URL = backend.url;

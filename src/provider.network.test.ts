@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createHarness } from "../framework/testing";
-import { useFakeBackend } from "../testing/fake-backend";
-import { startTestProxy, TEST_API_HOST, type TestProxy } from "../testing/test-proxy";
+import { createHarness } from "./framework/testing";
 import { createProvider } from "./provider";
+import { useFakeBackend } from "./testing/fake-backend";
+import { startTestProxy, TEST_API_HOST, type TestProxy } from "./testing/test-proxy";
 
 // The provider's network settings: the proxy and CA arguments and their environment fallbacks,
 // read from each launch's own environment, as a resident process's sessions get them.

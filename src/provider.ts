@@ -1,8 +1,8 @@
-import { actions } from "../actions";
-import { type Logger as ClientLogger, GpurentalClient } from "../api/client";
-import { ClientConfigError } from "../api/errors";
-import { dataSources } from "../data-sources";
-import { ephemeralResources } from "../ephemeral-resources";
+import { actions } from "./actions";
+import { type Logger as ClientLogger, GpurentalClient } from "./api/client";
+import { ClientConfigError } from "./api/errors";
+import { dataSources } from "./data-sources";
+import { ephemeralResources } from "./ephemeral-resources";
 import {
   attr,
   type ConfigureContext,
@@ -10,31 +10,37 @@ import {
   defineSchema,
   durationValidator,
   type ProviderDefinition,
-} from "../framework";
-import { DeployJournal, journalDirProblem, locateJournal, parentCommand, type RunIdentity } from "../journal";
-import { lateArrivalDiagnostics } from "../journal/late";
-import { DEFAULT_JOURNAL_TIMEOUT_MS, PgStore } from "../journal/pg/store";
-import { settleAtShutdown } from "../journal/settle";
-import { listResources } from "../list-resources";
-import { logger } from "../log";
-import { inAutomation } from "../resident/resident";
-import { resources } from "../resources";
-import { checkApiAddress } from "./configure/api-address";
-import { checkOrgId, checkToken } from "./configure/credential";
-import { emptySetting, invalidConfiguration, RUNTIME_IN_MEMORY } from "./configure/diagnostics";
+} from "./framework";
+import { DeployJournal, journalDirProblem, locateJournal, parentCommand, type RunIdentity } from "./journal";
+import { lateArrivalDiagnostics } from "./journal/late";
+import { DEFAULT_JOURNAL_TIMEOUT_MS, PgStore } from "./journal/pg/store";
+import { settleAtShutdown } from "./journal/settle";
+import { listResources } from "./list-resources";
+import { logger } from "./log";
+import { checkApiAddress } from "./provider/configure/api-address";
+import { checkOrgId, checkToken } from "./provider/configure/credential";
+import { emptySetting, invalidConfiguration, RUNTIME_IN_MEMORY } from "./provider/configure/diagnostics";
 import {
   durationVariable,
   JOURNAL_TIMEOUT_ENV,
   REQUEST_TIMEOUT_ENV,
   reconcileTimeout,
-} from "./configure/durations";
-import { journalUrlOf, reportUnusableJournalDir } from "./configure/journal";
-import { networkOf, proxyArguments } from "./configure/network";
-import { type Given, PROVIDER_ENV, type Resolved, resolve, type Setting } from "./configure/settings";
-import { budgetOf, within } from "./deadline";
-import { orphanedEntriesWarning } from "./journal-notes";
-import { credentialKindOf, type ProviderData, unconfiguredProvider } from "./provider-data";
-import { SharedReads } from "./shared-reads";
+} from "./provider/configure/durations";
+import { journalUrlOf, reportUnusableJournalDir } from "./provider/configure/journal";
+import { networkOf, proxyArguments } from "./provider/configure/network";
+import {
+  type Given,
+  PROVIDER_ENV,
+  type Resolved,
+  resolve,
+  type Setting,
+} from "./provider/configure/settings";
+import { budgetOf, within } from "./provider/deadline";
+import { orphanedEntriesWarning } from "./provider/journal-notes";
+import { credentialKindOf, type ProviderData, unconfiguredProvider } from "./provider/provider-data";
+import { SharedReads } from "./provider/shared-reads";
+import { inAutomation } from "./resident/resident";
+import { resources } from "./resources";
 
 // The gpurental provider: its configuration (where the API is, which credential, which
 // organization), how that becomes the /v1 client every resource and data source uses, and the list

@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createHarness } from "../framework/testing";
-import { useFakeBackend } from "../testing/fake-backend";
+import { createHarness } from "./framework/testing";
 import { createProvider, RUNTIME_IN_MEMORY, RUNTIME_IN_MEMORY_ENV } from "./provider";
+import { useFakeBackend } from "./testing/fake-backend";
 
 // What the provider says about how it was started: the compact executable's launcher marks a
 // runtime it had to unpack into memory (src/executable/compact), and every command warns; and what

@@ -1,6 +1,6 @@
-import type { Engine } from "../engine";
-import { ACCESS_TOKEN_REF } from "../env";
-import type { DemoCredentials } from "../types";
+import type { Engine } from "./engine";
+import { ACCESS_TOKEN_REF } from "./env";
+import type { DemoCredentials } from "./types";
 
 /** Deterministic UUIDs of the demo seed, so docs and tests read well. Secrets stay random. */
 export const DEMO_IDS = {

@@ -1,16 +1,16 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
-import { actions } from "../actions";
-import { GpurentalClient } from "../api/client";
-import { dataSources } from "../data-sources";
-import { ephemeralResources } from "../ephemeral-resources";
-import { maskedService } from "../executable/masked-service";
-import type { Schema } from "../framework";
-import { createProviderService } from "../framework/server";
-import { proposedNew } from "../framework/testing";
-import { listResources } from "../list-resources";
-import { LOG_ROUTE_KEY, type LogRoute } from "../log";
+import { actions } from "./actions";
+import { GpurentalClient } from "./api/client";
+import { dataSources } from "./data-sources";
+import { ephemeralResources } from "./ephemeral-resources";
+import { maskedService } from "./executable/masked-service";
+import type { Schema } from "./framework";
+import { createProviderService } from "./framework/server";
+import { proposedNew } from "./framework/testing";
+import { listResources } from "./list-resources";
+import { LOG_ROUTE_KEY, type LogRoute } from "./log";
 import {
   CtyCodecError,
   type CtyType,
@@ -20,12 +20,12 @@ import {
   fromDynamicValue,
   isRecord,
   t,
-} from "../plugin/cty";
-import type { DynamicValue, EventStream, ProviderService, ResourceIdentityData } from "../plugin/tfplugin6";
-import { resources } from "../resources";
-import { useFakeBackend } from "../testing/fake-backend";
-import { anyPrivate, anyString, ctyValue, dynamicValue, malformedDynamicValue } from "../testing/generative";
+} from "./plugin/cty";
+import type { DynamicValue, EventStream, ProviderService, ResourceIdentityData } from "./plugin/tfplugin6";
 import { createProvider, providerSchema } from "./provider";
+import { resources } from "./resources";
+import { useFakeBackend } from "./testing/fake-backend";
+import { anyPrivate, anyString, ctyValue, dynamicValue, malformedDynamicValue } from "./testing/generative";
 
 // Bad input never crashes the provider. Random configurations, plans, states, identities and
 // private data of every resource, data source, ephemeral resource, list resource and action and of
