@@ -1,5 +1,6 @@
 import type { GpurentalClient } from "../api/client";
 import { ApiError } from "../api/errors";
+import { ReadGroup } from "../api/read-group";
 import type { Instance, Offer, Template } from "../api/schemas";
 import type { Diagnostic } from "../framework";
 import { describeFilter, type OfferFilter, selectOffers } from "../market/offer-selection";
@@ -80,8 +81,8 @@ export async function readForPlan(
   // The deploys' reads run together and share one cancellation: the first that fails cancels the
   // rest, all of them are awaited, and that first failure is the one thrown, so no request is left
   // running after the report has answered.
-  const cancel = new AbortController();
-  const opts = { signal: cancel.signal };
+  const group = new ReadGroup();
+  const opts = { signal: group.signal };
 
   // Each offer, market and template is read once however many deploys share it.
   const memo = new Map<string, Promise<unknown>>();
@@ -148,24 +149,13 @@ export async function readForPlan(
   };
 
   const readings = new Map<string, DeployReading>();
-  let failure: { error: unknown } | undefined;
-  const read = async <T>(call: Promise<T>): Promise<T> => {
-    try {
-      return await call;
-    } catch (error) {
-      failure ??= { error };
-      cancel.abort();
-      throw error;
-    }
-  };
-  const reads: Promise<unknown>[] = [];
   for (const c of plan.changes.filter(deploys)) {
     const d = plannedDeploy(c);
-    const p = read(priced(d));
+    const p = group.add(priced(d));
     const checks =
       d.disk_gb === undefined
         ? Promise.resolve({ diagnostics: [] as Diagnostic[] })
-        : read(
+        : group.add(
             planCreateChecks(
               provider,
               {
@@ -175,12 +165,10 @@ export async function readForPlan(
                 disk_gb: d.disk_gb,
                 ssh_key_id: d.ssh_key_id,
               },
-              cancel.signal,
+              group.signal,
             ),
           );
-    reads.push(
-      p,
-      checks,
+    group.add(
       Promise.all([p, checks]).then(([price, check]) => {
         readings.set(c.address, {
           ...price,
@@ -192,7 +180,6 @@ export async function readForPlan(
       }),
     );
   }
-  await Promise.allSettled(reads);
-  if (failure) throw failure.error;
+  await group.settle();
   return { now: now(), instances, balance, deploys: readings };
 }

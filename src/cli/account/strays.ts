@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
+import { ReadGroup } from "../../api/read-group";
 import type { ApiKey, Instance } from "../../api/schemas";
 import { importConfiguration } from "../../strays/adopt";
 import { findStrays, type StrayReport, strayCount } from "../../strays/find";
@@ -47,20 +48,11 @@ export interface StraysOptions extends ApiFlags {
  * (until first contact, bounded) after the command has answered, in the command's process.
  */
 async function readOrganization(api: ApiAccess): Promise<[Instance[], ApiKey[]]> {
-  const cancel = new AbortController();
-  let failure: { error: unknown } | undefined;
-  const read = <T>(call: Promise<T>): Promise<T> =>
-    call.catch((error: unknown) => {
-      failure ??= { error };
-      cancel.abort();
-      throw error;
-    });
-  const opts = { signal: cancel.signal };
-  const instances = read(api.client.listInstances({}, opts));
-  const apiKeys = read(api.client.listApiKeys(opts));
-  await Promise.allSettled([instances, apiKeys]);
-  // The first failure is the cause; the other read's is its cancellation.
-  if (failure) throw failure.error;
+  const reads = new ReadGroup();
+  const opts = { signal: reads.signal };
+  const instances = reads.add(api.client.listInstances({}, opts));
+  const apiKeys = reads.add(api.client.listApiKeys(opts));
+  await reads.settle();
   return [await instances, await apiKeys];
 }
 
