@@ -267,7 +267,11 @@ resource "gpurental_instance" "slow" {
       expectCode(await r.run(["workspace", "new", ws]), 0);
       rs.push(r);
     }
-    const applied = await Promise.all(rs.map((r) => r.run(["apply", "-auto-approve", "-input=false"])));
+    // Every lock of a workspace in the pg backend also takes its workspace-creation lock for a
+    // moment, so two runners locking different workspaces at once can refuse each other: Terraform
+    // retries a refused lock only under -lock-timeout, as docs/ci.md tells runners to set.
+    const lock = "-lock-timeout=120s";
+    const applied = await Promise.all(rs.map((r) => r.run(["apply", "-auto-approve", "-input=false", lock])));
     for (const a of applied) expectCode(a, 0);
     expect(deploysEver(s)).toBe(12);
     const held = await Promise.all(rs.map(stateIds));
@@ -296,7 +300,7 @@ resource "gpurental_instance" "slow" {
       expect(labels).toEqual([ws, ws, ws]);
     }
     await Promise.all(
-      rs.map(async (r) => expectCode(await r.run(["destroy", "-auto-approve", "-input=false"]), 0)),
+      rs.map(async (r) => expectCode(await r.run(["destroy", "-auto-approve", "-input=false", lock]), 0)),
     );
     expect(liveInstances(s)).toHaveLength(0);
   });
