@@ -27,6 +27,8 @@
 // reason the launcher writes no code cache after this (V8_FLAGS_CHANGED_KEY in
 // src/executable/code-cache-loader.ts): a cache made now would be rejected by every process that never
 // changes the flag, so the next process writes it.
+// The caches still owed are written first (WRITE_CODE_CACHES_KEY), while they are still good.
+globalThis[Symbol.for("gpurental.provider.writeCodeCaches")]?.();
 globalThis[Symbol.for("gpurental.provider.v8FlagsChanged")] = true;
 require("node:v8").setFlagsFromString("--liftoff-only");
 

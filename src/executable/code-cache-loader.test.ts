@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundle } from "../../scripts/build/bundle-provider";
-import { V8_FLAGS_CHANGED_KEY } from "./code-cache-loader";
+import { V8_FLAGS_CHANGED_KEY, WRITE_CODE_CACHES_KEY } from "./code-cache-loader";
 
 // The launcher's code cache, in separate processes: it is written at exit.
 
@@ -28,11 +28,18 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** Loads part.js through the launcher in a new process with `env`; `changeFlags` marks V8's flags changed. */
-function load(env: NodeJS.ProcessEnv, changeFlags = false): void {
+/**
+ * Loads part.js through the launcher in a new process with `env`; `changeFlags` marks V8's flags
+ * changed, after asking for the caches owed (as scripts/build/undici-request.js does) when it is
+ * "announced".
+ */
+function load(env: NodeJS.ProcessEnv, changeFlags: boolean | "announced" = false): void {
   const script = [
     `const { loadBundle } = require(${JSON.stringify(launcher)});`,
     `loadBundle(${JSON.stringify(join(work, "part.js"))});`,
+    changeFlags === "announced"
+      ? `globalThis[Symbol.for(${JSON.stringify(WRITE_CODE_CACHES_KEY.description)})]();`
+      : "",
     changeFlags ? `globalThis[Symbol.for(${JSON.stringify(V8_FLAGS_CHANGED_KEY.description)})] = true;` : "",
   ].join("\n");
   const r = spawnSync(process.execPath, ["-e", script], { env: { PATH: process.env.PATH, ...env } });
@@ -44,7 +51,7 @@ const caches = (dir: string) =>
   existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".v8cache")) : [];
 
 /** Loads part.js with the cache in `cacheDir`; returns the caches written there. */
-function run(cacheDir: string, changeFlags: boolean): string[] {
+function run(cacheDir: string, changeFlags: boolean | "announced"): string[] {
   mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
   load({ GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir }, changeFlags);
   return caches(cacheDir);
@@ -67,6 +74,10 @@ describe("the launcher's code cache", () => {
     expect(run(join(work, "flags"), true)).toHaveLength(0);
     // The next process, flags unchanged, writes it.
     expect(run(join(work, "flags"), false)).toHaveLength(1);
+  });
+
+  it("is written before V8's flags change by code that asks for it first, as the API client's loading does", () => {
+    expect(run(join(work, "announced"), "announced")).toHaveLength(1);
   });
 });
 

@@ -164,6 +164,7 @@ export function loadBundleSource(
     };
     process.once("exit", write);
     setTimeout(write, WRITE_CACHE_AFTER_MS).unref();
+    pendingWrites.add(write);
   }
   return moduleObject.exports;
 }
@@ -189,6 +190,21 @@ function pruneCaches(dir: string, prefix: string, keep: string): void {
  * in the production bundle); the launcher then writes no code cache.
  */
 export const V8_FLAGS_CHANGED_KEY = Symbol.for("gpurental.provider.v8FlagsChanged");
+
+/**
+ * Set on the global object by the launcher: writes the code caches this process still owes, now.
+ * Code about to change V8's flags calls it first, so that a process that loads every bundle and
+ * then changes them (the command's provider process, src/resident/README.md) still leaves caches
+ * for the next one, with everything compiled until then.
+ */
+export const WRITE_CODE_CACHES_KEY = Symbol.for("gpurental.provider.writeCodeCaches");
+
+/** The code caches still to write in this process (see WRITE_CODE_CACHES_KEY). */
+const pendingWrites = new Set<() => void>();
+(globalThis as Record<symbol, unknown>)[WRITE_CODE_CACHES_KEY] = () => {
+  for (const write of pendingWrites) write();
+  pendingWrites.clear();
+};
 
 /**
  * The global under which the launcher offers loadBundle to the bundle itself, so that the
