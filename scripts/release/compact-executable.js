@@ -8,7 +8,9 @@ const { createHash } = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 
-const SOURCE = path.join(__dirname, "..", "..", "src", "executable", "compact", "launcher.c");
+const SOURCE_DIR = path.join(__dirname, "..", "..", "src", "executable", "compact");
+/** The launcher's sources, compiled together. */
+const SOURCES = ["launcher.c", "command-session.c"].map((f) => path.join(SOURCE_DIR, f));
 const MAGIC = "gpurental-rt-v1\n";
 const TRAILER_SIZE = 104;
 /** xz settings; the platform's branch filter goes between them and LZMA2. */
@@ -83,10 +85,10 @@ function compileLauncher(workDir, platform = "linux_amd64") {
       "-static",
       "-s",
       "-Wl,--build-id=none",
-      `-ffile-prefix-map=${path.dirname(SOURCE)}=.`,
+      `-ffile-prefix-map=${SOURCE_DIR}=.`,
       "-o",
       out,
-      SOURCE,
+      ...SOURCES,
       "-llzma",
     ],
     `compiles the ${platform} launcher; needs ${cc} and its static liblzma (Debian: ${packages}), or build the plain form with --form sea`,

@@ -154,6 +154,13 @@ export function main(argv: readonly string[] = process.argv.slice(2), opts: Main
     return schema;
   };
   if (argv[0] === "--resident" && argv.length === 2) return runResident(argv[1] as string, schemaResponse);
+  // The command's provider process, started by the compact executable's launcher in automation
+  // (src/executable/compact/command-session.c): the resident machinery for one terraform process.
+  if (argv[0] === "--resident" && argv.length === 4 && argv[2] === "--owner") {
+    const owner = Number(argv[3]);
+    if (Number.isSafeInteger(owner) && owner > 1)
+      return runResident(argv[1] as string, schemaResponse, owner);
+  }
   return runProvider(loadProvider, argv, {
     schemaResponse,
     onShutdown: (log) => settleJournals(settleRun, log),
@@ -168,8 +175,15 @@ export function main(argv: readonly string[] = process.argv.slice(2), opts: Main
   });
 }
 
-/** Runs the resident provider process (started by a launch, see src/resident/resident-client.ts). */
-async function runResident(socket: string, schemaResponse: () => Buffer | undefined): Promise<void> {
+/**
+ * Runs the resident provider process (started by a launch, see src/resident/resident-client.ts),
+ * or, with `owner`, the provider process of that terraform command alone.
+ */
+async function runResident(
+  socket: string,
+  schemaResponse: () => Buffer | undefined,
+  owner?: number,
+): Promise<void> {
   installCrashLogging();
   const { runResidentDaemon, AlreadyServing } = await import("../resident/resident-daemon");
   try {
@@ -177,6 +191,7 @@ async function runResident(socket: string, schemaResponse: () => Buffer | undefi
     const { createService, settleRun } = await import("./provider-impl");
     const daemon = await runResidentDaemon({
       socket,
+      owner,
       schemaResponse,
       createService,
       onShutdown: (runId, log) => settleJournals(settleRun, log, runId),

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
-import { fstatSync, renameSync, rmSync, statSync } from "node:fs";
+import { fstatSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server as NetServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { newRun } from "../journal/run";
@@ -42,6 +42,12 @@ import {
 export interface ResidentDaemonOptions {
   /** The control socket to serve (in a directory only the user can enter). */
   socket: string;
+  /**
+   * The terraform process this one serves alone (the command's provider process, see the README):
+   * only launches whose parent it is get a session, and the process exits once it is gone and its
+   * sessions have ended. Without it, any launch of the user's is served until the idle time.
+   */
+  owner?: number;
   /** The GetProviderSchema answer encoded at build time, if there is one. */
   schemaResponse?: () => Buffer | undefined;
   /** Builds a session's provider service (src/executable/provider-impl.ts). */
@@ -79,6 +85,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
   const dir = dirname(opts.socket);
   if (!privateRunDir(dir)) throw new Error(`${dir} is not a directory only this user can use`);
   const idleMs = residentIdleMs(process.env);
+  const owner = opts.owner === undefined ? undefined : watchedProcess(opts.owner);
   const { startGrpcServer } = await opts.loadGrpcServer();
   // The process's own certificate, made at its first session and shown to every session's host,
   // as one provider process shows one: each host pins it, and each session accepts only its own
@@ -128,6 +135,12 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     idleTimer = undefined;
     idleExitAt = null;
     if (open.size !== 0 || closed) return;
+    if (owner && !owner.alive()) {
+      log.debug("the terraform process it served has exited; exiting", { owner: owner.pid });
+      close();
+      setImmediate(() => exit(0));
+      return;
+    }
     if (stopping) {
       log.debug("stopped on request; exiting");
       close();
@@ -292,6 +305,12 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
           );
           return;
         }
+        if (owner && req.ppid !== owner.pid) {
+          ctl.end(
+            `${JSON.stringify({ t: "error", message: `this provider process serves only the launches of terraform process ${owner.pid}, not of ${req.ppid}` })}\n`,
+          );
+          return;
+        }
         startSession(ctl, req);
       },
       (message) => {
@@ -307,10 +326,24 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
   log.debug("resident provider serving", { socket: opts.socket, idle_ms: idleMs });
   // What resident processes killed outright left: session sockets, control sockets and temporary
   // names nobody listens on any more (this process's own control socket is kept).
-  sweepStaleSockets(dir, /^(s[0-9a-f]{12}|[0-9a-f]{16})\.sock$|^b[0-9a-f]{12}\.tmp$/, [opts.socket], log, {
+  sweepStaleSockets(
     dir,
-  });
+    /^(s[0-9a-f]{12}|[0-9a-f]{16}|c[0-9a-f]{16}-\d+-\d+)\.sock$|^b[0-9a-f]{12}\.tmp$/,
+    [opts.socket],
+    log,
+    {
+      dir,
+    },
+  );
   idle();
+  if (owner) {
+    // Once its command is gone and its sessions have ended, the process has no one left to serve.
+    const watch = setInterval(() => {
+      if (closed) clearInterval(watch);
+      else if (open.size === 0 && !owner.alive()) idle();
+    }, OWNER_POLL_MS);
+    watch.unref();
+  }
   return { sessions: () => open.size, close };
 }
 
@@ -386,4 +419,37 @@ function inSession(
         : fn;
   }
   return wrapped as unknown as ProviderService;
+}
+
+/** How often the command's provider process looks for its terraform process. */
+const OWNER_POLL_MS = 200;
+
+/**
+ * A process to outlive no longer than it lives: `alive` is false once it has exited, and also once
+ * its pid belongs to a later process (its start time in /proc differs), where there is a /proc.
+ */
+export function watchedProcess(pid: number): { pid: number; alive: () => boolean } {
+  const started = startTicks(pid);
+  return {
+    pid,
+    alive: () => {
+      if (started !== undefined) return startTicks(pid) === started;
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code === "EPERM";
+      }
+    },
+  };
+}
+
+/** When `pid` started, in clock ticks since boot (/proc/<pid>/stat, field 22), or undefined. */
+function startTicks(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
 }

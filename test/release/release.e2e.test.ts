@@ -276,6 +276,24 @@ test("terraform init installs from the private registry with the signature verif
   const plan = await ws.ok(["plan", "-no-color", "-detailed-exitcode"]);
   expect(plan).toContain("No changes.");
 
+  // In automation (TF_IN_AUTOMATION here), the launches of one command are sessions of one
+  // provider process of that command (src/executable/compact/command-session.c), which exits
+  // with it: plan's three launches, each a session.
+  // A short directory: a socket's path must fit in 103 bytes, and this test's temp paths are deep.
+  const commandDir = mkdtempSync(join(tmpdir(), "gr-"));
+  chmodSync(commandDir, 0o700);
+  const traced = await ws.ok(["plan", "-no-color", "-detailed-exitcode"], {
+    TF_LOG_PROVIDER: "debug",
+    GPURENTAL_PROVIDER_RESIDENT_DIR: commandDir,
+  });
+  expect(traced).toContain("No changes.");
+  expect(traced.match(/session started/g)).toHaveLength(3);
+  for (let i = 0; i < 50 && residentPids(commandDir).length > 0; i++)
+    await new Promise((r) => setTimeout(r, 100));
+  expect(residentPids(commandDir)).toEqual([]);
+  expect(readdirSync(commandDir).filter((f) => f.endsWith(".sock"))).toEqual([]);
+  rmSync(commandDir, { recursive: true, force: true });
+
   // The resident provider process works with the executable: the first plan starts it (the
   // executable itself with --resident), the second is served by it.
   const runDir = join(ws.dir, "run");

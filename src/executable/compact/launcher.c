@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "command-session.h"
+
 #define NAME "terraform-provider-gpurental"
 #define MAGIC "gpurental-rt-v1\n"
 #define TRAILER_SIZE 104
@@ -510,7 +512,7 @@ static int install(const struct payload *p, const char *dir, const char *file, c
 
 // Runs the runtime from dir, unpacking it first if needed, and only once it is known to be the
 // runtime that was shipped. Returns only when that did not work.
-static void run_from(const struct payload *p, const char *dir, char **argv) {
+static void run_from(const struct payload *p, const char *dir, int argc, char **argv) {
   if (!private_dir(dir)) return;
   char name[128], file[PATH_MAX], stamp[PATH_MAX];
   snprintf(name, sizeof name, NAME "-%.32s", p->id);
@@ -545,6 +547,8 @@ static void run_from(const struct payload *p, const char *dir, char **argv) {
     if (fd >= 0) close(fd);
     if (!ready) return;
   }
+  // In automation, the command's launches share one provider process (command-session.c).
+  serve_from_command_process(file, p->id, argc, private_dir);
   execve(file, argv, environ);
   // noexec mounts end here (EACCES): try the next place.
   note("cannot run %s: %s", file, strerror(errno));
@@ -575,15 +579,15 @@ int main(int argc, char **argv) {
   if (chosen && chosen[0] != '\0') {
     // The user's choice: used or refused, never silently replaced.
     if (!join(dir, sizeof dir, chosen, "")) return fail("GPURENTAL_RUNTIME_DIR must be an absolute path, not \"%s\"", chosen);
-    run_from(&p, dir, argv);
+    run_from(&p, dir, argc, argv);
     return fail("GPURENTAL_RUNTIME_DIR: %s", reasons);
   }
-  if (join(dir, sizeof dir, getenv("XDG_CACHE_HOME"), "/gpurental/runtime")) run_from(&p, dir, argv);
-  else if (join(dir, sizeof dir, getenv("HOME"), "/.cache/gpurental/runtime")) run_from(&p, dir, argv);
+  if (join(dir, sizeof dir, getenv("XDG_CACHE_HOME"), "/gpurental/runtime")) run_from(&p, dir, argc, argv);
+  else if (join(dir, sizeof dir, getenv("HOME"), "/.cache/gpurental/runtime")) run_from(&p, dir, argc, argv);
   const char *tmp = getenv("TMPDIR");
   char rest[64];
   snprintf(rest, sizeof rest, "/gpurental-runtime-%ld", (long)geteuid());
-  if (join(dir, sizeof dir, tmp && tmp[0] == '/' ? tmp : "/tmp", rest)) run_from(&p, dir, argv);
+  if (join(dir, sizeof dir, tmp && tmp[0] == '/' ? tmp : "/tmp", rest)) run_from(&p, dir, argc, argv);
   fprintf(stderr, "%s: no private directory to unpack the runtime into (%s); running it from memory. Set GPURENTAL_RUNTIME_DIR to a directory of yours.\n", program, reasons);
   return run_from_memory(&p, argv);
 }
