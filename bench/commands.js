@@ -36,6 +36,13 @@
 //                     their own, so the provider-alone table counts only its resident process
 //   --sea-plain <zip> the same for a release built with `--form sea` (`plain`, `plain-ci`): the
 //                     plain SEA beside the compact executable that `--sea` times
+//   --sea-base <zip>  the same for a release built from another commit (`sea-base`, `sea-base-ci`),
+//                     to judge a change of the standalone executable against `sea` in one run
+//
+// On Linux with gcc, each command runs under bench/reaper.c: the processes it leaves behind (the
+// provider process a command's launches share in automation, with the release's executable) are
+// waited for, so their CPU time counts with the command's, while its wall time ends when the
+// command itself exits.
 //
 // A resident provider process's CPU time, read from /proc before and after each command, is
 // counted with the command's and the provider's. Last, it prints the fake backend's CPU time per
@@ -83,10 +90,12 @@ async function startJournalDatabase(tmp) {
 const baseArg = arg("--base", undefined);
 const seaArg = arg("--sea", undefined);
 const plainArg = arg("--sea-plain", undefined);
+const seaBaseArg = arg("--sea-base", undefined);
 /** The release archives to time, each as a person runs it and in automation. */
 const seaZips = [
   [seaArg, "sea", "--sea"],
   [plainArg, "plain", "--sea-plain"],
+  [seaBaseArg, "sea-base", "--sea-base"],
 ].filter(([zip]) => zip !== undefined);
 
 if (!Number.isInteger(rounds) || rounds < 1) fail("--rounds must be a positive integer");
@@ -132,11 +141,41 @@ function median(xs) {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
+/**
+ * bench/reaper.c compiled once (Linux, with gcc): commands run under it, so the CPU time of a
+ * process a command leaves behind (the provider process its launches share, in automation, which
+ * outlives the launch that started it) is counted with the command's. Undefined without gcc: such
+ * a process's CPU time is then left out, and the report says so.
+ */
+const reaper = (() => {
+  if (process.platform !== "linux") return undefined;
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gpurental-bench-reaper-")), "reaper");
+  const r = require("node:child_process").spawnSync(
+    "gcc",
+    ["-O2", "-o", out, path.join(__dirname, "reaper.c")],
+    {
+      encoding: "utf8",
+    },
+  );
+  if (r.status === 0) return out;
+  console.error(
+    "bench: gcc could not build bench/reaper.c: processes a command leaves behind are not counted",
+  );
+  return undefined;
+})();
+
 function run(file, args, opts) {
   return new Promise((resolve, reject) => {
     const cpu0 = childCpuMs();
     const t0 = process.hrtime.bigint();
-    const child = spawn(file, args, { ...opts, stdio: ["ignore", "pipe", "pipe"] });
+    const child = reaper
+      ? spawn(reaper, [file, ...args], { ...opts, stdio: ["ignore", "pipe", "pipe", "pipe"] })
+      : spawn(file, args, { ...opts, stdio: ["ignore", "pipe", "pipe"] });
+    // The command's own end (bench/reaper.c writes on descriptor 3 when it exits).
+    let ended;
+    child.stdio[3]?.once("data", () => {
+      ended = process.hrtime.bigint();
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => {
@@ -149,7 +188,7 @@ function run(file, args, opts) {
     child.on("close", (code) =>
       resolve({
         code,
-        ms: Number(process.hrtime.bigint() - t0) / 1e6,
+        ms: Number((ended ?? process.hrtime.bigint()) - t0) / 1e6,
         cpuMs: childCpuMs() - cpu0,
         stdout: out,
         stderr: err,

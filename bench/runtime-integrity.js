@@ -2,7 +2,7 @@
 // What the compact launcher's integrity rule costs a launch (docs/design/runtime-integrity.md):
 // the compact executable around a stand-in runtime (src/executable/compact/testing/probe.c padded
 // to --mb megabytes), launched again and again with its runtime unpacked and its stamp matching,
-// interleaved with the same launch by a launcher built from another commit's launcher.c (--base,
+// interleaved with the same launch by a launcher built from another commit's sources (--base,
 // default main: the launcher before the rule) and with the stand-in run directly. The difference of
 // the medians is what the rule adds; the target is under 2 ms. Then the cost of a verification
 // (the stamp removed before each launch, so the launcher reads and hashes the whole runtime).
@@ -32,9 +32,9 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), "gpurental-bench-integrity-")
 process.on("exit", () => fs.rmSync(work, { recursive: true, force: true }));
 
 /** The compact executable with the launcher compiled from `source` instead of this checkout's. */
-function withLauncher(compact, source, out) {
+function withLauncher(compact, sources, out) {
   const launcherFile = path.join(work, "base-launcher");
-  execFileSync("gcc", ["-std=gnu11", "-O2", "-static", "-s", "-o", launcherFile, source, "-llzma"]);
+  execFileSync("gcc", ["-std=gnu11", "-O2", "-static", "-s", "-o", launcherFile, ...sources, "-llzma"]);
   const launcher = fs.readFileSync(launcherFile);
   const trailer = Buffer.from(compact.subarray(compact.length - TRAILER_SIZE));
   const offset = Number(trailer.readBigUInt64LE(16));
@@ -75,13 +75,18 @@ fs.writeFileSync(runtimeFile, Buffer.concat([probeBytes, Buffer.alloc(mb * 2 ** 
 const compact = compactExecutable(runtimeFile, work);
 const current = path.join(work, "current");
 fs.writeFileSync(current, compact, { mode: 0o755 });
-const baseSource = path.join(work, "base-launcher.c");
-fs.writeFileSync(
-  baseSource,
-  execFileSync("git", ["show", `${base}:src/executable/compact/launcher.c`], { cwd: root }),
-);
+// The base's launcher sources: launcher.c, and command-session.c with its header where it has them.
+const baseDir = path.join(work, "base-src");
+fs.mkdirSync(baseDir);
+const baseSources = [];
+for (const name of ["launcher.c", "command-session.c", "command-session.h"]) {
+  const shown = spawnSync("git", ["show", `${base}:src/executable/compact/${name}`], { cwd: root });
+  if (shown.status !== 0) continue;
+  fs.writeFileSync(path.join(baseDir, name), shown.stdout);
+  if (name.endsWith(".c")) baseSources.push(path.join(baseDir, name));
+}
 const before = path.join(work, "base");
-withLauncher(compact, baseSource, before);
+withLauncher(compact, baseSources, before);
 
 const envOf = (dir) => ({ GPURENTAL_RUNTIME_DIR: path.join(work, dir), PATH: "/nonexistent" });
 // First launches unpack (and stamp); they are not timed.
