@@ -158,7 +158,8 @@ export function main(argv: readonly string[] = process.argv.slice(2), opts: Main
   // (src/executable/compact/command-session.c): the resident machinery for one terraform process.
   if (argv[0] === "--resident" && argv.length === 4 && argv[2] === "--owner") {
     const owner = Number(argv[3]);
-    if (Number.isSafeInteger(owner) && owner > 1)
+    // 1 too: terraform as a container's first process.
+    if (Number.isSafeInteger(owner) && owner >= 1)
       return runResident(argv[1] as string, schemaResponse, owner);
   }
   return runProvider(loadProvider, argv, {

@@ -298,7 +298,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
           idle();
           return;
         }
-        if (stopping) {
+        if (stopping || closed) {
           // A launch that connected before the socket was closed: it serves Terraform itself.
           ctl.end(
             `${JSON.stringify({ t: "error", message: "the resident provider process is stopping" })}\n`,
@@ -425,15 +425,20 @@ function inSession(
 const OWNER_POLL_MS = 200;
 
 /**
- * A process to outlive no longer than it lives: `alive` is false once it has exited, and also once
- * its pid belongs to a later process (its start time in /proc differs), where there is a /proc.
+ * A process to outlive no longer than it lives: `alive` is false once it has exited (a zombie
+ * too), and also once its pid belongs to a later process (its start time in /proc differs), where
+ * there is a /proc. A /proc that cannot be read for another reason (no descriptor left) says alive.
  */
 export function watchedProcess(pid: number): { pid: number; alive: () => boolean } {
-  const started = startTicks(pid);
+  const started = procStat(pid);
   return {
     pid,
     alive: () => {
-      if (started !== undefined) return startTicks(pid) === started;
+      if (started !== undefined && started !== "unknown") {
+        const now = procStat(pid);
+        if (now === "unknown") return true;
+        return now !== undefined && now.ticks === started.ticks && now.state !== "Z";
+      }
       try {
         process.kill(pid, 0);
         return true;
@@ -444,12 +449,17 @@ export function watchedProcess(pid: number): { pid: number; alive: () => boolean
   };
 }
 
-/** When `pid` started, in clock ticks since boot (/proc/<pid>/stat, field 22), or undefined. */
-function startTicks(pid: number): string | undefined {
+/**
+ * The state and start time (clock ticks since boot) of `pid` from /proc/<pid>/stat (fields 3 and
+ * 22): undefined when there is no such process or no /proc, "unknown" when it cannot be read.
+ */
+function procStat(pid: number): { state: string; ticks: string } | "unknown" | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { state: fields[0] ?? "", ticks: fields[19] ?? "" };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ESRCH" ? undefined : "unknown";
   }
 }

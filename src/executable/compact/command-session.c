@@ -80,7 +80,9 @@ static int mode_auto(void) {
 // The directory of the provider processes' sockets, as src/resident/resident.ts names it.
 static int socket_dir(char *out, size_t size) {
   const char *chosen = getenv("GPURENTAL_PROVIDER_RESIDENT_DIR");
-  if (chosen && chosen[0] != '\0') return snprintf(out, size, "%s", chosen) < (int)size;
+  // Absolute only: the process it starts binds from "/", and the launch connects from Terraform's
+  // working directory.
+  if (chosen && chosen[0] != '\0') return chosen[0] == '/' && snprintf(out, size, "%s", chosen) < (int)size;
   const char *tmp = NULL;
   for (const char *const *name = (const char *const[]){"TMPDIR", "TMP", "TEMP", NULL}; *name; name++) {
     tmp = getenv(*name);
@@ -88,7 +90,7 @@ static int socket_dir(char *out, size_t size) {
     tmp = NULL;
   }
   char base[PATH_MAX];
-  if (snprintf(base, sizeof base, "%s", tmp ? tmp : "/tmp") >= (int)sizeof base) return 0;
+  if (snprintf(base, sizeof base, "%s", tmp && tmp[0] == '/' ? tmp : "/tmp") >= (int)sizeof base) return 0;
   size_t n = strlen(base);
   while (n > 1 && base[n - 1] == '/') base[--n] = '\0';
   return snprintf(out, size, "%s/gpurental-provider-run-%ld", base, (long)geteuid()) < (int)size;
@@ -120,6 +122,11 @@ static int connect_to(const char *path) {
   memcpy(addr.sun_path, path, strlen(path) + 1);
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  // A process that is stuck (stopped, or its backlog full) holds the launch no longer than it
+  // waits for an answer; it then serves itself.
+  struct timeval limit = {.tv_sec = READY_MS / 1000};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0) return fd;
   int e = errno;
   close(fd);
@@ -153,9 +160,12 @@ static pid_t start_process(const char *runtime, const char *socket_path, pid_t o
     return pid;
   }
   setsid();
-  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // Appended, never truncated: a process already serving (one that won a race) may be writing it.
+  int null = open("/dev/null", O_RDWR);
+  int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
   if (null < 0 || log < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(log, 2) < 0) _exit(127);
+  if (null > 2) close(null);
+  if (log > 2) close(log);
   if (chdir("/") != 0) _exit(127);
   char *args[] = {(char *)runtime, "--resident", (char *)socket_path, "--owner", owner_text, NULL};
   execve(runtime, args, env);
@@ -360,7 +370,7 @@ static int next_line(int fd, struct text *in, struct text *line, int wait_ms) {
 
 // Relays the session: its log lines to stderr, until it ends (its exit code), the provider process
 // goes away (1), SIGTERM or the parent gone (0, and closing the connection ends the session).
-static void relay(int fd, struct text *in, pid_t ppid) {
+__attribute__((noreturn)) static void relay(int fd, struct text *in, pid_t ppid) {
   struct text line = {0}, value = {0};
   for (;;) {
     int r = next_line(fd, in, &line, PARENT_POLL_MS);
@@ -413,6 +423,8 @@ void serve_from_command_process(const char *runtime, const char *id, int argc, i
     free(line.data);
     // Ctrl-C is Terraform's to handle (it calls StopProvider, which reaches the session).
     signal(SIGINT, SIG_IGN);
+    // A closed stdout or stderr (Terraform gone) is noticed by the parent watch, not a signal.
+    signal(SIGPIPE, SIG_IGN);
     struct sigaction term = {.sa_handler = on_term};
     sigaction(SIGTERM, &term, NULL);
     if (!write_all(1, value.data, value.length)) _exit(1);

@@ -136,10 +136,21 @@ async function schemaAndShutdown(hs: ReturnType<typeof parseHandshake>): Promise
   controller.close();
 }
 
-const ownedBy = (pid: number) =>
-  residentPids(runDir).filter((p) =>
-    readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0").includes(String(pid)),
-  );
+/** The provider processes serving the launches of the shell `pid` (`--owner <pid>`), wherever they listen. */
+function ownedBy(pid: number): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const args = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      const i = args.indexOf("--owner");
+      if (i !== -1 && args[i + 1] === String(pid)) pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
 
 describe("the command's provider process", () => {
   it("serves every launch of one terraform process, holds none of its credentials, and exits with it", async () => {
@@ -206,6 +217,8 @@ describe("the command's provider process", () => {
   it.each([
     ["outside automation", { TF_IN_AUTOMATION: "" }],
     ["with the resident mode off", { GPURENTAL_PROVIDER_RESIDENT: "off" }],
+    // The process would bind from "/" and the launch connect from the working directory.
+    ["with a relative directory", { GPURENTAL_PROVIDER_RESIDENT_DIR: "relative-run" }],
   ])("%s, a launch is a provider process of its own", async (_, extra) => {
     const h = host(1, launchEnv({ GPURENTAL_PROVIDER_RESIDENT_DIR: join(work, "other-run"), ...extra }));
     const hs = await h.handshake();

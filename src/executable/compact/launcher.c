@@ -510,6 +510,16 @@ static int install(const struct payload *p, const char *dir, const char *file, c
   return 0;
 }
 
+// private_dir for the command's socket directory (command-session.c): what it finds wrong there is
+// no reason why a runtime directory was not used, so it stays out of `reasons`.
+static int quiet_private_dir(const char *dir) {
+  static char saved[sizeof reasons];
+  memcpy(saved, reasons, sizeof reasons);
+  int ok = private_dir(dir);
+  memcpy(reasons, saved, sizeof reasons);
+  return ok;
+}
+
 // Runs the runtime from dir, unpacking it first if needed, and only once it is known to be the
 // runtime that was shipped. Returns only when that did not work.
 static void run_from(const struct payload *p, const char *dir, int argc, char **argv) {
@@ -548,7 +558,7 @@ static void run_from(const struct payload *p, const char *dir, int argc, char **
     if (!ready) return;
   }
   // In automation, the command's launches share one provider process (command-session.c).
-  serve_from_command_process(file, p->id, argc, private_dir);
+  serve_from_command_process(file, p->id, argc, quiet_private_dir);
   execve(file, argv, environ);
   // noexec mounts end here (EACCES): try the next place.
   note("cannot run %s: %s", file, strerror(errno));
