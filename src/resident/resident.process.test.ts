@@ -10,6 +10,7 @@ import {
   buildExecutable,
   handshakeLine,
   type Started,
+  schemaAndShutdown as schemaAndShutdownAs,
   startExecutable,
 } from "../testing/provider-executable";
 import { residentPids as residentPidsIn } from "../testing/resident";
@@ -61,16 +62,8 @@ async function handshake(s: Started): Promise<ReturnType<typeof parseHandshake> 
   return { ...parseHandshake(line), line };
 }
 
-async function schemaAndShutdown(hs: ReturnType<typeof parseHandshake>, host = hostCert): Promise<void> {
-  const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), host);
-  const provider = connect(hs.address, "tfplugin6.Provider", creds);
-  const res = await provider.call("GetProviderSchema");
-  expect(Object.keys(res.resource_schemas as object)).toContain("gpurental_instance");
-  provider.close();
-  const controller = connect(hs.address, "plugin.GRPCController", creds);
-  await controller.call("Shutdown");
-  controller.close();
-}
+const schemaAndShutdown = (hs: ReturnType<typeof parseHandshake>, host = hostCert) =>
+  schemaAndShutdownAs(hs, host);
 
 const controlSockets = () =>
   existsSync(runDir) ? readdirSync(runDir).filter((f) => /^[0-9a-f]{16}\.sock$/.test(f)) : [];

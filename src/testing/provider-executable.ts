@@ -5,6 +5,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bundle } from "../../scripts/build/bundle-provider";
+import { derToPem } from "../plugin/cert";
+import { connect, type ParsedHandshake, tlsCredentials } from "../plugin/testing/grpc-client";
 
 /** Builds provider.js and provider-launcher.js into `dir`; returns the executable (run.js) and the bundle. */
 export async function buildExecutable(dir: string): Promise<{ executable: string; bundleFile: string }> {
@@ -59,4 +61,23 @@ export async function handshakeLine(s: Started, ms = 30_000): Promise<string> {
     await new Promise((r) => setTimeout(r, 10));
   }
   return s.stdout();
+}
+
+/**
+ * What Terraform does with a launch it asks for the schema only, over mTLS as `host`: the call,
+ * which must list gpurental_instance, then Shutdown.
+ */
+export async function schemaAndShutdown(
+  hs: ParsedHandshake,
+  host: { certPem: string; keyPem: string },
+): Promise<void> {
+  const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), host);
+  const provider = connect(hs.address, "tfplugin6.Provider", creds);
+  const res = await provider.call("GetProviderSchema");
+  if (!Object.keys(res.resource_schemas as object).includes("gpurental_instance"))
+    throw new Error("GetProviderSchema answered without gpurental_instance");
+  provider.close();
+  const controller = connect(hs.address, "plugin.GRPCController", creds);
+  await controller.call("Shutdown");
+  controller.close();
 }

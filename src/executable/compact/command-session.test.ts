@@ -15,11 +15,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { compactExecutable } from "../../../scripts/release/compact-executable";
-import { derToPem, generateServerCertificate } from "../../plugin/cert";
+import { generateServerCertificate } from "../../plugin/cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../../plugin/handshake";
-import { connect, parseHandshake, tlsCredentials } from "../../plugin/testing/grpc-client";
-import { buildExecutable } from "../../testing/provider-executable";
-import { residentPids } from "../../testing/resident";
+import { parseHandshake } from "../../plugin/testing/grpc-client";
+import { buildExecutable, schemaAndShutdown as schemaAndShutdownAs } from "../../testing/provider-executable";
+import { ownedPids, residentPids } from "../../testing/resident";
 import { until } from "../../testing/until";
 
 // The command's provider process (command-session.c): the compact executable's launches of one
@@ -124,33 +124,9 @@ function host(launches: number, env: NodeJS.ProcessEnv, held = false): Host & { 
   };
 }
 
-/** What Terraform does with a launch that it asks for the schema only: the call, then Shutdown. */
-async function schemaAndShutdown(hs: ReturnType<typeof parseHandshake>): Promise<void> {
-  const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), hostCert);
-  const provider = connect(hs.address, "tfplugin6.Provider", creds);
-  const res = await provider.call("GetProviderSchema");
-  expect(Object.keys(res.resource_schemas as object)).toContain("gpurental_instance");
-  provider.close();
-  const controller = connect(hs.address, "plugin.GRPCController", creds);
-  await controller.call("Shutdown");
-  controller.close();
-}
+const schemaAndShutdown = (hs: ReturnType<typeof parseHandshake>) => schemaAndShutdownAs(hs, hostCert);
 
-/** The provider processes serving the launches of the shell `pid` (`--owner <pid>`), wherever they listen. */
-function ownedBy(pid: number): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const args = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
-      const i = args.indexOf("--owner");
-      if (i !== -1 && args[i + 1] === String(pid)) pids.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
+const ownedBy = ownedPids;
 
 describe("the command's provider process", () => {
   it("serves every launch of one terraform process, holds none of its credentials, and exits with it", async () => {
