@@ -8,7 +8,12 @@ import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-
 import { createStubProviderService } from "../plugin/testing/stub-service";
 import { until } from "../testing/until";
 import { readMessages, type SessionMessage } from "./resident";
-import { type ResidentDaemon, type ResidentDaemonOptions, runResidentDaemon } from "./resident-daemon";
+import {
+  AlreadyServing,
+  type ResidentDaemon,
+  type ResidentDaemonOptions,
+  runResidentDaemon,
+} from "./resident-daemon";
 
 // The resident process in this process: a launch's control connection and Terraform's gRPC calls
 // made by hand, and what each session's provider was given. (The executable as Terraform runs it
@@ -131,6 +136,26 @@ describe("the control socket", () => {
       expect(JSON.parse(answer)).toMatchObject({ t: "status", pid: process.pid, sessions: 0 });
     } finally {
       long.close();
+    }
+  });
+
+  it("taken by one of several processes that start at once: the others give up, and none is left unreachable", async () => {
+    const socket = join(dir, "fedcba9876543210.sock");
+    const start = () =>
+      runResidentDaemon({
+        socket,
+        createService: () => createStubProviderService(),
+        loadGrpcServer: () => import("../plugin/grpc-server"),
+        exit: () => {},
+      });
+    const results = await Promise.allSettled([start(), start(), start()]);
+    const serving = results.filter((r) => r.status === "fulfilled");
+    try {
+      expect(serving).toHaveLength(1);
+      for (const r of results)
+        if (r.status === "rejected") expect((r.reason as Error).constructor).toBe(AlreadyServing);
+    } finally {
+      for (const r of serving) r.value.close();
     }
   });
 });

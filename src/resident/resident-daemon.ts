@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
-import { fstatSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { fstatSync, linkSync, readFileSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server as NetServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { newRun } from "../journal/run";
@@ -379,12 +379,30 @@ async function bindControl(control: NetServer, socket: string): Promise<void> {
       resolve();
     });
   });
-  if (await answers(socket)) {
+  const giveUp = () => {
     control.close();
     rmSync(temporary, { force: true });
-    throw new AlreadyServing(socket);
+  };
+  // Linked, not renamed: link fails when the name exists, where rename would replace the socket of
+  // a process that bound it since the check above (two launches starting one at once), leaving
+  // that one up and unreachable. A name nobody answers on (a killed process's) is replaced.
+  for (;;) {
+    try {
+      linkSync(temporary, socket);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
+        giveUp();
+        throw err;
+      }
+      if (await answers(socket)) {
+        giveUp();
+        throw new AlreadyServing(socket);
+      }
+      rmSync(socket, { force: true });
+    }
   }
-  renameSync(temporary, socket);
+  rmSync(temporary, { force: true });
 }
 
 /** Another resident process serves the socket already; this one has nothing to do. */

@@ -97,8 +97,8 @@ interface Host {
  * A shell that runs `launches` launches one after the other, then waits to be ended; with `held`,
  * only once `go` is called, so that a test can listen on the command's socket first.
  */
-function host(launches: number, env: NodeJS.ProcessEnv, held = false): Host & { go(): void } {
-  const script = `${held ? "read go; " : ""}${Array(launches).fill('"$0"; echo "exit=$?"').join("; ")}; exec sleep 600`;
+function host(launches: number, env: NodeJS.ProcessEnv, held = false, body?: string): Host & { go(): void } {
+  const script = `${held ? "read go; " : ""}${body ?? Array(launches).fill('"$0"; echo "exit=$?"').join("; ")}; exec sleep 600`;
   const child = spawn("sh", ["-c", script, exe], { env, stdio: ["pipe", "pipe", "pipe"] });
   started.push(child);
   let out = "";
@@ -188,6 +188,21 @@ describe("the command's provider process", () => {
     a.end();
     b.end();
     await until("both exit", () => ownedBy(a.pid).length + ownedBy(b.pid).length === 0);
+  });
+
+  it("two launches of one command at once start one process between them, and both are its sessions", async () => {
+    const h = host(0, launchEnv(), false, '"$0" & "$0" & wait; echo "exit=both"');
+    const [a, b] = [await h.handshake(), await h.handshake()];
+    for (const hs of [a, b]) expect(hs.address.startsWith(`${runDir}/s`)).toBe(true);
+    expect(a.cert).toBe(b.cert);
+    await Promise.all([schemaAndShutdown(a), schemaAndShutdown(b)]);
+    await until("both launches exited", () => h.exits().length === 1);
+    // The one that lost the name exits at once; none is left up and unreachable.
+    await until("one process left", () => ownedBy(h.pid).length === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ownedBy(h.pid)).toHaveLength(1);
+    h.end();
+    await until("it exits with its command", () => ownedBy(h.pid).length === 0);
   });
 
   it.each([
