@@ -188,13 +188,26 @@ async function runResident(
   installCrashLogging();
   const { runResidentDaemon, AlreadyServing } = await import("../resident/resident-daemon");
   try {
-    // Loaded once, before the first session: every session builds its own provider from it.
-    const { createService, settleRun } = await import("./provider-impl");
+    // Loaded once, when a session first needs a provider or as the first session ends, whichever
+    // comes first: a command's first launch only reads the schema, so the process answers it
+    // without waiting for the provider to load, and loads it while Terraform moves on to its next
+    // launch. Every session builds its own provider from it.
+    let impl: Promise<typeof import("./provider-impl")> | undefined;
+    let settleRun: SettleRun | undefined;
+    const loadImpl = () => {
+      impl ??= import("./provider-impl").then((loaded) => {
+        settleRun = loaded.settleRun;
+        return loaded;
+      });
+      return impl;
+    };
     const daemon = await runResidentDaemon({
       socket,
       owner,
       schemaResponse,
-      createService,
+      createService: async (session) => (await loadImpl()).createService(session),
+      prepare: () => void loadImpl().catch(() => {}),
+      // A session that never made a provider has no deploy journal to settle.
       onShutdown: (runId, log) => settleJournals(settleRun, log, runId),
       loadGrpcServer: () => import("../plugin/grpc-server"),
     });

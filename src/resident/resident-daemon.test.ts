@@ -44,8 +44,10 @@ afterAll(() => {
 });
 
 /** A launch: asks for a session; resolves with its handshake, and the messages that follow. */
-async function launch(): Promise<{ ctl: Socket; handshake: string; messages: SessionMessage[] }> {
-  const ctl = connectSocket(join(dir, "0123456789abcdef.sock"));
+async function launch(
+  socket = join(dir, "0123456789abcdef.sock"),
+): Promise<{ ctl: Socket; handshake: string; messages: SessionMessage[] }> {
+  const ctl = connectSocket(socket);
   const messages: SessionMessage[] = [];
   const handshake = await new Promise<string>((resolve, reject) => {
     ctl.once("error", reject);
@@ -108,6 +110,46 @@ describe("a session of the resident process", () => {
     ctl.destroy();
     await until("the session is closed", () => daemon.sessions() === 0);
     expect(session.ended.aborted).toBe(true);
+  });
+});
+
+describe("a resident process whose provider loads when first needed", () => {
+  it("makes one provider for a session's calls that come while it loads, and prepares once a session ends", async () => {
+    const made: Session[] = [];
+    let prepared = 0;
+    const socket = join(dir, "fedcba9876543210.sock");
+    const lazy = await runResidentDaemon({
+      socket,
+      createService: async (session) => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        made.push(session);
+        return createStubProviderService();
+      },
+      prepare: () => {
+        prepared += 1;
+      },
+      loadGrpcServer: () => import("../plugin/grpc-server"),
+      exit: () => {},
+    });
+    try {
+      const { ctl, handshake } = await launch(socket);
+      const hs = parseHandshake(handshake);
+      const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), hostCert);
+      const provider = connect(hs.address, "tfplugin6.Provider", creds);
+      await Promise.all([
+        provider.call("GetMetadata"),
+        provider.call("GetMetadata"),
+        provider.call("GetMetadata"),
+      ]);
+      provider.close();
+      expect(made).toHaveLength(1);
+      expect(prepared).toBe(0);
+      ctl.destroy();
+      await until("the session has ended and the process prepared", () => prepared === 1);
+      expect(made[0]!.ended.aborted).toBe(true);
+    } finally {
+      lazy.close();
+    }
   });
 });
 

@@ -58,7 +58,13 @@ export interface ResidentDaemonOptions {
     run: ReturnType<typeof newRun>;
     /** Aborted when the session ends: Terraform's Shutdown, or its launch gone (see startSession). */
     ended: AbortSignal;
-  }) => ProviderService;
+  }) => ProviderService | Promise<ProviderService>;
+  /**
+   * Called as each session ends: loads what a later session's calls need while Terraform is busy
+   * between its launches (its first launch of a command only reads the schema, answered from
+   * `schemaResponse`). `createService` must not rely on it having run.
+   */
+  prepare?: () => void;
   /** Loads the gRPC half. */
   loadGrpcServer: () => Promise<typeof import("../plugin/grpc-server")>;
   /**
@@ -190,19 +196,25 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     const sessionEnded = new AbortController();
     const run = newRun(req.pid);
     let service: ProviderService | undefined;
-    const getService = async () => {
-      service ??= inSession(
-        routes,
-        route,
-        opts.createService({
-          env,
-          cwd: req.cwd,
-          ppid: req.ppid,
-          run,
-          ended: sessionEnded.signal,
-        }),
+    // One service per session, even when calls ask for it while it is being made.
+    let creating: Promise<ProviderService> | undefined;
+    const getService = () => {
+      creating ??= (async () =>
+        inSession(
+          routes,
+          route,
+          await opts.createService({ env, cwd: req.cwd, ppid: req.ppid, run, ended: sessionEnded.signal }),
+        ))().then(
+        (made) => {
+          service = made;
+          return made;
+        },
+        (err: unknown) => {
+          creating = undefined;
+          throw err;
+        },
       );
-      return service;
+      return creating;
     };
 
     const address = join(dir, `s${randomBytes(6).toString("hex")}.sock`);
@@ -225,6 +237,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       ctl.end();
       sessionLog.debug("session ended", { pid: req.pid });
       idle();
+      if (opts.prepare) setImmediate(opts.prepare);
     };
     open.add(end);
     if (idleTimer) clearTimeout(idleTimer);
