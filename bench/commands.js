@@ -11,7 +11,8 @@
 // This build runs twice: as a person at a terminal runs it (`gpurental`: no CI variables, no
 // TF_IN_AUTOMATION, so on Linux its launches are sessions of the resident provider process), and
 // as automation runs it (`ci`: TF_IN_AUTOMATION=1, a provider process per launch). The base build
-// runs as a person would run it too, whatever its defaults are.
+// runs both ways too (`base`, `base-ci`), whatever its defaults are, and each ratio printed is a
+// variant of this build over the same variant of the base (`ci/base-ci`).
 //
 // Everything lives in one temp directory, removed at the end: the mirrors, the CLI configuration,
 // HOME, the working directories and the code caches. Nothing is written into $HOME.
@@ -449,7 +450,7 @@ async function main() {
   try {
     backend = await startBackend(tmp);
     const templateId = "00000000-0000-4000-8000-000000000051"; // the demo seed's SSH template
-    const offerId = await makeRoom(backend, 2 + (pgJournal ? 1 : 0) + (base ? 1 : 0) + 2 * seaZips.length);
+    const offerId = await makeRoom(backend, 2 + (pgJournal ? 1 : 0) + (base ? 2 : 0) + 2 * seaZips.length);
     const variants = [
       makeVariant(tmp, "terraform_data", terraformDataConfig()),
       makeVariant(
@@ -507,6 +508,15 @@ async function main() {
     if (base) {
       const token = await orgSession(backend, "bench-base");
       variants.push(makeVariant(tmp, "base", gpurentalConfig(backend, token, offerId, templateId), base));
+      // And in automation, beside `ci`: the npm provider's change where CI runs it.
+      const baseCi = makeVariant(
+        tmp,
+        "base-ci",
+        gpurentalConfig(backend, await orgSession(backend, "bench-base-ci"), offerId, templateId),
+        base,
+      );
+      baseCi.env.TF_IN_AUTOMATION = "1";
+      variants.push(baseCi);
     }
     for (const v of variants) {
       const r = await run(terraform, ["init", "-input=false", "-no-color"], { cwd: v.work, env: v.env });
@@ -623,12 +633,12 @@ function report(variants, node, base) {
     const rows = timed.map((c) => [`terraform ${c}`, ...variants.map((v) => fmtS(median(v[key][c])))]);
     lines.push(...table([head, ...rows]));
     lines.push(`provider overhead (minus terraform_data), ms and multiple of node -e 0${unit}:`);
-    const oHead = ["command", ...providers.map((v) => v.name), ...ratioHeads(providers, base)];
+    const oHead = ["command", ...providers.map((v) => v.name), ...ratioHeads(providers)];
     const oRows = timed.map((c) => {
       const f = median(floor[key][c]);
       const o = providers.map((v) => median(v[key][c]) - f);
       const cells = o.map((x) => `${x.toFixed(0)} ms ${(x / n).toFixed(1).padStart(5)}x`);
-      cells.push(...ratios(o, base));
+      cells.push(...ratios(o, providers));
       return [`terraform ${c}`, ...cells];
     });
     lines.push(...table([oHead, ...oRows]));
@@ -675,11 +685,11 @@ function report(variants, node, base) {
   // The provider's own work alone: what each of its processes used, as it noted at exit.
   lines.push("");
   lines.push("CPU time of the provider processes alone (each notes its own at exit), summed per command:");
-  const pHead = ["command", ...providers.map((v) => v.name), ...ratioHeads(providers, base)];
+  const pHead = ["command", ...providers.map((v) => v.name), ...ratioHeads(providers)];
   const pRows = timed.map((c) => {
     const m = providers.map((v) => median(v.providerCpu[c]));
     const cells = m.map((x) => `${x.toFixed(0)} ms`);
-    cells.push(...ratios(m, base));
+    cells.push(...ratios(m, providers));
     return [`terraform ${c}`, ...cells];
   });
   lines.push(...table([pHead, ...pRows]));
@@ -695,12 +705,26 @@ function report(variants, node, base) {
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 
-/** With --base (the last provider variant), each other provider variant's figure over the base's. */
-function ratioHeads(providers, base) {
-  return base ? providers.slice(0, -1).map((v) => `${v.name}/base`) : [];
+/**
+ * The ratios printed: each variant of this build over the same variant of the older build (--base
+ * for the npm provider, --sea-base for a release), run alike (as a person runs it, in automation).
+ */
+const RATIO_PAIRS = [
+  ["gpurental", "base"],
+  ["ci", "base-ci"],
+  ["sea", "sea-base"],
+  ["sea-ci", "sea-base-ci"],
+];
+function ratioPairs(providers) {
+  const at = (name) => providers.findIndex((v) => v.name === name);
+  return RATIO_PAIRS.map(([a, b]) => [at(a), at(b), `${a}/${b}`]).filter(([i, j]) => i >= 0 && j >= 0);
 }
-function ratios(figures, base) {
-  return base ? figures.slice(0, -1).map((x) => (x / figures[figures.length - 1]).toFixed(2)) : [];
+function ratioHeads(providers) {
+  return ratioPairs(providers).map(([, , head]) => head);
+}
+function ratios(figures, providers) {
+  // A release's processes note no CPU time of their own: 0 over 0 is no figure.
+  return ratioPairs(providers).map(([i, j]) => (figures[j] > 0 ? (figures[i] / figures[j]).toFixed(2) : "-"));
 }
 
 function table(rows) {
