@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { currentRun, parentCommand, type RunIdentity, runAlive } from "./run";
+import { until } from "../testing/until";
+import { currentRun, exited, parentCommand, procStat, type RunIdentity, runAlive } from "./run";
 
 // Who writes the journal: this process's identity, whether another run's process may still be
 // working on its entries, and whether the command planned only part of the configuration.
@@ -44,6 +45,28 @@ describe("runAlive", () => {
       expect(runAlive(other, self)).toBe(false);
     } finally {
       jest.restoreAllMocks();
+    }
+  });
+
+  test("a process that has exited but is not reaped yet (a zombie) is gone: its deploys can be adopted", async () => {
+    // sh starts a short sleep and becomes a long one, which never reaps it: the short one stays a
+    // zombie, as a killed terraform's launches do until pid 1 reaps them.
+    const parent = spawn("sh", ["-c", "sleep 0.05 & echo $!; exec sleep 30"], {
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    try {
+      const pid = Number(
+        await new Promise<string>((resolve) => parent.stdout.once("data", (d: Buffer) => resolve(String(d)))),
+      );
+      const run: RunIdentity = { id: "other", pid, boot: currentRun().boot };
+      expect(runAlive(run)).toBe(true);
+      await until("the short sleep is a zombie", () => exited(pid), 5_000);
+      expect(procStat(pid)).toMatchObject({ state: "Z" });
+      expect(runAlive(run)).toBe(false);
+      // Its parent, running, is alive.
+      expect(runAlive({ ...run, pid: parent.pid! })).toBe(true);
+    } finally {
+      parent.kill("SIGKILL");
     }
   });
 

@@ -40,10 +40,38 @@ export function newRun(pid: number): RunIdentity {
   return { id: randomUUID(), pid, boot: readBootId() };
 }
 
-/** Whether the process of `run` may still be running: this one, or a live pid of the same boot. */
+/**
+ * The state and start time (clock ticks since boot) of `pid` from /proc/<pid>/stat (fields 3 and
+ * 22): undefined when there is no such process or no /proc, "unknown" when it cannot be read.
+ */
+export function procStat(pid: number): { state: string; ticks: string } | "unknown" | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command's name, in parentheses, may itself hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { state: fields[0] ?? "", ticks: fields[19] ?? "" };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ESRCH" ? undefined : "unknown";
+  }
+}
+
+/** Whether /proc says `pid` has exited and only waits to be reaped (a zombie), or is being. */
+export function exited(pid: number): boolean {
+  const stat = procStat(pid);
+  return typeof stat === "object" && (stat.state === "Z" || stat.state === "X");
+}
+
+/**
+ * Whether the process of `run` may still be running: this one, or a live pid of the same boot. A
+ * zombie is not: it has exited, and only waits for its parent to reap it. A provider process or a
+ * launch whose terraform was killed is reaped by pid 1, which in a container often does so late or
+ * never; taken as alive, its deploys would not be adopted, and the next apply would deploy again.
+ */
 export function runAlive(run: RunIdentity, self: RunIdentity = currentRun()): boolean {
   if (run.id === self.id) return true;
   if (run.boot !== self.boot) return false;
+  if (exited(run.pid)) return false;
   try {
     process.kill(run.pid, 0);
     return true;

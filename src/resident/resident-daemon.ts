@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
-import { fstatSync, linkSync, readFileSync, rmSync, statSync } from "node:fs";
+import { fstatSync, linkSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server as NetServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
-import { newRun } from "../journal/run";
+import { newRun, procStat } from "../journal/run";
 import { LOG_ROUTE_KEY, Logger, type LogRoute, levelFromEnv, logger } from "../log";
 import type { GrpcServer } from "../plugin/grpc-server";
 import { HandshakeError, handshakeLine } from "../plugin/handshake";
@@ -468,7 +468,7 @@ export function watchedProcess(pid: number): { pid: number; alive: () => boolean
       if (started !== undefined && started !== "unknown") {
         const now = procStat(pid);
         if (now === "unknown") return true;
-        return now !== undefined && now.ticks === started.ticks && now.state !== "Z";
+        return now !== undefined && now.ticks === started.ticks && now.state !== "Z" && now.state !== "X";
       }
       try {
         process.kill(pid, 0);
@@ -478,19 +478,4 @@ export function watchedProcess(pid: number): { pid: number; alive: () => boolean
       }
     },
   };
-}
-
-/**
- * The state and start time (clock ticks since boot) of `pid` from /proc/<pid>/stat (fields 3 and
- * 22): undefined when there is no such process or no /proc, "unknown" when it cannot be read.
- */
-function procStat(pid: number): { state: string; ticks: string } | "unknown" | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { state: fields[0] ?? "", ticks: fields[19] ?? "" };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code === "ENOENT" || code === "ESRCH" ? undefined : "unknown";
-  }
 }
