@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { type ReleaseResult, release } from "../../scripts/release/release";
 import { type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { generateServerCertificate } from "../../src/plugin/cert";
+import { until } from "../../src/testing/until";
 import { version } from "../../src/version";
 import { cdktfCliEnv } from "../cdktf/cli-env";
 import { findTerraform } from "../e2e/harness";
@@ -101,13 +102,15 @@ function workspace(name: string, main: string, cliConfig = "") {
     GPURENTAL_BASE_URL: backend.url,
     GPURENTAL_TOKEN: backend.credentials!.admin_session_token,
   };
+  const start = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
+    spawn(terraform, args, {
+      cwd: join(dir, "work"),
+      env: { ...env, ...extra },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Run> =>
     new Promise((ok, fail) => {
-      const child = spawn(terraform, args, {
-        cwd: join(dir, "work"),
-        env: { ...env, ...extra },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
+      const child = start(args, extra);
       let out = "";
       child.stdout.on("data", (d) => {
         out += d;
@@ -124,7 +127,7 @@ function workspace(name: string, main: string, cliConfig = "") {
     return r.out;
   };
   const lockFile = () => readFileSync(join(dir, "work", ".terraform.lock.hcl"), "utf8");
-  return { dir, run, ok, lockFile };
+  return { dir, start, run, ok, lockFile };
 }
 
 function registryConfig(): string {
@@ -322,6 +325,75 @@ test("terraform init installs from the private registry with the signature verif
     (i) => i.label === "from-a-release" && i.status !== "destroyed",
   );
   expect(left).toEqual([]);
+}, 180_000);
+
+test("in automation, kill -9 of terraform, then of the command's provider process, mid-apply: the next apply adopts every instance, none is deployed twice", async () => {
+  // An organization of its own, so that only this test's instances are counted.
+  const org = backend.createOrg({ name: "interrupted", balance_micro: 1_000_000_000_000 });
+  const user = backend.createUser({ email: "interrupted@release.test" });
+  backend.addMember(org.id, user.id, "admin");
+  const machine = backend.createMachine({ disk_gb: 20_000, available_disk_gb: 20_000, registered: true });
+  const offer = backend.createOffer({
+    machine_id: machine.id,
+    gpu_model: "RTX 4090",
+    num_gpus: 1,
+    free_units: 20,
+  });
+  const main = registryConfig()
+    .replace(/resource "gpurental_instance"[\s\S]*$/, "")
+    .concat(`resource "gpurental_instance" "gpu" {
+  count       = 4
+  offer_id    = "${offer.id}"
+  template_id = "${backend.credentials!.template_id}"
+  disk_gb     = 50
+  label       = "interrupted"
+}
+`);
+  const ws = workspace("interrupted", main);
+  // A short directory: a socket's path must fit in 103 bytes, and this test's temp paths are deep.
+  const commandDir = mkdtempSync(join(tmpdir(), "gr-"));
+  chmodSync(commandDir, 0o700);
+  const env = {
+    GPURENTAL_TOKEN: backend.createSession(user.id, org.id),
+    GPURENTAL_PROVIDER_RESIDENT_DIR: commandDir,
+  };
+  const live = () => backend.listInstances(org.id).filter((i) => i.status !== "destroyed");
+  const inState = async () =>
+    (await ws.ok(["state", "list"], env)).split("\n").filter((l) => l.startsWith("gpurental_instance."));
+  try {
+    await ws.ok(["init", "-no-color"], env);
+    let deploys = 0;
+    for (const victim of ["terraform", "the command's provider process"] as const) {
+      backend.setTransitions({ afterMs: 600_000 });
+      const apply = ws.start(["apply", "-no-color", "-auto-approve"], env);
+      const exited = new Promise((resolve) => apply.on("close", resolve));
+      await until(
+        "4 instances are creating",
+        () => live().filter((i) => i.status === "creating").length === 4,
+      );
+      const [command] = residentPids(commandDir);
+      expect(command).toBeDefined();
+      process.kill(victim === "terraform" ? apply.pid! : command!, "SIGKILL");
+      await exited;
+      // Nothing of the command is left: its launches and its provider process exit with it.
+      await until("the command's provider process is gone", () => residentPids(commandDir).length === 0);
+
+      backend.setTransitions("immediate");
+      const again = await ws.ok(["apply", "-no-color", "-auto-approve"], env);
+      expect(again.match(/Adopted instance [0-9a-f-]+, deployed at/g)).toHaveLength(4);
+      deploys += 4;
+      expect(live()).toHaveLength(4);
+      expect(await inState()).toHaveLength(4);
+      // Counted over every instance ever deployed: none was deployed twice.
+      expect(backend.listInstances(org.id)).toHaveLength(deploys);
+      await ws.ok(["destroy", "-no-color", "-auto-approve"], env);
+      expect(live()).toEqual([]);
+    }
+  } finally {
+    backend.setTransitions("immediate");
+    for (const pid of residentPids(commandDir)) process.kill(pid, "SIGKILL");
+    rmSync(commandDir, { recursive: true, force: true });
+  }
 }, 180_000);
 
 test("with no private directory for its runtime, the executable runs from memory and every plan says so", async () => {
