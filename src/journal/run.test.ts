@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { until } from "../testing/until";
-import { currentRun, exited, parentCommand, procStat, type RunIdentity, runAlive } from "./run";
+import { currentRun, newRun, parentCommand, procStat, type RunIdentity, runAlive } from "./run";
 
 // Who writes the journal: this process's identity, whether another run's process may still be
 // working on its entries, and whether the command planned only part of the configuration.
@@ -60,13 +60,34 @@ describe("runAlive", () => {
       );
       const run: RunIdentity = { id: "other", pid, boot: currentRun().boot };
       expect(runAlive(run)).toBe(true);
-      await until("the short sleep is a zombie", () => exited(pid), 5_000);
-      expect(procStat(pid)).toMatchObject({ state: "Z" });
+      await until(
+        "the short sleep is a zombie",
+        () => (procStat(pid) as { state: string }).state === "Z",
+        5_000,
+      );
       expect(runAlive(run)).toBe(false);
       // Its parent, running, is alive.
       expect(runAlive({ ...run, pid: parent.pid! })).toBe(true);
     } finally {
       parent.kill("SIGKILL");
+    }
+  });
+
+  test("a later process given the run's pid is not the run, whoever's it is: its start time differs", () => {
+    const now = currentRun();
+    expect(newRun(process.pid).start).toBe((procStat(process.pid) as { ticks: string }).ticks);
+    expect(runAlive({ ...newRun(process.pid), id: "other" }, now)).toBe(true);
+    expect(runAlive({ ...newRun(process.pid), id: "other", start: "1" }, now)).toBe(false);
+    // Another user's process (EPERM) with another start time too.
+    jest.spyOn(process, "kill").mockImplementation(() => {
+      throw Object.assign(new Error("kill: EPERM"), { code: "EPERM" });
+    });
+    try {
+      expect(runAlive({ ...newRun(process.pid), id: "other", start: "1" }, now)).toBe(false);
+      // An entry of an older version, without a start time, is judged as before.
+      expect(runAlive({ id: "other", pid: process.pid, boot: now.boot }, now)).toBe(true);
+    } finally {
+      jest.restoreAllMocks();
     }
   });
 

@@ -14,6 +14,11 @@ export interface RunIdentity {
   pid: number;
   /** The kernel's boot id where there is one (Linux), so a pid from before a restart is not taken as alive. */
   boot: string | null;
+  /**
+   * When `pid` started, in clock ticks since boot (Linux /proc), so that a later process given the
+   * same pid is not taken for the run; null without /proc, absent from entries of older versions.
+   */
+  start?: string | null;
 }
 
 function readBootId(): string | null {
@@ -37,7 +42,8 @@ export function currentRun(): RunIdentity {
  * one, with the pid of the session's launch, which lives exactly as long as the session.
  */
 export function newRun(pid: number): RunIdentity {
-  return { id: randomUUID(), pid, boot: readBootId() };
+  const stat = procStat(pid);
+  return { id: randomUUID(), pid, boot: readBootId(), start: typeof stat === "object" ? stat.ticks : null };
 }
 
 /**
@@ -56,28 +62,29 @@ export function procStat(pid: number): { state: string; ticks: string } | "unkno
   }
 }
 
-/** Whether /proc says `pid` has exited and only waits to be reaped (a zombie), or is being. */
-export function exited(pid: number): boolean {
-  const stat = procStat(pid);
-  return typeof stat === "object" && (stat.state === "Z" || stat.state === "X");
-}
-
 /**
- * Whether the process of `run` may still be running: this one, or a live pid of the same boot. A
- * zombie is not: it has exited, and only waits for its parent to reap it. A provider process or a
- * launch whose terraform was killed is reaped by pid 1, which in a container often does so late or
- * never; taken as alive, its deploys would not be adopted, and the next apply would deploy again.
+ * Whether the process of `run` may still be running: this one, or a live pid of the same boot that
+ * started when the run's did. A run taken for alive has its deploys left alone, so the next apply
+ * deploys again: a process that is not the run's must not pass. Not the run's:
+ * - a zombie: it has exited, and only waits for its parent to reap it. A provider process or a
+ *   launch whose terraform was killed is reaped by pid 1, which in a container often does so late
+ *   or never;
+ * - a later process given the same pid (its start time differs), whoever's it is.
  */
 export function runAlive(run: RunIdentity, self: RunIdentity = currentRun()): boolean {
   if (run.id === self.id) return true;
   if (run.boot !== self.boot) return false;
-  if (exited(run.pid)) return false;
+  const stat = procStat(run.pid);
+  if (typeof stat === "object") {
+    if (stat.state === "Z" || stat.state === "X") return false;
+    if (typeof run.start === "string" && stat.ticks !== run.start) return false;
+  }
   try {
     process.kill(run.pid, 0);
     return true;
   } catch (err) {
-    // EPERM: the pid exists but belongs to someone else; it may be a reused pid, but assuming it is
-    // alive only delays an adoption, never duplicates one.
+    // EPERM: the pid exists but belongs to someone else. Without a start time to tell (an entry of
+    // an older version, or no /proc) it is taken for the run.
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
