@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { until } from "../testing/until";
-import { currentRun, newRun, parentCommand, procStat, type RunIdentity, runAlive } from "./run";
+import { currentRun, newRun, parentCommand, procStat, type RunIdentity, runAlive, runServing } from "./run";
 
 // Who writes the journal: this process's identity, whether another run's process may still be
 // working on its entries, and whether the command planned only part of the configuration.
@@ -94,6 +94,47 @@ describe("runAlive", () => {
   test("judged against this process's run by default", () => {
     expect(runAlive({ ...currentRun(), id: "other" })).toBe(true);
     expect(runAlive({ ...currentRun(), id: "other", pid: NO_SUCH_PID })).toBe(false);
+  });
+});
+
+describe("runServing", () => {
+  // A run whose process lingers after its terraform was killed (a provider process or a launch
+  // notices its parent gone within half a second) serves nobody: the next apply adopts its deploys.
+  test("a run serves while its process and its terraform run; not once its terraform is gone", async () => {
+    const now = currentRun();
+    // sh stands in for terraform, its sleep for the run's process.
+    const terraform = spawn("sh", ["-c", "sleep 30 & echo $!; wait"], {
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    try {
+      const pid = Number(
+        await new Promise<string>((resolve) =>
+          terraform.stdout.once("data", (d: Buffer) => resolve(String(d))),
+        ),
+      );
+      const run = { ...newRun(pid, terraform.pid!), id: "other" };
+      expect(run.parent).toEqual({
+        pid: terraform.pid,
+        start: (procStat(terraform.pid!) as { ticks: string }).ticks,
+      });
+      expect(runServing(run, now)).toBe(true);
+      expect(runServing({ ...run, parent: { pid: terraform.pid!, start: "1" } }, now)).toBe(false);
+      // An entry of an older version, without its terraform, is judged by its process alone.
+      expect(runServing({ ...run, parent: undefined }, now)).toBe(true);
+      terraform.kill("SIGKILL");
+      await until("terraform is gone", () => procStat(terraform.pid!) === undefined, 5_000);
+      expect(runAlive(run, now)).toBe(true);
+      expect(runServing(run, now)).toBe(false);
+      process.kill(pid, "SIGKILL");
+    } finally {
+      terraform.kill("SIGKILL");
+    }
+  });
+
+  test("this run serves, and a run whose process is gone does not", () => {
+    const now = currentRun();
+    expect(runServing(now, now)).toBe(true);
+    expect(runServing({ ...now, id: "other", pid: NO_SUCH_PID, start: null }, now)).toBe(false);
   });
 });
 

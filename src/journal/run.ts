@@ -19,6 +19,11 @@ export interface RunIdentity {
    * same pid is not taken for the run; null without /proc, absent from entries of older versions.
    */
   start?: string | null;
+  /**
+   * The terraform process the run serves (the provider's parent, or a session's launch's), with
+   * its start time, where /proc tells them; absent from entries of older versions.
+   */
+  parent?: { pid: number; start: string } | null;
 }
 
 function readBootId(): string | null {
@@ -33,17 +38,25 @@ let current: RunIdentity | undefined;
 
 /** This process's run. */
 export function currentRun(): RunIdentity {
-  current ??= newRun(process.pid);
+  current ??= newRun(process.pid, process.ppid);
   return current;
 }
 
 /**
- * A run of its own for process `pid`: a resident provider process gives each Terraform session
- * one, with the pid of the session's launch, which lives exactly as long as the session.
+ * A run of its own for process `pid`, which serves the terraform process `parent`: a resident
+ * provider process gives each Terraform session one, with the pid of the session's launch, which
+ * lives exactly as long as the session, and the launch's parent.
  */
-export function newRun(pid: number): RunIdentity {
-  const stat = procStat(pid);
-  return { id: randomUUID(), pid, boot: readBootId(), start: typeof stat === "object" ? stat.ticks : null };
+export function newRun(pid: number, parent?: number): RunIdentity {
+  const own = procStat(pid);
+  const up = parent === undefined ? undefined : procStat(parent);
+  return {
+    id: randomUUID(),
+    pid,
+    boot: readBootId(),
+    start: typeof own === "object" ? own.ticks : null,
+    parent: parent !== undefined && typeof up === "object" ? { pid: parent, start: up.ticks } : null,
+  };
 }
 
 /**
@@ -87,6 +100,21 @@ export function runAlive(run: RunIdentity, self: RunIdentity = currentRun()): bo
     // an older version, or no /proc) it is taken for the run.
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
+}
+
+/**
+ * Whether `run` may still hand what it deploys to Terraform: its process may still be running
+ * (runAlive) and so may the terraform process it serves. Once that terraform is gone, nothing the
+ * run still does reaches a state, whatever its own process still does in the half second before
+ * it notices (a provider process, or a launch, watches its parent that often), so the next apply
+ * may take its deploys: the journal's adoption asks this, where the journal's lock asks runAlive.
+ */
+export function runServing(run: RunIdentity, self: RunIdentity = currentRun()): boolean {
+  if (!runAlive(run, self)) return false;
+  if (run.id === self.id || !run.parent) return true;
+  const up = procStat(run.parent.pid);
+  if (up === undefined) return false;
+  return up === "unknown" || (up.ticks === run.parent.start && up.state !== "Z" && up.state !== "X");
 }
 
 /** What the command that started this provider asks for, as far as the provider can see it. */

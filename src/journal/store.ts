@@ -21,7 +21,7 @@ import {
   type JournalRecord,
   type ParsedJournal,
 } from "./records";
-import { currentRun, type RunIdentity, runAlive } from "./run";
+import { currentRun, type RunIdentity, runServing } from "./run";
 import { readSavedState, reopenedBy, type SavedState, type SavedStateCache } from "./saved-state";
 
 /** How long a closed entry is kept, so that its id is not mistaken for a lost deploy's instance. */
@@ -137,8 +137,8 @@ export class DeployJournal {
    */
   isAdoptable(e: JournalEntry, partial = false): boolean {
     if (!this.isOpen(e)) return false;
-    if (runAlive(e.run, this.run)) return false;
-    if (e.taken && runAlive(e.taken.run, this.run)) return false;
+    if (runServing(e.run, this.run)) return false;
+    if (e.taken && runServing(e.taken.run, this.run)) return false;
     // What the saved state holds is its owner's, whatever the journal says.
     if (e.id && this.savedIds()?.has(e.id)) return false;
     return !(partial && e.handed_at !== null);

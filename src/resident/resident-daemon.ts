@@ -194,7 +194,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     // process would exit then, so what the session's calls still do reaches no one and must leave
     // the journal as the ended process would have (no "handed" for an answer never delivered).
     const sessionEnded = new AbortController();
-    const run = newRun(req.pid);
+    const run = newRun(req.pid, req.ppid);
     let service: ProviderService | undefined;
     // One service per session, even when calls ask for it while it is being made.
     let creating: Promise<ProviderService> | undefined;
