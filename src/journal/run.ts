@@ -76,30 +76,39 @@ export function procStat(pid: number): { state: string; ticks: string } | "unkno
 }
 
 /**
- * Whether the process of `run` may still be running: this one, or a live pid of the same boot that
- * started when the run's did. A run taken for alive has its deploys left alone, so the next apply
- * deploys again: a process that is not the run's must not pass. Not the run's:
+ * Whether `pid` is still the process that started at `ticks` (clock ticks since boot, as procStat
+ * gives them; any process of that pid when null or absent) and has not exited. Not it:
  * - a zombie: it has exited, and only waits for its parent to reap it. A provider process or a
  *   launch whose terraform was killed is reaped by pid 1, which in a container often does so late
  *   or never;
  * - a later process given the same pid (its start time differs), whoever's it is.
+ * Without /proc, or when it cannot be read, `kill(pid, 0)` answers, EPERM (a process of another
+ * user's) counting as alive.
+ */
+export function processLives(pid: number, ticks?: string | null): boolean {
+  const stat = procStat(pid);
+  if (typeof stat === "object") {
+    if (stat.state === "Z" || stat.state === "X") return false;
+    if (typeof ticks === "string" && stat.ticks !== ticks) return false;
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Whether the process of `run` may still be running: this one, or a process of the same boot that
+ * is still the run's (processLives). A run taken for alive has its deploys left alone, so the next
+ * apply deploys again: a process that is not the run's must not pass. An entry of an older version
+ * has no start time, and any live process on its pid is taken for it.
  */
 export function runAlive(run: RunIdentity, self: RunIdentity = currentRun()): boolean {
   if (run.id === self.id) return true;
   if (run.boot !== self.boot) return false;
-  const stat = procStat(run.pid);
-  if (typeof stat === "object") {
-    if (stat.state === "Z" || stat.state === "X") return false;
-    if (typeof run.start === "string" && stat.ticks !== run.start) return false;
-  }
-  try {
-    process.kill(run.pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the pid exists but belongs to someone else. Without a start time to tell (an entry of
-    // an older version, or no /proc) it is taken for the run.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
+  return processLives(run.pid, run.start);
 }
 
 /**
@@ -112,9 +121,7 @@ export function runAlive(run: RunIdentity, self: RunIdentity = currentRun()): bo
 export function runServing(run: RunIdentity, self: RunIdentity = currentRun()): boolean {
   if (!runAlive(run, self)) return false;
   if (run.id === self.id || !run.parent) return true;
-  const up = procStat(run.parent.pid);
-  if (up === undefined) return false;
-  return up === "unknown" || (up.ticks === run.parent.start && up.state !== "Z" && up.state !== "X");
+  return processLives(run.parent.pid, run.parent.start);
 }
 
 /** What the command that started this provider asks for, as far as the provider can see it. */

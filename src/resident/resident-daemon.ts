@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { fstatSync, linkSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server as NetServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
-import { newRun, procStat } from "../journal/run";
+import { newRun, processLives, procStat } from "../journal/run";
 import { LOG_ROUTE_KEY, Logger, type LogRoute, levelFromEnv, logger } from "../log";
 import type { GrpcServer } from "../plugin/grpc-server";
 import { HandshakeError, handshakeLine } from "../plugin/handshake";
@@ -457,25 +457,11 @@ const OWNER_POLL_MS = 200;
 
 /**
  * A process to outlive no longer than it lives: `alive` is false once it has exited (a zombie
- * too), and also once its pid belongs to a later process (its start time in /proc differs), where
- * there is a /proc. A /proc that cannot be read for another reason (no descriptor left) says alive.
+ * too), and also once its pid belongs to a later process (its start time in /proc differs, where
+ * there is a /proc): processLives with the start time seen now.
  */
 export function watchedProcess(pid: number): { pid: number; alive: () => boolean } {
   const started = procStat(pid);
-  return {
-    pid,
-    alive: () => {
-      if (started !== undefined && started !== "unknown") {
-        const now = procStat(pid);
-        if (now === "unknown") return true;
-        return now !== undefined && now.ticks === started.ticks && now.state !== "Z" && now.state !== "X";
-      }
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch (err) {
-        return (err as NodeJS.ErrnoException).code === "EPERM";
-      }
-    },
-  };
+  const ticks = typeof started === "object" ? started.ticks : null;
+  return { pid, alive: () => processLives(pid, ticks) };
 }
