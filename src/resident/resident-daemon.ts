@@ -169,6 +169,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     idle_exit_at: idleExitAt === null ? null : new Date(idleExitAt).toISOString(),
     executable: process.argv[1] ?? "",
     node: process.version,
+    serves: owner?.pid ?? null,
   });
 
   const startSession = (ctl: Socket, req: SessionRequest) => {

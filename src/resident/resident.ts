@@ -239,6 +239,11 @@ export interface ResidentStatus {
   /** The provider executable it runs, and the node that runs it. */
   executable: string;
   node: string;
+  /**
+   * The terraform process whose launches a command's provider process serves (it exits with it);
+   * null or absent (older versions) for a resident process, which serves every command.
+   */
+  serves?: number | null;
 }
 
 /** The answer to a stop request. */

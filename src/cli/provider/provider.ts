@@ -336,7 +336,9 @@ export function register(program: Command): void {
   ] as const;
   resident
     .command("status")
-    .description("List the resident provider processes: pid, sessions served, when an idle one exits")
+    .description(
+      "List the resident provider processes and those of running commands: pid, sessions, idle exit",
+    )
     .option(...dirOption)
     .action(async (options: { dir?: string }) => {
       const { chosenDir, formatStatus, residentStatus } = await import("./resident");

@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { firstUnsafeCharacter } from "../../display";
 import { main } from "../main";
 import { formatStatus, ResidentDirError, residentStatus, stopResident } from "./resident";
 
@@ -120,6 +121,40 @@ describe("gpurental provider resident", () => {
     } finally {
       other.close();
       garbled.close();
+    }
+  });
+
+  it("a command's provider process is listed as its terraform command's; what any process answers is shown as text", async () => {
+    const dir = runDir();
+    const answer = (fields: Record<string, unknown>) =>
+      `${JSON.stringify({ t: "status", pid: 4242, started_at: "2026-11-29T06:00:00.000Z", sessions: 1, idle_exit_at: null, executable: "/x/terraform-provider-gpurental", node: "v22.23.3", ...fields })}\n`;
+    const command = await answering(dir, "c0123456789abcdef-4100-98765.sock", answer({ serves: 4100 }));
+    const hostile = await answering(
+      dir,
+      "0123456789abcdef.sock",
+      answer({
+        pid: 4343,
+        executable: "/x/\u001b]0;owned\u0007p\u001b[2J",
+        node: "v22\u202e",
+        started_at: "now\r",
+      }),
+    );
+    try {
+      const { out } = await cli("status", "--dir", dir);
+      expect(out).toContain(
+        "pid 4242: the command of terraform process 4100, serving 1 session; up since 2026-11-29T06:00:00.000Z\n    /x/terraform-provider-gpurental (node v22.23.3); exits with that command\n",
+      );
+      expect(out).toContain("pid 4343: serving 1 session; up since now\\x0d\n");
+      expect(out).toContain("/x/\\x1b]0;owned\\x07p\\x1b[2J (node v22\\u202e)");
+      expect(firstUnsafeCharacter(out.replace(/\n/g, " "))).toBeUndefined();
+      // A socket of that form that nothing answers on is left behind by a killed command too.
+      writeFileSync(join(dir, "c0123456789abcdef-77-1.sock"), "");
+      expect((await cli("stop", "--dir", dir)).out).toContain(
+        `${join(dir, "c0123456789abcdef-77-1.sock")}: no process answers (left behind by one that was killed); removed\n`,
+      );
+    } finally {
+      command.close();
+      hostile.close();
     }
   });
 });

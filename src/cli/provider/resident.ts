@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
+import { terminalText } from "../../display";
 import {
   type ControlRequest,
   privateRunDir,
@@ -11,13 +12,19 @@ import {
 } from "../../resident/resident";
 
 // `gpurental provider resident status|stop`: the resident provider processes of this user (see
-// src/resident/resident.ts), found by their control sockets in the resident directory and asked
-// over them. A socket nothing answers on is what a process that was killed left behind.
+// src/resident/resident.ts), and the command's provider processes that the compact executable
+// starts in automation (one per terraform command, src/resident/README.md), found by their control
+// sockets in the resident directory and asked over them. A socket nothing answers on is what a
+// process that was killed left behind.
 
 /** How long a resident process has to answer. */
 const ANSWER_TIMEOUT_MS = 3_000;
-/** A control socket's name: 16 hex digits of the build's hash. */
-const CONTROL_SOCKET = /^[0-9a-f]{16}\.sock$/;
+/**
+ * A control socket's name: 16 hex digits of the build's hash for a resident process; for a
+ * command's process `c`, the runtime's 16, the pid of the terraform process it serves and that
+ * process's start time (command-session.c).
+ */
+const CONTROL_SOCKET = /^(?:[0-9a-f]{16}|c[0-9a-f]{16}-\d+-\d+)\.sock$/;
 
 /** One control socket of the directory, and what its process answered. */
 export type ResidentEntry =
@@ -126,36 +133,47 @@ export async function stopResident(dir: string): Promise<StopResult[]> {
   );
 }
 
-/** The text `status` prints. */
+/** The text `status` prints; what the processes answered is shown as text, never as commands. */
 export function formatStatus(dir: string, entries: ResidentEntry[]): string {
-  if (entries.length === 0) return `No resident provider process in ${dir}.\n`;
-  const lines = [`Resident provider processes in ${dir}:`];
+  const t = terminalText;
+  if (entries.length === 0) return `No resident provider process in ${t(dir)}.\n`;
+  const lines = [`Resident provider processes in ${t(dir)}:`];
   for (const e of entries) {
     if (e.status === null) {
-      lines.push(`  ${e.socket}: ${e.problem}`);
+      lines.push(`  ${t(e.socket)}: ${t(e.problem)}`);
       continue;
     }
     const s = e.status;
+    const ran = `    ${t(s.executable)} (node ${t(s.node)})`;
+    if (typeof s.serves === "number") {
+      const state = s.sessions > 0 ? `serving ${plural(s.sessions, "session")}` : "between launches";
+      lines.push(
+        `  pid ${s.pid}: the command of terraform process ${s.serves}, ${state}; up since ${t(s.started_at)}`,
+      );
+      lines.push(`${ran}; exits with that command`);
+      continue;
+    }
     const state =
       s.sessions > 0
         ? `serving ${plural(s.sessions, "session")}`
-        : `idle, exits at ${s.idle_exit_at ?? "?"} unless a command starts`;
-    lines.push(`  pid ${s.pid}: ${state}; up since ${s.started_at}`);
-    lines.push(`    ${s.executable} (node ${s.node})`);
+        : `idle, exits at ${t(s.idle_exit_at ?? "?")} unless a command starts`;
+    lines.push(`  pid ${s.pid}: ${state}; up since ${t(s.started_at)}`);
+    lines.push(ran);
   }
   return `${lines.join("\n")}\n`;
 }
 
 /** The text `stop` prints. */
 export function formatStop(dir: string, results: StopResult[]): string {
-  if (results.length === 0) return `No resident provider process in ${dir}.\n`;
+  const t = terminalText;
+  if (results.length === 0) return `No resident provider process in ${t(dir)}.\n`;
   const lines = results.map((r) => {
     if ("pid" in r)
       return r.sessions === 0
         ? `pid ${r.pid}: stopped`
         : `pid ${r.pid}: stops once the ${plural(r.sessions, "session")} it serves end (it takes no new one, and no longer shows in status)`;
-    if ("removed" in r) return `${r.socket}: ${r.problem}; removed`;
-    return `${r.socket}: ${r.problem}`;
+    if ("removed" in r) return `${t(r.socket)}: ${t(r.problem)}; removed`;
+    return `${t(r.socket)}: ${t(r.problem)}`;
   });
   return `${lines.join("\n")}\n`;
 }

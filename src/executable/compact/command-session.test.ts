@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { compactExecutable } from "../../../scripts/release/compact-executable";
+import { residentStatus } from "../../cli/provider/resident";
 import { generateServerCertificate } from "../../plugin/cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../../plugin/handshake";
 import { parseHandshake } from "../../plugin/testing/grpc-client";
@@ -153,6 +154,11 @@ describe("the command's provider process", () => {
     const ticks = readFileSync(`/proc/${h.pid}/stat`, "utf8").split(") ")[1]?.split(" ")[19];
     const control = readdirSync(runDir).filter((f) => f.endsWith(`-${h.pid}-${ticks}.sock`));
     expect(control).toHaveLength(1);
+    // `gpurental provider resident status` lists it, as this terraform command's.
+    const listed = (await residentStatus(runDir)).filter(
+      (e) => e.socket === join(runDir, control[0] as string),
+    );
+    expect(listed.map((e) => [e.status?.pid, e.status?.serves])).toEqual([[pids[0], h.pid]]);
 
     // A launch of another command cannot have a session of it.
     const answer = await new Promise<string>((resolve, reject) => {
