@@ -451,46 +451,29 @@ async function main() {
     backend = await startBackend(tmp);
     const templateId = "00000000-0000-4000-8000-000000000051"; // the demo seed's SSH template
     const offerId = await makeRoom(backend, 2 + (pgJournal ? 1 : 0) + (base ? 2 : 0) + 2 * seaZips.length);
+    /** A variant of `build` with an organization of its own; in automation, TF_IN_AUTOMATION=1. */
+    const variant = async (name, build, automation, on = backend, offer = offerId) => {
+      const token = await orgSession(on, `bench-${name}`);
+      const v = makeVariant(tmp, name, gpurentalConfig(on, token, offer, templateId), build);
+      // Terraform's own variable for automation: the provider's default is then a process per launch.
+      if (automation) v.env.TF_IN_AUTOMATION = "1";
+      return v;
+    };
     const variants = [
       makeVariant(tmp, "terraform_data", terraformDataConfig()),
-      makeVariant(
-        tmp,
-        "gpurental",
-        gpurentalConfig(backend, await orgSession(backend, "bench-current"), offerId, templateId),
-        current,
-      ),
+      await variant("gpurental", current, false),
+      await variant("ci", current, true),
     ];
-    const ci = makeVariant(
-      tmp,
-      "ci",
-      gpurentalConfig(backend, await orgSession(backend, "bench-ci"), offerId, templateId),
-      current,
-    );
-    // Terraform's own variable for automation: the provider's default is then a process per launch.
-    ci.env.TF_IN_AUTOMATION = "1";
-    variants.push(ci);
     if (pgJournal) {
       journalDb = await startJournalDatabase(tmp);
-      const ciPg = makeVariant(
-        tmp,
-        "ci-pg",
-        gpurentalConfig(backend, await orgSession(backend, "bench-ci-pg"), offerId, templateId),
-        current,
-      );
-      ciPg.env.TF_IN_AUTOMATION = "1";
+      const ciPg = await variant("ci-pg", current, true);
       ciPg.env.GPURENTAL_JOURNAL_URL = journalDb.connStr();
       variants.push(ciPg);
     }
     // The same build, as a person runs it, against the fake backend over HTTPS with a private CA:
     // what TLS costs a command (the handshake, reading the system's CAs once per process).
     httpsBackend = await startBackend(tmp, true);
-    const httpsOffer = await makeRoom(httpsBackend, 1);
-    const https = makeVariant(
-      tmp,
-      "https",
-      gpurentalConfig(httpsBackend, await orgSession(httpsBackend, "bench-https"), httpsOffer, templateId),
-      current,
-    );
+    const https = await variant("https", current, false, httpsBackend, await makeRoom(httpsBackend, 1));
     https.env.GPURENTAL_CA_CERT_FILE = httpsBackend.caFile;
     https.backend = httpsBackend;
     variants.push(https);
@@ -498,26 +481,13 @@ async function main() {
       const seaZip = path.resolve(zipArg);
       if (!/_linux_amd64\.zip$/.test(seaZip) || !fs.existsSync(seaZip))
         fail(`${flag}: ${zipArg} is not a release's linux_amd64 zip (npm run release)`);
-      for (const name of [prefix, `${prefix}-ci`]) {
-        const token = await orgSession(backend, `bench-${name}`);
-        const v = makeVariant(tmp, name, gpurentalConfig(backend, token, offerId, templateId), { seaZip });
-        if (name.endsWith("-ci")) v.env.TF_IN_AUTOMATION = "1";
-        variants.push(v);
-      }
-    }
-    if (base) {
-      const token = await orgSession(backend, "bench-base");
-      variants.push(makeVariant(tmp, "base", gpurentalConfig(backend, token, offerId, templateId), base));
-      // And in automation, beside `ci`: the npm provider's change where CI runs it.
-      const baseCi = makeVariant(
-        tmp,
-        "base-ci",
-        gpurentalConfig(backend, await orgSession(backend, "bench-base-ci"), offerId, templateId),
-        base,
+      variants.push(
+        await variant(prefix, { seaZip }, false),
+        await variant(`${prefix}-ci`, { seaZip }, true),
       );
-      baseCi.env.TF_IN_AUTOMATION = "1";
-      variants.push(baseCi);
     }
+    // The base build as a person runs it and, beside `ci`, in automation, where CI runs it.
+    if (base) variants.push(await variant("base", base, false), await variant("base-ci", base, true));
     for (const v of variants) {
       const r = await run(terraform, ["init", "-input=false", "-no-color"], { cwd: v.work, env: v.env });
       if (r.code !== 0) throw new Error(`${v.name}: terraform init failed\n${r.stdout}\n${r.stderr}`);
@@ -530,6 +500,7 @@ async function main() {
       residentPids(variants[1].env.GPURENTAL_PROVIDER_RESIDENT_DIR).length !== 1
     )
       throw new Error("this build started no resident provider process where a person runs it");
+    const ci = variants.find((v) => v.name === "ci");
     if (residentPids(ci.env.GPURENTAL_PROVIDER_RESIDENT_DIR).length !== 0)
       throw new Error("this build started a resident provider process under TF_IN_AUTOMATION");
     // A round is apply, plan, destroy; when only plan is timed, the instances are created once and
