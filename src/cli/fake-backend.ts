@@ -2,6 +2,7 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { TransitionMode } from "../fake-backend/types";
+import { printErr, printOut } from "./io";
 import { writeShellEnv } from "./shell-env";
 
 function parsePort(value: string): number {
@@ -129,9 +130,7 @@ async function run(flags: FakeBackendFlags): Promise<void> {
       own = { certPem: readFileSync(flags.tlsCert, "utf8"), keyPem: readFileSync(flags.tlsKey, "utf8") };
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      process.stderr.write(
-        `error: ${e.path ?? "--tls-cert/--tls-key"} cannot be read (${e.code ?? e.message})\n`,
-      );
+      printErr(`error: ${e.path ?? "--tls-cert/--tls-key"} cannot be read (${e.code ?? e.message})\n`);
       process.exitCode = 1;
       return;
     }
@@ -146,22 +145,20 @@ async function run(flags: FakeBackendFlags): Promise<void> {
       transitions: flags.transitions,
       tickMs: 250,
       ...(flags.tls ? { tls: true as const, tlsNames: flags.tlsName } : own ? { tls: own } : {}),
-      logger: flags.quiet
-        ? undefined
-        : (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`),
+      logger: flags.quiet ? undefined : (line) => printOut(`${new Date().toISOString()} ${line}\n`),
     });
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === "EADDRINUSE") {
-      process.stderr.write(`error: port ${flags.port} on ${flags.host} is already in use\n`);
+      printErr(`error: port ${flags.port} on ${flags.host} is already in use\n`);
     } else if (code === "EADDRNOTAVAIL" || code === "EACCES") {
-      process.stderr.write(`error: cannot listen on ${flags.host}:${flags.port} (${code})\n`);
+      printErr(`error: cannot listen on ${flags.host}:${flags.port} (${code})\n`);
     } else if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
-      process.stderr.write(`error: --host ${flags.host} is not an address of this machine (${code})\n`);
+      printErr(`error: --host ${flags.host} is not an address of this machine (${code})\n`);
     } else if (err instanceof Error && err.name === "StateFileError") {
-      process.stderr.write(`error: --state-file: ${err.message}\n`);
+      printErr(`error: --state-file: ${err.message}\n`);
     } else {
-      process.stderr.write(`error: the fake backend could not start: ${(err as Error).message}\n`);
+      printErr(`error: the fake backend could not start: ${(err as Error).message}\n`);
     }
     process.exitCode = 1;
     return;
@@ -174,7 +171,7 @@ async function run(flags: FakeBackendFlags): Promise<void> {
     } catch (err) {
       // Without its credentials file the demo is of no use: stop instead of serving on unseen.
       const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      process.stderr.write(`error: --credentials ${flags.credentials} cannot be written (${reason})\n`);
+      printErr(`error: --credentials ${flags.credentials} cannot be written (${reason})\n`);
       await backend.close();
       process.exitCode = 1;
       return;
@@ -187,7 +184,7 @@ async function run(flags: FakeBackendFlags): Promise<void> {
       writeFileSync(caFile, backend.caCertPem);
     } catch (err) {
       const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      process.stderr.write(`error: the CA certificate cannot be written to ${caFile} (${reason})\n`);
+      printErr(`error: the CA certificate cannot be written to ${caFile} (${reason})\n`);
       await backend.close();
       process.exitCode = 1;
       return;
@@ -200,23 +197,19 @@ async function run(flags: FakeBackendFlags): Promise<void> {
       writeShellEnv(flags.shellEnv, backend.url, backend.credentials, ca);
     } catch (err) {
       const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      process.stderr.write(`error: --shell-env ${flags.shellEnv} cannot be written (${reason})\n`);
+      printErr(`error: --shell-env ${flags.shellEnv} cannot be written (${reason})\n`);
       await backend.close();
       process.exitCode = 1;
       return;
     }
   }
   // The URL only: tokens go to the credentials file, never to the terminal.
-  process.stdout.write(`gpurental fake backend listening on ${backend.url}\n`);
-  if (flags.credentials) process.stdout.write(`credentials written to ${flags.credentials}\n`);
+  printOut(`gpurental fake backend listening on ${backend.url}\n`);
+  if (flags.credentials) printOut(`credentials written to ${flags.credentials}\n`);
   if (flags.shellEnv)
-    process.stdout.write(
-      `settings for a shell written to ${flags.shellEnv} (read them with: . ${flags.shellEnv})\n`,
-    );
+    printOut(`settings for a shell written to ${flags.shellEnv} (read them with: . ${flags.shellEnv})\n`);
   if (backend.caCertPem && caFile) {
-    process.stdout.write(
-      `CA certificate written to ${caFile} (point GPURENTAL_CA_CERT_FILE or ca_cert_file at it)\n`,
-    );
+    printOut(`CA certificate written to ${caFile} (point GPURENTAL_CA_CERT_FILE or ca_cert_file at it)\n`);
   }
 
   await new Promise<void>((resolve) => {
@@ -229,5 +222,5 @@ async function run(flags: FakeBackendFlags): Promise<void> {
     process.on("SIGTERM", stop);
   });
   await backend.close();
-  process.stdout.write("gpurental fake backend stopped\n");
+  printOut("gpurental fake backend stopped\n");
 }

@@ -1,4 +1,5 @@
 import { createInterface } from "node:readline";
+import { terminalText } from "../display";
 
 // What a report command touches outside itself, in one object, so the same code runs from the
 // `gpurental` binary and, in tests, in process with captured output and a scripted terminal.
@@ -19,11 +20,31 @@ export interface CommandIO {
   now(): number;
 }
 
+/**
+ * What the command prints, as it reaches the terminal: its own words with the values from outside
+ * in them (flags, paths, file contents, the API's answers, the system's messages), every control
+ * character but line feeds and tabs, and every bidirectional override, shown escaped
+ * (src/display.ts). Values are escaped and bounded where they are put in; this is the last net.
+ */
+export function shown(text: string): string {
+  return terminalText(text, { multiline: true, maxLength: Number.POSITIVE_INFINITY });
+}
+
+/** Writes to standard output through {@link shown}. */
+export function printOut(text: string): void {
+  process.stdout.write(shown(text));
+}
+
+/** Writes to standard error through {@link shown}. */
+export function printErr(text: string): void {
+  process.stderr.write(shown(text));
+}
+
 /** The IO of the running process. */
 export function processIO(): CommandIO {
   return {
-    stdout: (t) => process.stdout.write(t),
-    stderr: (t) => process.stderr.write(t),
+    stdout: printOut,
+    stderr: printErr,
     env: process.env,
     cwd: process.cwd(),
     interactive: process.stdin.isTTY === true,

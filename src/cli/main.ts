@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { redactText } from "../api/redact";
 import { version } from "../version";
 import { type CommandHost, setCommandHost } from "./host";
+import { printErr, shown } from "./io";
 import { removeLinkedNpxEntryAtExit } from "./npx-cache";
 
 // The `gpurental` program. bin/gpurental (the npm package) and the standalone executable of a
@@ -30,6 +31,8 @@ export async function buildProgram(): Promise<Command> {
     .description("Infrastructure as code for the gpurental GPU rental service")
     .version(version)
     .showHelpAfterError()
+    // Commander quotes what it refuses (an unknown option, a flag's value): shown as text.
+    .configureOutput({ outputError: (text, write) => write(shown(text)) })
     .exitOverride();
   for (const load of Object.values(modules)) {
     (await load()).register(program);
@@ -61,7 +64,7 @@ export async function main(argv: string[], host: CommandHost = {}): Promise<void
 export function runCommand(argv: string[], host: CommandHost = {}): Promise<void> {
   if (!host.standalone) removeLinkedNpxEntryAtExit(argv[1]);
   return main(argv, host).catch((err: unknown) => {
-    process.stderr.write(`gpurental: ${err instanceof Error ? err.message : String(err)}\n`);
+    printErr(`gpurental: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;
   });
 }

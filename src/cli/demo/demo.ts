@@ -6,6 +6,7 @@ import type { FakeBackend } from "../../fake-backend";
 import { version } from "../../version";
 import { CDKS, type Cdk, cdkCommand, withCdkPath } from "../cdk";
 import { standaloneExecutable } from "../host";
+import { printErr } from "../io";
 import { writeShellEnv } from "../shell-env";
 import { runHclDemo, startDemoBackend } from "./hcl";
 import type { DemoOptions, DemoResult } from "./options";
@@ -334,7 +335,7 @@ export function register(program: Command): void {
         workDir?: string;
       }) => {
         if (!opts.hcl && standaloneExecutable()) {
-          process.stderr.write(
+          printErr(
             "gpurental demo: the CDK demos run from the npm package, with Node.js; this executable runs the plain Terraform one: gpurental demo --hcl\n",
           );
           process.exitCode = 2;
@@ -342,9 +343,7 @@ export function register(program: Command): void {
         }
         const port = Number(opts.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535) {
-          process.stderr.write(
-            `gpurental demo: --port must be a number from 0 to 65535, got "${opts.port}"\n`,
-          );
+          printErr(`gpurental demo: --port must be a number from 0 to 65535, got "${opts.port}"\n`);
           process.exitCode = 2;
           return;
         }
@@ -381,7 +380,7 @@ export function register(program: Command): void {
           process.exitCode = 0;
         } catch (err) {
           const message = err instanceof Error ? err.message : String(err);
-          process.stderr.write(`gpurental demo: ${controller.signal.aborted ? "interrupted" : message}\n`);
+          printErr(`gpurental demo: ${controller.signal.aborted ? "interrupted" : message}\n`);
           process.exitCode = controller.signal.aborted ? 130 : 1;
         } finally {
           process.removeListener("SIGINT", onInterrupt);

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { packageName } from "../../version";
 import { standaloneExecutable } from "../host";
+import { printErr, printOut } from "../io";
 
 // The plain Terraform example (examples/hcl) as the command carries it: `gpurental demo --hcl`
 // runs it, and `gpurental example hcl <dir>` writes it out for a person to plan, apply and destroy
@@ -85,13 +86,13 @@ export function register(program: Command): void {
         cmd.error(`error: unknown example "${name}"; the examples are: hcl`, { exitCode: 2 });
       try {
         const written = writeHclExample(dir);
-        process.stdout.write(
+        printOut(
           `Wrote ${written.length} files of examples/hcl into ${resolve(dir)}:\n${written.map((f) => `  ${f}\n`).join("")}` +
             "With GPURENTAL_BASE_URL and GPURENTAL_TOKEN set: terraform init, plan, apply, destroy there.\n",
         );
       } catch (err) {
         if (!(err instanceof ExampleMissingError) && !isFsError(err)) throw err;
-        process.stderr.write(`gpurental example: ${err.message}\n`);
+        printErr(`gpurental example: ${err.message}\n`);
         process.exitCode = 1;
       }
     });

@@ -15,6 +15,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
 import { version as packageVersion } from "../../version";
 import { standaloneExecutable } from "../host";
+import { printOut } from "../io";
 
 // `gpurental provider install` puts the provider into an unpacked filesystem mirror:
 //   <mirror>/<host>/gpurental/gpurental/<version>/<os>_<arch>/terraform-provider-gpurental_v<version>
@@ -313,7 +314,7 @@ export function register(program: Command): void {
         executable: standaloneExecutable()?.file,
       });
       const implied = options.dir === undefined;
-      process.stdout.write(
+      printOut(
         `Installed terraform-provider-gpurental ${options.version} (${terraformPlatform()}) for ${result.sources.join(", ")}\n` +
           `  mirror:  ${result.mirrorDir}\n` +
           `  package: ${result.packageDir}\n` +
@@ -343,7 +344,7 @@ export function register(program: Command): void {
     .action(async (options: { dir?: string }) => {
       const { chosenDir, formatStatus, residentStatus } = await import("./resident");
       const dir = chosenDir(options.dir);
-      process.stdout.write(formatStatus(dir, await residentStatus(dir)));
+      printOut(formatStatus(dir, await residentStatus(dir)));
     });
   resident
     .command("stop")
@@ -355,7 +356,7 @@ export function register(program: Command): void {
       const { chosenDir, formatStop, stopResident } = await import("./resident");
       const dir = chosenDir(options.dir);
       const results = await stopResident(dir);
-      process.stdout.write(formatStop(dir, results));
+      printOut(formatStop(dir, results));
       if (results.some((r) => !("pid" in r) && !("removed" in r))) process.exitCode = 1;
     });
 }

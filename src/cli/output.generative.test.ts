@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { firstUnsafeCharacter } from "../display";
+import { runCommand } from "./main";
+
+// Nothing the `gpurental` command prints can drive a terminal, whatever it is given: random flag
+// values, option names, arguments and paths holding ESC, BEL, CR, NUL, C1 controls and
+// bidirectional overrides, in every place where the command quotes what it refuses or names what
+// it read (commander's own errors, each flag's parser, the commands' messages, a path that is not
+// there). What it prints must hold none of them raw, and the command must end with an exit code,
+// never an uncaught exception. Only commands that end at once are run: nothing here starts a
+// server, writes a file or reaches a network.
+
+const SEED = Number(process.env.GPURENTAL_GENERATIVE_SEED ?? "") || 20261129;
+const RUNS = 300;
+
+const work = mkdtempSync(join(tmpdir(), "gpurental-cli-output-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** Characters that would drive a terminal, and ordinary ones around them. */
+const controlled = fc.constantFrom(
+  "\u001b",
+  "\u001b[2J",
+  "\u001b]0;owned\u0007",
+  "\u0007",
+  "\r",
+  "\u0000",
+  "\u009b",
+  "\u0085",
+  "\u202e",
+  "\u2066",
+  "\u2028",
+  "\u007f",
+);
+/** A value holding at least one of them, between random text (any code points, lone surrogates too). */
+const hostile = fc
+  .tuple(
+    fc.string({ unit: "binary", maxLength: 12 }),
+    controlled,
+    fc.string({ unit: "binary", maxLength: 12 }),
+  )
+  .map(([a, c, b]) => `${a}${c}${b}`);
+
+/** Command lines that end at once, each with a hostile value where the command reads one. */
+const commandLine: fc.Arbitrary<string[]> = fc.oneof(
+  hostile.map((h) => [`--${h}`]),
+  hostile.map((h) => [h]),
+  hostile.map((h) => ["plan-report", "plan.json", `--${h}`]),
+  hostile.map((h) => ["plan-report", "plan.json", "--fail-on", h]),
+  hostile.map((h) => ["plan-report", "plan.json", "--min-balance-hours", h]),
+  hostile.map((h) => ["plan-report", "plan.json", "--max-burn-per-hour", h]),
+  hostile.map((h) => ["plan-report", "plan.json", "--base-url", h]),
+  hostile.map((h) => ["plan-report", join(work, h)]),
+  hostile.map((h) => ["strays", "--wait-timeout", h]),
+  hostile.map((h) => ["strays", "--base-url", h]),
+  hostile.map((h) => ["fake-backend", "--port", h]),
+  hostile.map((h) => ["fake-backend", "--transitions", h]),
+  hostile.map((h) => ["fake-backend", "--control-token", h]),
+  hostile.map((h) => ["demo", "--port", h]),
+  hostile.map((h) => ["demo", "--cdk", h]),
+  hostile.map((h) => ["example", h, join(work, "unused")]),
+  hostile.map((h) => ["provider", "resident", "status", "--dir", join(work, h)]),
+  hostile.map((h) => ["journal", "import", join(work, h)]),
+);
+
+/** Runs the command in this process; returns everything it printed and its exit code. */
+async function run(args: string[]): Promise<{ printed: string; code: number }> {
+  let printed = "";
+  const capture = (chunk: string | Uint8Array) => {
+    printed += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+    return true;
+  };
+  const out = jest.spyOn(process.stdout, "write").mockImplementation(capture);
+  const err = jest.spyOn(process.stderr, "write").mockImplementation(capture);
+  const before = process.exitCode;
+  process.exitCode = 0;
+  try {
+    await runCommand(["node", "gpurental", ...args]);
+    return { printed, code: Number(process.exitCode ?? 0) };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+    process.exitCode = before;
+  }
+}
+
+const env = { ...process.env };
+beforeAll(() => {
+  // No API address or credential: a command that would read the API stops before it.
+  for (const k of Object.keys(process.env)) if (k.startsWith("GPURENTAL_")) delete process.env[k];
+  process.env.GPURENTAL_PROVIDER_RESIDENT_DIR = join(work, "resident");
+});
+afterAll(() => {
+  process.env = env;
+});
+
+test("whatever it is given, the command prints no control character or override raw, and ends with a code", async () => {
+  await fc.assert(
+    fc.asyncProperty(commandLine, async (args) => {
+      const { printed, code } = await run(args);
+      // Line feeds and tabs are the command's own layout.
+      const raw = firstUnsafeCharacter(printed.replace(/[\n\t]/g, " "));
+      if (raw !== undefined) throw new Error(`printed ${raw} raw for ${JSON.stringify(args)}:\n${printed}`);
+      // A refusal has a code; a status of a directory that is not there is an answer.
+      if (args[0] !== "provider") expect(code).not.toBe(0);
+    }),
+    { seed: SEED, numRuns: RUNS },
+  );
+});
