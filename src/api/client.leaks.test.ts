@@ -45,6 +45,20 @@ describe("credentials never leak", () => {
     expect(renderings(errors[2]).join("\n")).toContain("[REDACTED]");
   });
 
+  test("not even in part, where a page that is no JSON is cut to 200 characters", async () => {
+    // A credential of no known shape is found by its value only: masked before the page is cut.
+    const secret = "opaque-credential-4f1e9a7c2b8d6e03";
+    server.queue((_req, res) => {
+      res.writeHead(502, { "content-type": "text/html" });
+      res.end(`${"x".repeat(190)}${secret} and more of the page`);
+    });
+    const err = await client({ token: secret, retry: { maxAttempts: 1 } })
+      .getInstance("i1")
+      .catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(ApiError);
+    for (const text of renderings(err)) expect(text).not.toContain(secret.slice(0, 10));
+  });
+
   test("not in logs", async () => {
     server.queue(fail(503, "SERVICE_UNAVAILABLE", { message_token: TOKEN }), drop, ok(makeInstance()));
     await client().getInstance("i1");

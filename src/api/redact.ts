@@ -125,7 +125,7 @@ export function redactValue(value: unknown, secrets: readonly string[] = [], dep
     const masked =
       (isCredentialKey(k) && typeof v !== "boolean" && v !== null) ||
       (secretEntry && k === "value" && v !== null);
-    out[k] = masked ? REDACTED : redactValue(v, secrets, depth + 1);
+    out[redactText(k, secrets)] = masked ? REDACTED : redactValue(v, secrets, depth + 1);
   }
   return out;
 }

@@ -48,16 +48,13 @@ export function parseBody<T>(
   secrets: readonly string[],
 ): T {
   if (!schema) return undefined as T;
+  // The request id is the server's text, as any other.
+  const rid = requestId === undefined ? undefined : redactText(requestId, secrets);
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    throw new ResponseValidationError(
-      endpoint,
-      status,
-      [{ path: "", message: "body is not JSON" }],
-      requestId,
-    );
+    throw new ResponseValidationError(endpoint, status, [{ path: "", message: "body is not JSON" }], rid);
   }
   // Without zod's JIT, which compiles a parser for each object schema with `new Function` at its
   // first use: 6 to 9 ms of CPU for the first instance answer of every provider process, against
@@ -70,7 +67,7 @@ export function parseBody<T>(
     path: i.path.map(String).join("."),
     message: redactText(i.message, secrets),
   }));
-  throw new ResponseValidationError(endpoint, status, issues, requestId);
+  throw new ResponseValidationError(endpoint, status, issues, rid);
 }
 
 /** What an error answer is read from. */
@@ -97,15 +94,21 @@ export function apiErrorOf(answer: ErrorAnswer, secrets: readonly string[]): Api
     // A proxy's HTML page or an empty body: fall back to the status below.
   }
   const code =
-    typeof obj?.code === "string" && obj.code ? obj.code : (FALLBACK_CODES[status] ?? `HTTP_${status}`);
+    typeof obj?.code === "string" && obj.code
+      ? redactText(obj.code, secrets)
+      : (FALLBACK_CODES[status] ?? `HTTP_${status}`);
+  // Masked before it is cut (a credential cut in two would no longer be found whole), on a part
+  // long enough to hold any credential that starts within the 200 characters kept.
+  const shown = redactText(text.trim().slice(0, 200 + 1024), secrets);
   const rawMessage =
     typeof obj?.message === "string"
       ? obj.message
-      : text.trim()
-        ? `HTTP ${status}: ${text.trim().slice(0, 200)}`
+      : shown
+        ? `HTTP ${status}: ${shown.slice(0, 200)}`
         : `HTTP ${status}`;
-  const requestId =
+  const rawRequestId =
     answer.headerRequestId ?? (typeof obj?.request_id === "string" ? obj.request_id : undefined);
+  const requestId = rawRequestId === undefined ? undefined : redactText(rawRequestId, secrets);
   const details: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(obj ?? {})) {
     if (k !== "code" && k !== "message" && k !== "request_id") details[k] = v;
