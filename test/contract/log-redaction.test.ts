@@ -17,6 +17,10 @@ describe("logging never shows tokens or secrets", () => {
     const d = await deploy(fb, c, key.secret, { template_id: c.jupyter_template_id });
     await call(fb, "GET", `/v1/instances/${d.body.id}?token=${key.secret}`, { token: key.secret });
     await call(fb, "GET", "/v1/me", { token: c.member_session_token });
+    // A token pasted where an id goes: refused, and neither the answer nor the log repeats it.
+    const pasted = await call(fb, "GET", `/v1/instances/${key.secret}`, { token: key.secret });
+    expect(pasted.status).toBe(404);
+    expect(JSON.stringify(pasted.body)).not.toContain(key.secret);
     await call(fb, "POST", "/_control/reset", { headers: { "x-control-token": fb.controlToken } });
     // A raw request with the secret in an unusual header.
     await new Promise<void>((resolve) => {

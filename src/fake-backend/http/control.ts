@@ -209,7 +209,8 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
           storage_price_per_gb_hour_micro: z.number().int().min(0).optional(),
           availability: z.enum(["available", "sold_out", "withdrawn"]).optional(),
           free_units: z.number().int().min(0).optional(),
-          next_maintenance: z.string().nullish(),
+          // An ISO time, as PATCH takes it: anything else would be stored as NaN and break every read.
+          next_maintenance: z.iso.datetime({ offset: true }).nullish(),
           region: z.string().optional(),
         }),
         req,

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { redactText } from "../../api/redact";
 import type { Engine } from "../engine";
 import { ApiFailure, UnreadableBody } from "../errors";
 import type { FaultStore } from "../faults";
@@ -59,7 +60,18 @@ export function errorBody(
   message: string,
   extras: Record<string, unknown> = {},
 ) {
-  return { error: { code, message, ...extras, request_id: req.id } };
+  const shown: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(extras)) shown[k] = typeof v === "string" ? quoted(v) : v;
+  return { error: { code, message: quoted(message), ...shown, request_id: req.id } };
+}
+
+/**
+ * An error's text as the answer shows it. Messages quote the request (an id, a path, a parameter's
+ * name), and a request never gets a large or secret-looking value back: credential-shaped parts
+ * are masked (src/api/redact.ts) and a run of over 128 characters without a space is cut.
+ */
+function quoted(text: string): string {
+  return redactText(text).replace(/\S{129,}/g, (run) => `${run.slice(0, 48)}…(${run.length} characters)`);
 }
 
 function sendFailure(req: FastifyRequest, reply: FastifyReply, f: ApiFailure): FastifyReply {
@@ -229,8 +241,9 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     const started = (req as Marked)[STARTED];
     const ms = started ? Number(process.hrtime.bigint() - started) / 1e6 : 0;
     const path = req.url.split("?")[0] ?? "";
-    // Method, path, status and duration only: never headers, queries or bodies.
-    ctx.logger(`${req.method} ${path} ${reply.statusCode} ${ms.toFixed(1)}ms`);
+    // Method, path, status and duration only: never headers, queries or bodies, and the path as
+    // an answer would quote it (a token pasted into an id is masked).
+    ctx.logger(`${req.method} ${quoted(path)} ${reply.statusCode} ${ms.toFixed(1)}ms`);
   });
 
   app.setErrorHandler((err, req, reply) => {

@@ -129,8 +129,11 @@ export function parseOr422<S extends z.ZodType>(
     // A parameter given twice arrives as an array; say so instead of a confusing type error.
     for (const [k, v] of Object.entries(data)) {
       if (Array.isArray(v)) {
-        throw new ApiFailure(422, "VALIDATION_ERROR", `${k}: given ${v.length} times; give it once`, {
-          field: k,
+        // A parameter without a name (`?=1&=2`) is named as the query: a field is never "".
+        const field = k === "" ? where : k;
+        const what = k === "" ? "a parameter without a name is given" : "given";
+        throw new ApiFailure(422, "VALIDATION_ERROR", `${field}: ${what} ${v.length} times; give it once`, {
+          field,
         });
       }
     }
