@@ -9,9 +9,13 @@ import type { ResourceChange } from "../tfstate/plan";
 export const INSTANCE_TYPE = "gpurental_instance";
 export const API_KEY_TYPE = "gpurental_api_key";
 
-/** A number read from plan JSON; bigint and unsafe values are left out (no disk or count is that large). */
+/**
+ * A whole number read from plan JSON: every number a report reads (disks, counts, micro amounts) is
+ * one. A fraction, or a value past 2^53 (no disk or count is that large), is left out as not
+ * known, as a bigint is: the report's amounts are bigints made from these.
+ */
 export function num(v: JsonValue | undefined): number | undefined {
-  if (typeof v === "number" && Number.isFinite(v)) return v;
+  if (typeof v === "number" && Number.isSafeInteger(v)) return v;
   return undefined;
 }
 

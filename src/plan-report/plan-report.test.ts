@@ -318,3 +318,13 @@ test("a label from the plan reaches the Markdown escaped: no terminal command, n
   expect(md).not.toMatch(/@team/);
   expect(md).toContain("evil\\\\x1b\\]0;PWNED\\\\x07");
 });
+
+test("the plan's own text (Terraform's version, its timestamp) reaches the Markdown escaped too", () => {
+  const evil = "1.11\u001b]0;PWNED\u0007 <b>@team</b>";
+  const stamped: PlanDocument = { ...plan, terraformVersion: evil, timestamp: evil };
+  const md = renderMarkdown(buildPlanReport({ plan: stamped }, readings({ micro: 0n })));
+  expect(md.replace(/\n/g, "")).not.toMatch(new RegExp(`[${UNSAFE_CHARACTERS}]`));
+  expect(md).not.toContain("<b>");
+  expect(md).not.toMatch(/@team/);
+  expect(md).toContain("Terraform 1.11\\\\x1b");
+});

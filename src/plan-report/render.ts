@@ -244,8 +244,9 @@ export function renderMarkdown(r: PlanReport): string {
     );
   }
   const made = [
-    r.terraformVersion ? `Terraform ${r.terraformVersion}` : "",
-    r.planTimestamp ? `planned ${r.planTimestamp}` : "",
+    // Both are the plan file's text, as any label is.
+    r.terraformVersion ? `Terraform ${mdText(r.terraformVersion)}` : "",
+    r.planTimestamp ? `planned ${mdText(r.planTimestamp)}` : "",
   ]
     .filter(Boolean)
     .join(", ");
