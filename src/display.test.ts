@@ -1,6 +1,7 @@
 import {
   DISPLAY_MAX_LENGTH,
   firstUnsafeCharacter,
+  jsonEscaped,
   markdownText,
   terminalText,
   UNSAFE_CHARACTERS,
@@ -72,6 +73,18 @@ describe("markdownText", () => {
 
   it("mentions nobody", () => {
     expect(markdownText("@org/team")).toBe("@\u2060org/team");
+  });
+});
+
+describe("jsonEscaped", () => {
+  test("what JSON.stringify leaves raw is written as a JSON escape: the same value, nothing a terminal obeys", () => {
+    const value = { label: "a\u009b2Jb\u007f\u202ec\u2028d", n: ["\u0085"] };
+    const text = jsonEscaped(JSON.stringify(value, null, 2));
+    expect(firstUnsafeCharacter(text.replace(/\n/g, " "))).toBeUndefined();
+    expect(text).toContain("a\\u009b2Jb\\u007f\\u202ec\\u2028d");
+    expect(JSON.parse(text)).toEqual(value);
+    // The layout's line feeds stay line feeds.
+    expect(text.split("\n")).toHaveLength(JSON.stringify(value, null, 2).split("\n").length);
   });
 });
 

@@ -77,6 +77,16 @@ export function markdownText(text: string, opts: Omit<DisplayOptions, "multiline
 }
 
 /**
+ * JSON text with every character terminalText would escape, but the line feeds and tabs of its
+ * layout, written as a JSON escape (`\u009b`, `\u202e`): the same value to any JSON reader, and
+ * nothing a terminal obeys. JSON.stringify escapes C0 controls in strings but leaves DEL, the C1
+ * controls, the separators and the overrides raw; outside strings there are none of them.
+ */
+export function jsonEscaped(json: string): string {
+  return json.replace(UNSAFE_KEEP_LINES, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/**
  * The first character of `text` that terminalText would not print as it is (a control character or
  * a bidirectional override), escaped, or undefined when there is none: for validators that refuse
  * such text where it is configured.

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { stringify } from "lossless-json";
 import { makeInstance } from "../api/testing/fixtures";
-import { firstUnsafeCharacter } from "../display";
+import { firstUnsafeCharacter, jsonEscaped } from "../display";
+import { damagedJsonText, hostileText as hostile } from "../testing/generative";
 import { parseJsonDocument } from "../tfstate/json";
 import { readTerraformDocument } from "../tfstate/plan";
 import { UserFacingError } from "../user-facing";
@@ -25,80 +26,11 @@ const SEED = Number(process.env.GPURENTAL_GENERATIVE_SEED ?? "") || 20261129;
 const RUNS = Number(process.env.GPURENTAL_GENERATIVE_RUNS ?? "") || 400;
 
 const FIXTURE = readFileSync(join(__dirname, "..", "tfstate", "fixtures", "plan.json"), "utf8");
-const BASE = JSON.parse(FIXTURE) as unknown;
 /** The secret env value of the fixture's `gpurental_instance.new`. */
 const SECRET = "env-secret-value";
 
-type Path = (string | number)[];
-
-/** Every place in a JSON value, the root included. */
-function placesOf(v: unknown, at: Path = []): Path[] {
-  const out: Path[] = [at];
-  if (Array.isArray(v)) {
-    for (const [i, x] of v.entries()) out.push(...placesOf(x, [...at, i]));
-  } else if (v !== null && typeof v === "object")
-    for (const [k, x] of Object.entries(v)) out.push(...placesOf(x, [...at, k]));
-  return out;
-}
-const PLACES = placesOf(BASE).filter((p) => p.length > 0);
-
-/** A copy of `v` with the value at `path` replaced, or removed when `value` is undefined. */
-function withValue(v: unknown, path: Path, value: unknown): unknown {
-  if (path.length === 0) return value;
-  const [head, ...rest] = path as [string | number, ...Path];
-  if (Array.isArray(v)) {
-    const copy = [...v];
-    if (value === undefined && rest.length === 0) copy.splice(Number(head), 1);
-    else copy[Number(head)] = withValue(copy[Number(head)], rest, value);
-    return copy;
-  }
-  const copy = { ...(v as Record<string, unknown>) };
-  if (value === undefined && rest.length === 0) delete copy[head];
-  else copy[head] = withValue(copy[head], rest, value);
-  return copy;
-}
-
-/** Text that would drive a terminal or a Markdown renderer, between random text. */
-const hostile = fc
-  .tuple(
-    fc.string({ unit: "binary", maxLength: 8 }),
-    fc.constantFrom(
-      "\u001b]0;owned\u0007",
-      "\u001b[2J",
-      "\r",
-      "\u0000",
-      "\u009b",
-      "\u202e",
-      "<b>",
-      "[x](y)",
-      "@team",
-    ),
-    fc.string({ unit: "binary", maxLength: 8 }),
-  )
-  .map(([a, c, b]) => `${a}${c}${b}`);
-
-/** What a damaged place holds instead: any JSON, a hostile string, an odd number, or nothing. */
-const replacement: fc.Arbitrary<unknown> = fc.oneof(
-  fc.jsonValue({ maxDepth: 3 }),
-  hostile,
-  fc.constantFrom(-1, 0, 1e308, -1e-308, 2 ** 53 + 1, "", "NaN", [], {}, null, true),
-  fc.constant(undefined),
-);
-
-/** A plan file's text: the fixture damaged at one to four places, sometimes cut short, or any text. */
-const planText: fc.Arbitrary<string> = fc.oneof(
-  {
-    weight: 8,
-    arbitrary: fc
-      .array(fc.tuple(fc.constantFrom(...PLACES), replacement), { minLength: 1, maxLength: 4 })
-      .map((edits) => JSON.stringify(edits.reduce<unknown>((doc, [p, v]) => withValue(doc, p, v), BASE))),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.nat({ max: FIXTURE.length }).map((n) => FIXTURE.slice(0, n)),
-  },
-  { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 200 }) },
-);
+/** A plan file's text: the fixture damaged, cut short, or any text. */
+const planText = damagedJsonText(FIXTURE);
 
 /** The API's answers: the organization's instances with hostile labels, a price for each deploy. */
 const readings: fc.Arbitrary<PlanReadings> = fc
@@ -162,10 +94,14 @@ test("any plan file and any answers: a report with nothing raw and no secret, or
       const report = buildPlanReport({ plan: doc.plan }, r);
       const md = renderMarkdown(report);
       // As the command writes it: lossless, bigints as numbers.
-      const json = stringify(reportJson(report)) ?? "";
+      const json = jsonEscaped(stringify(reportJson(report), null, 2) ?? "");
       evaluateGates(report, spec);
-      const raw = firstUnsafeCharacter(md.replace(/\n/g, " "));
-      if (raw !== undefined) throw new Error(`the Markdown holds ${raw} raw:\n${md}`);
+      for (const out of [md, json]) {
+        const raw = firstUnsafeCharacter(out.replace(/\n/g, " "));
+        if (raw !== undefined) throw new Error(`the report holds ${raw} raw:\n${out}`);
+      }
+      // The JSON is still JSON, with the same values.
+      expect(JSON.parse(json)).toEqual(JSON.parse(stringify(reportJson(report)) ?? ""));
       // Markup and mentions work outside code spans only (a span of n backticks, closed by n).
       const prose = md.replace(/(?<!`)(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g, "");
       expect(prose).not.toContain("<b>");

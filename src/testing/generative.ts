@@ -1,8 +1,9 @@
-// Generators for the generative suite (src/provider.generative.test.ts): configurations, plans and
-// states of any schema with a null or an unknown in any position, values of the wrong type, huge
-// strings, deep nesting, invalid UTF-8 and plain garbage, as msgpack and JSON DynamicValues, the
-// way Terraform (or something pretending to be it) reaches the provider. Plain fast-check
-// arbitraries; the suite decides what a crash is.
+// Generators for the generative suites (`*.generative.test.ts`): configurations, plans and states
+// of any schema with a null or an unknown in any position, values of the wrong type, huge strings,
+// deep nesting, invalid UTF-8 and plain garbage, as msgpack and JSON DynamicValues, the way
+// Terraform (or something pretending to be it) reaches the provider; text that would drive a
+// terminal; and plan and state files damaged at random. Plain fast-check arbitraries; each suite
+// decides what a crash is.
 import { encode as encodeRawMsgpack } from "@msgpack/msgpack";
 import fc from "fast-check";
 import {
@@ -254,3 +255,90 @@ export const anyPrivate: fc.Arbitrary<Buffer> = fc.oneof(
   anyShape.map((v) => Buffer.from(JSON.stringify(v) ?? "")),
   fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)),
 );
+
+/** What drives a terminal: ESC sequences, BEL, CR, NUL, C1 controls, overrides, separators. */
+const CONTROLS = [
+  "\u001b]0;owned\u0007",
+  "\u001b[2J",
+  "\u001b",
+  "\u0007",
+  "\r",
+  "\u0000",
+  "\u007f",
+  "\u009b",
+  "\u0085",
+  "\u202e",
+  "\u2066",
+  "\u2028",
+];
+
+/** `middle` between random text (any code points, lone surrogates too). */
+function between(middle: fc.Arbitrary<string>): fc.Arbitrary<string> {
+  return fc
+    .tuple(fc.string({ unit: "binary", maxLength: 12 }), middle, fc.string({ unit: "binary", maxLength: 12 }))
+    .map(([a, c, b]) => `${a}${c}${b}`);
+}
+
+/** Text holding at least one thing that drives a terminal: never a valid flag value or name. */
+export const controlText: fc.Arbitrary<string> = between(fc.constantFrom(...CONTROLS));
+
+/** Text that would drive a terminal or a Markdown renderer (markup, a link, a mention too). */
+export const hostileText: fc.Arbitrary<string> = between(
+  fc.constantFrom(...CONTROLS, "<b>", "[x](y)", "@team"),
+);
+
+type JsonPath = (string | number)[];
+
+/** Every place in a JSON value but the root. */
+function placesOf(v: unknown, at: JsonPath = []): JsonPath[] {
+  const out: JsonPath[] = at.length > 0 ? [at] : [];
+  if (Array.isArray(v)) {
+    for (const [i, x] of v.entries()) out.push(...placesOf(x, [...at, i]));
+  } else if (v !== null && typeof v === "object") {
+    for (const [k, x] of Object.entries(v)) out.push(...placesOf(x, [...at, k]));
+  }
+  return out;
+}
+
+/** A copy of `v` with the value at `path` replaced, or removed when `value` is undefined. */
+function withValue(v: unknown, path: JsonPath, value: unknown): unknown {
+  if (path.length === 0) return value;
+  const [head, ...rest] = path as [string | number, ...JsonPath];
+  if (Array.isArray(v)) {
+    const copy = [...v];
+    if (value === undefined && rest.length === 0) copy.splice(Number(head), 1);
+    else copy[Number(head)] = withValue(copy[Number(head)], rest, value);
+    return copy;
+  }
+  const copy = { ...(v as Record<string, unknown>) };
+  if (value === undefined && rest.length === 0) delete copy[head];
+  else copy[head] = withValue(copy[head], rest, value);
+  return copy;
+}
+
+/** What a damaged place holds instead: any JSON, hostile text, an odd number, or nothing. */
+const replacement: fc.Arbitrary<unknown> = fc.oneof(
+  fc.jsonValue({ maxDepth: 3 }),
+  hostileText,
+  fc.constantFrom(-1, 0, 0.5, 1e308, 5e-324, 2 ** 53 + 1, "", "NaN", [], {}, null, true),
+  fc.constant(undefined),
+);
+
+/**
+ * A file's text made from a JSON document given by hand (a plan or a state as Terraform writes
+ * it): mostly the document damaged at one to four places, sometimes cut short, sometimes any text.
+ */
+export function damagedJsonText(text: string): fc.Arbitrary<string> {
+  const base = JSON.parse(text) as unknown;
+  const places = placesOf(base);
+  return fc.oneof(
+    {
+      weight: 8,
+      arbitrary: fc
+        .array(fc.tuple(fc.constantFrom(...places), replacement), { minLength: 1, maxLength: 4 })
+        .map((edits) => JSON.stringify(edits.reduce<unknown>((doc, [p, v]) => withValue(doc, p, v), base))),
+    },
+    { weight: 1, arbitrary: fc.nat({ max: text.length }).map((n) => text.slice(0, n)) },
+    { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 200 }) },
+  );
+}

@@ -26,6 +26,16 @@ function parseNumber(text: string): number | bigint {
   return Number(text);
 }
 
+/**
+ * A value of a document quoted in an error about it: as JSON (a bigint as its digits), cut to
+ * `max` characters. The message is shown escaped by whoever prints it.
+ */
+export function shownJson(v: JsonValue | undefined, max = 60): string {
+  const text =
+    JSON.stringify(v ?? null, (_k, x: unknown) => (typeof x === "bigint" ? x.toString() : x)) ?? "null";
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
 /** Raised when a document is not JSON; names where it came from and, when known, the position. */
 export class JsonDocumentError extends UserFacingError {
   constructor(

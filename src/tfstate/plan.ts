@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonObject, type JsonValue } from "./json";
+import { isJsonObject, type JsonObject, type JsonValue, shownJson } from "./json";
 import {
   objectAddress,
   type PlannedImport,
@@ -94,7 +94,7 @@ function actionOf(
     default:
       throw new StateDocumentError(
         source,
-        `${where}.change.actions ${JSON.stringify(actions)} is not an action Terraform plans`,
+        `${where}.change.actions ${shownJson(actions)} is not an action Terraform plans`,
       );
   }
 }

@@ -65,6 +65,16 @@ describe("raw state (version 4)", () => {
     );
   });
 
+  test("a version too large for a number is quoted as its digits, not a fault", () => {
+    const doc = parseJsonDocument(
+      '{"version": 123456789012345678901234567890, "resources": []}',
+      "big.tfstate",
+    );
+    expect(() => readTerraformDocument(doc, "big.tfstate")).toThrow(
+      /big\.tfstate: state format version "123456789012345678901234567890" is not supported/,
+    );
+  });
+
   test("malformed documents name the source and the place", () => {
     expect(() => readRawState({ version: 4, resources: {} }, "s.json")).toThrow(
       "s.json: `resources` is not a list",

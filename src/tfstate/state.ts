@@ -1,5 +1,5 @@
 import { UserFacingError } from "../user-facing";
-import { isJsonObject, type JsonObject, type JsonValue } from "./json";
+import { isJsonObject, type JsonObject, type JsonValue, shownJson } from "./json";
 
 // Terraform states as gpurental reads them: the raw state file (format version 4, what
 // `terraform state pull` prints and what a local backend writes) and the state half of
@@ -98,7 +98,7 @@ export function readRawState(doc: JsonObject, source: string): StateSnapshot {
   if (version !== 4) {
     throw new StateDocumentError(
       source,
-      `state format version ${JSON.stringify(version ?? null)} is not supported; gpurental reads version 4, written by Terraform 0.12 and later (run \`terraform state pull\` with a current Terraform to upgrade it)`,
+      `state format version ${shownJson(version)} is not supported; gpurental reads version 4, written by Terraform 0.12 and later (run \`terraform state pull\` with a current Terraform to upgrade it)`,
     );
   }
   const resources = doc.resources ?? [];

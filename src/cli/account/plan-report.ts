@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
+import { jsonEscaped } from "../../display";
 import { buildPlanReport } from "../../plan-report/build";
 import {
   evaluateGates,
@@ -66,7 +67,9 @@ export async function runPlanReport(plan: string, opts: PlanReportOptions, io: C
       ...(opts.minBalanceHours !== undefined ? { minBalanceTenths: opts.minBalanceHours } : {}),
     };
     report.gates = evaluateGates(report, spec);
-    const text = opts.json ? `${stringify(reportJson(report), null, 2)}\n` : renderMarkdown(report);
+    const text = opts.json
+      ? `${jsonEscaped(stringify(reportJson(report), null, 2) ?? "")}\n`
+      : renderMarkdown(report);
     if (opts.output) {
       const file = resolve(io.cwd, opts.output);
       writeFileSync(file, text);

@@ -4,6 +4,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
 import { ReadGroup } from "../../api/read-group";
 import type { ApiKey, Instance } from "../../api/schemas";
+import { jsonEscaped } from "../../display";
 import { importConfiguration } from "../../strays/adopt";
 import { findStrays, type StrayReport, strayCount } from "../../strays/find";
 import { closeImportedEntries, markLateArrivals } from "../../strays/journals";
@@ -160,7 +161,7 @@ export async function runStrays(
         const answer = await io.ask(`Destroy ${what} listed above? Only 'yes' is accepted: `);
         if (answer?.trim() !== "yes") {
           io.stderr("Nothing was destroyed or revoked.\n");
-          if (opts.json) io.stdout(`${stringify(straysJson(report), null, 2)}\n`);
+          if (opts.json) io.stdout(`${jsonEscaped(stringify(straysJson(report), null, 2) ?? "")}\n`);
           return exit;
         }
       }
@@ -185,7 +186,7 @@ export async function runStrays(
       const doc: Record<string, unknown> = straysJson(report);
       if (opts.import) doc.import_configuration = hcl;
       if (removals) doc.removals = removals;
-      io.stdout(`${stringify(doc, null, 2)}\n`);
+      io.stdout(`${jsonEscaped(stringify(doc, null, 2) ?? "")}\n`);
     }
     return exit;
   } catch (err) {
