@@ -223,6 +223,8 @@ describe("the resident mode", () => {
           idle_exit_at: null,
           executable,
           node: process.version,
+          // A resident process serves every command, no one terraform process.
+          serves: null,
         },
       },
     ]);
