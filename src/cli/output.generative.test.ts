@@ -15,7 +15,7 @@ import { runCommand } from "./main";
 // server, writes a file or reaches a network.
 
 const SEED = Number(process.env.GPURENTAL_GENERATIVE_SEED ?? "") || 20261129;
-const RUNS = 300;
+const RUNS = Number(process.env.GPURENTAL_GENERATIVE_RUNS ?? "") || 300;
 
 const work = mkdtempSync(join(tmpdir(), "gpurental-cli-output-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
