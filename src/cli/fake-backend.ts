@@ -2,14 +2,14 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { TransitionMode } from "../fake-backend/types";
+import { portOf } from "./flags";
 import { printErr, printOut } from "./io";
 import { writeShellEnv } from "./shell-env";
 
 function parsePort(value: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isInteger(port) || port < 0 || port > 65535) {
+  const port = portOf(value);
+  if (port === undefined)
     throw new InvalidArgumentError(`--port must be an integer from 0 to 65535, got '${value}'.`);
-  }
   return port;
 }
 

@@ -1,4 +1,4 @@
-import { type CtyValue, decodeMsgpack, encodeMsgpack, t, typeFromBytes } from "../plugin/cty";
+import { type CtyValue, decodeMsgpack, encodeMsgpack, t, typeFromBytes, unknown } from "../plugin/cty";
 import type * as proto from "../plugin/tfplugin6";
 import { defineIdentity, identityAttr } from "./identity";
 import {
@@ -433,6 +433,25 @@ describe("list resources", () => {
     expect(one.events).toHaveLength(1);
     expect(cancelled.store.listSignal?.aborted).toBe(true);
     expect(cancelled.store.pulled).toBe(1);
+  });
+
+  it("refuses a configuration with an unknown value, and lists nothing", async () => {
+    const { service, configured, store } = setup(boxes);
+    await configured;
+    const got = collector<proto.ListResource.Event>();
+    await service.ListResource(
+      {
+        type_name: "gpurental_box",
+        config: listConfig({ name_prefix: unknown }),
+        include_resource_object: false,
+        limit: 10,
+      },
+      got.stream,
+    );
+    expect(got.events).toEqual([
+      { diagnostic: [expect.objectContaining({ severity: 1, summary: "List configuration not known" })] },
+    ]);
+    expect(store.pulled).toBe(0);
   });
 
   it("sends filter errors, warnings and a failed listing as diagnostics", async () => {

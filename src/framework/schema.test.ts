@@ -196,6 +196,10 @@ describe("durations", () => {
     ["20 minutes", undefined],
     ["", undefined],
     ["m", undefined],
+    // At most 480h: every duration becomes a timer, and past about 596h Node.js refuses one.
+    ["480h", 1_728_000_000],
+    ["480h1ms", undefined],
+    ["99999999999h", undefined],
   ])("%s -> %s", (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });

@@ -6,12 +6,22 @@ const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h
 const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/;
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
 
-/** Parses a duration like "20m", "1h30m", "90s" or "1.5h" to milliseconds; undefined when malformed. */
+/**
+ * The longest duration any setting takes: 480h (20 days). Every duration ends up as a timer or a
+ * deadline, and a timer of Node.js holds at most 2^31 - 1 ms (about 24.8 days); nothing the
+ * provider waits for takes days, and a watch for late arrivals (48h by default) fits well within.
+ */
+export const MAX_DURATION_MS = 480 * 3_600_000;
+
+/**
+ * Parses a duration like "20m", "1h30m", "90s" or "1.5h" to milliseconds; undefined when malformed
+ * or longer than MAX_DURATION_MS.
+ */
 export function parseDuration(text: string): number | undefined {
   if (!DURATION.test(text)) return undefined;
   let ms = 0;
   for (const m of text.matchAll(PART)) ms += Number(m[1]) * UNIT_MS[m[2]!]!;
-  return Math.round(ms);
+  return ms <= MAX_DURATION_MS ? Math.round(ms) : undefined;
 }
 
 /** A validator of duration strings, naming the attribute and value on error. */
@@ -24,7 +34,7 @@ export function durationValidator(): Validator<string> {
         ctx.diags.addAttributeError(
           ctx.path,
           "Invalid duration",
-          `${name} = ${JSON.stringify(value)} is not a duration; use a number followed by a unit (ms, s, m, h), e.g. "20m" or "1h30m".`,
+          `${name} = ${JSON.stringify(value)} is not a duration of at most 480h; use a number followed by a unit (ms, s, m, h), e.g. "20m" or "1h30m".`,
         );
       }
     },

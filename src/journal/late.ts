@@ -119,7 +119,7 @@ export async function lateArrivalDiagnostics(
       {
         severity: "error",
         summary: `Invalid ${LATE_ARRIVAL_WATCH_ENV}`,
-        detail: `The ${LATE_ARRIVAL_WATCH_ENV} environment variable must be a duration such as "48h"; got ${JSON.stringify((raw ?? "").slice(0, 100))}.`,
+        detail: `The ${LATE_ARRIVAL_WATCH_ENV} environment variable must be a duration such as "48h" (at most 480h); got ${JSON.stringify((raw ?? "").slice(0, 100))}.`,
       },
     ];
   }

@@ -5,6 +5,7 @@ import { terminalText } from "../../display";
 import type { FakeBackend } from "../../fake-backend";
 import { version } from "../../version";
 import { CDKS, type Cdk, cdkCommand, withCdkPath } from "../cdk";
+import { portOf } from "../flags";
 import { standaloneExecutable } from "../host";
 import { printErr } from "../io";
 import { writeShellEnv } from "../shell-env";
@@ -341,8 +342,8 @@ export function register(program: Command): void {
           process.exitCode = 2;
           return;
         }
-        const port = Number(opts.port);
-        if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        const port = portOf(opts.port);
+        if (port === undefined) {
           printErr(`gpurental demo: --port must be a number from 0 to 65535, got "${opts.port}"\n`);
           process.exitCode = 2;
           return;

@@ -170,7 +170,7 @@ export function timeoutFor(
       diags.addAttributeError(
         [{ attribute: name }, { attribute: op }],
         "Invalid duration",
-        `${name}.${op} = ${JSON.stringify(text)} is not a duration; use e.g. "20m" or "1h30m".`,
+        `${name}.${op} = ${JSON.stringify(text)} is not a duration of at most 480h; use e.g. "20m" or "1h30m".`,
       );
       return undefined;
     }

@@ -106,7 +106,7 @@ export function invalidReconcileTimeout(where: string, value: string): Diagnosti
   return onArgument(
     "reconcile_timeout",
     "Invalid reconcile_timeout",
-    `${where} must be a duration such as "2m" or "30s" (a number followed by ms, s, m or h); got ${JSON.stringify(value.slice(0, 100))}.`,
+    `${where} must be a duration such as "2m" or "30s" (a number followed by ms, s, m or h, at most 480h); got ${JSON.stringify(value.slice(0, 100))}.`,
   );
 }
 
@@ -131,7 +131,7 @@ export function journalDirUnused(urlFromConfig: boolean, dir: string): Diagnosti
 export function invalidDurationVariable(name: string, example: string, value: string): Diagnostic {
   return general(
     `Invalid ${name}`,
-    `The ${name} environment variable must be a duration such as "${example}"; got ${JSON.stringify(value.slice(0, 100))}.`,
+    `The ${name} environment variable must be a duration such as "${example}" (at most 480h); got ${JSON.stringify(value.slice(0, 100))}.`,
   );
 }
 

@@ -3,7 +3,7 @@
 // when the query asks (`include_resource = true`), the whole object. The definition yields objects
 // as it reads them; the framework pulls one at a time, so a client that reads slowly slows the
 // listing, and it stops at the limit or when Terraform cancels the call.
-import { fromDynamicValue } from "../../../plugin/cty";
+import { fromDynamicValue, isWhollyKnown } from "../../../plugin/cty";
 import type * as proto from "../../../plugin/tfplugin6";
 import { Diagnostics, toProtoDiagnostic } from "../../diagnostics";
 import { context, encode, fail, finish, identityOut, listResourceFor, type ServerCore } from "../core";
@@ -36,7 +36,14 @@ export async function listResource<P>(
   }
   try {
     const config = asRec(fromDynamicValue(req.config, l.schema.type)) ?? compose(l.schema, null, null);
-    checkAsValidated(l.schema, config, "The list block's configuration", diags);
+    // A query runs with its configuration known; a client that sends an unknown gets a diagnostic,
+    // and no listing filters on a value it cannot compare.
+    if (!isWhollyKnown(config))
+      diags.addError(
+        "List configuration not known",
+        `${req.type_name}'s list block needs a wholly known configuration.`,
+      );
+    else checkAsValidated(l.schema, config, "The list block's configuration", diags);
     const limit = Math.max(0, Math.floor(req.limit));
     if (diags.hasErrors() || limit === 0) {
       if (diags.items.length > 0) await stream.send({ diagnostic: pending() });
