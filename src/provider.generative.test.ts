@@ -25,7 +25,15 @@ import type { DynamicValue, EventStream, ProviderService, ResourceIdentityData }
 import { createProvider, providerSchema } from "./provider";
 import { resources } from "./resources";
 import { useFakeBackend } from "./testing/fake-backend";
-import { anyPrivate, anyString, ctyValue, dynamicValue, malformedDynamicValue } from "./testing/generative";
+import {
+  anyPrivate,
+  anyString,
+  ctyValue,
+  dynamicValue,
+  generativeSeed,
+  LONG_RUN_CASES,
+  malformedDynamicValue,
+} from "./testing/generative";
 
 // Bad input never crashes the provider. Random configurations, plans, states, identities and
 // private data of every resource, data source, ephemeral resource, list resource and action and of
@@ -43,8 +51,8 @@ import { anyPrivate, anyString, ctyValue, dynamicValue, malformedDynamicValue } 
 // In `npm test` the run is bounded, with a fixed seed. The long run (100,000 cases) is
 // `node scripts/testing/generative.js`; its figures are in bench/RESULTS.md.
 
-const RUNS = Number(process.env.GPURENTAL_GENERATIVE_RUNS ?? "") || 0;
-const SEED = Number(process.env.GPURENTAL_GENERATIVE_SEED ?? "") || 20261128;
+const RUNS = LONG_RUN_CASES;
+const SEED = generativeSeed(20261128);
 const DECODE_RUNS = RUNS ? Math.round(RUNS * 0.4) : 800;
 const RPC_RUNS = RUNS ? RUNS - DECODE_RUNS : 500;
 /** Where the long run leaves its figures (scripts/testing/generative.js). */

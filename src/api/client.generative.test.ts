@@ -3,7 +3,7 @@ import { inspect } from "node:util";
 import fc from "fast-check";
 import { Agent } from "undici";
 import { z } from "zod";
-import { anyString } from "../testing/generative";
+import { anyString, generativeRuns, generativeSeed } from "../testing/generative";
 import { client, deployBody, type Handler, server, TOKEN } from "../testing/scripted-server";
 import type { GpurentalClient } from "./client";
 import {
@@ -26,7 +26,7 @@ import {
   TemplateSchema,
   TransactionSchema,
 } from "./schemas";
-import { makeInstance } from "./testing/fixtures";
+import { makeInstance, makeTemplate } from "./testing/fixtures";
 
 // Hostile answers never crash the client or leak its token. Every public method of
 // GpurentalClient is called against the scripted server, which answers each attempt with
@@ -50,8 +50,8 @@ import { makeInstance } from "./testing/fixtures";
 // In `npm test` the run is bounded, with a fixed seed; GPURENTAL_GENERATIVE_RUNS and
 // GPURENTAL_GENERATIVE_SEED replay or lengthen it, as for src/provider.generative.test.ts.
 
-const RUNS = Number(process.env.GPURENTAL_GENERATIVE_RUNS ?? "") || 600;
-const SEED = Number(process.env.GPURENTAL_GENERATIVE_SEED ?? "") || 20261203;
+const RUNS = generativeRuns(600);
+const SEED = generativeSeed(20261203);
 /** One attempt's time limit: a hung answer costs this much per attempt. */
 const ATTEMPT_MS = 100;
 /** Longer than any call may take (three attempts within a 3 s deadline): past it, the call hangs. */
@@ -92,17 +92,7 @@ const offer = {
   price_per_hour_micro: 2_500_000,
   free_units: 1,
 };
-const template = {
-  id: ID,
-  mode: "ssh",
-  cuda_max: null,
-  architecture: "x86_64",
-  coming_soon: false,
-  active: true,
-  readme: null,
-  onstart: null,
-  env: [{ key: "A", value: "b", secret: false }],
-};
+const template = makeTemplate({ id: ID, env: [{ key: "A", value: "b", secret: false }] });
 const sshKey = { id: ID, name: "laptop", fingerprint: "SHA256:abc" };
 const instance = makeInstance();
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { firstUnsafeCharacter } from "../display";
-import { controlText } from "../testing/generative";
+import { controlText, generativeRuns, generativeSeed } from "../testing/generative";
 import { runCommand } from "./main";
 
 // Nothing the `gpurental` command prints can drive a terminal, whatever it is given: random flag
@@ -14,8 +14,8 @@ import { runCommand } from "./main";
 // never an uncaught exception. Only commands that end at once are run: nothing here starts a
 // server, writes a file or reaches a network.
 
-const SEED = Number(process.env.GPURENTAL_GENERATIVE_SEED ?? "") || 20261129;
-const RUNS = Number(process.env.GPURENTAL_GENERATIVE_RUNS ?? "") || 300;
+const SEED = generativeSeed(20261129);
+const RUNS = generativeRuns(300);
 
 const work = mkdtempSync(join(tmpdir(), "gpurental-cli-output-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -1,4 +1,5 @@
-import type { Instance, Offer, Template } from "../api/schemas";
+import type { Instance, Offer } from "../api/schemas";
+import { makeTemplate } from "../api/testing/fixtures";
 import {
   describeFilter,
   explainSelection,
@@ -35,20 +36,7 @@ function offer(id: string, over: Partial<Offer> = {}, machine: Partial<Offer["ma
   };
 }
 
-function template(over: Partial<Template> = {}): Template {
-  return {
-    id: "template-1",
-    mode: "ssh",
-    cuda_max: null,
-    architecture: "x86_64",
-    coming_soon: false,
-    active: true,
-    readme: null,
-    onstart: null,
-    env: [],
-    ...over,
-  };
-}
+const template = makeTemplate;
 
 const filter: OfferFilter = { gpu_model: "RTX 4090", num_gpus: 1, max_price_per_hour_micro: 3_000_000 };
 

@@ -1,4 +1,5 @@
-import type { Instance, Offer, Template } from "../api/schemas";
+import type { Instance, Offer } from "../api/schemas";
+import { makeTemplate } from "../api/testing/fixtures";
 import { instanceHourlyBurn } from "../report/money";
 import { checkDeploy, compareVersions, type DeployCheckData, type DeployCheckInput } from "./plan-checks";
 
@@ -25,20 +26,7 @@ function offer(over: Partial<Offer> = {}, machine: Partial<Offer["machine"]> = {
   };
 }
 
-function template(over: Partial<Template> = {}): Template {
-  return {
-    id: "template-1",
-    mode: "ssh",
-    cuda_max: null,
-    architecture: "x86_64",
-    coming_soon: false,
-    active: true,
-    readme: null,
-    onstart: null,
-    env: [],
-    ...over,
-  };
-}
+const template = makeTemplate;
 
 function instance(over: Partial<Instance> = {}): Instance {
   return {

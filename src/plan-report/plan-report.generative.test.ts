@@ -4,7 +4,12 @@ import fc from "fast-check";
 import { stringify } from "lossless-json";
 import { makeInstance } from "../api/testing/fixtures";
 import { firstUnsafeCharacter, jsonEscaped } from "../display";
-import { damagedJsonText, hostileText as hostile } from "../testing/generative";
+import {
+  damagedJsonText,
+  generativeRuns,
+  generativeSeed,
+  hostileText as hostile,
+} from "../testing/generative";
 import { parseJsonDocument } from "../tfstate/json";
 import { readTerraformDocument } from "../tfstate/plan";
 import { UserFacingError } from "../user-facing";
@@ -22,8 +27,8 @@ import { renderMarkdown, reportJson } from "./render";
 // random places (any JSON, hostile strings, removed members), cut short, or replaced by random
 // text; the API's instances carry hostile labels and GPU models; the gates are random.
 
-const SEED = Number(process.env.GPURENTAL_GENERATIVE_SEED ?? "") || 20261129;
-const RUNS = Number(process.env.GPURENTAL_GENERATIVE_RUNS ?? "") || 400;
+const SEED = generativeSeed(20261129);
+const RUNS = generativeRuns(400);
 
 const FIXTURE = readFileSync(join(__dirname, "..", "tfstate", "fixtures", "plan.json"), "utf8");
 /** The secret env value of the fixture's `gpurental_instance.new`. */

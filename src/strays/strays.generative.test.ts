@@ -5,7 +5,7 @@ import { stringify } from "lossless-json";
 import type { ApiKey } from "../api/schemas";
 import { makeInstance } from "../api/testing/fixtures";
 import { firstUnsafeCharacter, jsonEscaped } from "../display";
-import { damagedJsonText, hostileText } from "../testing/generative";
+import { damagedJsonText, generativeRuns, generativeSeed, hostileText } from "../testing/generative";
 import { stateFromJson } from "../tfstate/sources";
 import type { StateSnapshot } from "../tfstate/state";
 import { UserFacingError } from "../user-facing";
@@ -21,8 +21,8 @@ import { renderStraysText, straysJson } from "./render";
 // holds. Here the fixture states are damaged at random places, cut short or replaced by any text,
 // and the listings carry hostile labels, key names and GPU models.
 
-const SEED = Number(process.env.GPURENTAL_GENERATIVE_SEED ?? "") || 20261129;
-const RUNS = Number(process.env.GPURENTAL_GENERATIVE_RUNS ?? "") || 300;
+const SEED = generativeSeed(20261129);
+const RUNS = generativeRuns(300);
 
 const FIXTURES = join(__dirname, "..", "tfstate", "fixtures");
 const texts = ["raw-state-v4.json", "show-state.json", "plan.json"].map((name) => ({

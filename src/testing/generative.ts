@@ -342,3 +342,16 @@ export function damagedJsonText(text: string): fc.Arbitrary<string> {
     { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 200 }) },
   );
 }
+
+/** The cases of a long run or a replay (GPURENTAL_GENERATIVE_RUNS); 0 when the suite runs its own. */
+export const LONG_RUN_CASES = Number(process.env.GPURENTAL_GENERATIVE_RUNS ?? "") || 0;
+
+/** A suite's case count: GPURENTAL_GENERATIVE_RUNS when set (the long run), else `bounded`. */
+export function generativeRuns(bounded: number): number {
+  return LONG_RUN_CASES || bounded;
+}
+
+/** A suite's seed: GPURENTAL_GENERATIVE_SEED when set (a replay, the long run), else its fixed one. */
+export function generativeSeed(fixed: number): number {
+  return Number(process.env.GPURENTAL_GENERATIVE_SEED ?? "") || fixed;
+}

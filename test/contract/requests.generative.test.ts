@@ -37,14 +37,15 @@
 import { Agent, request } from "node:http";
 import fc, { type JsonValue } from "fast-check";
 import { DEMO_IDS, type DemoCredentials } from "../../src/fake-backend";
+import { generativeRuns, generativeSeed, LONG_RUN_CASES } from "../../src/testing/generative";
 import { type Answer, call, createKey, deploy, errorOf, runningInstance, useFake } from "./helpers";
 
-const SEED = Number(process.env.GPURENTAL_GENERATIVE_SEED ?? "") || 20261128;
-const RUNS = Number(process.env.GPURENTAL_GENERATIVE_RUNS ?? "") || 250;
+const SEED = generativeSeed(20261128);
+const RUNS = generativeRuns(250);
 /** The moment every world is frozen at, so that no case bills or lands a transition by chance. */
 const EPOCH = new Date("2026-11-28T08:00:00.000Z");
 
-jest.setTimeout(process.env.GPURENTAL_GENERATIVE_RUNS ? 24 * 3600_000 : 120_000);
+jest.setTimeout(LONG_RUN_CASES ? 24 * 3600_000 : 120_000);
 
 type Json = JsonValue;
 type JsonObject = { [key: string]: Json };

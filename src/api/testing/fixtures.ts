@@ -1,4 +1,4 @@
-import type { Instance } from "../schemas";
+import type { Instance, Template } from "../schemas";
 
 // Records for tests of code built on the client (the provider's resources, the waiter). Plain
 // data, no test framework, so it can live beside the client without dragging Jest into builds.
@@ -37,6 +37,22 @@ export function makeInstance(overrides: Partial<Instance> = {}): Instance {
     deployed_via_api_key: null,
     offer: { id: "5f0c6f9e-1a2b-4c3d-8e9f-0000000000a1", gpu_model: "RTX 4090", num_gpus: 1 },
     template: { id: "5f0c6f9e-1a2b-4c3d-8e9f-0000000000b1", mode: "ssh", readme: null, onstart: null },
+    ...overrides,
+  };
+}
+
+/** A valid active SSH template with no env; override any field. */
+export function makeTemplate(overrides: Partial<Template> = {}): Template {
+  return {
+    id: "template-1",
+    mode: "ssh",
+    cuda_max: null,
+    architecture: "x86_64",
+    coming_soon: false,
+    active: true,
+    readme: null,
+    onstart: null,
+    env: [],
     ...overrides,
   };
 }
