@@ -14,9 +14,14 @@ export function bundle(
 ): Promise<string>;
 /**
  * Builds the production bundles and the pre-encoded GetProviderSchema answer (SCHEMA_FILE) into
- * `outDir`; resolves to it.
+ * `outDir`, and, unless `nodeLaunchers` is false, the npm provider's launcher
+ * (node-launcher-<platform>) for each linux platform this machine can compile it for; resolves to
+ * `outDir`.
  */
-export function buildProvider(outDir: string, opts?: { sourcemap?: boolean }): Promise<string>;
+export function buildProvider(
+  outDir: string,
+  opts?: { sourcemap?: boolean; nodeLaunchers?: boolean },
+): Promise<string>;
 /** The file name of the pre-encoded GetProviderSchema answer. */
 export const SCHEMA_FILE: string;
 /** The .proto files that make up the descriptor. */

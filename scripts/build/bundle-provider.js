@@ -12,6 +12,7 @@
 // Usage: node scripts/build/bundle-provider.js [--descriptor-only] [--outdir <dir>] [--entry <ts> --outfile <js>]
 "use strict";
 
+const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
 
@@ -43,7 +44,7 @@ function writeDescriptor() {
   // runs in the project root: from elsewhere it finds no biome.json and indents with tabs.
   const biome = path.join(root, "node_modules", ".bin", "biome");
   if (fs.existsSync(biome))
-    require("node:child_process").spawnSync(biome, ["format", "--write", out], {
+    spawnSync(biome, ["format", "--write", out], {
       stdio: "ignore",
       cwd: root,
     });
@@ -287,6 +288,26 @@ async function bundle(entry, outfile, opts = {}) {
   return outfile;
 }
 
+/**
+ * The npm provider's launcher (src/executable/compact/node-launcher.c) for every linux platform
+ * whose C compiler and static libc this machine has, as node-launcher-<platform> in `outDir`.
+ * `gpurental provider install` puts the one of its platform, where there is one, in front of the
+ * Node.js script, so that a command in automation starts Node.js once instead of once per launch.
+ * Returns the platforms built.
+ */
+function buildNodeLaunchers(outDir) {
+  if (process.platform !== "linux") return [];
+  const { COMPACT_PLATFORMS, compileNodeLauncher } = require("../release/compact-executable");
+  const built = [];
+  for (const [platform, { cc }] of Object.entries(COMPACT_PLATFORMS)) {
+    const libc = spawnSync(cc, ["-print-file-name=libc.a"], { encoding: "utf8" });
+    if (libc.error || libc.status !== 0 || !path.isAbsolute(libc.stdout.trim())) continue;
+    compileNodeLauncher(path.join(outDir, `node-launcher-${platform}`), platform);
+    built.push(platform);
+  }
+  return built;
+}
+
 /** The pre-encoded GetProviderSchema answer, written beside the production bundles. */
 const SCHEMA_FILE = "provider-schema.pb";
 
@@ -296,6 +317,7 @@ const SCHEMA_FILE = "provider-schema.pb";
  * encoded once here from the bundled provider itself. The first provider process of every
  * Terraform command asks for nothing but the schema; answering it from this file spares that
  * process loading provider-impl.js at all (see docs/design/provider-process.md, "Start-up time").
+ * With `nodeLaunchers` (the default), the npm provider's launchers too (buildNodeLaunchers).
  */
 async function buildProvider(outDir, opts = {}) {
   const part = (name) => path.join(outDir, name);
@@ -318,6 +340,8 @@ async function buildProvider(outDir, opts = {}) {
   await bundle(path.join(root, "src", "journal", "pg", "worker.ts"), part("provider-journal-pg.js"), {
     sourcemap,
   });
+
+  if (opts.nodeLaunchers !== false) buildNodeLaunchers(outDir);
 
   // Fresh copies of the bundles just written (a test may build twice in one process).
   for (const name of ["provider-transport.js", "provider-impl.js"]) delete require.cache[part(name)];
@@ -346,7 +370,14 @@ async function main(argv) {
   }
   const outDir = path.resolve(root, arg("--outdir") ?? "dist/provider-bundle");
   await buildProvider(outDir);
-  process.stderr.write(`bundled the provider into ${path.relative(root, outDir) || "."}\n`);
+  const launchers = fs.readdirSync(outDir).filter((f) => f.startsWith("node-launcher-"));
+  process.stderr.write(
+    `bundled the provider into ${path.relative(root, outDir) || "."} (${
+      launchers.length > 0
+        ? `with the npm provider's launcher for ${launchers.map((f) => f.slice("node-launcher-".length)).join(" and ")}`
+        : "without the npm provider's launcher: no C compiler for it here, so Node.js starts at every launch"
+    })\n`,
+  );
 }
 
 module.exports = { buildDescriptor, descriptorText, bundle, buildProvider, PROTO_FILES, SCHEMA_FILE };

@@ -10,7 +10,26 @@ const path = require("node:path");
 
 const SOURCE_DIR = path.join(__dirname, "..", "..", "src", "executable", "compact");
 /** The launcher's sources, compiled together. */
-const SOURCES = ["launcher.c", "command-session.c"].map((f) => path.join(SOURCE_DIR, f));
+const SOURCES = ["launcher.c", "command-session.c", "private-dir.c"].map((f) => path.join(SOURCE_DIR, f));
+/** The npm provider's launcher's sources (node-launcher.c), compiled together. */
+const NODE_LAUNCHER_SOURCES = ["node-launcher.c", "command-session.c", "private-dir.c"].map((f) =>
+  path.join(SOURCE_DIR, f),
+);
+/**
+ * Static: a launcher runs before any library is known to be there, and glibc's symbol versions then
+ * cannot tie it to the build machine's glibc. No build id, no symbols, no paths.
+ */
+const CFLAGS = [
+  "-std=gnu11",
+  "-O2",
+  "-Wall",
+  "-Wextra",
+  "-Werror",
+  "-static",
+  "-s",
+  "-Wl,--build-id=none",
+  `-ffile-prefix-map=${SOURCE_DIR}=.`,
+];
 const MAGIC = "gpurental-rt-v1\n";
 const TRAILER_SIZE = 104;
 /** xz settings; the platform's branch filter goes between them and LZMA2. */
@@ -72,28 +91,25 @@ function compileLauncher(workDir, platform = "linux_amd64") {
   const { cc, packages } = COMPACT_PLATFORMS[platform];
   const out = path.join(workDir, `compact-launcher-${platform}`);
   if (fs.existsSync(out)) return fs.readFileSync(out);
-  // Static: the launcher runs before any library is known to be there, and glibc's symbol
-  // versions then cannot tie it to the build machine's glibc. No build id, no symbols, no paths.
   tool(
     cc,
-    [
-      "-std=gnu11",
-      "-O2",
-      "-Wall",
-      "-Wextra",
-      "-Werror",
-      "-static",
-      "-s",
-      "-Wl,--build-id=none",
-      `-ffile-prefix-map=${SOURCE_DIR}=.`,
-      "-o",
-      out,
-      ...SOURCES,
-      "-llzma",
-    ],
+    [...CFLAGS, "-o", out, ...SOURCES, "-llzma"],
     `compiles the ${platform} launcher; needs ${cc} and its static liblzma (Debian: ${packages}), or build the plain form with --form sea`,
   );
   return fs.readFileSync(out);
+}
+
+/**
+ * Compiles the npm provider's launcher (node-launcher.c) for a platform to `out`. It needs no
+ * liblzma, only the platform's C compiler and static libc.
+ */
+function compileNodeLauncher(out, platform) {
+  const { cc } = COMPACT_PLATFORMS[platform];
+  tool(
+    cc,
+    [...CFLAGS, "-o", out, ...NODE_LAUNCHER_SOURCES],
+    `compiles the npm provider's ${platform} launcher`,
+  );
 }
 
 /** The compact form of `executable` (a file) for a platform: launcher, xz stream, trailer. */
@@ -181,6 +197,7 @@ module.exports = {
   runEmulated,
   compactExecutable,
   compileLauncher,
+  compileNodeLauncher,
   toolchain,
   ToolError,
   COMPACT_PLATFORMS,

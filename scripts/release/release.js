@@ -169,7 +169,7 @@ function nodeBinary(platform, version, cacheDir, buildNodeFile) {
 async function buildBundles(workDir) {
   const { bundle, buildProvider, SCHEMA_FILE } = require("../build/bundle-provider");
   const parts = path.join(workDir, "parts");
-  await buildProvider(parts, { sourcemap: false });
+  await buildProvider(parts, { sourcemap: false, nodeLaunchers: false });
   const entry = await bundle(
     path.join(root, "src", "executable", "sea.ts"),
     path.join(workDir, "sea-main.js"),

@@ -2,8 +2,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  executableText,
   installProvider,
   mirrorCliConfig,
+  NODE_SCRIPT,
   normalizeSource,
   packageHash,
   terraformPlatform,
@@ -43,6 +45,38 @@ describe("provider install", () => {
       writeFileSync(join(split, f), `// ${f}\n`);
     const r = installProvider({ dir: join(work, "m-split"), bundle: join(split, "provider.js") });
     for (const f of parts) expect(readFileSync(join(r.packageDir, f), "utf8")).toBe(`// ${f}\n`);
+  });
+
+  it("puts the npm provider's launcher of this platform in front of the script, on linux", () => {
+    const withLauncher = join(work, "with-launcher");
+    mkdirSync(withLauncher);
+    for (const f of ["provider.js", "provider-launcher.js"])
+      writeFileSync(join(withLauncher, f), `// ${f}\n`);
+    const elf = Buffer.from("\x7fELF launcher", "latin1");
+    writeFileSync(join(withLauncher, `node-launcher-${terraformPlatform()}`), elf, { mode: 0o755 });
+    // Another platform's launcher is never installed.
+    writeFileSync(join(withLauncher, "node-launcher-plan9_mips"), "other", { mode: 0o755 });
+    const r = installProvider({
+      dir: join(work, "m-launcher"),
+      version: "1.2.3",
+      bundle: join(withLauncher, "provider.js"),
+    });
+    const files = readdirSync(r.packageDir).sort();
+    if (process.platform !== "linux") {
+      expect(files).toEqual(["provider-launcher.js", "provider.js", "terraform-provider-gpurental_v1.2.3"]);
+      return;
+    }
+    expect(files).toEqual([
+      "provider-launcher.js",
+      NODE_SCRIPT,
+      "provider.js",
+      "terraform-provider-gpurental_v1.2.3",
+    ]);
+    expect(readFileSync(r.executable).equals(elf)).toBe(true);
+    expect(statSync(r.executable).mode & 0o111).toBe(0o111);
+    const script = join(r.packageDir, NODE_SCRIPT);
+    expect(readFileSync(script, "utf8")).toBe(executableText());
+    expect(statSync(script).mode & 0o111).toBe(0o111);
   });
 
   it("installs a standalone executable alone, named for Terraform, linked between sources", () => {

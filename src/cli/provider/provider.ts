@@ -100,12 +100,18 @@ export function terraformPlatform(platform: string = process.platform, arch: str
   return `${os}_${cpu}`;
 }
 
-/** The executable that Terraform runs: node on the bundle beside it, with no absolute path inside. */
+/** The Node.js script that node-launcher.c runs, beside it (the name is the launcher's SCRIPT). */
+export const NODE_SCRIPT = "provider-node.js";
+
+/**
+ * The provider as a Node.js script: node on the bundle beside it, with no absolute path inside.
+ * Terraform runs it, or the npm provider's launcher in front of it runs it.
+ */
 export function executableText(): string {
   return [
     "#!/usr/bin/env node",
     '"use strict";',
-    "// terraform-provider-gpurental: Terraform runs this file; node must be on PATH.",
+    "// terraform-provider-gpurental: Terraform runs this file, or the launcher beside it does; node must be on PATH.",
     'require("./provider-launcher.js").launch(require("node:path").join(__dirname, "provider.js"));',
     "",
   ].join("\n");
@@ -198,11 +204,22 @@ function bundleContents(opts: InstallOptions, version: string): PackageFile[] {
   for (const f of [bundle, launcher]) {
     if (!existsSync(f)) throw new Error(`${f} is missing: run \`npm run bundle\` first`);
   }
-  const contents: PackageFile[] = [
-    [`terraform-provider-${PROVIDER_TYPE}_v${version}`, executableText(), 0o755],
+  const executable = `terraform-provider-${PROVIDER_TYPE}_v${version}`;
+  // On linux, the npm provider's launcher where the build made one for this platform
+  // (src/executable/compact/node-launcher.c): Terraform runs it, and it runs the script, or in
+  // automation makes the launch a session of the command's one provider process.
+  const nodeLauncher = join(dirname(bundle), `node-launcher-${terraformPlatform()}`);
+  const contents: PackageFile[] =
+    process.platform === "linux" && existsSync(nodeLauncher)
+      ? [
+          [executable, readFileSync(nodeLauncher), 0o755],
+          [NODE_SCRIPT, executableText(), 0o755],
+        ]
+      : [[executable, executableText(), 0o755]];
+  contents.push(
     ["provider.js", readFileSync(bundle), 0o644],
     ["provider-launcher.js", readFileSync(launcher), 0o644],
-  ];
+  );
   // The production build splits off what is loaded after the handshake, the gRPC server and the
   // provider itself, and pre-encodes the schema answer (scripts/build/bundle-provider.js).
   // The PostgreSQL journal's client (provider-journal-pg.js) runs in a worker thread of its own.

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "command-session.h"
+#include "private-dir.h"
 
 #define NAME "terraform-provider-gpurental"
 #define MAGIC "gpurental-rt-v1\n"
@@ -53,9 +54,6 @@ struct payload {
   char id[ID_LENGTH + 1];
 };
 
-// Why each candidate directory was not used, for the message when none is.
-static char reasons[4096];
-
 // What its messages call it and what they tell the user to do about a damaged file: the same file
 // is the provider (terraform-provider-gpurental_v<version>, as Terraform starts it) and the
 // `gpurental` command (its own archive names it so), and it is named as it was started, argv[0]'s
@@ -71,16 +69,6 @@ static void name_program(const char *argv0) {
   snprintf(program, sizeof program, "%s", base);
   if (strncmp(base, "terraform-provider-", strlen("terraform-provider-")) != 0)
     snprintf(damaged, sizeof damaged, "the file is damaged; install the gpurental command again");
-}
-
-static void note(const char *fmt, ...) {
-  size_t used = strlen(reasons);
-  if (used + 2 >= sizeof reasons) return;
-  if (used > 0) reasons[used++] = ';', reasons[used++] = ' ', reasons[used] = '\0';
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(reasons + used, sizeof reasons - used, fmt, ap);
-  va_end(ap);
 }
 
 // Says why it cannot start, on stderr, and, when Terraform started it, also as the first line of
@@ -200,147 +188,6 @@ static int read_payload(struct payload *p, const char *argv0) {
   if (p->offset > size || p->length > size - p->offset || p->offset + p->length > size - TRAILER_SIZE)
     return fail("its trailer points outside the file: %s", damaged);
   return 0;
-}
-
-// An existing directory (a real path) that only this user or root can change: it and every
-// directory above it belong to one of them and cannot be written by others unless sticky (/tmp).
-static int trusted_chain(const char *real) {
-  uid_t me = geteuid();
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s", real);
-  for (;;) {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-      note("%s: %s", path, strerror(errno));
-      return 0;
-    }
-    if ((st.st_uid != me && st.st_uid != 0) || ((st.st_mode & 022) != 0 && !(st.st_mode & S_ISVTX))) {
-      note("%s can be written by other users", path);
-      return 0;
-    }
-    char *slash = strrchr(path, '/');
-    if (!slash || (slash == path && path[1] == '\0')) return 1;
-    if (slash == path) slash[1] = '\0';
-    else *slash = '\0';
-  }
-}
-
-// Every symbolic link on the way to path (which exists) belongs to this user or root, and with
-// `real`, path itself is no link at all, whoever owns the link or its target. A link that another
-// user made in a directory anyone can write to ($TMPDIR/gpurental-runtime-<uid> made before the
-// user's first launch) would otherwise choose where the runtime is unpacked; the checks on the
-// real path alone cannot see it, since its target may well be the user's own directory.
-static int links_ok(const char *given, int real) {
-  uid_t me = geteuid();
-  char path[PATH_MAX];
-  int length = snprintf(path, sizeof path, "%s", given);
-  if (length >= (int)sizeof path) {
-    note("%s: path too long", given);
-    return 0;
-  }
-  // "dir/" names dir itself: its last part is the one that must be no link.
-  while (length > 1 && path[length - 1] == '/') path[--length] = '\0';
-  for (int hops = 0; hops < 40; hops++) {
-    int followed = 0;
-    for (size_t end = 1; !followed; end++) {
-      if (path[end] != '/' && path[end] != '\0') continue;
-      char c = path[end];
-      path[end] = '\0';
-      struct stat st;
-      if (lstat(path, &st) != 0) {
-        note("%s: %s", path, strerror(errno));
-        return 0;
-      }
-      if (S_ISLNK(st.st_mode)) {
-        if (c == '\0' && real) {
-          note("%s is a symbolic link: the runtime's directory must be a real directory", given);
-          return 0;
-        }
-        if (st.st_uid != me && st.st_uid != 0) {
-          note("%s is a symbolic link of another user's", path);
-          return 0;
-        }
-        char target[PATH_MAX], next[PATH_MAX];
-        ssize_t n = readlink(path, target, sizeof target - 1);
-        if (n < 0) {
-          note("%s: %s", path, strerror(errno));
-          return 0;
-        }
-        target[n] = '\0';
-        // A relative target is taken from the link's own directory.
-        char *slash = strrchr(path, '/');
-        int at = target[0] == '/' ? 0 : (int)(slash - path);
-        int length = snprintf(next, sizeof next, "%.*s%s%s%s%s", at, path, target[0] == '/' ? "" : "/", target,
-                              c ? "/" : "", c ? path + end + 1 : "");
-        if (length >= (int)sizeof next) {
-          note("%s: path too long", given);
-          return 0;
-        }
-        memcpy(path, next, (size_t)length + 1);
-        followed = 1;
-        continue;
-      }
-      path[end] = c;
-      if (c == '\0') return 1;
-    }
-  }
-  note("%s: too many symbolic links", given);
-  return 0;
-}
-
-// A directory the runtime may be run from: a real directory (no symbolic link), this user's, private
-// (mode 0700 or stricter), under a trusted chain. Anyone who could write there could replace what
-// runs as the provider.
-static int trusted_dir(const char *dir) {
-  char real[PATH_MAX];
-  struct stat st;
-  if (!links_ok(dir, 1)) return 0;
-  if (!realpath(dir, real)) {
-    note("%s: %s", dir, strerror(errno));
-    return 0;
-  }
-  if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
-    note("%s is not a directory of this user's that only this user can enter", real);
-    return 0;
-  }
-  return trusted_chain(real);
-}
-
-// Creates dir and its missing parents (mode 0700), but only under a trusted chain: nothing is made
-// in another user's directory (a HOME kept across sudo). True when dir is then trusted.
-static int private_dir(const char *dir) {
-  char path[PATH_MAX], real[PATH_MAX];
-  size_t length = strlen(dir);
-  if (length >= sizeof path) {
-    note("%s: path too long", dir);
-    return 0;
-  }
-  memcpy(path, dir, length + 1);
-  // The deepest part of dir that exists.
-  size_t existing = length;
-  struct stat st;
-  while (stat(path, &st) != 0) {
-    char *slash = strrchr(path, '/');
-    if (errno != ENOENT || !slash) {
-      note("%s: %s", path, strerror(errno));
-      return 0;
-    }
-    existing = slash == path ? 1 : (size_t)(slash - path);
-    path[existing] = '\0';
-  }
-  if (!links_ok(path, 0) || !realpath(path, real) || !trusted_chain(real)) return 0;
-  memcpy(path, dir, length + 1);
-  for (size_t i = existing + 1; i <= length; i++) {
-    if (path[i] != '/' && path[i] != '\0') continue;
-    char c = path[i];
-    path[i] = '\0';
-    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-      note("cannot create %s: %s", path, strerror(errno));
-      return 0;
-    }
-    path[i] = c;
-  }
-  return trusted_dir(path);
 }
 
 // The runtime at file has its size, is a regular file (no link) and this user's alone; whether it
@@ -508,16 +355,6 @@ static int install(const struct payload *p, const char *dir, const char *file, c
   write_stamp(dir, file, stamp);
   prune(dir, name);
   return 0;
-}
-
-// private_dir for the command's socket directory (command-session.c): what it finds wrong there is
-// no reason why a runtime directory was not used, so it stays out of `reasons`.
-static int quiet_private_dir(const char *dir) {
-  static char saved[sizeof reasons];
-  memcpy(saved, reasons, sizeof reasons);
-  int ok = private_dir(dir);
-  memcpy(reasons, saved, sizeof reasons);
-  return ok;
 }
 
 // Runs the runtime from dir, unpacking it first if needed, and only once it is known to be the

@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileS
 import { join } from "node:path";
 import { rootCertificates } from "node:tls";
 import { Agent, fetch as undiciFetch } from "undici";
+import { NODE_SCRIPT } from "../../../src/cli/provider/provider";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../../src/fake-backend";
 import { TEST_API_HOST } from "../../../src/testing/test-proxy";
 import { type RunResult, type StateResource, TerraformHarness } from "../harness";
@@ -198,7 +199,10 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** The pids of the provider processes terraform (pid `parent`) started. */
+/**
+ * The pids of the provider processes terraform (pid `parent`) started: the provider executable, or
+ * the Node.js script the npm provider's launcher runs in its place (NODE_SCRIPT).
+ */
 export function providerPids(parent: number): number[] {
   const pids: number[] = [];
   for (const d of readdirSync("/proc")) {
@@ -207,7 +211,8 @@ export function providerPids(parent: number): number[] {
       const stat = readFileSync(`/proc/${d}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
       if (ppid !== parent) continue;
-      if (readFileSync(`/proc/${d}/cmdline`, "utf8").includes("terraform-provider-gpurental"))
+      const cmdline = readFileSync(`/proc/${d}/cmdline`, "utf8");
+      if (cmdline.includes("terraform-provider-gpurental") || cmdline.includes(NODE_SCRIPT))
         pids.push(Number(d));
     } catch {
       // Gone meanwhile.

@@ -1,0 +1,107 @@
+import { execFileSync, spawn } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compileNodeLauncher } from "../../../scripts/release/compact-executable";
+import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../../plugin/handshake";
+
+// The npm provider's launcher (node-launcher.c) in front of a stand-in for the Node.js script
+// (testing/probe.c, installed as provider-node.js): that it runs the script beside its own real
+// file in its own place, and what it says when it cannot. That a command's launches in automation
+// become sessions of one process is proved with the real CLI (test/e2e/resources/command-process).
+
+jest.setTimeout(60_000);
+
+const work = mkdtempSync(join(tmpdir(), "gpurental-node-launcher-"));
+const pkg = join(work, "pkg");
+const exe = join(pkg, "terraform-provider-gpurental_v9.9.9");
+
+const linux = process.platform === "linux" ? test : test.skip;
+
+beforeAll(() => {
+  if (process.platform !== "linux") return;
+  mkdirSync(pkg);
+  compileNodeLauncher(exe, process.arch === "arm64" ? "linux_arm64" : "linux_amd64");
+  const probe = join(work, "probe");
+  execFileSync("gcc", ["-O2", "-static", "-o", probe, join(__dirname, "testing", "probe.c")]);
+  copyFileSync(probe, join(pkg, "provider-node.js"));
+});
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface Launch {
+  pid: number;
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+function launch(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Launch> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { env: { PATH: "/nonexistent", PROBE: "seen", ...env } });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    // A launcher that exits at once closes its stdin before this is written.
+    child.stdin.on("error", () => {});
+    child.stdin.end("from stdin\n");
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ pid: child.pid!, code, out, err }));
+  });
+}
+
+linux(
+  "runs provider-node.js beside it in its own place: pid, arguments, environment, stdin, exit code",
+  async () => {
+    const r = await launch(exe, ["--version", "two words"]);
+    expect(r.err).toBe("");
+    expect(r.out).toBe(
+      `pid=${r.pid}\nexe=${join(pkg, "provider-node.js")}\narg=--version\narg=two words\nenv=seen\nstdin=from stdin\n`,
+    );
+    expect(r.code).toBe(7);
+  },
+);
+
+linux("started through a symbolic link, runs the script beside the file it links to", async () => {
+  const elsewhere = join(work, "links");
+  mkdirSync(elsewhere);
+  const link = join(elsewhere, "terraform-provider-gpurental_v9.9.9");
+  symlinkSync(exe, link);
+  const r = await launch(link, []);
+  expect(r.out).toContain(`exe=${join(pkg, "provider-node.js")}\n`);
+  expect(r.code).toBe(7);
+});
+
+linux(
+  "in automation, where no command session can be made (a relative directory), runs the script itself",
+  async () => {
+    const r = await launch(exe, [], {
+      [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
+      TF_IN_AUTOMATION: "1",
+      GPURENTAL_PROVIDER_RESIDENT_DIR: "relative/run",
+    });
+    expect(r.out).toContain(`pid=${r.pid}\n`);
+    expect(r.code).toBe(7);
+  },
+);
+
+linux(
+  "without the script beside it, one line naming the file and why, also on stdout for Terraform",
+  async () => {
+    const lone = join(work, "lone");
+    mkdirSync(lone);
+    const copy = join(lone, "terraform-provider-gpurental_v9.9.9");
+    copyFileSync(exe, copy);
+    const line = `terraform-provider-gpurental_v9.9.9: ${join(lone, "provider-node.js")}: No such file or directory\n`;
+    const alone = await launch(copy, []);
+    expect(alone).toMatchObject({ code: 1, err: line, out: "" });
+    // Terraform shows a plugin's first stdout line that is not a handshake.
+    const started = await launch(copy, [], { [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE });
+    expect(started).toMatchObject({ code: 1, err: line, out: line });
+  },
+);
