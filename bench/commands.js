@@ -340,9 +340,12 @@ function makeVariant(tmp, name, config, bundle) {
       bundle: path.join(bundle, "provider.js"),
     });
     fs.writeFileSync(cliConfig, install.cliConfig);
-    // The same executable, which also notes each provider process's CPU time at exit, so that the
-    // provider's own share is told from Terraform's (written before init, which hashes it).
-    fs.writeFileSync(install.executable, benchExecutable(fs.readFileSync(install.executable, "utf8")));
+    // The same script, which also notes each provider process's CPU time at exit, so that the
+    // provider's own share is told from Terraform's (written before init, which hashes it). Where
+    // the npm provider's launcher runs it, the script is beside the launcher (NODE_SCRIPT).
+    const beside = path.join(install.packageDir, "provider-node.js");
+    const script = fs.existsSync(beside) ? beside : install.executable;
+    fs.writeFileSync(script, benchExecutable(fs.readFileSync(script, "utf8")));
   } else {
     fs.writeFileSync(cliConfig, "");
   }
