@@ -288,6 +288,9 @@ async function bundle(entry, outfile, opts = {}) {
   return outfile;
 }
 
+/** ELF's e_machine of each platform's code. */
+const ELF_MACHINES = { linux_amd64: 0x3e, linux_arm64: 0xb7 };
+
 /**
  * The npm provider's launcher (src/executable/compact/node-launcher.c) for every linux platform
  * whose C compiler and static libc this machine has, as node-launcher-<platform> in `outDir`.
@@ -302,7 +305,14 @@ function buildNodeLaunchers(outDir) {
   for (const [platform, { cc }] of Object.entries(COMPACT_PLATFORMS)) {
     const libc = spawnSync(cc, ["-print-file-name=libc.a"], { encoding: "utf8" });
     if (libc.error || libc.status !== 0 || !path.isAbsolute(libc.stdout.trim())) continue;
-    compileNodeLauncher(path.join(outDir, `node-launcher-${platform}`), platform);
+    const out = path.join(outDir, `node-launcher-${platform}`);
+    compileNodeLauncher(out, platform);
+    // The platforms' compilers are named for an x86-64 build machine; elsewhere `gcc` makes code
+    // of another machine, which must not be installed under this platform's name.
+    if (fs.readFileSync(out).readUInt16LE(18) !== ELF_MACHINES[platform]) {
+      fs.rmSync(out);
+      continue;
+    }
     built.push(platform);
   }
   return built;
