@@ -224,6 +224,7 @@ export async function startFakeBackend(opts: FakeBackendOptions = {}): Promise<F
     persist,
     logger: opts.logger,
     timeouts,
+    controlToken,
     registerControl: (a) => registerControl(a, { engine, faults, controlToken, seedDemo: doSeed, advance }),
   });
   await app.listen({ port: opts.port ?? 0, host: opts.host ?? "127.0.0.1" });

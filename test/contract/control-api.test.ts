@@ -21,6 +21,23 @@ describe("control API over HTTP", () => {
     expect(errorOf(b)).toMatchObject({ field: "env.0.key", value: 7 });
   });
 
+  test("the control token put into a field is never repeated back, whatever the route", async () => {
+    const token = fb().controlToken;
+    const answers = [
+      await ctl("POST", "/orgs", { name: 7, balance_micro: token }),
+      await ctl("PUT", "/transitions", { mode: token }),
+      await ctl("POST", `/orgs/${token}/balance`, { balance_micro: 1 }),
+      await call(fb(), "GET", `/v1/instances/${token}`, { token }),
+    ];
+    for (const a of answers) {
+      expect(a.status).toBeGreaterThanOrEqual(400);
+      expect(JSON.stringify(a.body)).not.toContain(token);
+      expect(JSON.stringify(a.body)).not.toContain(token.slice(0, 24));
+    }
+    // It is masked, not dropped: the answer still says where it was.
+    expect(JSON.stringify(answers[1]!.body)).toContain("[control-token]");
+  });
+
   test("needs X-Control-Token", async () => {
     const a = await ctl("POST", "/reset", undefined, "wrong");
     expect([a.status, errorOf(a).code]).toEqual([401, "CONTROL_TOKEN_INVALID"]);

@@ -22,6 +22,11 @@ describe("logging never shows tokens or secrets", () => {
     expect(pasted.status).toBe(404);
     expect(JSON.stringify(pasted.body)).not.toContain(key.secret);
     await call(fb, "POST", "/_control/reset", { headers: { "x-control-token": fb.controlToken } });
+    // The control token, which has no credential prefix, pasted where an id goes.
+    await call(fb, "POST", `/_control/orgs/${fb.controlToken}/balance`, {
+      headers: { "x-control-token": fb.controlToken },
+      body: { balance_micro: 1 },
+    });
     // A raw request with the secret in an unusual header.
     await new Promise<void>((resolve) => {
       const req = request(`${fb.url}/v1/offers`, { headers: { "x-api-key": key.secret } }, (res) => {

@@ -30,7 +30,15 @@ export interface HttpContext {
   timeouts: RequestTimeouts;
   /** Serve HTTPS with this certificate and key (PEM) instead of plain HTTP. */
   tls?: { certPem: string; keyPem: string } | undefined;
+  /**
+   * The control API's token, which no refusal and no log line repeats (it has no credential
+   * prefix for redaction to recognise, so it is masked by its value).
+   */
+  controlToken: string;
 }
+
+/** What stands for the control token where a refusal or the log would have repeated it. */
+const CONTROL_TOKEN_MASK = "[control-token]";
 
 const LOST_RESPONSE = Symbol("lostResponse");
 const STARTED = Symbol("started");
@@ -233,6 +241,8 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
       req.raw.socket.destroy();
     }
     (req as Marked)[LANDED]?.();
+    if (reply.statusCode >= 400 && typeof payload === "string" && payload.includes(ctx.controlToken))
+      payload = payload.replaceAll(ctx.controlToken, CONTROL_TOKEN_MASK);
     return payload;
   });
 
@@ -243,7 +253,8 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     const path = req.url.split("?")[0] ?? "";
     // Method, path, status and duration only: never headers, queries or bodies, and the path as
     // an answer would quote it (a token pasted into an id is masked).
-    ctx.logger(`${req.method} ${quoted(path)} ${reply.statusCode} ${ms.toFixed(1)}ms`);
+    const shown = quoted(path).replaceAll(ctx.controlToken, CONTROL_TOKEN_MASK);
+    ctx.logger(`${req.method} ${shown} ${reply.statusCode} ${ms.toFixed(1)}ms`);
   });
 
   app.setErrorHandler((err, req, reply) => {
