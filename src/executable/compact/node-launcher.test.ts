@@ -1,8 +1,16 @@
-import { execFileSync, spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compileNodeLauncher } from "../../../scripts/release/compact-executable";
+import { COMPACT_PLATFORMS, compileNodeLauncher } from "../../../scripts/release/compact-executable";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../../plugin/handshake";
 
 // The npm provider's launcher (node-launcher.c) in front of a stand-in for the Node.js script
@@ -103,5 +111,59 @@ linux(
     // Terraform shows a plugin's first stdout line that is not a handshake.
     const started = await launch(copy, [], { [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE });
     expect(started).toMatchObject({ code: 1, err: line, out: line });
+  },
+);
+
+// The linux_arm64 launcher, cross-compiled, under qemu-user: the stand-in script stays x86-64, and
+// the emulator hands the launcher's execve to this machine's kernel, which runs it natively.
+/** A tool's absolute path on PATH, or "" (the launches below run with no PATH). */
+const found = (tool: string) =>
+  spawnSync("sh", ["-c", 'command -v "$1"', "sh", tool], { encoding: "utf8" }).stdout.trim();
+const emulator = found(COMPACT_PLATFORMS.linux_arm64?.emulator ?? "qemu-aarch64-static");
+const cross = process.platform === "linux" && emulator !== "" && found("aarch64-linux-gnu-gcc") !== "";
+if (!cross && process.env.GPURENTAL_REQUIRE_CROSS === "1")
+  throw new Error("GPURENTAL_REQUIRE_CROSS=1 but aarch64-linux-gnu-gcc or qemu-aarch64-static is missing");
+(cross ? test : test.skip)(
+  "works the same built for linux_arm64 (needs gcc-aarch64-linux-gnu, qemu-user-static)",
+  async () => {
+    const armDir = join(work, "arm64");
+    mkdirSync(armDir);
+    const arm = join(armDir, "terraform-provider-gpurental_v9.9.9");
+    compileNodeLauncher(arm, "linux_arm64");
+    expect(readFileSync(arm).readUInt16LE(18)).toBe(183); // EM_AARCH64
+    copyFileSync(join(pkg, "provider-node.js"), join(armDir, "provider-node.js"));
+    const wrapper = join(work, "run-arm64");
+    writeFileSync(wrapper, `#!/bin/sh\nexec ${emulator} ${arm} "$@"\n`, { mode: 0o755 });
+    const r = await launch(wrapper, ["--version"]);
+    expect(r.err).toBe("");
+    expect(r.out).toBe(
+      `pid=${r.pid}\nexe=${join(armDir, "provider-node.js")}\narg=--version\nenv=seen\nstdin=from stdin\n`,
+    );
+    expect(r.code).toBe(7);
+  },
+);
+
+// Without /proc (some chroots and sandboxes) it finds itself by the path it was started by. Hiding
+// /proc takes a mount namespace, which needs root (as in CI).
+const root =
+  process.platform === "linux" &&
+  process.getuid?.() === 0 &&
+  spawnSync("unshare", ["--mount", "true"]).status === 0;
+(root ? test : test.skip)(
+  "finds the script without /proc, by the path it was started by (needs root)",
+  async () => {
+    const hidden = join(work, "no-proc");
+    writeFileSync(hidden, `#!/bin/sh\nmount -t tmpfs none /proc && exec ${JSON.stringify(exe)} "$@"\n`, {
+      mode: 0o755,
+    });
+    const wrapper = join(work, "run-no-proc");
+    writeFileSync(wrapper, `#!/bin/sh\nexec unshare --mount --propagation private ${hidden} "$@"\n`, {
+      mode: 0o755,
+    });
+    const r = await launch(wrapper, ["--version"], { PATH: process.env.PATH });
+    expect(r.err).toBe("");
+    expect(r.code).toBe(7);
+    // The probe cannot read its own path either; its arguments show it ran.
+    expect(r.out).toContain("arg=--version\n");
   },
 );
