@@ -299,16 +299,34 @@ const ELF_MACHINES = { linux_amd64: 0x3e, linux_arm64: 0xb7 };
  * Returns the platforms built.
  */
 function buildNodeLaunchers(outDir) {
+  // What an earlier build left must not pass for this one's.
+  for (const f of fs.readdirSync(outDir)) if (f.startsWith("node-launcher-")) fs.rmSync(path.join(outDir, f));
   if (process.platform !== "linux") return [];
-  const { COMPACT_PLATFORMS, compileNodeLauncher } = require("../release/compact-executable");
+  const { COMPACT_PLATFORMS, compileNodeLauncher, ToolError } = require("../release/compact-executable");
+  const host = { x64: "linux_amd64", arm64: "linux_arm64" }[process.arch];
   const built = [];
   for (const [platform, { cc }] of Object.entries(COMPACT_PLATFORMS)) {
-    const libc = spawnSync(cc, ["-print-file-name=libc.a"], { encoding: "utf8" });
-    if (libc.error || libc.status !== 0 || !path.isAbsolute(libc.stdout.trim())) continue;
+    // The release's compilers are named for an x86-64 build machine; on a machine of the platform
+    // itself, its own gcc builds it too.
+    const compilers = platform === host && cc !== "gcc" ? [cc, "gcc"] : [cc];
+    const compiler = compilers.find((c) => {
+      const libc = spawnSync(c, ["-print-file-name=libc.a"], { encoding: "utf8" });
+      return !libc.error && libc.status === 0 && path.isAbsolute(libc.stdout.trim());
+    });
+    if (!compiler) continue;
     const out = path.join(outDir, `node-launcher-${platform}`);
-    compileNodeLauncher(out, platform);
-    // The platforms' compilers are named for an x86-64 build machine; elsewhere `gcc` makes code
-    // of another machine, which must not be installed under this platform's name.
+    try {
+      compileNodeLauncher(out, platform, compiler);
+    } catch (err) {
+      // The script alone still works everywhere: a launcher that does not build is left out.
+      if (!(err instanceof ToolError)) throw err;
+      process.stderr.write(
+        `bundle-provider: the npm provider's ${platform} launcher is left out: ${err.message}\n`,
+      );
+      fs.rmSync(out, { force: true });
+      continue;
+    }
+    // `gcc` of another machine makes that machine's code, which must not go under this name.
     if (fs.readFileSync(out).readUInt16LE(18) !== ELF_MACHINES[platform]) {
       fs.rmSync(out);
       continue;

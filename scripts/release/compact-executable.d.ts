@@ -3,7 +3,7 @@ export function compactExecutable(executable: string, workDir: string, platform?
 /** Compiles src/executable/compact/launcher.c for a platform into workDir (once) and returns it. */
 export function compileLauncher(workDir: string, platform?: string): Buffer;
 /** Compiles the npm provider's launcher (src/executable/compact/node-launcher.c) for a platform to `out`. */
-export function compileNodeLauncher(out: string, platform: string): void;
+export function compileNodeLauncher(out: string, platform: string, cc?: string): void;
 /** What this machine lacks to build a platform's compact form, or undefined. */
 export function missingToolchain(platform: string): string | undefined;
 /** The toolchain that builds the compact forms of these platforms, a line each (release notes). */

@@ -100,11 +100,10 @@ function compileLauncher(workDir, platform = "linux_amd64") {
 }
 
 /**
- * Compiles the npm provider's launcher (node-launcher.c) for a platform to `out`. It needs no
- * liblzma, only the platform's C compiler and static libc.
+ * Compiles the npm provider's launcher (node-launcher.c) for a platform to `out`, with `cc` (default:
+ * the platform's compiler on an x86-64 build machine). It needs no liblzma, only a static libc.
  */
-function compileNodeLauncher(out, platform) {
-  const { cc } = COMPACT_PLATFORMS[platform];
+function compileNodeLauncher(out, platform, cc = COMPACT_PLATFORMS[platform].cc) {
   tool(
     cc,
     [...CFLAGS, "-o", out, ...NODE_LAUNCHER_SOURCES],

@@ -28,11 +28,15 @@ describe("control API over HTTP", () => {
       await ctl("PUT", "/transitions", { mode: token }),
       await ctl("POST", `/orgs/${token}/balance`, { balance_micro: 1 }),
       await call(fb(), "GET", `/v1/instances/${token}`, { token }),
+      // Inside a run that an answer cuts short (over 128 characters): masked before it is cut.
+      await ctl("POST", `/orgs/${"q".repeat(100)}${token}${"w".repeat(100)}/balance`, { balance_micro: 1 }),
+      await ctl("PUT", "/transitions", { mode: `${"q".repeat(30)}${token}` }),
     ];
     for (const a of answers) {
       expect(a.status).toBeGreaterThanOrEqual(400);
       expect(JSON.stringify(a.body)).not.toContain(token);
-      expect(JSON.stringify(a.body)).not.toContain(token.slice(0, 24));
+      for (let i = 0; i + 12 <= token.length; i += 12)
+        expect(JSON.stringify(a.body)).not.toContain(token.slice(i, i + 12));
     }
     // It is masked, not dropped: the answer still says where it was.
     expect(JSON.stringify(answers[1]!.body)).toContain("[control-token]");

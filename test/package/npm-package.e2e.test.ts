@@ -13,6 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CDKTN_MIN_NODE, nodeTooOld } from "../../src/cli/cdk";
+import { terraformPlatform } from "../../src/cli/provider/provider";
 import { type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { packageName, version } from "../../src/version";
 import { findTerraform } from "../e2e/harness";
@@ -237,8 +238,8 @@ test("the tarball holds what a user runs and imports: dist/ without maps and tes
   // The npm provider's launchers (src/executable/compact/node-launcher.c), where the build had a C
   // compiler for them, as on linux here: static, so about 0.8 MB each, most of it glibc.
   const launchers = tarball.files.filter((f) => f.startsWith("dist/provider-bundle/node-launcher-"));
-  if (process.platform === "linux")
-    expect(launchers).toContain("dist/provider-bundle/node-launcher-linux_amd64");
+  if (process.platform === "linux" && ["x64", "arm64"].includes(process.arch))
+    expect(launchers).toContain(`dist/provider-bundle/node-launcher-${terraformPlatform()}`);
   // 1.0 MB packed, 5.2 MB unpacked in 0.1.0 without launchers; a pack without the list gave 9.1 MB.
   expect(tarball.unpackedSize).toBeLessThan(6_000_000 + launchers.length * 900_000);
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,8 +34,11 @@ describe("provider install", () => {
     expect(r.executable).toBe(join(r.packageDir, "terraform-provider-gpurental_v1.2.3"));
     expect(statSync(r.executable).mode & 0o111).toBe(0o111);
     const text = readFileSync(r.executable, "utf8");
-    expect(text.startsWith("#!/usr/bin/env node\n")).toBe(true);
+    expect(text.startsWith("#!/bin/sh\n")).toBe(true);
     expect(text).not.toContain(work);
+    const script = readFileSync(join(r.packageDir, NODE_SCRIPT), "utf8");
+    expect(script.startsWith("#!/usr/bin/env node\n")).toBe(true);
+    expect(script).not.toContain(work);
   });
 
   it("installs the parts the production bundle loads after the handshake", () => {
@@ -47,36 +51,67 @@ describe("provider install", () => {
     for (const f of parts) expect(readFileSync(join(r.packageDir, f), "utf8")).toBe(`// ${f}\n`);
   });
 
-  it("puts the npm provider's launcher of this platform in front of the script, on linux", () => {
-    const withLauncher = join(work, "with-launcher");
-    mkdirSync(withLauncher);
+  it("installs every platform's launcher in C with the script: the same files on every platform", () => {
+    const withLaunchers = join(work, "with-launchers");
+    mkdirSync(withLaunchers);
     for (const f of ["provider.js", "provider-launcher.js"])
-      writeFileSync(join(withLauncher, f), `// ${f}\n`);
-    const elf = Buffer.from("\x7fELF launcher", "latin1");
-    writeFileSync(join(withLauncher, `node-launcher-${terraformPlatform()}`), elf, { mode: 0o755 });
-    // Another platform's launcher is never installed.
-    writeFileSync(join(withLauncher, "node-launcher-plan9_mips"), "other", { mode: 0o755 });
+      writeFileSync(join(withLaunchers, f), `// ${f}\n`);
+    const amd64 = Buffer.from("\x7fELF amd64", "latin1");
+    const arm64 = Buffer.from("\x7fELF arm64", "latin1");
+    writeFileSync(join(withLaunchers, "node-launcher-linux_amd64"), amd64, { mode: 0o755 });
+    writeFileSync(join(withLaunchers, "node-launcher-linux_arm64"), arm64, { mode: 0o755 });
+    // A file the executable would never run is not installed.
+    writeFileSync(join(withLaunchers, "node-launcher-plan9_mips"), "other", { mode: 0o755 });
     const r = installProvider({
-      dir: join(work, "m-launcher"),
+      dir: join(work, "m-launchers"),
       version: "1.2.3",
-      bundle: join(withLauncher, "provider.js"),
+      bundle: join(withLaunchers, "provider.js"),
     });
-    const files = readdirSync(r.packageDir).sort();
-    if (process.platform !== "linux") {
-      expect(files).toEqual(["provider-launcher.js", "provider.js", "terraform-provider-gpurental_v1.2.3"]);
-      return;
-    }
-    expect(files).toEqual([
+    expect(readdirSync(r.packageDir).sort()).toEqual([
+      "node-launcher-linux_amd64",
+      "node-launcher-linux_arm64",
       "provider-launcher.js",
       NODE_SCRIPT,
       "provider.js",
       "terraform-provider-gpurental_v1.2.3",
     ]);
-    expect(readFileSync(r.executable).equals(elf)).toBe(true);
-    expect(statSync(r.executable).mode & 0o111).toBe(0o111);
-    const script = join(r.packageDir, NODE_SCRIPT);
-    expect(readFileSync(script, "utf8")).toBe(executableText());
-    expect(statSync(script).mode & 0o111).toBe(0o111);
+    expect(readFileSync(join(r.packageDir, "node-launcher-linux_amd64")).equals(amd64)).toBe(true);
+    expect(readFileSync(join(r.packageDir, "node-launcher-linux_arm64")).equals(arm64)).toBe(true);
+    for (const f of ["node-launcher-linux_amd64", NODE_SCRIPT])
+      expect(statSync(join(r.packageDir, f)).mode & 0o111).toBe(0o111);
+    // Nothing in it depends on the platform installing it: the executable is one text.
+    expect(readFileSync(r.executable, "utf8")).toBe(executableText());
+  });
+
+  const posix = process.platform === "win32" ? it.skip : it;
+  posix("the executable hands the launch to this machine's launcher in C, else to node", () => {
+    const machine = execFileSync("uname", ["-sm"], { encoding: "utf8" }).trim();
+    const own = { "Linux x86_64": "node-launcher-linux_amd64", "Linux aarch64": "node-launcher-linux_arm64" }[
+      machine
+    ];
+    const dir = join(work, "dispatch");
+    const bin = join(dir, "bin");
+    mkdirSync(bin, { recursive: true });
+    for (const f of ["provider.js", "provider-launcher.js"]) writeFileSync(join(dir, f), `// ${f}\n`);
+    // Stand-ins that say who ran, with what: each launcher, and node on PATH.
+    for (const name of ["node-launcher-linux_amd64", "node-launcher-linux_arm64"])
+      writeFileSync(join(dir, name), `#!/bin/sh\necho "${name}" "$@"\n`, { mode: 0o755 });
+    writeFileSync(join(bin, "node"), '#!/bin/sh\necho node "$@"\n', { mode: 0o755 });
+    const r = installProvider({
+      dir: join(work, "m-dispatch"),
+      version: "1.2.3",
+      bundle: join(dir, "provider.js"),
+    });
+    const env = { PATH: `${bin}:/usr/bin:/bin` };
+    const ran = execFileSync(r.executable, ["two words", "--x"], { encoding: "utf8", env });
+    expect(ran).toBe(
+      own ? `${own} two words --x\n` : `node ${join(r.packageDir, NODE_SCRIPT)} two words --x\n`,
+    );
+    // Without a launcher (a build without a C compiler), node runs the script.
+    for (const name of ["node-launcher-linux_amd64", "node-launcher-linux_arm64"])
+      rmSync(join(r.packageDir, name));
+    const bare = execFileSync(r.executable, ["--x"], { encoding: "utf8", env, cwd: r.packageDir });
+    expect(bare).toBe(`node ${join(r.packageDir, NODE_SCRIPT)} --x\n`);
   });
 
   it("installs a standalone executable alone, named for Terraform, linked between sources", () => {

@@ -100,18 +100,45 @@ export function terraformPlatform(platform: string = process.platform, arch: str
   return `${os}_${cpu}`;
 }
 
-/** The Node.js script that node-launcher.c runs, beside it (the name is the launcher's SCRIPT). */
+/** The Node.js script beside the executable: the provider that node runs. */
 export const NODE_SCRIPT = "provider-node.js";
 
+/** The npm provider's launchers in C (src/executable/compact/node-launcher.c), by file name. */
+const NODE_LAUNCHER = /^node-launcher-linux_(amd64|arm64)$/;
+
 /**
- * The provider as a Node.js script: node on the bundle beside it, with no absolute path inside.
- * Terraform runs it, or the npm provider's launcher in front of it runs it.
+ * The executable Terraform runs: a POSIX shell script, the same on every platform (so is the lock
+ * file's hash of the package), that hands the launch to the launcher in C for this machine where
+ * the package has one (Linux), which runs the Node.js script or, in automation, makes the launch a
+ * session of its command's one provider process; elsewhere node runs the script. No absolute path
+ * inside.
  */
 export function executableText(): string {
   return [
+    "#!/bin/sh",
+    "# terraform-provider-gpurental: Terraform runs this file. On Linux it hands the launch to the",
+    "# launcher in C beside it for this machine (in automation, one provider process serves all the",
+    "# launches of a terraform command); elsewhere, or without it, node runs provider-node.js beside",
+    "# it, and node must be on PATH. The same file on every platform, and so is the package's hash.",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's own expansion
+    "case $0 in */*) d=${0%/*} ;; *) d=. ;; esac",
+    "case $(uname -sm) in",
+    '"Linux x86_64") l=node-launcher-linux_amd64 ;;',
+    '"Linux aarch64") l=node-launcher-linux_arm64 ;;',
+    "*) l= ;;",
+    "esac",
+    'if [ -n "$l" ] && [ -x "$d/$l" ]; then exec "$d/$l" "$@"; fi',
+    `exec node "$d/${NODE_SCRIPT}" "$@"`,
+    "",
+  ].join("\n");
+}
+
+/** The Node.js script: node on the bundle beside it, with no absolute path inside. */
+export function nodeScriptText(): string {
+  return [
     "#!/usr/bin/env node",
     '"use strict";',
-    "// terraform-provider-gpurental: Terraform runs this file, or the launcher beside it does; node must be on PATH.",
+    "// The gpurental provider, run by node (terraform-provider-gpurental_v<version> beside it says how).",
     'require("./provider-launcher.js").launch(require("node:path").join(__dirname, "provider.js"));',
     "",
   ].join("\n");
@@ -204,22 +231,18 @@ function bundleContents(opts: InstallOptions, version: string): PackageFile[] {
   for (const f of [bundle, launcher]) {
     if (!existsSync(f)) throw new Error(`${f} is missing: run \`npm run bundle\` first`);
   }
-  const executable = `terraform-provider-${PROVIDER_TYPE}_v${version}`;
-  // On linux, the npm provider's launcher where the build made one for this platform
-  // (src/executable/compact/node-launcher.c): Terraform runs it, and it runs the script, or in
-  // automation makes the launch a session of the command's one provider process.
-  const nodeLauncher = join(dirname(bundle), `node-launcher-${terraformPlatform()}`);
-  const contents: PackageFile[] =
-    process.platform === "linux" && existsSync(nodeLauncher)
-      ? [
-          [executable, readFileSync(nodeLauncher), 0o755],
-          [NODE_SCRIPT, executableText(), 0o755],
-        ]
-      : [[executable, executableText(), 0o755]];
-  contents.push(
+  // The same files on every platform: the launchers in C of every platform the build made one for
+  // (src/executable/compact/node-launcher.c), used on Linux only, travel everywhere.
+  const contents: PackageFile[] = [
+    [`terraform-provider-${PROVIDER_TYPE}_v${version}`, executableText(), 0o755],
+    [NODE_SCRIPT, nodeScriptText(), 0o755],
     ["provider.js", readFileSync(bundle), 0o644],
     ["provider-launcher.js", readFileSync(launcher), 0o644],
-  );
+  ];
+  for (const name of readdirSync(dirname(bundle))
+    .filter((f) => NODE_LAUNCHER.test(f))
+    .sort())
+    contents.push([name, readFileSync(join(dirname(bundle), name)), 0o755]);
   // The production build splits off what is loaded after the handshake, the gRPC server and the
   // provider itself, and pre-encodes the schema answer (scripts/build/bundle-provider.js).
   // The PostgreSQL journal's client (provider-journal-pg.js) runs in a worker thread of its own.

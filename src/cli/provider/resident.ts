@@ -12,8 +12,8 @@ import {
 } from "../../resident/resident";
 
 // `gpurental provider resident status|stop`: the resident provider processes of this user (see
-// src/resident/resident.ts), and the command's provider processes that the compact executable
-// starts in automation (one per terraform command, src/resident/README.md), found by their control
+// src/resident/resident.ts), and the command's provider processes that the launchers in C start in
+// automation (one per terraform command, src/resident/README.md), found by their control
 // sockets in the resident directory and asked over them. A socket nothing answers on is what a
 // process that was killed left behind.
 

@@ -1,10 +1,10 @@
-// The npm provider's launcher (linux): `gpurental provider install` puts it where Terraform looks
-// for the provider (terraform-provider-gpurental_v<version>), beside provider-node.js, the provider
-// that Node.js runs. In automation it makes the launch a session of its command's provider process
-// (command-session.c), so that a plan starts Node.js once instead of once per launch; otherwise,
-// or when that does not work out, it runs provider-node.js in its own place (execve: the same
-// process id, arguments, environment and descriptors, as the script's own `#!/usr/bin/env node`).
-// README.md beside this file, "The npm provider's launcher".
+// The npm provider's launcher (linux): `gpurental provider install` puts it beside the executable
+// Terraform runs (terraform-provider-gpurental_v<version>, a shell script that hands the launch to
+// the launcher of its machine) and provider-node.js, the provider that Node.js runs. In automation
+// it makes the launch a session of its command's provider process (command-session.c), so that a
+// plan starts Node.js once instead of once per launch; otherwise, or when that does not work out,
+// it runs provider-node.js in its own place (execve: the same process id, arguments, environment
+// and descriptors). README.md beside this file, "The npm provider's launcher".
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -33,12 +33,13 @@ static int fail(const char *program, const char *what, const char *why) {
 }
 
 // The real directory this file is in: from /proc/self/exe, or where there is no /proc, from the
-// path it was started by (Terraform starts it by a path).
+// path it was started by (a path, never a bare name, which would be looked up in the working
+// directory rather than where PATH found it).
 static int own_dir(const char *argv0, char *out) {
   char path[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
   if (n > 0) path[n] = '\0';
-  else if (!argv0 || !realpath(argv0, path)) return 0;
+  else if (!argv0 || !strchr(argv0, '/') || !realpath(argv0, path)) return 0;
   char *slash = strrchr(path, '/');
   if (!slash) return 0;
   slash[slash == path ? 1 : 0] = '\0';

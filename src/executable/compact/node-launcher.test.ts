@@ -3,6 +3,7 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -44,9 +45,9 @@ interface Launch {
   err: string;
 }
 
-function launch(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Launch> {
+function launch(file: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd = work): Promise<Launch> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env: { PATH: "/nonexistent", PROBE: "seen", ...env } });
+    const child = spawn(file, args, { cwd, env: { PATH: "/nonexistent", PROBE: "seen", ...env } });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => {
@@ -88,13 +89,22 @@ linux("started through a symbolic link, runs the script beside the file it links
 linux(
   "in automation, where no command session can be made (a relative directory), runs the script itself",
   async () => {
-    const r = await launch(exe, [], {
-      [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
-      TF_IN_AUTOMATION: "1",
-      GPURENTAL_PROVIDER_RESIDENT_DIR: "relative/run",
-    });
+    const cwd = join(work, "cwd");
+    mkdirSync(cwd);
+    const r = await launch(
+      exe,
+      [],
+      {
+        [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
+        TF_IN_AUTOMATION: "1",
+        GPURENTAL_PROVIDER_RESIDENT_DIR: "relative/run",
+      },
+      cwd,
+    );
     expect(r.out).toContain(`pid=${r.pid}\n`);
     expect(r.code).toBe(7);
+    // Nothing was made where the relative directory would have been.
+    expect(readdirSync(cwd)).toEqual([]);
   },
 );
 

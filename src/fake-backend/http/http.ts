@@ -39,6 +39,8 @@ export interface HttpContext {
 
 /** What stands for the control token where a refusal or the log would have repeated it. */
 const CONTROL_TOKEN_MASK = "[control-token]";
+/** Where the app keeps its control token for errorBody, which every refusal passes. */
+const CONTROL_TOKEN = Symbol("controlToken");
 
 const LOST_RESPONSE = Symbol("lostResponse");
 const STARTED = Symbol("started");
@@ -68,9 +70,10 @@ export function errorBody(
   message: string,
   extras: Record<string, unknown> = {},
 ) {
+  const token = (req.server as { [CONTROL_TOKEN]?: string } | undefined)?.[CONTROL_TOKEN];
   const shown: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(extras)) shown[k] = typeof v === "string" ? quoted(v) : v;
-  return { error: { code, message: quoted(message), ...shown, request_id: req.id } };
+  for (const [k, v] of Object.entries(extras)) shown[k] = typeof v === "string" ? quoted(v, token) : v;
+  return { error: { code, message: quoted(message, token), ...shown, request_id: req.id } };
 }
 
 /**
@@ -78,8 +81,9 @@ export function errorBody(
  * name), and a request never gets a large or secret-looking value back: credential-shaped parts
  * are masked (src/api/redact.ts) and a run of over 128 characters without a space is cut.
  */
-function quoted(text: string): string {
-  return redactText(text).replace(/\S{129,}/g, (run) => `${run.slice(0, 48)}…(${run.length} characters)`);
+function quoted(text: string, controlToken?: string): string {
+  const masked = controlToken ? text.replaceAll(controlToken, CONTROL_TOKEN_MASK) : text;
+  return redactText(masked).replace(/\S{129,}/g, (run) => `${run.slice(0, 48)}…(${run.length} characters)`);
 }
 
 function sendFailure(req: FastifyRequest, reply: FastifyReply, f: ApiFailure): FastifyReply {
@@ -137,6 +141,7 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
       return reply.code(400).send(errorBody(req, "BAD_REQUEST", message));
     },
   });
+  (app as unknown as { [CONTROL_TOKEN]: string })[CONTROL_TOKEN] = ctx.controlToken;
   answerUnknownExpectations(app.server);
   let closing = false;
   app.addHook("preClose", async () => {
@@ -241,8 +246,6 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
       req.raw.socket.destroy();
     }
     (req as Marked)[LANDED]?.();
-    if (reply.statusCode >= 400 && typeof payload === "string" && payload.includes(ctx.controlToken))
-      payload = payload.replaceAll(ctx.controlToken, CONTROL_TOKEN_MASK);
     return payload;
   });
 
@@ -253,8 +256,7 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
     const path = req.url.split("?")[0] ?? "";
     // Method, path, status and duration only: never headers, queries or bodies, and the path as
     // an answer would quote it (a token pasted into an id is masked).
-    const shown = quoted(path).replaceAll(ctx.controlToken, CONTROL_TOKEN_MASK);
-    ctx.logger(`${req.method} ${shown} ${reply.statusCode} ${ms.toFixed(1)}ms`);
+    ctx.logger(`${req.method} ${quoted(path, ctx.controlToken)} ${reply.statusCode} ${ms.toFixed(1)}ms`);
   });
 
   app.setErrorHandler((err, req, reply) => {

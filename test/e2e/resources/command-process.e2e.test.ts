@@ -1,7 +1,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { residentPids } from "../../../src/testing/resident";
+import { NODE_SCRIPT, terraformPlatform } from "../../../src/cli/provider/provider";
+import { ownedPids, residentPids } from "../../../src/testing/resident";
 import { counts, deploysEver, paidConfig, roomyOffer, SECRET_ENV_VALUE, slowCreating } from "./accounting";
 import {
   expectCode,
@@ -32,7 +33,8 @@ beforeAll(async () => {
   s = await startSuite();
 });
 afterAll(async () => {
-  for (const pid of residentPids(dir)) process.kill(pid, "SIGKILL");
+  // Never with an empty directory: residentPids("") would match every resident process.
+  if (dir) for (const pid of residentPids(dir)) process.kill(pid, "SIGKILL");
   await stopSuite(s);
   rmSync(dir, { recursive: true, force: true });
 });
@@ -61,11 +63,12 @@ async function commandEnded(killed = false): Promise<void> {
   else expect(sockets.filter((f) => !leftBehind.includes(f))).toEqual([]);
 }
 
-linux("the installed provider is the launcher, with the Node.js script beside it", () => {
+linux("the installed provider holds this machine's launcher in C beside the Node.js script", () => {
   const files = readdirSync(s.tf.install.packageDir);
-  expect(files).toContain("provider-node.js");
-  // An ELF executable, not the script: the build compiled the launcher for this platform.
-  expect(readFileSync(s.tf.install.executable).subarray(0, 4).toString("latin1")).toBe("\x7fELF");
+  expect(files).toEqual(expect.arrayContaining([NODE_SCRIPT, `node-launcher-${terraformPlatform()}`]));
+  // An ELF executable: the build compiled the launcher for this platform.
+  const launcher = join(s.tf.install.packageDir, `node-launcher-${terraformPlatform()}`);
+  expect(readFileSync(launcher).subarray(0, 4).toString("latin1")).toBe("\x7fELF");
 });
 
 linux(
@@ -111,7 +114,8 @@ linux(
         { processGroup: true },
       );
       await until(() => liveInstances(s).length === 4, `4 instances creating (${victim})`);
-      const [command] = residentPids(dir);
+      // This apply's own (a process of an earlier command may still be on its way out).
+      const [command] = ownedPids(run.pid!);
       expect(command).toBeDefined();
       if (victim === "Ctrl-C") run.interrupt();
       else process.kill(victim === "terraform" ? run.pid! : command!, "SIGKILL");

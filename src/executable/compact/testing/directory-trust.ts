@@ -3,7 +3,7 @@ import { join } from "node:path";
 import table from "./directory-trust.json";
 
 // The cases of directory-trust.json, and the layout each describes, for the two tests that hold
-// the launcher's rule (launcher.c) and the resident process's (src/resident/resident.ts) to it.
+// the launchers' rule (private-dir.c) and the resident process's (src/resident/resident.ts) to it.
 
 /** One case of the table. */
 export interface TrustCase {
