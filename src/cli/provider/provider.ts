@@ -122,7 +122,9 @@ export function executableText(): string {
     "# it, and node must be on PATH. The same file on every platform, and so is the package's hash.",
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's own expansion
     "case $0 in */*) d=${0%/*} ;; *) d=. ;; esac",
-    "case $(uname -sm) in",
+    // Linux names its machine in /proc (kernel.arch, Linux 6.1 on), which spares a process.
+    'if [ -r /proc/sys/kernel/arch ]; then read -r m </proc/sys/kernel/arch && m="Linux $m"; else m=$(uname -sm); fi',
+    "case $m in",
     '"Linux x86_64") l=node-launcher-linux_amd64 ;;',
     '"Linux aarch64") l=node-launcher-linux_arm64 ;;',
     "*) l= ;;",
