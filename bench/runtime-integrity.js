@@ -75,8 +75,8 @@ fs.writeFileSync(runtimeFile, Buffer.concat([probeBytes, Buffer.alloc(mb * 2 ** 
 const compact = compactExecutable(runtimeFile, work);
 const current = path.join(work, "current");
 fs.writeFileSync(current, compact, { mode: 0o755 });
-// The base's launcher sources: launcher.c, and command-session.c and private-dir.c with their
-// headers where it has them.
+// The base's launcher sources: launcher.c, and command-session.c, private-dir.c and print.c with
+// their headers where it has them.
 const baseDir = path.join(work, "base-src");
 fs.mkdirSync(baseDir);
 const baseSources = [];
@@ -86,6 +86,8 @@ for (const name of [
   "command-session.h",
   "private-dir.c",
   "private-dir.h",
+  "print.c",
+  "print.h",
 ]) {
   const shown = spawnSync("git", ["show", `${base}:src/executable/compact/${name}`], { cwd: root });
   if (shown.status !== 0) continue;

@@ -10,9 +10,11 @@ const path = require("node:path");
 
 const SOURCE_DIR = path.join(__dirname, "..", "..", "src", "executable", "compact");
 /** The launcher's sources, compiled together. */
-const SOURCES = ["launcher.c", "command-session.c", "private-dir.c"].map((f) => path.join(SOURCE_DIR, f));
+const SOURCES = ["launcher.c", "command-session.c", "private-dir.c", "print.c"].map((f) =>
+  path.join(SOURCE_DIR, f),
+);
 /** The npm provider's launcher's sources (node-launcher.c), compiled together. */
-const NODE_LAUNCHER_SOURCES = ["node-launcher.c", "command-session.c", "private-dir.c"].map((f) =>
+const NODE_LAUNCHER_SOURCES = ["node-launcher.c", "command-session.c", "private-dir.c", "print.c"].map((f) =>
   path.join(SOURCE_DIR, f),
 );
 /**

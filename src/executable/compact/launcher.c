@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "command-session.h"
+#include "print.h"
 #include "private-dir.h"
 
 #define NAME "terraform-provider-gpurental"
@@ -80,12 +81,19 @@ static int fail(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(message, sizeof message, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "%s: %s\n", program, message);
-  if (getenv("TF_PLUGIN_MAGIC_COOKIE")) {
-    printf("%s: %s\n", program, message);
-    fflush(stdout);
-  }
+  print_line(stderr, program, message);
+  if (getenv("TF_PLUGIN_MAGIC_COOKIE")) print_line(stdout, program, message);
   return 1;
+}
+
+// Says something on stderr (Terraform's debug log) and goes on.
+static void warn(const char *fmt, ...) {
+  char message[sizeof reasons + 512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  print_line(stderr, program, message);
 }
 
 static uint64_t le64(const unsigned char *p) {
@@ -386,7 +394,7 @@ static void run_from(const struct payload *p, const char *dir, int argc, char **
         write_stamp(dir, file, stamp);
         ready = 1;
       } else {
-        fprintf(stderr, "%s: %s is not the runtime that was shipped (its SHA-256 differs from its name): unpacking it again\n", program, file);
+        warn("%s is not the runtime that was shipped (its SHA-256 differs from its name): unpacking it again", file);
         unlink(file);
       }
     }
@@ -435,6 +443,6 @@ int main(int argc, char **argv) {
   char rest[64];
   snprintf(rest, sizeof rest, "/gpurental-runtime-%ld", (long)geteuid());
   if (join(dir, sizeof dir, tmp && tmp[0] == '/' ? tmp : "/tmp", rest)) run_from(&p, dir, argc, argv);
-  fprintf(stderr, "%s: no private directory to unpack the runtime into (%s); running it from memory. Set GPURENTAL_RUNTIME_DIR to a directory of yours.\n", program, reasons);
+  warn("no private directory to unpack the runtime into (%s); running it from memory. Set GPURENTAL_RUNTIME_DIR to a directory of yours.", reasons);
   return run_from_memory(&p, argv);
 }

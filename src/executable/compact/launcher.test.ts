@@ -178,6 +178,16 @@ describe("the compact executable", () => {
     expect((await launch(exe, { GPURENTAL_RUNTIME_DIR: own })).lines.exe).toEqual([join(own, name)]);
   });
 
+  it("writes what could drive a terminal escaped, on stderr and on the stdout Terraform shows", async () => {
+    const r = await launch(exe, {
+      GPURENTAL_RUNTIME_DIR: "rt\x1b]0;title\x07\u009b2J\u202e\u2028\x7f\u00e9",
+      TF_PLUGIN_MAGIC_COOKIE: "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2",
+    });
+    const line =
+      'terraform-provider-gpurental_v9.9.9: GPURENTAL_RUNTIME_DIR must be an absolute path, not "rt\\x1b]0;title\\x07\\x9b2J\\u202e\\u2028\\x7f\u00e9"\n';
+    expect({ code: r.code, err: r.err, out: r.out }).toEqual({ code: 1, err: line, out: line });
+  });
+
   it.each(TRUST_CASES)("keeps the directory trust rule (directory-trust.json): $name", async (c) => {
     const dir = layOut(fresh(), c);
     const r = await launch(exe, { GPURENTAL_RUNTIME_DIR: dir, HOME: fresh() });

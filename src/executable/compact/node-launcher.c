@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "command-session.h"
+#include "print.h"
 #include "private-dir.h"
 
 #define SCRIPT "provider-node.js"
@@ -24,11 +25,10 @@ extern char **environ;
 // Says why the provider cannot start, on stderr, and when Terraform started it also as the first
 // line of stdout, which Terraform prints ("Unrecognized remote plugin message: ...").
 static int fail(const char *program, const char *what, const char *why) {
-  fprintf(stderr, "%s: %s: %s\n", program, what, why);
-  if (getenv("TF_PLUGIN_MAGIC_COOKIE")) {
-    printf("%s: %s: %s\n", program, what, why);
-    fflush(stdout);
-  }
+  char message[PATH_MAX + 256];
+  snprintf(message, sizeof message, "%s: %s", what, why);
+  print_line(stderr, program, message);
+  if (getenv("TF_PLUGIN_MAGIC_COOKIE")) print_line(stdout, program, message);
   return 1;
 }
 

@@ -177,3 +177,20 @@ const root =
     expect(r.out).toContain("arg=--version\n");
   },
 );
+
+linux("names a directory holding terminal controls or bytes that are not UTF-8 escaped", async () => {
+  // A real directory whose name is no UTF-8 (fs takes it as bytes), reached through a link.
+  const bad = Buffer.concat([
+    Buffer.from(join(work, "bad-")),
+    Buffer.from([0xff, 0x1b]),
+    Buffer.from("]0;t\x07"),
+  ]);
+  mkdirSync(bad);
+  const inside = Buffer.concat([bad, Buffer.from("/terraform-provider-gpurental_v9.9.9")]);
+  copyFileSync(exe, inside);
+  const link = join(work, "bad-link");
+  symlinkSync(inside, link);
+  const r = await launch(link, [], { [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE });
+  const line = `bad-link: ${join(work, "bad-")}\\xff\\x1b]0;t\\x07/provider-node.js: No such file or directory\n`;
+  expect({ code: r.code, err: r.err, out: r.out }).toEqual({ code: 1, err: line, out: line });
+});
