@@ -72,28 +72,29 @@ static void name_program(const char *argv0) {
     snprintf(damaged, sizeof damaged, "the file is damaged; install the gpurental command again");
 }
 
-// Says why it cannot start, on stderr, and, when Terraform started it, also as the first line of
-// stdout: Terraform shows a provider's stderr only in its debug log, but it prints a first stdout
-// line that is not the handshake ("Unrecognized remote plugin message: ...").
-static int fail(const char *fmt, ...) {
-  char message[sizeof reasons + 256];
-  va_list ap;
-  va_start(ap, fmt);
+// Says something (print.c): with `failing`, why it cannot start (print_failure); else a note on
+// stderr, Terraform's debug log, before it goes on.
+static int vsay(int failing, const char *fmt, va_list ap) {
+  char message[sizeof reasons + 512];
   vsnprintf(message, sizeof message, fmt, ap);
-  va_end(ap);
+  if (failing) return print_failure(program, message);
   print_line(stderr, program, message);
-  if (getenv("TF_PLUGIN_MAGIC_COOKIE")) print_line(stdout, program, message);
-  return 1;
+  return 0;
 }
 
-// Says something on stderr (Terraform's debug log) and goes on.
-static void warn(const char *fmt, ...) {
-  char message[sizeof reasons + 512];
+static int fail(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(message, sizeof message, fmt, ap);
+  int code = vsay(1, fmt, ap);
   va_end(ap);
-  print_line(stderr, program, message);
+  return code;
+}
+
+static void warn(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsay(0, fmt, ap);
+  va_end(ap);
 }
 
 static uint64_t le64(const unsigned char *p) {

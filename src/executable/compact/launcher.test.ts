@@ -1,4 +1,4 @@
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
   chmodSync,
@@ -28,6 +28,7 @@ import {
   TRAILER_SIZE,
 } from "../../../scripts/release/compact-executable";
 import { layOut, TRUST_CASES } from "./testing/directory-trust";
+import { type Launch, launch as launchProbe } from "./testing/launch";
 
 // The compact executable's launcher (launcher.c) around a stand-in runtime (testing/probe.c, with
 // 3 MB of noise after it so that the stream spans several reads): where it unpacks, that it runs
@@ -61,38 +62,18 @@ function fresh(mode = 0o700): string {
   return dir;
 }
 
-interface Launch {
-  pid: number;
-  code: number | null;
-  out: string;
-  err: string;
-  lines: Record<string, string[]>;
-}
-
-function launch(file: string, env: NodeJS.ProcessEnv): Promise<Launch> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, ["one two", "--three"], { env: { PROBE: "passed", ...env } });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    // A launch that fails exits without reading its input: that is no error of the test.
-    child.stdin.on("error", () => {});
-    child.stdin.end("from stdin\n");
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const lines: Record<string, string[]> = {};
-      for (const line of out.split("\n").filter(Boolean)) {
-        const [key, ...rest] = line.split("=");
-        lines[key as string] = [...(lines[key as string] ?? []), rest.join("=")];
-      }
-      resolve({ pid: child.pid ?? -1, code, out, err, lines });
-    });
-  });
+/** A launch of the compact executable with the probe's arguments, and the probe's lines by key. */
+async function launch(
+  file: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Launch & { lines: Record<string, string[]> }> {
+  const r = await launchProbe(file, ["one two", "--three"], { PROBE: "passed", ...env });
+  const lines: Record<string, string[]> = {};
+  for (const line of r.out.split("\n").filter(Boolean)) {
+    const [key, ...rest] = line.split("=");
+    lines[key as string] = [...(lines[key as string] ?? []), rest.join("=")];
+  }
+  return { ...r, lines };
 }
 
 describe("the compact executable", () => {

@@ -22,14 +22,11 @@
 
 extern char **environ;
 
-// Says why the provider cannot start, on stderr, and when Terraform started it also as the first
-// line of stdout, which Terraform prints ("Unrecognized remote plugin message: ...").
+// Says why the provider cannot start (print_failure): `what`, and why.
 static int fail(const char *program, const char *what, const char *why) {
   char message[PATH_MAX + 256];
   snprintf(message, sizeof message, "%s: %s", what, why);
-  print_line(stderr, program, message);
-  if (getenv("TF_PLUGIN_MAGIC_COOKIE")) print_line(stdout, program, message);
-  return 1;
+  return print_failure(program, message);
 }
 
 // The real directory this file is in: from /proc/self/exe, or where there is no /proc, from the

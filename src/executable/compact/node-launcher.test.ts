@@ -1,4 +1,4 @@
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   copyFileSync,
   mkdirSync,
@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMPACT_PLATFORMS, compileNodeLauncher } from "../../../scripts/release/compact-executable";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../../plugin/handshake";
+import { type Launch, launch as launchIn } from "./testing/launch";
 
 // The npm provider's launcher (node-launcher.c) in front of a stand-in for the Node.js script
 // (testing/probe.c, installed as provider-node.js): that it runs the script beside its own real
@@ -38,30 +39,9 @@ beforeAll(() => {
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-interface Launch {
-  pid: number;
-  code: number | null;
-  out: string;
-  err: string;
-}
-
+/** A launch of the launcher with no PATH, the probe's variable and the test's directory. */
 function launch(file: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd = work): Promise<Launch> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd, env: { PATH: "/nonexistent", PROBE: "seen", ...env } });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    // A launcher that exits at once closes its stdin before this is written.
-    child.stdin.on("error", () => {});
-    child.stdin.end("from stdin\n");
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ pid: child.pid!, code, out, err }));
-  });
+  return launchIn(file, args, { PATH: "/nonexistent", PROBE: "seen", ...env }, cwd);
 }
 
 linux(

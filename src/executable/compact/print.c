@@ -6,6 +6,7 @@
 #include "print.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 
 // The length of the UTF-8 sequence at s (1 to 4), or 0 where it is not one.
 static size_t utf8_length(const unsigned char *s) {
@@ -47,4 +48,10 @@ void print_line(FILE *to, const char *program, const char *message) {
   put_shown(to, message);
   fputc('\n', to);
   fflush(to);
+}
+
+int print_failure(const char *program, const char *message) {
+  print_line(stderr, program, message);
+  if (getenv("TF_PLUGIN_MAGIC_COOKIE")) print_line(stdout, program, message);
+  return 1;
 }
