@@ -372,13 +372,18 @@ function makeVariant(tmp, name, config, bundle) {
   };
 }
 
-const CPU_LOG = "GPURENTAL_BENCH_CPU_LOG";
+// Named GPURENTAL_PROVIDER_* so that it reaches the provider process a command's launches share in
+// automation, which starts with only such variables (src/executable/compact/command-session.c).
+// The resident process gets it too, but notes nothing: it outlives the command, and its CPU time
+// is read from /proc around each command instead (residentCpuMs).
+const CPU_LOG = "GPURENTAL_PROVIDER_BENCH_CPU_LOG";
 
 function benchExecutable(original) {
   const [shebang, ...rest] = original.split("\n");
   const hook = [
     `const cpuLog = process.env.${CPU_LOG};`,
-    "if (cpuLog) {",
+    'const resident = process.argv.includes("--resident") && !process.argv.includes("--owner");',
+    "if (cpuLog && !resident) {",
     '  process.on("exit", () => {',
     "    const u = process.cpuUsage();",
     '    require("node:fs").appendFileSync(cpuLog, String((u.user + u.system) / 1000) + "\\n");',
