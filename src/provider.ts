@@ -1,5 +1,5 @@
 import { actions } from "./actions";
-import { type Logger as ClientLogger, GpurentalClient } from "./api/client";
+import { type Logger as ClientLogger, type LogLevel as ClientLogLevel, GpurentalClient } from "./api/client";
 import { ClientConfigError } from "./api/errors";
 import { dataSources } from "./data-sources";
 import { ephemeralResources } from "./ephemeral-resources";
@@ -115,7 +115,10 @@ export const providerSchema = schema;
 
 const clientLog = logger.child("api");
 const journalLog = logger.child("journal");
-const logToProvider: ClientLogger = (level, msg, fields) => clientLog.log(level, msg, fields);
+const logToProvider: ClientLogger = Object.assign(
+  (level: ClientLogLevel, msg: string, fields: Record<string, unknown>) => clientLog.log(level, msg, fields),
+  { enabled: (level: ClientLogLevel) => clientLog.enabled(level) },
+);
 
 /** Options for building the provider, for tests. */
 export interface CreateProviderOptions {

@@ -257,6 +257,33 @@ describe("coded errors", () => {
   });
 });
 
+describe("the logger", () => {
+  test("a logger that drops a level is not called for it; the others still come", async () => {
+    fake.backend.addFault({
+      route: "GET /v1/offers",
+      kind: "status",
+      status: 429,
+      retryAfterSeconds: 1,
+      times: 1,
+    });
+    const asked: LogLevel[] = [];
+    const logger = Object.assign(
+      (level: LogLevel, msg: string, fields: Record<string, unknown>) => logs.push({ level, msg, fields }),
+      {
+        enabled: (level: LogLevel) => {
+          asked.push(level);
+          return level !== "debug";
+        },
+      },
+    );
+    await client({ logger }).listOffers();
+    // Two requests and one answer at debug, asked and dropped; the refused answer at warn, written.
+    expect(asked.filter((l) => l === "debug").length).toBeGreaterThanOrEqual(3);
+    expect(logs.map((l) => l.level)).not.toContain("debug");
+    expect(logs).toContainEqual(expect.objectContaining({ level: "warn", msg: "response" }));
+  });
+});
+
 describe("retries against injected faults", () => {
   test("429 with Retry-After on a GET: retried, and the wait is the server's", async () => {
     fake.backend.addFault({

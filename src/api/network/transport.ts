@@ -47,8 +47,15 @@ const WAIT_NOTICE_MS = 3_000;
 /** Log severity passed to the client's logger. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
-/** Receives the client's log lines; credentials are masked before it is called. */
-export type Logger = (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
+/**
+ * Receives the client's log lines; credentials are masked before it is called. A logger that
+ * drops some levels may say which with `enabled`: the client then skips masking the lines it would
+ * drop (a debug line per request, masked field by field, costs more than the request's own
+ * bookkeeping).
+ */
+export type Logger = ((level: LogLevel, msg: string, fields: Record<string, unknown>) => void) & {
+  enabled?: (level: LogLevel) => boolean;
+};
 
 /** A value of a query parameter; undefined and null leave the parameter out. */
 export type QueryValue = string | number | boolean | undefined | null;
@@ -468,6 +475,7 @@ export class Transport {
     const logger = this.#s.logger;
     if (!logger) return;
     try {
+      if (logger.enabled?.(level) === false) return;
       const secrets = [this.#s.token];
       logger(level, redactText(msg, secrets), redactValue(fields, secrets) as Record<string, unknown>);
     } catch {
