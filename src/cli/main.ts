@@ -31,8 +31,9 @@ export async function buildProgram(): Promise<Command> {
     .description("Infrastructure as code for the gpurental GPU rental service")
     .version(version)
     .showHelpAfterError()
-    // Commander quotes what it refuses (an unknown option, a flag's value): shown as text.
-    .configureOutput({ outputError: (text, write) => write(shown(text)) })
+    // Commander quotes what it refuses (an unknown option, a flag's value): shown as text, and
+    // never a credential (`--token=gps_…` for the --token-file that exists is refused whole).
+    .configureOutput({ outputError: (text, write) => write(shown(redactText(text))) })
     .exitOverride();
   for (const load of Object.values(modules)) {
     (await load()).register(program);

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
+import { CREDENTIALS } from "../api/testing/credentials";
 import { firstUnsafeCharacter } from "../display";
 import { controlText, generativeRuns, generativeSeed } from "../testing/generative";
 import { runCommand } from "./main";
@@ -89,4 +90,21 @@ test("whatever it is given, the command prints no control character or override 
     // Found by longer runs, kept: a port of whitespace, which Number() reads as 0.
     { seed: SEED, numRuns: RUNS, examples: [[["demo", "--port", "\r"]], [["fake-backend", "--port", " "]]] },
   );
+});
+
+test("a credential written where the command expects no value is never printed", async () => {
+  const secrets = [CREDENTIALS.session, CREDENTIALS.keySecret, CREDENTIALS.password];
+  const lines = [
+    ["strays", `--token=${CREDENTIALS.session}`],
+    ["plan-report", "plan.json", `--api-key=${CREDENTIALS.keySecret}`],
+    ["fake-backend", `--password=${CREDENTIALS.password}`],
+    [`--token=${CREDENTIALS.keySecret}`],
+  ];
+  for (const args of lines) {
+    const { printed, code } = await run(args);
+    expect(code).not.toBe(0);
+    // Refused, and said so.
+    expect(printed).toMatch(/unknown option/);
+    for (const secret of secrets) expect(printed).not.toContain(secret);
+  }
 });
