@@ -95,3 +95,8 @@ export function firstUnsafeCharacter(text: string): string | undefined {
   const m = FIRST_UNSAFE.exec(text);
   return m ? escaped(m[0]) : undefined;
 }
+
+/** A value quoted for a POSIX shell: single quotes, each ' written as '\''. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}

@@ -2,8 +2,9 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { shellQuote } from "../display";
 import type { DemoCredentials } from "../fake-backend/types";
-import { shellEnvText, shellQuote, writeShellEnv } from "./shell-env";
+import { shellEnvText, writeShellEnv } from "./shell-env";
 
 const creds = {
   admin_session_token: 'gps_it\'s a $HOME `token` \\ "quoted"',

@@ -1,14 +1,10 @@
 import { chmodSync, writeFileSync } from "node:fs";
+import { shellQuote } from "../display";
 import type { DemoCredentials } from "../fake-backend/types";
 
 // The fake backend's settings for the provider as a file a POSIX shell reads with `.`: what a
 // Terraform user needs without Node.js (the credentials file is JSON, which a shell cannot read
 // without a tool). Written with mode 0600, like the credentials file: it holds working tokens.
-
-/** A value quoted for a POSIX shell: single quotes, each ' written as '\''. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 /** The variables the provider and the `gpurental` commands read, for the demo organization's admin. */
 export function fakeBackendVariables(

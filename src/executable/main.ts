@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { terminalText } from "../display";
 import { type Logger, logger, redactText } from "../log";
 import { checkMagicCookie, clientCertificate, HandshakeError, negotiateProtocol } from "../plugin/handshake";
 import { type ServeOptions, type ServiceSource, serveProvider } from "../plugin/server";
@@ -81,7 +82,9 @@ export async function runProvider(
   }
   const unknown = argv.filter((a) => a !== "--debug");
   if (unknown.length > 0) {
-    process.stderr.write(`terraform-provider-gpurental: unknown argument ${unknown[0]}\n\n${USAGE}`);
+    process.stderr.write(
+      `terraform-provider-gpurental: unknown argument ${terminalText(unknown[0]!)}\n\n${USAGE}`,
+    );
     process.exitCode = 2;
     return;
   }
@@ -91,13 +94,14 @@ export async function runProvider(
     await serveProvider(source, { debug: argv.includes("--debug"), ...opts });
   } catch (err) {
     if (err instanceof HandshakeError || err instanceof ResidentSettingError) {
-      process.stderr.write(`${err.message}\n`);
+      // They quote the environment's values (PLUGIN_PROTOCOL_VERSIONS, GPURENTAL_PROVIDER_*).
+      process.stderr.write(`${terminalText(err.message, { multiline: true })}\n`);
       process.exitCode = 1;
       return;
     }
     logger.error("cannot start the provider", { error: err });
     process.stderr.write(
-      `terraform-provider-gpurental: ${redactText(err instanceof Error ? err.message : String(err))}\n`,
+      `terraform-provider-gpurental: ${terminalText(redactText(err instanceof Error ? err.message : String(err)), { multiline: true })}\n`,
     );
     process.exitCode = 1;
   }

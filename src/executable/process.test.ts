@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundle, descriptorText } from "../../scripts/build/bundle-provider";
+import { firstUnsafeCharacter } from "../display";
 import { derToPem, generateServerCertificate } from "../plugin/cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../plugin/handshake";
 import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-client";
@@ -64,6 +65,23 @@ describe("the provider executable", () => {
     const s = start({ ...hostEnv, PLUGIN_PROTOCOL_VERSIONS: "5" });
     expect((await s.exited).code).toBe(1);
     expect(s.stderr()).toMatch(/protocol 6 only/);
+  });
+
+  it("quotes an argument and the environment's values it refuses with nothing a terminal obeys", async () => {
+    const hostile = "\u001b]0;owned\u0007\u009b2J\u202e";
+    const arg = start({}, [`--${hostile}`]);
+    expect((await arg.exited).code).toBe(2);
+    const protocol = start({ ...hostEnv, PLUGIN_PROTOCOL_VERSIONS: `5${hostile}` });
+    expect((await protocol.exited).code).toBe(1);
+    const resident = start({ ...hostEnv, GPURENTAL_PROVIDER_RESIDENT: `on${hostile}` });
+    expect((await resident.exited).code).toBe(1);
+    for (const s of [arg, protocol, resident]) {
+      // Said, escaped, and nothing raw.
+      // (A JSON quote of it writes ESC and BEL as \\u001b and \\u0007; either is text.)
+      expect(s.stderr()).toMatch(/\\(x1b|u001b)\]0;owned\\(x07|u0007)\\x9b2J\\u202e/);
+      expect(firstUnsafeCharacter(s.stderr().replace(/[\n\t]/g, " "))).toBeUndefined();
+      expect(s.stdout()).toBe("");
+    }
   });
 
   it("refuses a host certificate it cannot read before printing a handshake, naming the variable", async () => {

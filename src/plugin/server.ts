@@ -4,6 +4,7 @@ import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Server } from "@grpc/grpc-js";
+import { jsonEscaped, shellQuote } from "../display";
 import { type Logger, logger as rootLogger } from "../log";
 import type { GrpcServer } from "./grpc-server";
 import { DEFAULT_PROVIDER_ADDRESS, handshakeLine, reattachConfig } from "./handshake";
@@ -190,7 +191,9 @@ export async function serveProvider(
     });
     write(
       "Provider started. To attach Terraform CLI, set the TF_REATTACH_PROVIDERS environment variable with the following:\n\n" +
-        `\tTF_REATTACH_PROVIDERS='${reattach}'\n\n`,
+        // The socket path comes from TMPDIR: quoted for the shell it is pasted into, and with
+        // nothing a terminal obeys.
+        `\tTF_REATTACH_PROVIDERS=${shellQuote(jsonEscaped(reattach))}\n\n`,
     );
   } else {
     write(handshake);
