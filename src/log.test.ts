@@ -1,4 +1,5 @@
 import { CREDENTIAL_TEXTS, CREDENTIAL_VALUES } from "./api/testing/credentials";
+import { firstUnsafeCharacter } from "./display";
 import { hclogTimestamp, Logger, levelFromEnv, logger, REDACTED, redactText } from "./log";
 
 /** Either mark of a masked credential: `[REDACTED]`, or `***@` for a URL's user and password. */
@@ -23,6 +24,33 @@ describe("hclog lines", () => {
       tf_rpc: "PlanResourceChange",
       resource: "gpurental_instance",
     });
+  });
+
+  it("writes no character a terminal obeys, in the message or any field, once decoded", () => {
+    // Terraform decodes the JSON and writes the strings as they are.
+    const hostile = "id\u001b]0;owned\u0007 \u009b2J \u202edesrever\u2028next\rline";
+    const { log, records } = capture();
+    log.warn(`instance ${hostile} created`, {
+      id: hostile,
+      nested: { error: hostile, list: [hostile] },
+      stack: "Error: x\n    at f (file.js:1:1)",
+    });
+    const record = records()[0]!;
+    const strings: string[] = [];
+    JSON.stringify(record, (_k, v: unknown) => {
+      if (typeof v === "string") strings.push(v);
+      return v;
+    });
+    for (const text of strings) expect(firstUnsafeCharacter(text.replace(/[\n\t]/g, " "))).toBeUndefined();
+    expect(record["@message"]).toBe(
+      "instance id\\x1b]0;owned\\x07 \\x9b2J \\u202edesrever\\u2028next\\x0dline created",
+    );
+    expect(record.nested).toEqual({
+      error: "id\\x1b]0;owned\\x07 \\x9b2J \\u202edesrever\\u2028next\\x0dline",
+      list: ["id\\x1b]0;owned\\x07 \\x9b2J \\u202edesrever\\u2028next\\x0dline"],
+    });
+    // A stack keeps its lines, which hclog shows as a block.
+    expect(record.stack).toBe("Error: x\n    at f (file.js:1:1)");
   });
 
   it("stamps exactly six fractional digits, the layout Go parses", () => {

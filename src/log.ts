@@ -5,9 +5,11 @@
 // Two details decide whether Terraform parses a line at all: @timestamp must carry exactly six
 // fractional digits (Go layout 2006-01-02T15:04:05.000000Z07:00; three digits make the whole line
 // plain text at DEBUG), and one line per record. Everything is redacted before it is written, by
-// the one definition of a credential (api/redact.ts) that the client's errors and logs use too.
+// the one definition of a credential (api/redact.ts) that the client's errors and logs use too,
+// and every string escaped as a terminal needs it (display.ts).
 
 import { REDACTED, redactText, redactValue } from "./api/redact";
+import { terminalText } from "./display";
 
 /** Log levels, as hclog names them. */
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
@@ -117,7 +119,7 @@ export class Logger {
     if (RANK[level] < RANK[route?.level ?? this.level]) return;
     const head = {
       "@level": level,
-      "@message": redactText(message),
+      "@message": shownText(redactText(message)),
       "@module": this.module,
       "@timestamp": hclogTimestamp(),
     };
@@ -127,7 +129,7 @@ export class Logger {
       for (const [k, v] of Object.entries({ ...this.fields, ...fields })) {
         if (!k.startsWith("@")) extra[k] = v; // @-keys are hclog's
       }
-      line = JSON.stringify({ ...head, ...(redactValue(extra) as object) });
+      line = JSON.stringify({ ...head, ...(redactValue(extra) as object) }, shownStrings);
     } catch {
       // A field that cannot be read or serialized (a throwing getter or toJSON) must not turn a
       // log call into a crash: the record is written without its fields.
@@ -135,6 +137,20 @@ export class Logger {
     }
     (route?.sink ?? this.sink)(`${line}\n`);
   }
+}
+
+/**
+ * A record's text with nothing a terminal obeys. Terraform decodes each JSON line and writes its
+ * message and fields through hclog as they are (a JSON `\u001b` comes out as ESC), to the terminal
+ * under TF_LOG; and what a record quotes may come from outside (an API's id or message, a path).
+ * Line feeds and tabs stay: stacks are multi-line, and hclog shows them as blocks.
+ */
+function shownText(text: string): string {
+  return terminalText(text, { multiline: true, maxLength: Number.POSITIVE_INFINITY });
+}
+
+function shownStrings(_key: string, value: unknown): unknown {
+  return typeof value === "string" ? shownText(value) : value;
 }
 
 /** The provider's root logger (module "gpurental"); other modules take children of it. */
