@@ -10,7 +10,16 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { dir, fakeWallClock, gone, journal, lines, records } from "../testing/journal-dir";
-import { CLOSED_KEPT_MS, DeployJournal, JOURNAL_FORMAT, locateJournal, readJournalFile } from ".";
+import {
+  CLOSED_KEPT_MS,
+  DeployJournal,
+  JOURNAL_FORMAT,
+  JournalError,
+  locateJournal,
+  readJournalFile,
+} from ".";
+import { FileStore } from "./file-store";
+import type { JournalStore } from "./journal-store";
 import { currentRun } from "./run";
 
 // The journal's edges: the file or its lock unusable, a lock held by someone else, compaction at its
@@ -396,5 +405,61 @@ describe("compaction", () => {
     // The old tombstones are still there, to be dropped at the next compaction.
     expect(j.entries()).toHaveLength(48);
     expect(j.live()).toHaveLength(33);
+  });
+});
+
+describe("an id whose record could not be written", () => {
+  /** A journal over a file store whose writes fail while `down` is true (a database out of reach). */
+  function flakyJournal() {
+    const location = locateJournal({ cwd: dir, env: {} });
+    const run = currentRun();
+    const file = new FileStore(location, { run, log: () => {} });
+    const state = { down: false };
+    const store: JournalStore = {
+      name: file.name,
+      kind: file.kind,
+      read: () => file.read(),
+      exists: () => file.exists(),
+      referencedIds: () => file.referencedIds(),
+      update: (build, opts) => {
+        if (state.down) throw new JournalError("the database cannot be reached", file.name);
+        file.update(build, opts);
+      },
+    };
+    return { j: new DeployJournal(location, { run, store }), state, location };
+  }
+
+  test("is seen by every read, and written first by the next write that gets through", () => {
+    const { j, state, location } = flakyJournal();
+    const sent = j.sent("instance", "sha256:x", {});
+    const other = j.sent("instance", "sha256:y", {});
+    state.down = true;
+    expect(() => j.answered(sent, "inst-1")).toThrow(JournalError);
+    // This run knows the id: it is the deploy's, and no listing may offer it to another create.
+    expect(j.referencedIds()).toContain("inst-1");
+    expect(j.entries().find((e) => e.entry === sent)?.id).toBe("inst-1");
+    expect(j.adoptable("instance", "sha256:x")).toEqual([]);
+    state.down = false;
+    j.close(other, "unsent");
+    // Another process reads it from the file alone.
+    const reader = new DeployJournal(location, { run: currentRun() });
+    expect(reader.entries().find((e) => e.entry === sent)?.id).toBe("inst-1");
+    const ops = records(j.file).map((r) => `${String(r.op)}:${String(r.entry ?? "")}`);
+    expect(ops.slice(-2)).toEqual([`answered:${sent}`, `closed:${other}`]);
+  });
+
+  test("is written when the run settles, when no other write got through before", () => {
+    const { j, state, location } = flakyJournal();
+    const sent = j.sent("instance", "sha256:x", {});
+    state.down = true;
+    expect(() => j.answered(sent, "inst-2")).toThrow(JournalError);
+    expect(() => j.handed(sent)).toThrow(JournalError);
+    state.down = false;
+    // Nothing was recorded as handed, so nothing is closed; the id is written all the same, and a
+    // plan that reads the instance from the state then claims the entry by it.
+    expect(j.settleHanded()).toBe(0);
+    const reader = new DeployJournal(location, { run: currentRun() });
+    const entry = reader.entries().find((e) => e.entry === sent);
+    expect(entry?.id).toBe("inst-2");
   });
 });

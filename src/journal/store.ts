@@ -72,6 +72,14 @@ export class DeployJournal {
    * process, one journal each) are not all held by listeners on the process until it exits.
    */
   private exitHook: (() => void) | undefined;
+  /**
+   * Ids this run learned whose `answered` record could not be written (a database out of reach
+   * for a moment, a full disk), by entry. The next write that gets through carries them first,
+   * and until then every read sees them: an entry must not stay without the id of the object its
+   * request created, or a later create of the same configuration could adopt, by listing, the
+   * object a state already holds.
+   */
+  private readonly unwrittenAnswers = new Map<string, { id: string; at: string }>();
 
   constructor(location: JournalLocation, opts: DeployJournalOptions = {}) {
     this.location = location;
@@ -92,9 +100,23 @@ export class DeployJournal {
     return new Date(this.now()).toISOString();
   }
 
-  /** The journal as its store holds it now. */
+  /** The journal as its store holds it now, with the ids this run could not write yet. */
   private read(): ParsedJournal {
-    return this.store.read();
+    const journal = this.store.read();
+    return this.unwrittenAnswers.size === 0
+      ? journal
+      : { ...journal, entries: this.withAnswers(journal.entries) };
+  }
+
+  /** `entries` with the ids of {@link unwrittenAnswers} on the entries that still lack one. */
+  private withAnswers(entries: Map<string, JournalEntry>): Map<string, JournalEntry> {
+    if (this.unwrittenAnswers.size === 0) return entries;
+    const out = new Map(entries);
+    for (const [entry, { id, at }] of this.unwrittenAnswers) {
+      const e = out.get(entry);
+      if (e && e.id === null) out.set(entry, { ...e, id, answered_at: at });
+    }
+    return out;
   }
 
   /** Every entry, oldest first (a snapshot: later writes do not change it). */
@@ -183,6 +205,8 @@ export class DeployJournal {
    * ({@link isOpen}). Returns how many were closed.
    */
   settleHanded(): number {
+    // Ids this run could not write before: the last chance to (a failure is the caller's to log).
+    if (this.unwrittenAnswers.size > 0) this.write(() => []);
     const mine = (m: Map<string, JournalEntry>) =>
       [...m.values()].filter(
         (e) => e.closed === null && e.handed_at !== null && e.id !== null && e.run.id === this.run.id,
@@ -234,9 +258,15 @@ export class DeployJournal {
     return entry;
   }
 
-  /** Records the id a request created. */
+  /**
+   * Records the id a request created. When the write fails the id is kept, for every read of this
+   * journal and for the next write that gets through (settleHanded writes at the latest), and the
+   * error is thrown.
+   */
   answered(entry: string, id: string): void {
-    this.write(() => [{ op: "answered", entry, id, at: this.iso() }]);
+    const at = this.iso();
+    this.unwrittenAnswers.set(entry, { id, at });
+    this.write(() => []);
   }
 
   /** Records that the object was returned to Terraform. */
@@ -374,7 +404,9 @@ export class DeployJournal {
 
   /** Ids named by the entries of every journal of the same place (other workspaces' too). */
   referencedIds(): Set<string> {
-    return this.store.referencedIds();
+    const ids = this.store.referencedIds();
+    for (const { id } of this.unwrittenAnswers.values()) ids.add(id);
+    return ids;
   }
 
   /**
@@ -392,6 +424,7 @@ export class DeployJournal {
       );
     }
     if (durable) this.writeQueuedCloses();
+    let answers: string[] = [];
     this.store.update(
       (current) => {
         if (current.header && current.header.version > JOURNAL_VERSION) {
@@ -400,10 +433,17 @@ export class DeployJournal {
             this.file,
           );
         }
-        return build(current.entries);
+        // The ids not written yet go first, and what `build` decides sees them.
+        const late: JournalRecord[] = [];
+        answers = [...this.unwrittenAnswers.keys()];
+        for (const [entry, { id, at }] of this.unwrittenAnswers) {
+          if (current.entries.get(entry)?.id === null) late.push({ op: "answered", entry, id, at });
+        }
+        return [...late, ...build(this.withAnswers(current.entries))];
       },
       { durable, header: () => this.header(), keep: (entries) => this.kept(entries) },
     );
+    for (const entry of answers) this.unwrittenAnswers.delete(entry);
   }
 
   private header(): JournalHeader {
