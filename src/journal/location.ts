@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { parseJournal } from "./records";
 
 /** The environment variable that moves the journal directory. */
 export const JOURNAL_DIR_ENV = "GPURENTAL_JOURNAL_DIR";
@@ -60,6 +61,12 @@ export interface JournalLocation {
    * null for any other backend. Absent in locations built by hand (tests): treated as null.
    */
   stateFile?: string | null;
+  /**
+   * The journal file this state had under the key of provider versions that hashed the backend's
+   * whole configuration, credentials included, when that key differs from today's; `file` is that
+   * file while it holds an open entry (see {@link locateJournal}). Absent otherwise.
+   */
+  legacyFile?: string;
 }
 
 /** What {@link locateJournal} reads besides the file system. */
@@ -94,15 +101,79 @@ export function stableJson(v: unknown): string {
 }
 
 /**
+ * A backend setting that holds a credential or who connects, not where the state is: it changes
+ * from one CI job to the next (an http backend's `password=$CI_JOB_TOKEN`, an s3 session `token`,
+ * a database user and password a secret store rotates) while the state stays where it is. (The
+ * kubernetes backend's `secret_suffix` names where the state is.)
+ */
+const CREDENTIAL_SETTING =
+  /password|passwd|token|secret(?!_suffix)|access_key|private_key|client_key|client_certificate|credentials|sas_|oidc|jwt|assume_role|^user(name)?$/i;
+
+/** The user and password of a URL (`scheme://user:password@`), and of a libpq connection string. */
+const URL_USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^@/?#]*@/i;
+const CONNECTION_CREDENTIAL = /(^|[\s?&])(password|user|sslpassword)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&#]*)/gi;
+
+/** A setting's text without the user and password it may carry. Unchanged when it carries none. */
+function withoutCredentials(text: string): string {
+  return text.replace(URL_USERINFO, "$1").replace(CONNECTION_CREDENTIAL, "$1");
+}
+
+/** A backend's settings without their credentials, at any depth. */
+function locating(value: unknown): unknown {
+  if (typeof value === "string") return withoutCredentials(value);
+  if (Array.isArray(value)) return value.map(locating);
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (!CREDENTIAL_SETTING.test(k)) out[k] = locating(v);
+  return out;
+}
+
+/**
+ * Settings a backend reads from the environment when its block leaves them out, by backend type:
+ * two stacks configured only that way differ only there.
+ */
+const SETTINGS_FROM_ENV: Readonly<Record<string, readonly (readonly [setting: string, variable: string])[]>> =
+  {
+    pg: [
+      ["conn_str", "PG_CONN_STR"],
+      ["schema_name", "PG_SCHEMA_NAME"],
+    ],
+    http: [["address", "TF_HTTP_ADDRESS"]],
+    consul: [["address", "CONSUL_HTTP_ADDR"]],
+    cloud: [
+      ["hostname", "TF_CLOUD_HOSTNAME"],
+      ["organization", "TF_CLOUD_ORGANIZATION"],
+    ],
+  };
+
+/**
+ * Where a backend keeps the state: its settings without credentials, with those it takes from the
+ * environment filled in. A configuration with neither hashes as it always did.
+ */
+function stateLocation(type: string, config: unknown, env: NodeJS.ProcessEnv): unknown {
+  const place = locating(config);
+  const fromEnv = (SETTINGS_FROM_ENV[type] ?? []).filter(([setting, variable]) => {
+    const given = (place as Record<string, unknown> | null)?.[setting];
+    return (given === undefined || given === null || given === "") && env[variable];
+  });
+  if (fromEnv.length === 0) return place;
+  const filled: Record<string, unknown> = { ...((place as Record<string, unknown> | null) ?? {}) };
+  for (const [setting, variable] of fromEnv) filled[setting] = withoutCredentials(env[variable]!);
+  return filled;
+}
+
+/**
  * The identity of the state the working directory uses: for the local backend the absolute path
- * of its state file, for any other backend its type and configuration (hashed: a configuration may
- * hold credentials, such as a `pg` connection string).
+ * of its state file, for any other backend its type and where it keeps the state
+ * ({@link stateLocation}); `legacy` is the identity older versions hashed (the whole configuration)
+ * when it differs.
  */
 function backendIdentity(
   dataDir: string,
   cwd: string,
   workspace: string,
-): { type: string; identity: string; stateFile: string | null } {
+  env: NodeJS.ProcessEnv,
+): { type: string; identity: string; legacy?: string; stateFile: string | null } {
   let backend: { type?: unknown; config?: unknown } | undefined;
   try {
     const meta = JSON.parse(readText(join(dataDir, "terraform.tfstate")) ?? "null") as {
@@ -128,7 +199,22 @@ function backendIdentity(
       stateFile,
     };
   }
-  return { type, identity: `${type}:${stableJson(backend?.config ?? null)}`, stateFile: null };
+  const config = backend?.config ?? null;
+  const identity = `${type}:${stableJson(stateLocation(type, config, env))}`;
+  const legacy = `${type}:${stableJson(config)}`;
+  return { type, identity, ...(legacy === identity ? {} : { legacy }), stateFile: null };
+}
+
+/** Whether a journal file holds an entry nothing has closed. */
+function holdsOpenEntry(file: string): boolean {
+  const text = (() => {
+    try {
+      return readFileSync(file, "utf8");
+    } catch {
+      return undefined;
+    }
+  })();
+  return text !== undefined && [...parseJournal(text).entries.values()].some((e) => e.closed === null);
 }
 
 /** A workspace name as a file name part (Terraform allows letters, digits, `-`, `_` and `.`). */
@@ -148,13 +234,22 @@ export function locateJournal(opts: LocateOptions = {}): JournalLocation {
   const given = opts.configured || env[JOURNAL_DIR_ENV] || undefined;
   const dir = given ? (isAbsolute(given) ? given : resolve(cwd, given)) : join(dataDir, "gpurental-journal");
   const workspace = env.TF_WORKSPACE || readText(join(dataDir, "environment"))?.trim() || "default";
-  const { type, identity, stateFile } = backendIdentity(dataDir, cwd, workspace);
-  const key = createHash("sha256").update(`${workspace}\0${identity}`).digest("hex").slice(0, 12);
+  const { type, identity, legacy, stateFile } = backendIdentity(dataDir, cwd, workspace, env);
+  const fileOf = (id: string) =>
+    join(
+      dir,
+      `${safeName(workspace)}-${createHash("sha256").update(`${workspace}\0${id}`).digest("hex").slice(0, 12)}.jsonl`,
+    );
+  const file = fileOf(identity);
+  const legacyFile = legacy === undefined ? undefined : fileOf(legacy);
   return {
     dir,
-    file: join(dir, `${safeName(workspace)}-${key}.jsonl`),
+    // Entries an older version left open under the old key are still found: the old file is used
+    // until nothing in it is open (the state's lock makes its runs one at a time), then this one.
+    file: legacyFile && holdsOpenEntry(legacyFile) ? legacyFile : file,
     workspace,
     backend: type,
     stateFile,
+    ...(legacyFile ? { legacyFile } : {}),
   };
 }

@@ -109,6 +109,134 @@ describe("location", () => {
     expect(pg.file.slice(pg.dir.length + 1)).toBe("prod-e0f940e137b6.jsonl");
   });
 
+  describe("a backend's credentials change between CI jobs; the state and its journal stay", () => {
+    const fileWith = (type: string, config: unknown, env: NodeJS.ProcessEnv = {}) => {
+      mkdirSync(join(dir, ".terraform"), { recursive: true });
+      writeFileSync(
+        join(dir, ".terraform", "terraform.tfstate"),
+        JSON.stringify({ backend: { type, config } }),
+      );
+      return locateJournal({ cwd: dir, env });
+    };
+
+    test.each([
+      [
+        "an http backend's job token",
+        "http",
+        {
+          address: "https://gitlab.example/api/v4/projects/7/terraform/state/prod",
+          username: "gitlab-ci-token",
+          password: "job-1",
+        },
+        { password: "job-2" },
+      ],
+      [
+        "an s3 session's keys",
+        "s3",
+        { bucket: "b", key: "k", region: "eu-west-1", access_key: "A1", secret_key: "s1", token: "t1" },
+        { access_key: "A2", secret_key: "s2", token: "t2" },
+      ],
+      [
+        "an s3 role session",
+        "s3",
+        { bucket: "b", key: "k", assume_role: { role_arn: "arn:r", session_name: "job-1" } },
+        { assume_role: { role_arn: "arn:r", session_name: "job-2" } },
+      ],
+      [
+        "a rotated database user in a URL",
+        "pg",
+        { conn_str: "postgres://v-ci-1:pw1@db.example:5432/tf?sslmode=require" },
+        { conn_str: "postgres://v-ci-2:pw2@db.example:5432/tf?sslmode=require" },
+      ],
+      [
+        "a password in a libpq string",
+        "pg",
+        { conn_str: "host=db.example dbname=tf user=u1 password='a b'" },
+        { conn_str: "host=db.example dbname=tf user=u2 password=c" },
+      ],
+      [
+        "azurerm's secrets",
+        "azurerm",
+        { storage_account_name: "sa", container_name: "c", key: "k", sas_token: "x", client_secret: "y" },
+        { sas_token: "z", client_secret: "w" },
+      ],
+    ])("%s", (_what, type, config, changed) => {
+      const first = fileWith(type, config);
+      const next = fileWith(type, { ...config, ...changed });
+      expect(next.file).toBe(first.file);
+      // What says where the state is still counts (the kubernetes backend names it secret_suffix).
+      expect(fileWith("kubernetes", { secret_suffix: "a" }).file).not.toBe(
+        fileWith("kubernetes", { secret_suffix: "b" }).file,
+      );
+      const elsewhere = fileWith(type, {
+        ...config,
+        ...changed,
+        key: "other",
+        address: "https://other.example/s",
+        conn_str: "postgres://u@db2.example/tf",
+        bucket: "b2",
+        container_name: "c2",
+      });
+      expect(elsewhere.file).not.toBe(first.file);
+    });
+
+    test("two pg stacks told apart only by the environment get journals of their own", () => {
+      const env = { PG_CONN_STR: "postgres://u:p1@db.example/tf" };
+      const a = fileWith("pg", { conn_str: null, schema_name: null }, { ...env, PG_SCHEMA_NAME: "stack_a" });
+      const b = fileWith("pg", { conn_str: null, schema_name: null }, { ...env, PG_SCHEMA_NAME: "stack_b" });
+      expect(a.file).not.toBe(b.file);
+      // The password in the variable is a credential like any other.
+      const a2 = fileWith(
+        "pg",
+        { conn_str: null, schema_name: null },
+        { PG_CONN_STR: "postgres://u:p2@db.example/tf", PG_SCHEMA_NAME: "stack_a" },
+      );
+      expect(a2.file).toBe(a.file);
+      // A setting in the block wins over the variable, as in the backend.
+      const c = fileWith(
+        "pg",
+        { conn_str: null, schema_name: "stack_a" },
+        { ...env, PG_SCHEMA_NAME: "stack_b" },
+      );
+      expect(c.file).toBe(a.file);
+    });
+
+    test("an older version's journal is used while it holds an open entry, then today's", () => {
+      const config = { address: "https://state.example/prod", password: "job-1" };
+      const today = fileWith("http", config);
+      expect(today.legacyFile).toBeDefined();
+      expect(today.legacyFile).not.toBe(today.file);
+      const sent = {
+        op: "sent",
+        entry: "e1",
+        kind: "instance",
+        fingerprint: "sha256:x",
+        request: {},
+        at: "2026-11-29T00:00:00.000Z",
+        run: { id: "r", pid: 1, boot: "b" },
+      };
+      const header = {
+        op: "header",
+        format: "gpurental-deploy-journal",
+        version: 1,
+        workspace: "default",
+        backend: "http",
+        created_at: "2026-11-29T00:00:00.000Z",
+      };
+      mkdirSync(today.dir, { recursive: true });
+      writeFileSync(today.legacyFile!, `${JSON.stringify(header)}\n${JSON.stringify(sent)}\n`);
+      expect(fileWith("http", config).file).toBe(today.legacyFile);
+      const closed = { op: "closed", entry: "e1", reason: "claimed", at: "2026-11-29T00:01:00.000Z" };
+      writeFileSync(
+        today.legacyFile!,
+        `${JSON.stringify(header)}\n${JSON.stringify(sent)}\n${JSON.stringify(closed)}\n`,
+      );
+      expect(fileWith("http", config).file).toBe(today.file);
+      // A configuration without credentials has one key, as it always had.
+      expect(fileWith("http", { address: "https://state.example/prod" }).legacyFile).toBeUndefined();
+    });
+  });
+
   test("an absolute journal_dir is taken as it is; a relative GPURENTAL_JOURNAL_DIR from the working directory", () => {
     const abs = join(dir, "abs");
     expect(locateJournal({ cwd: "/elsewhere", env: {}, configured: abs }).dir).toBe(abs);

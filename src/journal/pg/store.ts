@@ -14,6 +14,7 @@ import {
   applyRecord,
   JOURNAL_FORMAT,
   JOURNAL_VERSION,
+  type JournalEntry,
   type JournalHeader,
   type JournalRecord,
   type ParsedJournal,
@@ -62,7 +63,10 @@ export function stateKeyOf(location: JournalLocation): string {
 /** The deploy journal of one state in PostgreSQL. */
 export class PgStore implements JournalStore {
   readonly kind = "postgresql" as const;
-  readonly key: string;
+  /** The state's key; the older one instead while its journal holds an open entry (see below). */
+  private stateKey: string;
+  /** The key older versions used for this state, until looked at (JournalLocation.legacyFile). */
+  private legacyKey: string | undefined;
   private readonly target: PgTarget;
   private readonly bridge: Bridge;
   private readonly log: NonNullable<PgStoreOptions["log"]>;
@@ -73,7 +77,9 @@ export class PgStore implements JournalStore {
     readonly location: JournalLocation,
     opts: PgStoreOptions = {},
   ) {
-    this.key = stateKeyOf(location);
+    this.stateKey = stateKeyOf(location);
+    const legacy = location.legacyFile ? stateKeyOf({ ...location, file: location.legacyFile }) : undefined;
+    this.legacyKey = legacy === this.stateKey ? undefined : legacy;
     const env: Record<string, string> = {};
     for (const k of LIBPQ_ENV) {
       const v = opts.env?.[k];
@@ -82,6 +88,41 @@ export class PgStore implements JournalStore {
     this.target = { url: url.value, env, timeoutMs: opts.timeoutMs ?? DEFAULT_JOURNAL_TIMEOUT_MS };
     this.bridge = opts.bridge ?? pgBridge();
     this.log = opts.log ?? (() => {});
+  }
+
+  /** The state's key in the database. */
+  get key(): string {
+    return this.stateKey;
+  }
+
+  /**
+   * Before the first use: the older key of this state is kept while its journal holds an entry
+   * nothing has closed (an interrupted run of an older version), so that entry is still found;
+   * after that, today's key. A failure leaves the question for the next use.
+   */
+  private useLegacyKeyWhileOpen(answer: ReadAnswer | null): void {
+    const legacy = this.legacyKey;
+    this.legacyKey = undefined;
+    if (legacy === undefined || !answer) return;
+    const entries = new Map<string, JournalEntry>();
+    for (const rec of answer.records) {
+      if (rec && typeof rec === "object" && typeof rec.op === "string") applyRecord(entries, rec, () => {});
+    }
+    if ([...entries.values()].some((e) => e.closed === null)) this.stateKey = legacy;
+  }
+
+  private resolveKey(): void {
+    if (this.legacyKey === undefined) return;
+    let answer: ReadAnswer | null;
+    try {
+      answer = this.bridge.call<ReadAnswer | null>(
+        { kind: "read", target: this.target, key: this.legacyKey, since: null },
+        this.target.timeoutMs,
+      );
+    } catch (err) {
+      throw this.failed("read", err);
+    }
+    this.useLegacyKeyWhileOpen(answer);
   }
 
   get name(): string {
@@ -127,6 +168,9 @@ export class PgStore implements JournalStore {
    */
   async prime(): Promise<void> {
     try {
+      if (this.legacyKey !== undefined) {
+        this.useLegacyKeyWhileOpen(await loadClientModule().primeRead(this.target, this.legacyKey));
+      }
       const answer = await loadClientModule().primeRead(this.target, this.key);
       this.apply(answer);
       this.empty = answer === null ? Date.now() : null;
@@ -142,6 +186,7 @@ export class PgStore implements JournalStore {
   private empty: number | null = null;
 
   read(): ParsedJournal {
+    this.resolveKey();
     const now = Date.now();
     if (this.cache && now - this.cache.at < FRESH_MS) return this.cache.parsed;
     if (!this.cache && this.empty !== null && now - this.empty < FRESH_MS) return emptyJournal();
@@ -168,6 +213,7 @@ export class PgStore implements JournalStore {
   }
 
   update(build: (current: ParsedJournal) => JournalRecord[], opts: UpdateOptions): void {
+    this.resolveKey();
     let current: ParsedJournal;
     try {
       const answer = this.bridge.call<ReadAnswer | null>(
@@ -242,6 +288,7 @@ export class PgStore implements JournalStore {
 
   /** Deletes this state's journal from the database (its entries moved elsewhere). */
   drop(): void {
+    this.resolveKey();
     try {
       this.bridge.call(
         { kind: "begin", target: this.target, key: this.key, header: this.placeholderHeader(), since: null },
