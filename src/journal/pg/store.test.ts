@@ -267,6 +267,21 @@ describePg("the PostgreSQL store", () => {
     expect(rows.map((r) => r.state_key)).toEqual(["default-0123456789ab", stateKeyOf(today)].sort());
   });
 
+  test("dropping a state's journal (its export) deletes nothing a run wrote after it was read", () => {
+    const loc = location();
+    journalIn("postgresql", loc, { run: gone }).sent("instance", "sha256:x", {});
+    const store = new PgStore(url(), loc, {});
+    expect(new DeployJournal(loc, { store }).entries()).toHaveLength(1);
+    // A deploy's record, committed by a run in between.
+    journalIn("postgresql", loc).sent("instance", "sha256:y", {});
+    expect(() => store.drop()).toThrow(/changed after it was read.*Nothing was deleted/);
+    expect(journalIn("postgresql", loc).entries()).toHaveLength(2);
+    // Read again, it goes.
+    expect(new DeployJournal(loc, { store }).entries()).toHaveLength(2);
+    store.drop();
+    expect(journalIn("postgresql", loc).entries()).toHaveLength(0);
+  });
+
   test("read ahead while the provider is configured, the journal answers reads without the worker thread", async () => {
     const loc = location();
     const a = journalIn("postgresql", loc, { run: gone });

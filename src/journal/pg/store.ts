@@ -286,14 +286,33 @@ export class PgStore implements JournalStore {
     }
   }
 
-  /** Deletes this state's journal from the database (its entries moved elsewhere). */
+  /**
+   * Deletes this state's journal from the database (its entries moved elsewhere), under the state's
+   * lock, and only if nothing was written to it since this store last read it: a run writing
+   * meanwhile (a deploy's `sent`) must not lose its record with the rows.
+   */
   drop(): void {
     this.resolveKey();
+    const since = this.cache?.since ?? null;
+    let answer: ReadAnswer | null;
     try {
-      this.bridge.call(
-        { kind: "begin", target: this.target, key: this.key, header: this.placeholderHeader(), since: null },
+      answer = this.bridge.call<ReadAnswer | null>(
+        { kind: "begin", target: this.target, key: this.key, header: this.placeholderHeader(), since },
         this.target.timeoutMs,
       );
+    } catch (err) {
+      throw this.failed("written", err);
+    }
+    const unchanged = answer === null || (since !== null && !answer.full && answer.records.length === 0);
+    if (!unchanged) {
+      this.rollback();
+      this.cache = null;
+      throw new JournalError(
+        `The deploy journal in PostgreSQL changed after it was read (database ${this.url.display}, schema ${JOURNAL_SCHEMA}, state ${this.key}): a run is writing it. Nothing was deleted; run the command again once no terraform command uses this state.`,
+        this.name,
+      );
+    }
+    try {
       this.bridge.call({ kind: "commit", records: [], compact: null, drop: true }, this.target.timeoutMs);
     } catch (err) {
       throw this.failed("written", err);
