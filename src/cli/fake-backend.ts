@@ -1,6 +1,7 @@
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { redactText } from "../api/redact";
 import type { TransitionMode } from "../fake-backend/types";
 import { portOf } from "./flags";
 import { printErr, printOut } from "./io";
@@ -156,7 +157,8 @@ async function run(flags: FakeBackendFlags): Promise<void> {
     } else if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
       printErr(`error: --host ${flags.host} is not an address of this machine (${code})\n`);
     } else if (err instanceof Error && err.name === "StateFileError") {
-      printErr(`error: --state-file: ${err.message}\n`);
+      // It may quote the file around a damaged record, and the file holds the demo's tokens.
+      printErr(`error: --state-file: ${redactText(err.message)}\n`);
     } else {
       printErr(`error: the fake backend could not start: ${(err as Error).message}\n`);
     }

@@ -16,6 +16,8 @@ import Module, { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { Script } from "node:vm";
+import { redactText } from "../api/redact";
+import { terminalText } from "../display";
 import { privateRunDir, trustedAncestors } from "../resident/resident";
 
 // Loads the provider bundle with a V8 code cache. Compiling the ~700 KB bundle is the largest
@@ -243,6 +245,16 @@ export function startCpuProfile(env: NodeJS.ProcessEnv = process.env): void {
   });
 }
 
+/**
+ * What a provider that failed unexpectedly says on stderr: the stack, with no credential and
+ * nothing a terminal obeys in what it quotes.
+ */
+export function failureText(err: unknown): string {
+  return terminalText(redactText(err instanceof Error ? (err.stack ?? err.message) : String(err)), {
+    multiline: true,
+  });
+}
+
 /** Loads the bundle next to the executable and runs it; the body of the provider executable. */
 export function launch(bundleFile: string, argv: readonly string[] = process.argv.slice(2)): void {
   startCpuProfile();
@@ -250,9 +262,7 @@ export function launch(bundleFile: string, argv: readonly string[] = process.arg
   loadBundle(bundleFile)
     .main(argv)
     .catch((err: unknown) => {
-      process.stderr.write(
-        `terraform-provider-gpurental: ${err instanceof Error ? err.stack : String(err)}\n`,
-      );
+      process.stderr.write(`terraform-provider-gpurental: ${failureText(err)}\n`);
       process.exitCode = 1;
     });
 }

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { CommandHost } from "../cli/host";
-import { LOAD_BUNDLE_KEY, loadBundleSource, startCpuProfile } from "./code-cache-loader";
+import { failureText, LOAD_BUNDLE_KEY, loadBundleSource, startCpuProfile } from "./code-cache-loader";
 import { programOf, startedFile } from "./self";
 
 /** Mirrors BUNDLE_SOURCE_KEY of src/journal/pg/bridge.ts (not imported: this entry stays small). */
@@ -101,9 +101,7 @@ function run(): void {
   load(join(dirname(process.execPath), "provider.js"))
     .main(process.argv.slice(2), { readSchema, command: { node: process.execPath, script: "" } })
     .catch((err: unknown) => {
-      process.stderr.write(
-        `terraform-provider-gpurental: ${err instanceof Error ? err.stack : String(err)}\n`,
-      );
+      process.stderr.write(`terraform-provider-gpurental: ${failureText(err)}\n`);
       process.exitCode = 1;
     });
 }

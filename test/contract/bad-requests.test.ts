@@ -1,3 +1,4 @@
+import { firstUnsafeCharacter } from "../../src/display";
 import { call, createKey, deploy, errorOf, runningInstance, useFake } from "./helpers";
 
 describe("robustness: one error shape for every bad request", () => {
@@ -28,6 +29,31 @@ describe("robustness: one error shape for every bad request", () => {
     });
     expect(errorOf(secretEnv)).not.toHaveProperty("value");
     expect(JSON.stringify(secretEnv.body)).not.toContain("48151623");
+  });
+
+  test("what an answer quotes from the request reaches a raw reader with nothing a terminal obeys", async () => {
+    const hostile = "x\u009b2J\u202e\u2028\u007f\u001b]0;t\u0007";
+    const raw = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${fb().url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${admin()}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return res.text();
+    };
+    const answers = [
+      await raw("GET", `/v1/offers/${encodeURIComponent(hostile)}`),
+      await raw("POST", "/v1/api-keys", { name: 7, kind: hostile }),
+      await raw("POST", "/v1/instances", { offer_id: hostile, template_id: hostile, disk_gb: hostile }),
+    ];
+    for (const text of answers) {
+      expect(firstUnsafeCharacter(text)).toBeUndefined();
+    }
+    // The same value to any JSON reader.
+    expect(JSON.parse(answers[0]!).error.message).toContain(hostile);
   });
 
   test("a body over 1 MiB is 413 PAYLOAD_TOO_LARGE", async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { redactText } from "../../api/redact";
+import { jsonEscaped } from "../../display";
 import type { Engine } from "../engine";
 import { ApiFailure, UnreadableBody } from "../errors";
 import type { FaultStore } from "../faults";
@@ -246,6 +247,12 @@ export function buildApp(ctx: HttpContext): FastifyInstance {
       req.raw.socket.destroy();
     }
     (req as Marked)[LANDED]?.();
+    // An answer quotes the request (an id, a parameter, a value it refuses), and whoever reads it
+    // raw (curl in a terminal) must not be driven by it: the same JSON value, its C1 controls,
+    // DEL, separators and bidirectional overrides written as escapes.
+    if (typeof payload === "string" && String(reply.getHeader("content-type") ?? "").includes("json")) {
+      payload = jsonEscaped(payload);
+    }
     return payload;
   });
 
