@@ -25,6 +25,7 @@ describe("redactText", () => {
     ["X-Control-Token:abc;next", `X-Control-Token:${REDACTED};next`],
     ["password = hunter2", `password = ${REDACTED}`],
     ["PASSWD=hunter2", `PASSWD=${REDACTED}`],
+    ["PGPASSWORD=hunter2 sslpassword='k3y'", `PGPASSWORD=${REDACTED} sslpassword='${REDACTED}'`],
     ["apikey=k1 api_key=k2", `apikey=${REDACTED} api_key=${REDACTED}`],
     ["private_key: -----BEGIN", `private_key: ${REDACTED}`],
     ["secret:'s3' and secret=\"s4\"", `secret:'${REDACTED}' and secret="${REDACTED}"`],

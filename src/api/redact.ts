@@ -33,10 +33,11 @@ const CREDENTIAL_TEXT: readonly (readonly [RegExp, string])[] = [
   // An Authorization header's value: its scheme and credential.
   [/\b(authorization)(["']?\s*[:=]\s*["']?)[^\s"',;]+(?:\s+[^\s"',;]+)?/gi, `$1$2${REDACTED}`],
   // `token=…`, `"secret": "…"`, `access_token: …`, and the `?token=` query of jupyter_url and
-  // open_url. The name may end a longer one (access_token, X-Control-Token); a JSON boolean or
-  // null after it (an env entry's `"secret": true`) is no credential.
+  // open_url. The name may end a longer one (access_token, X-Control-Token), and libpq's
+  // PGPASSWORD and sslpassword are passwords too; a JSON boolean or null after it (an env entry's
+  // `"secret": true`) is no credential.
   [
-    /(?<![A-Za-z0-9])(token|secret|password|passwd|api_?key|private_key)(["']?\s*[:=]\s*["']?)(?!(?:true|false|null)\b)[^\s"',;&]+/gi,
+    /(?<![A-Za-z0-9])(token|secret|(?:pg|ssl)?password|passwd|api_?key|private_key)(["']?\s*[:=]\s*["']?)(?!(?:true|false|null)\b)[^\s"',;&]+/gi,
     `$1$2${REDACTED}`,
   ],
   // The user name and password of a URL in free text (`https://user:pass@host`), up to the last @

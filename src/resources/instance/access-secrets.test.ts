@@ -128,6 +128,13 @@ test.each([
   ["https://h.example/lab?x=1&token=abc123#top", "abc123", "https://h.example/lab?x=1&token=…#top"],
   ["https://relay.example/abc123/lab", "abc123", "https://relay.example/…/lab"],
   ["https://h.example/lab", null, "https://h.example/lab"],
+  // What could be a credential though it is not the access token.
+  [
+    "https://h.example/lab?TOKEN=other&access_token=x2",
+    "abc123",
+    "https://h.example/lab?TOKEN=…&access_token=…",
+  ],
+  ["https://user:pw@h.example/lab?token=abc123", "abc123", "https://…@h.example/lab?token=…"],
 ])("maskedJupyterAddress(%s)", (url, token, masked) => {
   expect(maskedJupyterAddress(url, token)).toBe(masked);
 });

@@ -72,10 +72,16 @@ export function priorArgs(s: State): PriorArgs {
 /** The attributes that carry the access token, kept out of the state by `store_access_secrets = false`. */
 export const ACCESS_SECRETS = ["access_token", "jupyter_url", "open_url"] as const;
 
-/** `jupyter_url` with the access token masked: the `token` query value, and the token wherever else it appears. */
+/**
+ * `jupyter_url` with the access token masked: the token wherever it appears, and whatever else
+ * could be a credential (a `token` or `access_token` parameter in any case, a user and password)
+ * even when it is not that token. The attribute is not sensitive: it is shown in every plan.
+ */
 export function maskedJupyterAddress(url: string | null, token: string | null): string | null {
   if (url === null) return null;
-  const masked = url.replace(/([?&#]token=)[^&#]*/g, "$1…");
+  const masked = url
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/?#]*@/i, "$1…@")
+    .replace(/([?&#;](?:access_)?token=)[^&#;]*/gi, "$1…");
   return token ? masked.split(token).join("…") : masked;
 }
 
