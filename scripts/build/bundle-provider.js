@@ -285,7 +285,29 @@ async function bundle(entry, outfile, opts = {}) {
     legalComments: "none",
     logLevel: "warning",
   });
+  markBundle(outfile);
   return outfile;
+}
+
+/** The line that names a bundle's content; the loader's code cache is named by it. */
+const BUNDLE_ID_PREFIX = "//# gpurental-bundle=";
+
+/**
+ * Writes the bundle's content id (the first 16 hex digits of its SHA-256) into it, on a line of
+ * its own before the source map's, so that its code cache is the cache of exactly this code
+ * (src/executable/code-cache-loader.ts, bundleId): V8 accepts a cache made for any source of the
+ * same length.
+ */
+function markBundle(file) {
+  const text = fs.readFileSync(file, "utf8");
+  const id = require("node:crypto").createHash("sha256").update(text).digest("hex").slice(0, 16);
+  const map = text.lastIndexOf("\n//# sourceMappingURL=");
+  const at = map === -1 ? text.length : map + 1;
+  const line = `${BUNDLE_ID_PREFIX}${id}\n`;
+  fs.writeFileSync(
+    file,
+    text.endsWith("\n") || map !== -1 ? text.slice(0, at) + line + text.slice(at) : `${text}\n${line}`,
+  );
 }
 
 /** ELF's e_machine of each platform's code. */

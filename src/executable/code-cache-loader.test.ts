@@ -5,14 +5,16 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundle } from "../../scripts/build/bundle-provider";
-import { V8_FLAGS_CHANGED_KEY, WRITE_CODE_CACHES_KEY } from "./code-cache-loader";
+import { bundleId, V8_FLAGS_CHANGED_KEY, WRITE_CODE_CACHES_KEY } from "./code-cache-loader";
 
 // The launcher's code cache, in separate processes: it is written at exit.
 
@@ -78,6 +80,43 @@ describe("the launcher's code cache", () => {
 
   it("is written before V8's flags change by code that asks for it first, as the API client's loading does", () => {
     expect(run(join(work, "announced"), "announced")).toHaveLength(1);
+  });
+
+  it("is only ever used for the code it was made from, even a bundle of the same length, place and time", () => {
+    // An upgrade that leaves a file of the same size in the same place, with the one time npm
+    // gives every file it extracts: V8 would take the old cache for the new code.
+    const cacheDir = fresh();
+    const file = join(work, "same.js");
+    const answer = (value: string) => {
+      writeFileSync(file, `exports.main = async () => {}; globalThis.answer = "${value}";\n`);
+      utimesSync(file, new Date("1985-10-26T08:15:00Z"), new Date("1985-10-26T08:15:00Z"));
+      const script = [
+        `const { loadBundle } = require(${JSON.stringify(launcher)});`,
+        `loadBundle(${JSON.stringify(file)});`,
+        "process.stdout.write(globalThis.answer);",
+      ].join("\n");
+      const r = spawnSync(process.execPath, ["-e", script], {
+        env: { PATH: process.env.PATH, GPURENTAL_PROVIDER_CODE_CACHE_DIR: cacheDir },
+        encoding: "utf8",
+      });
+      expect(r.status).toBe(0);
+      return r.stdout;
+    };
+    expect(answer("old")).toBe("old");
+    expect(answer("old")).toBe("old");
+    expect(caches(cacheDir)).toHaveLength(1);
+    expect(answer("new")).toBe("new");
+  });
+
+  it("is named by the id the build writes into a bundle, and by the content of one without it", () => {
+    const marked = readFileSync(launcher, "utf8");
+    const id = /\/\/# gpurental-bundle=([0-9a-f]{16})\n/.exec(marked)?.[1];
+    expect(id).toMatch(/^[0-9a-f]{16}$/);
+    // Written before the source map's line, which stays last.
+    expect(marked.trimEnd().split("\n").pop()).toMatch(/^\/\/# sourceMappingURL=/);
+    expect(bundleId(marked)).toBe(id);
+    expect(bundleId("exports.a = 1;\n")).not.toBe(bundleId("exports.a = 2;\n"));
+    expect(bundleId("exports.a = 1;\n")).toMatch(/^[0-9a-f]{16}$/);
   });
 });
 

@@ -1,10 +1,7 @@
 import { createHash } from "node:crypto";
 import {
-  closeSync,
-  fstatSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -31,8 +28,12 @@ import { privateRunDir, trustedAncestors } from "../resident/resident";
 // per-user cache directory that must be private to the user, as v8-compile-cache does, and follows
 // XDG_CACHE_HOME and HOME as the standalone runtime does (src/executable/compact): cached code is
 // run as code, so the directory is trusted by the resident directory's rule (a real directory, the
-// user's alone, no link of another user's on the way). V8 itself rejects a cache made for other
-// source text, another V8 version or other flags.
+// user's alone, no link of another user's on the way). V8 rejects a cache of another V8 version,
+// other flags or a source of another length, and nothing else: a cache is therefore named by its
+// bundle's content (bundleId), so that it is only ever used for the code it was made from, even
+// when an upgrade leaves a bundle of the same size and time in the same place (npm extracts every
+// file with one fixed time). It is no defence against the user's own processes, which can write
+// the directory, as they can write the provider's files.
 // GPURENTAL_PROVIDER_CODE_CACHE=off disables it; GPURENTAL_PROVIDER_CODE_CACHE_DIR moves it.
 // GPURENTAL_PROVIDER_CPU_PROF=<dir> writes a CPU profile of the process there (startCpuProfile).
 
@@ -102,33 +103,34 @@ export function privateCacheDir(dir: string): boolean {
 
 /** Loads a CommonJS bundle, using and refreshing a V8 code cache where possible. */
 export function loadBundle(file: string, env: NodeJS.ProcessEnv = process.env): ProviderBundle {
-  const fd = openSync(file, "r");
-  let source: string;
-  let st: { size: number; mtimeMs: number };
-  try {
-    st = fstatSync(fd);
-    source = readFileSync(fd, "utf8");
-  } finally {
-    closeSync(fd);
-  }
-  return loadBundleSource(source, file, st, env);
+  return loadBundleSource(readFileSync(file, "utf8"), file, env);
+}
+
+const BUNDLE_ID = /\/\/# gpurental-bundle=([0-9a-f]{16})\n/;
+
+/**
+ * The content id of a bundle: the one the build wrote into it (scripts/build/bundle-provider.js,
+ * markBundle), near its end; for a source without one, the start of its SHA-256.
+ */
+export function bundleId(source: string): string {
+  const marked = BUNDLE_ID.exec(source.slice(-400));
+  return marked ? marked[1]! : createHash("sha256").update(source).digest("hex").slice(0, 16);
 }
 
 /**
- * Loads a CommonJS bundle from its text, as if it were `file`; `identity` (the size and time of
- * the file the text comes from) names its code cache. The standalone executable passes the bundle
- * it carries, named after itself: its code cache is made on the machine that runs it, since a
- * cache made into the executable at build time would differ between two builds of one commit.
+ * Loads a CommonJS bundle from its text, as if it were `file`; its content id names its code
+ * cache. The standalone executable passes the bundles it carries, named as files beside itself:
+ * its code cache is made on the machine that runs it, since a cache made into the executable at
+ * build time would differ between two builds of one commit.
  */
 export function loadBundleSource(
   source: string,
   file: string,
-  identity: { size: number; mtimeMs: number },
   env: NodeJS.ProcessEnv = process.env,
 ): ProviderBundle {
   // One cache per bundle location; rebuilding or reinstalling replaces it (see prune below).
   const prefix = `${basename(file, ".js")}-${createHash("sha256").update(dirname(file)).digest("hex").slice(0, 12)}-`;
-  const cacheName = `${prefix}${process.version}-${identity.size}-${Math.trunc(identity.mtimeMs)}.v8cache`;
+  const cacheName = `${prefix}${process.version}-${bundleId(source)}.v8cache`;
   const dir = codeCacheDirs(env).find(privateCacheDir);
   const cacheFile = dir ? join(dir, cacheName) : undefined;
   let cachedData: Buffer | undefined;

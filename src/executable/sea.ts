@@ -48,32 +48,31 @@ interface CommandBundle {
 }
 
 /**
- * The executable's size and time, which name its code cache. The compact executable's launcher
- * runs this runtime from a file in a private cache directory, or, where it has none, from memory
- * (src/executable/compact/README.md): there is no file then, so there is no code cache and no
- * resident process (which is started from the executable's file).
+ * Turns the code cache and the resident process off when the runtime has no file. The compact
+ * executable's launcher runs this runtime from a file in a private cache directory, or, where it
+ * has none, from memory (src/executable/compact/README.md): there is no file then, so there is no
+ * code cache and no resident process (which is started from the executable's file).
  */
-function runtimeIdentity(): { size: number; mtimeMs: number } {
+function checkRuntimeFile(): void {
   try {
-    return statSync(process.execPath);
+    statSync(process.execPath);
   } catch {
     process.env.GPURENTAL_PROVIDER_CODE_CACHE = "off";
     process.env.GPURENTAL_PROVIDER_RESIDENT = "off";
-    return { size: 0, mtimeMs: 0 };
   }
 }
 
 function run(): void {
   const sea = require("node:sea") as SeaModule;
   startCpuProfile();
-  const self = runtimeIdentity();
+  checkRuntimeFile();
   // Each part is named as a file beside the executable, for the code cache and stack traces;
   // nothing is read there. The parts load each other through LOAD_BUNDLE_KEY by that name.
   const load = (file: string) => {
     const name = basename(file);
     if (!(SEA_ASSETS.bundles as readonly string[]).includes(name) && name !== SEA_ASSETS.worker)
       throw new Error(`the executable carries no ${name}`);
-    return loadBundleSource(sea.getAsset(name, "utf8") as string, file, self);
+    return loadBundleSource(sea.getAsset(name, "utf8") as string, file);
   };
   (globalThis as Record<symbol, unknown>)[LOAD_BUNDLE_KEY] = load;
   (globalThis as Record<symbol, unknown>)[BUNDLE_SOURCE_KEY] = (name: string) => {
@@ -85,7 +84,6 @@ function run(): void {
     const command = loadBundleSource(
       sea.getAsset(SEA_ASSETS.command, "utf8") as string,
       join(dirname(process.execPath), SEA_ASSETS.command),
-      self,
     ) as unknown as CommandBundle;
     void command.runCommand(process.argv, {
       standalone: {
