@@ -66,10 +66,15 @@ const box = {
     const b = ctx.providerData.boxes.find((x) => x.id === state.id);
     return b ? { name: b.name, note: state.note ?? "read", created: state.created ?? "2026-01-01" } : null;
   },
-  async update() {
+  async update({ plan }) {
+    if (plan.name === "throws") throw new Error("the API went away");
     return {};
   },
   async delete({ state }, ctx) {
+    if (state.name === "stuck") {
+      ctx.diags.addError("Stuck", "The box cannot be deleted now.");
+      return;
+    }
     ctx.providerData.boxes = ctx.providerData.boxes.filter((x) => x.id !== state.id);
   },
   identity: {
@@ -310,6 +315,46 @@ describe("resource identity", () => {
     });
     expect(stateValue(gone.new_state)).toBeNull();
     expect(gone.new_identity ?? null).toBeNull();
+  });
+
+  it("keeps the identity with the object a failed update or delete leaves in state", async () => {
+    // Terraform 1.13 and later store the answer's identity with it, and none when it has none.
+    const { service, configured } = setup();
+    await configured;
+    const apply = (prior: Record<string, CtyValue>, planned: Record<string, CtyValue> | null) =>
+      service.ApplyResourceChange({
+        type_name: "gpurental_box",
+        prior_state: dv(prior, boxSchema.type),
+        planned_state: dv(planned, boxSchema.type),
+        config: dv(planned, boxSchema.type),
+        planned_private: EMPTY,
+        provider_meta: null,
+        // Stored when the box was made; the provider's zone is "a" now.
+        planned_identity: idData({ id: "b1", zone: "old" }),
+      });
+    const made = await service.ApplyResourceChange({
+      type_name: "gpurental_box",
+      prior_state: dv(null, boxSchema.type),
+      planned_state: dv({ ...full({ name: "x" }), id: null, note: null, created: null }, boxSchema.type),
+      config: dv(full({ name: "x" }), boxSchema.type),
+      planned_private: EMPTY,
+      provider_meta: null,
+      planned_identity: null,
+    });
+    const state = stateValue(made.new_state) as Record<string, CtyValue>;
+
+    const failedUpdate = await apply(state, { ...state, name: "throws" });
+    expect(failedUpdate.diagnostics?.map((d) => d.summary)).toEqual([
+      expect.stringContaining("Applying gpurental_box"),
+    ]);
+    expect(stateValue(failedUpdate.new_state)).toEqual(state);
+    expect(identityValue(failedUpdate.new_identity)).toEqual({ id: "b1", zone: "old" });
+
+    const stuck = { ...state, name: "stuck" };
+    const failedDelete = await apply(stuck, null);
+    expect(failedDelete.diagnostics?.map((d) => d.summary)).toEqual(["Stuck"]);
+    expect(stateValue(failedDelete.new_state)).toEqual(stuck);
+    expect(identityValue(failedDelete.new_identity)).toEqual({ id: "b1", zone: "old" });
   });
 
   it("imports by identity as by the id it names, and refuses what importId refuses", async () => {
