@@ -120,6 +120,34 @@ describe("the launcher's code cache", () => {
   });
 });
 
+describe("what a bundle may require", () => {
+  it("is Node's built-in modules only, never a package a search of the folders above finds", () => {
+    const dir = fresh();
+    // A folder beside the bundle, as anyone may create /tmp/node_modules above a runtime in /tmp.
+    mkdirSync(join(dir, "node_modules", "pg-native"), { recursive: true });
+    writeFileSync(
+      join(dir, "node_modules", "pg-native", "index.js"),
+      "process.stdout.write('planted ran');\n",
+    );
+    const part = join(dir, "wants.js");
+    writeFileSync(
+      part,
+      [
+        "exports.main = async () => {};",
+        'require("node:fs"); require("path");',
+        'try { require("pg-native"); } catch (err) { process.stdout.write("refused: " + err.code); }',
+      ].join("\n"),
+    );
+    const script = `require(${JSON.stringify(launcher)}).loadBundle(${JSON.stringify(part)});`;
+    const r = spawnSync(process.execPath, ["-e", script], {
+      env: { PATH: process.env.PATH, GPURENTAL_PROVIDER_CODE_CACHE: "off" },
+      encoding: "utf8",
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe("refused: MODULE_NOT_FOUND");
+  });
+});
+
 describe("where the code cache lives", () => {
   const uid = process.getuid?.() ?? 0;
 

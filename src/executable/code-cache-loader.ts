@@ -144,7 +144,14 @@ export function loadBundleSource(
   const script = new Script(Module.wrap(source), { filename: file, cachedData });
   const moduleObject = { exports: {} as ProviderBundle, filename: file, id: file, loaded: false };
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
-  fn.call(moduleObject.exports, moduleObject.exports, createRequire(file), moduleObject, file, dirname(file));
+  fn.call(
+    moduleObject.exports,
+    moduleObject.exports,
+    builtinRequire(file),
+    moduleObject,
+    file,
+    dirname(file),
+  );
   moduleObject.loaded = true;
 
   if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
@@ -171,6 +178,30 @@ export function loadBundleSource(
     pendingWrites.add(write);
   }
   return moduleObject.exports;
+}
+
+/**
+ * The require a bundle gets: Node's built-in modules only. A bundle carries every package it uses;
+ * a require of anything else (pg's optional `pg-native`, which NODE_PG_FORCE_NATIVE asks for) would
+ * run whatever file a search through the folders above the bundle finds, and for a runtime kept in
+ * the temp directory that includes folders any user can create (`/tmp/node_modules`).
+ */
+function builtinRequire(file: string): NodeJS.Require {
+  const real = createRequire(file);
+  const only = (id: string): unknown => {
+    if (!Module.isBuiltin(id)) {
+      throw Object.assign(new Error(`Cannot find module '${id}': the provider loads only what it carries`), {
+        code: "MODULE_NOT_FOUND",
+      });
+    }
+    return real(id);
+  };
+  return Object.assign(only, {
+    resolve: real.resolve,
+    cache: real.cache,
+    main: real.main,
+    extensions: real.extensions,
+  }) as NodeJS.Require;
 }
 
 /** Removes older caches of this bundle location, and stale ones of other locations. */
