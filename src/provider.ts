@@ -11,8 +11,16 @@ import {
   durationValidator,
   type ProviderDefinition,
 } from "./framework";
-import { DeployJournal, journalDirProblem, locateJournal, parentCommand, type RunIdentity } from "./journal";
+import {
+  currentRun,
+  DeployJournal,
+  journalDirProblem,
+  locateJournal,
+  parentCommand,
+  type RunIdentity,
+} from "./journal";
 import { lateArrivalDiagnostics } from "./journal/late";
+import { legacyStoreOf } from "./journal/open";
 import { DEFAULT_JOURNAL_TIMEOUT_MS, PgStore } from "./journal/pg/store";
 import { settleAtShutdown } from "./journal/settle";
 import { listResources } from "./list-resources";
@@ -329,18 +337,23 @@ async function openJournal(
   }
   const log = (level: "debug" | "warn", msg: string, fields?: Record<string, unknown>) =>
     journalLog.log(level, msg, fields);
+  const run = opts.run ?? currentRun();
+  const legacy = legacyStoreOf(location, journalUrl, { env, run, timeoutMs: s.journalTimeoutMs, log });
   const journal = new DeployJournal(location, {
     log,
     ...(journalUrl
       ? { store: new PgStore(journalUrl, location, { env, timeoutMs: s.journalTimeoutMs, log }) }
       : {}),
-    ...(opts.run ? { run: opts.run } : {}),
+    run,
     ...(opts.ended ? { ended: opts.ended } : {}),
     ...(ctx.signal ? { stopped: ctx.signal } : {}),
+    legacy,
   });
   // The PostgreSQL journal is read once here, asynchronously: a command that writes nothing
-  // (a plan with no changes) then starts no worker thread for it.
+  // (a plan with no changes) then starts no worker thread for it; so is the state's journal under
+  // its older key, where there is one (nothing there, it is done with).
   if (journal.store instanceof PgStore) await journal.store.prime();
+  if (legacy instanceof PgStore) await legacy.prime();
   settleAtShutdown(journal, opts.ended);
   return { journal, location };
 }

@@ -17,7 +17,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { append, lockJournal, parseFile, syncDir } from "./disk";
+import { append, JournalError, lockJournal, parseFile, syncDir } from "./disk";
 import type { JournalStore, UpdateOptions } from "./journal-store";
 import type { JournalLocation } from "./location";
 import { applyRecord, type JournalRecord, type ParsedJournal, parseJournal } from "./records";
@@ -31,6 +31,9 @@ export interface FileStoreOptions {
   run: RunIdentity;
   log: (level: "debug" | "warn", message: string, fields?: Record<string, unknown>) => void;
 }
+
+/** What a journal file whose entries were moved to another key is renamed to end with. */
+export const RETIRED_SUFFIX = ".moved";
 
 /** The journal file of one state (see locateJournal). */
 export class FileStore implements JournalStore {
@@ -73,6 +76,34 @@ export class FileStore implements JournalStore {
 
   exists(): boolean {
     return existsSync(this.file);
+  }
+
+  retire(): void {
+    const release = lockJournal(this.file, this.opts.run);
+    try {
+      // Another process retired it first.
+      if (!existsSync(this.file)) return;
+      const before = this.cache?.key;
+      this.cache = null;
+      this.read();
+      const after = (this.cache as { key: string } | null)?.key;
+      if (before !== undefined && after !== before) {
+        throw new JournalError(
+          `The deploy journal ${this.file} changed after it was read; it is kept.`,
+          this.file,
+        );
+      }
+      renameSync(this.file, `${this.file}${RETIRED_SUFFIX}`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+      if (err instanceof JournalError) throw err;
+      throw new JournalError(
+        `The deploy journal ${this.file} could not be renamed aside: ${(err as Error).message}`,
+        this.file,
+      );
+    } finally {
+      release();
+    }
   }
 
   update(build: (current: ParsedJournal) => JournalRecord[], opts: UpdateOptions): void {

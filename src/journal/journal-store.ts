@@ -38,4 +38,10 @@ export interface JournalStore {
   update(build: (current: ParsedJournal) => JournalRecord[], opts: UpdateOptions): void;
   /** Ids named by any journal of the same place (every state's: the directory, the database). */
   referencedIds(): Set<string>;
+  /**
+   * Retires a journal whose entries were moved into another (an older key of the same state),
+   * unless it changed since it was read: the file is renamed aside, the rows deleted. Throws
+   * JournalError when it cannot, leaving it as it is.
+   */
+  retire(): void;
 }

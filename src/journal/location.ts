@@ -10,7 +10,6 @@
 import { createHash } from "node:crypto";
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { parseJournal } from "./records";
 
 /** The environment variable that moves the journal directory. */
 export const JOURNAL_DIR_ENV = "GPURENTAL_JOURNAL_DIR";
@@ -63,8 +62,8 @@ export interface JournalLocation {
   stateFile?: string | null;
   /**
    * The journal file this state had under the key of provider versions that hashed the backend's
-   * whole configuration, credentials included, when that key differs from today's; `file` is that
-   * file while it holds an open entry (see {@link locateJournal}). Absent otherwise.
+   * whole configuration, credentials included, when that key differs from today's: what it holds
+   * is moved into this one at its first use (DeployJournal's `legacy`). Absent otherwise.
    */
   legacyFile?: string;
 }
@@ -107,24 +106,56 @@ export function stableJson(v: unknown): string {
  * kubernetes backend's `secret_suffix` names where the state is.)
  */
 const CREDENTIAL_SETTING =
-  /password|passwd|token|secret(?!_suffix)|access_key|private_key|client_key|client_certificate|credentials|sas_|oidc|jwt|assume_role|^user(name)?$/i;
+  /password|passwd|token|secret(?!_suffix)|access_key|private_key|client_key|client_certificate|credentials|sas_|oidc|jwt|assume_role|auth|^user(name)?$/i;
 
-/** The user and password of a URL (`scheme://user:password@`), and of a libpq connection string. */
-const URL_USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^@/?#]*@/i;
-const CONNECTION_CREDENTIAL = /(^|[\s?&])(password|user|sslpassword)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&#]*)/gi;
+/** A URL: its scheme, user (with a password or not), host and path. */
+const URL_PARTS = /^([a-z][a-z0-9+.-]*:\/\/)(?:([^@/?#:]*)(?::[^@/?#]*)?@)?([^/?#]*)(\/[^?#]*)?/i;
+/** A URL's query parameters that are credentials. */
+const URL_CREDENTIAL_PARAM = /([?&])(password|sslpassword|user)=[^&#]*/gi;
+/** libpq's key/value settings that are credentials; a value is quoted or runs to a space. */
+const LIBPQ_SETTING = (name: string) =>
+  new RegExp(`(^|\\s)${name}\\s*=\\s*('(?:[^'\\\\]|\\\\.)*'|\\S*)`, "gi");
 
-/** A setting's text without the user and password it may carry. Unchanged when it carries none. */
-function withoutCredentials(text: string): string {
-  return text.replace(URL_USERINFO, "$1").replace(CONNECTION_CREDENTIAL, "$1");
+/**
+ * A connection string or address without its credentials: the password always, and the user
+ * where it also names the database (where it does not, a PostgreSQL server takes the user's name
+ * for the database, so the user says where the state is). Unchanged when it holds neither.
+ */
+function connectionWithoutCredentials(text: string): string {
+  const url = URL_PARTS.exec(text);
+  if (url) {
+    const [whole, scheme, user, host, path] = url;
+    const namesDatabase = path !== undefined && path.length > 1;
+    const kept = `${scheme}${user !== undefined && !namesDatabase ? `${user}@` : ""}${host}${path ?? ""}`;
+    return (kept + text.slice(whole.length)).replace(URL_CREDENTIAL_PARAM, (m, sep: string, name: string) =>
+      name.toLowerCase() === "user" && !namesDatabase ? m : sep,
+    );
+  }
+  const namesDatabase = /(^|\s)dbname\s*=/i.test(text);
+  const out = text.replace(LIBPQ_SETTING("(?:ssl)?password"), "$1");
+  return namesDatabase ? out.replace(LIBPQ_SETTING("user"), "$1") : out;
 }
 
-/** A backend's settings without their credentials, at any depth. */
-function locating(value: unknown): unknown {
-  if (typeof value === "string") return withoutCredentials(value);
-  if (Array.isArray(value)) return value.map(locating);
+/**
+ * A backend's settings as they locate the state: a credential's text becomes null, as an unset
+ * setting is recorded (Terraform records every setting of the backend, unset ones as null, so a
+ * configuration without credentials locates exactly as it always hashed), and a connection string
+ * or address loses its user information.
+ */
+function locating(value: unknown, name = ""): unknown {
+  if (typeof value === "string") {
+    if (CREDENTIAL_SETTING.test(name)) return null;
+    return name === "conn_str" || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)
+      ? connectionWithoutCredentials(value)
+      : value;
+  }
+  if (Array.isArray(value)) return value.map((v) => locating(v, name));
   if (value === null || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (!CREDENTIAL_SETTING.test(k)) out[k] = locating(v);
+  for (const [k, v] of Object.entries(value)) {
+    // A block of credentials (s3's assume_role) is nulled whole, as an unset one is recorded.
+    out[k] = CREDENTIAL_SETTING.test(k) && v !== null && typeof v === "object" ? null : locating(v, k);
+  }
   return out;
 }
 
@@ -158,7 +189,7 @@ function stateLocation(type: string, config: unknown, env: NodeJS.ProcessEnv): u
   });
   if (fromEnv.length === 0) return place;
   const filled: Record<string, unknown> = { ...((place as Record<string, unknown> | null) ?? {}) };
-  for (const [setting, variable] of fromEnv) filled[setting] = withoutCredentials(env[variable]!);
+  for (const [setting, variable] of fromEnv) filled[setting] = locating(env[variable]!, setting);
   return filled;
 }
 
@@ -205,18 +236,6 @@ function backendIdentity(
   return { type, identity, ...(legacy === identity ? {} : { legacy }), stateFile: null };
 }
 
-/** Whether a journal file holds an entry nothing has closed. */
-function holdsOpenEntry(file: string): boolean {
-  const text = (() => {
-    try {
-      return readFileSync(file, "utf8");
-    } catch {
-      return undefined;
-    }
-  })();
-  return text !== undefined && [...parseJournal(text).entries.values()].some((e) => e.closed === null);
-}
-
 /** A workspace name as a file name part (Terraform allows letters, digits, `-`, `_` and `.`). */
 function safeName(s: string): string {
   return s.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 64) || "default";
@@ -244,9 +263,7 @@ export function locateJournal(opts: LocateOptions = {}): JournalLocation {
   const legacyFile = legacy === undefined ? undefined : fileOf(legacy);
   return {
     dir,
-    // Entries an older version left open under the old key are still found: the old file is used
-    // until nothing in it is open (the state's lock makes its runs one at a time), then this one.
-    file: legacyFile && holdsOpenEntry(legacyFile) ? legacyFile : file,
+    file,
     workspace,
     backend: type,
     stateFile,

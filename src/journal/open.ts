@@ -5,9 +5,11 @@
  */
 import { dirname } from "node:path";
 import { journalFiles, readJournalFile } from "./disk";
+import { FileStore } from "./file-store";
 import { type JournalLocation, locateJournal } from "./location";
-import { PgStore } from "./pg/store";
-import { JOURNAL_URL_ENV, parseJournalUrl } from "./pg/url";
+import { PgStore, type PgStoreOptions } from "./pg/store";
+import { JOURNAL_URL_ENV, type JournalUrl, parseJournalUrl } from "./pg/url";
+import { currentRun, type RunIdentity } from "./run";
 import { DeployJournal } from "./store";
 
 /** One state's journal of a working directory, read. */
@@ -30,6 +32,27 @@ export function fileJournal(file: string): DeployJournal | null {
   return new DeployJournal(location);
 }
 
+/**
+ * The store of the same state's journal under the key older versions gave it, of the kind the
+ * journal itself uses, when that key differs (DeployJournalOptions.legacy); undefined otherwise.
+ */
+export function legacyStoreOf(
+  location: JournalLocation,
+  url: JournalUrl | undefined,
+  opts: { env: NodeJS.ProcessEnv; run: RunIdentity; timeoutMs?: number; log?: PgStoreOptions["log"] },
+): FileStore | PgStore | undefined {
+  if (!location.legacyFile) return undefined;
+  const older: JournalLocation = { ...location, file: location.legacyFile };
+  const log = opts.log ?? (() => {});
+  return url
+    ? new PgStore(url, older, {
+        env: opts.env,
+        log,
+        ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+      })
+    : new FileStore(older, { run: opts.run, log });
+}
+
 /** The PostgreSQL URL the tools use, from the environment; undefined when none is set. */
 export function journalUrlOf(env: NodeJS.ProcessEnv) {
   const value = env[JOURNAL_URL_ENV];
@@ -45,7 +68,10 @@ export function workingDirJournals(cwd: string, env: NodeJS.ProcessEnv): OpenedJ
   const location = locateJournal({ cwd, env });
   const url = journalUrlOf(env);
   if (url) {
-    const journal = new DeployJournal(location, { store: new PgStore(url, location, { env }) });
+    const journal = new DeployJournal(location, {
+      store: new PgStore(url, location, { env }),
+      legacy: legacyStoreOf(location, url, { env, run: currentRun() }),
+    });
     return [{ name: journal.file, journal }];
   }
   return journalFiles(location.dir).flatMap((file) => {

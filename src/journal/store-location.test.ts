@@ -180,6 +180,39 @@ describe("location", () => {
       expect(elsewhere.file).not.toBe(first.file);
     });
 
+    test("a configuration as Terraform records it, every unset setting null, keeps the key it always had", () => {
+      const recorded = {
+        bucket: "b",
+        key: "user=alice/terraform.tfstate",
+        region: "eu-west-1",
+        access_key: null,
+        secret_key: null,
+        token: null,
+        assume_role: null,
+        use_oidc: true,
+        skip_credentials_validation: false,
+      };
+      expect(fileWith("s3", recorded).legacyFile).toBeUndefined();
+      // A path that reads like a connection setting is a path.
+      expect(fileWith("s3", { ...recorded, key: "user=bob/terraform.tfstate" }).file).not.toBe(
+        fileWith("s3", recorded).file,
+      );
+      expect(
+        fileWith("http", { address: "https://state.example/prod", password: null, username: null })
+          .legacyFile,
+      ).toBe(undefined);
+    });
+
+    test("a database user names the state's database when the connection string names none", () => {
+      const file = (conn: string) => fileWith("pg", { conn_str: conn, schema_name: null }).file;
+      expect(file("postgres://alice@db.example/")).not.toBe(file("postgres://bob@db.example/"));
+      expect(file("host=db.example user=alice")).not.toBe(file("host=db.example user=bob"));
+      expect(file("postgres://alice:p1@db.example/tf")).toBe(file("postgres://bob:p2@db.example/tf"));
+      expect(file("host=db.example dbname=tf user=alice password=p&1#x")).toBe(
+        file("host=db.example dbname=tf user=bob password=p2"),
+      );
+    });
+
     test("two pg stacks told apart only by the environment get journals of their own", () => {
       const env = { PG_CONN_STR: "postgres://u:p1@db.example/tf" };
       const a = fileWith("pg", { conn_str: null, schema_name: null }, { ...env, PG_SCHEMA_NAME: "stack_a" });
@@ -201,37 +234,11 @@ describe("location", () => {
       expect(c.file).toBe(a.file);
     });
 
-    test("an older version's journal is used while it holds an open entry, then today's", () => {
+    test("a configuration whose key changed names the older key's file too", () => {
       const config = { address: "https://state.example/prod", password: "job-1" };
       const today = fileWith("http", config);
       expect(today.legacyFile).toBeDefined();
       expect(today.legacyFile).not.toBe(today.file);
-      const sent = {
-        op: "sent",
-        entry: "e1",
-        kind: "instance",
-        fingerprint: "sha256:x",
-        request: {},
-        at: "2026-11-29T00:00:00.000Z",
-        run: { id: "r", pid: 1, boot: "b" },
-      };
-      const header = {
-        op: "header",
-        format: "gpurental-deploy-journal",
-        version: 1,
-        workspace: "default",
-        backend: "http",
-        created_at: "2026-11-29T00:00:00.000Z",
-      };
-      mkdirSync(today.dir, { recursive: true });
-      writeFileSync(today.legacyFile!, `${JSON.stringify(header)}\n${JSON.stringify(sent)}\n`);
-      expect(fileWith("http", config).file).toBe(today.legacyFile);
-      const closed = { op: "closed", entry: "e1", reason: "claimed", at: "2026-11-29T00:01:00.000Z" };
-      writeFileSync(
-        today.legacyFile!,
-        `${JSON.stringify(header)}\n${JSON.stringify(sent)}\n${JSON.stringify(closed)}\n`,
-      );
-      expect(fileWith("http", config).file).toBe(today.file);
       // A configuration without credentials has one key, as it always had.
       expect(fileWith("http", { address: "https://state.example/prod" }).legacyFile).toBeUndefined();
     });

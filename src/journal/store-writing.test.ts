@@ -421,6 +421,7 @@ describe("an id whose record could not be written", () => {
       read: () => file.read(),
       exists: () => file.exists(),
       referencedIds: () => file.referencedIds(),
+      retire: () => file.retire(),
       update: (build, opts) => {
         if (state.down) throw new JournalError("the database cannot be reached", file.name);
         file.update(build, opts);
@@ -461,5 +462,67 @@ describe("an id whose record could not be written", () => {
     const reader = new DeployJournal(location, { run: currentRun() });
     const entry = reader.entries().find((e) => e.entry === sent);
     expect(entry?.id).toBe("inst-2");
+  });
+});
+
+describe("the journal a state had under an older key", () => {
+  test("is moved into today's at its first use, then retired; an interrupted run's deploy is still adopted", () => {
+    const today = locateJournal({ cwd: dir, env: {} });
+    const older = { ...today, file: join(today.dir, "default-0123456789ab.jsonl") };
+    const old = new DeployJournal(older, { run: gone("old") });
+    const open = old.sent("instance", "sha256:x", {});
+    old.answered(open, "i-7");
+    const closed = old.sent("instance", "sha256:x", {});
+    old.answered(closed, "i-8");
+    old.close(closed, "destroyed");
+
+    const j = new DeployJournal(today, {
+      run: currentRun(),
+      legacy: new FileStore(older, { run: currentRun(), log: () => {} }),
+    });
+    expect(j.adoptable("instance", "sha256:x").map((e) => e.id)).toEqual(["i-7"]);
+    expect(j.entries().map((e) => e.id)).toEqual(["i-7", "i-8"]);
+    expect(existsSync(older.file)).toBe(false);
+    expect(existsSync(`${older.file}.moved`)).toBe(true);
+    // Another process of the same run finds it moved, and nothing twice.
+    const k = new DeployJournal(today, {
+      run: currentRun(),
+      legacy: new FileStore(older, { run: currentRun(), log: () => {} }),
+    });
+    expect(k.entries()).toHaveLength(2);
+  });
+
+  test("one that changed while it was moved is kept, and moved again by the next process", () => {
+    const today = locateJournal({ cwd: dir, env: {} });
+    const older = { ...today, file: join(today.dir, "default-0123456789ab.jsonl") };
+    new DeployJournal(older, { run: gone("old") }).sent("instance", "sha256:x", {});
+    const legacy = new FileStore(older, { run: currentRun(), log: () => {} });
+    const store: JournalStore = {
+      name: legacy.name,
+      kind: legacy.kind,
+      read: () => legacy.read(),
+      exists: () => legacy.exists(),
+      referencedIds: () => legacy.referencedIds(),
+      update: (build, opts) => legacy.update(build, opts),
+      // An older version's run writes between the move and the retirement.
+      retire: () => {
+        new DeployJournal(older, { run: gone("old") }).sent("instance", "sha256:y", {});
+        legacy.retire();
+      },
+    };
+    const j = new DeployJournal(today, { run: currentRun(), legacy: store });
+    expect(j.entries()).toHaveLength(1);
+    expect(existsSync(older.file)).toBe(true);
+    const k = new DeployJournal(today, {
+      run: currentRun(),
+      legacy: new FileStore(older, { run: currentRun(), log: () => {} }),
+    });
+    expect(
+      k
+        .entries()
+        .map((e) => e.fingerprint)
+        .sort(),
+    ).toEqual(["sha256:x", "sha256:y"]);
+    expect(existsSync(older.file)).toBe(false);
   });
 });

@@ -51,6 +51,13 @@ export interface DeployJournalOptions {
    * (src/journal/pg) when the provider is given a journal_url.
    */
   store?: JournalStore;
+  /**
+   * The same state's journal under the key older versions gave it (JournalLocation.legacyFile), in
+   * the same kind of store: what it holds is moved into this journal before this journal is first
+   * read or written, and it is retired, so that one journal answers for the state and an
+   * interrupted run of an older version is still found.
+   */
+  legacy?: JournalStore | undefined;
 }
 
 /** The deploy journal of one state (see locateJournal). */
@@ -80,6 +87,8 @@ export class DeployJournal {
    * object a state already holds.
    */
   private readonly unwrittenAnswers = new Map<string, { id: string; at: string }>();
+  /** The older key's journal, until its entries have been moved here. */
+  private legacy: JournalStore | undefined;
 
   constructor(location: JournalLocation, opts: DeployJournalOptions = {}) {
     this.location = location;
@@ -89,6 +98,41 @@ export class DeployJournal {
     this.stopped = opts.stopped;
     this.log = opts.log ?? (() => {});
     this.store = opts.store ?? new FileStore(location, { run: this.run, log: this.log });
+    this.legacy = opts.legacy;
+  }
+
+  /**
+   * Moves the older key's journal here (see DeployJournalOptions.legacy): every entry, open or
+   * closed, that this journal lacks, then retires it. A journal that cannot be read stops the read
+   * or write that asked, as this one would (nothing is decided without it); one that cannot be
+   * retired is left, and moved again by the next process (an entry already here is not added twice).
+   */
+  private moveLegacy(): void {
+    const legacy = this.legacy;
+    if (!legacy) return;
+    const old = legacy.read();
+    this.legacy = undefined;
+    if (!old.header && old.entries.size === 0) return;
+    try {
+      const moved = this.importEntries([...old.entries.values()]);
+      this.log("warn", "deploy journal: moved the entries an older version kept under another key", {
+        from: legacy.name,
+        to: this.file,
+        entries: old.entries.size,
+        added: moved,
+      });
+    } catch (err) {
+      this.legacy = legacy;
+      throw err;
+    }
+    try {
+      legacy.retire();
+    } catch (err) {
+      this.log("warn", "deploy journal: could not retire the older journal; the next run moves it again", {
+        journal: legacy.name,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
   }
 
   /** The journal in messages: its file, or its database (no password) and state. */
@@ -102,6 +146,7 @@ export class DeployJournal {
 
   /** The journal as its store holds it now, with the ids this run could not write yet. */
   private read(): ParsedJournal {
+    this.moveLegacy();
     const journal = this.store.read();
     return this.unwrittenAnswers.size === 0
       ? journal
@@ -423,6 +468,7 @@ export class DeployJournal {
         this.file,
       );
     }
+    this.moveLegacy();
     if (durable) this.writeQueuedCloses();
     let answers: string[] = [];
     this.store.update(
@@ -433,11 +479,14 @@ export class DeployJournal {
             this.file,
           );
         }
-        // The ids not written yet go first, and what `build` decides sees them.
+        // The ids not written yet go first, and what `build` decides sees them; only with a write
+        // that is flushed (a claim's is not), as their own would have been.
         const late: JournalRecord[] = [];
-        answers = [...this.unwrittenAnswers.keys()];
-        for (const [entry, { id, at }] of this.unwrittenAnswers) {
-          if (current.entries.get(entry)?.id === null) late.push({ op: "answered", entry, id, at });
+        if (durable) {
+          answers = [...this.unwrittenAnswers.keys()];
+          for (const [entry, { id, at }] of this.unwrittenAnswers) {
+            if (current.entries.get(entry)?.id === null) late.push({ op: "answered", entry, id, at });
+          }
         }
         return [...late, ...build(this.withAnswers(current.entries))];
       },

@@ -2,8 +2,15 @@ import { existsSync, renameSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { redactText } from "../../api/redact";
-import { CLOSED_KEPT_MS, DeployJournal, type JournalEntry, journalFiles, locateJournal } from "../../journal";
-import { fileJournal, journalUrlOf } from "../../journal/open";
+import {
+  CLOSED_KEPT_MS,
+  currentRun,
+  DeployJournal,
+  type JournalEntry,
+  journalFiles,
+  locateJournal,
+} from "../../journal";
+import { fileJournal, journalUrlOf, legacyStoreOf } from "../../journal/open";
 import { PgStore } from "../../journal/pg/store";
 import { JOURNAL_URL_ENV } from "../../journal/pg/url";
 import { type CommandIO, processIO } from "../io";
@@ -86,7 +93,11 @@ export function runJournalExport(opts: JournalMoveOptions, io: CommandIO): numbe
       ...(opts.journalDir ? { configured: resolve(io.cwd, opts.journalDir) } : {}),
     });
     const store = new PgStore(url, location, { env: io.env });
-    const source = new DeployJournal(location, { store });
+    // What an older version kept under the state's older key comes along.
+    const source = new DeployJournal(location, {
+      store,
+      legacy: legacyStoreOf(location, url, { env: io.env, run: currentRun() }),
+    });
     const entries = kept(source.entries(), Date.now());
     if (entries.length === 0) {
       io.stdout(`${source.file}: no entries: nothing to export.\n`);

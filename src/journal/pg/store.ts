@@ -14,7 +14,6 @@ import {
   applyRecord,
   JOURNAL_FORMAT,
   JOURNAL_VERSION,
-  type JournalEntry,
   type JournalHeader,
   type JournalRecord,
   type ParsedJournal,
@@ -63,10 +62,7 @@ export function stateKeyOf(location: JournalLocation): string {
 /** The deploy journal of one state in PostgreSQL. */
 export class PgStore implements JournalStore {
   readonly kind = "postgresql" as const;
-  /** The state's key; the older one instead while its journal holds an open entry (see below). */
-  private stateKey: string;
-  /** The key older versions used for this state, until looked at (JournalLocation.legacyFile). */
-  private legacyKey: string | undefined;
+  readonly key: string;
   private readonly target: PgTarget;
   private readonly bridge: Bridge;
   private readonly log: NonNullable<PgStoreOptions["log"]>;
@@ -77,9 +73,7 @@ export class PgStore implements JournalStore {
     readonly location: JournalLocation,
     opts: PgStoreOptions = {},
   ) {
-    this.stateKey = stateKeyOf(location);
-    const legacy = location.legacyFile ? stateKeyOf({ ...location, file: location.legacyFile }) : undefined;
-    this.legacyKey = legacy === this.stateKey ? undefined : legacy;
+    this.key = stateKeyOf(location);
     const env: Record<string, string> = {};
     for (const k of LIBPQ_ENV) {
       const v = opts.env?.[k];
@@ -88,41 +82,6 @@ export class PgStore implements JournalStore {
     this.target = { url: url.value, env, timeoutMs: opts.timeoutMs ?? DEFAULT_JOURNAL_TIMEOUT_MS };
     this.bridge = opts.bridge ?? pgBridge();
     this.log = opts.log ?? (() => {});
-  }
-
-  /** The state's key in the database. */
-  get key(): string {
-    return this.stateKey;
-  }
-
-  /**
-   * Before the first use: the older key of this state is kept while its journal holds an entry
-   * nothing has closed (an interrupted run of an older version), so that entry is still found;
-   * after that, today's key. A failure leaves the question for the next use.
-   */
-  private useLegacyKeyWhileOpen(answer: ReadAnswer | null): void {
-    const legacy = this.legacyKey;
-    this.legacyKey = undefined;
-    if (legacy === undefined || !answer) return;
-    const entries = new Map<string, JournalEntry>();
-    for (const rec of answer.records) {
-      if (rec && typeof rec === "object" && typeof rec.op === "string") applyRecord(entries, rec, () => {});
-    }
-    if ([...entries.values()].some((e) => e.closed === null)) this.stateKey = legacy;
-  }
-
-  private resolveKey(): void {
-    if (this.legacyKey === undefined) return;
-    let answer: ReadAnswer | null;
-    try {
-      answer = this.bridge.call<ReadAnswer | null>(
-        { kind: "read", target: this.target, key: this.legacyKey, since: null },
-        this.target.timeoutMs,
-      );
-    } catch (err) {
-      throw this.failed("read", err);
-    }
-    this.useLegacyKeyWhileOpen(answer);
   }
 
   get name(): string {
@@ -168,9 +127,6 @@ export class PgStore implements JournalStore {
    */
   async prime(): Promise<void> {
     try {
-      if (this.legacyKey !== undefined) {
-        this.useLegacyKeyWhileOpen(await loadClientModule().primeRead(this.target, this.legacyKey));
-      }
       const answer = await loadClientModule().primeRead(this.target, this.key);
       this.apply(answer);
       this.empty = answer === null ? Date.now() : null;
@@ -186,7 +142,6 @@ export class PgStore implements JournalStore {
   private empty: number | null = null;
 
   read(): ParsedJournal {
-    this.resolveKey();
     const now = Date.now();
     if (this.cache && now - this.cache.at < FRESH_MS) return this.cache.parsed;
     if (!this.cache && this.empty !== null && now - this.empty < FRESH_MS) return emptyJournal();
@@ -213,7 +168,6 @@ export class PgStore implements JournalStore {
   }
 
   update(build: (current: ParsedJournal) => JournalRecord[], opts: UpdateOptions): void {
-    this.resolveKey();
     let current: ParsedJournal;
     try {
       const answer = this.bridge.call<ReadAnswer | null>(
@@ -286,13 +240,17 @@ export class PgStore implements JournalStore {
     }
   }
 
+  /** Deletes the rows of a journal whose entries were moved to another key (see {@link drop}). */
+  retire(): void {
+    this.drop();
+  }
+
   /**
    * Deletes this state's journal from the database (its entries moved elsewhere), under the state's
    * lock, and only if nothing was written to it since this store last read it: a run writing
    * meanwhile (a deploy's `sent`) must not lose its record with the rows.
    */
   drop(): void {
-    this.resolveKey();
     const since = this.cache?.since ?? null;
     let answer: ReadAnswer | null;
     try {
