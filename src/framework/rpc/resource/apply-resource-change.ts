@@ -21,7 +21,8 @@ export async function applyResourceChange<P>(
   let planned: Rec | null = null;
   // Terraform (1.13 and later) keeps in state, with an object a failed apply leaves, the identity
   // the answer carries, and none when it carries none: whatever keeps the prior object keeps its
-  // identity too, as the plan had it (the apply request carries no other).
+  // identity too, as the plan had it; a delete's request carries none, and it is made as a refresh
+  // would make it.
   let plannedIdentity: IdentityValue | null = null;
   const identityOf = (state: Rec | null) => identityOut(core, r, state, plannedIdentity, diags) ?? null;
   try {
