@@ -37,13 +37,19 @@ function problem(platform) {
   return undefined;
 }
 
+// npm runs prepack for `npm pack` and `npm publish`, and also when it installs the package from
+// a git repository, where a machine without the cross compiler must still get a working package.
+const making = ["pack", "publish"].includes(process.env.npm_command ?? "pack");
+
 const problems = Object.keys(COMPACT_PLATFORMS)
   .map(problem)
   .filter((p) => p !== undefined);
 if (problems.length > 0) {
   const what = `${problems.join("; ")} in ${dir}`;
-  if (process.env[ESCAPE] === "1") {
-    process.stderr.write(`check-pack: packing anyway (${ESCAPE}=1): ${what}\n`);
+  if (process.env[ESCAPE] === "1" || !making) {
+    process.stderr.write(
+      `check-pack: packing anyway (${making ? `${ESCAPE}=1` : `npm ${process.env.npm_command}`}): ${what}\n`,
+    );
   } else {
     process.stderr.write(
       `check-pack: ${what}. Without it the npm provider starts Node.js at every launch in automation. ` +

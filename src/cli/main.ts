@@ -32,13 +32,19 @@ export async function buildProgram(): Promise<Command> {
     .version(version)
     .showHelpAfterError()
     // Commander quotes what it refuses (an unknown option, a flag's value): shown as text, and
-    // never a credential (`--token=gps_…` for the --token-file that exists is refused whole).
-    .configureOutput({ outputError: (text, write) => write(shown(redactText(text))) })
+    // never a credential. An unknown option is quoted whole with its value (`--token=gps_…` for
+    // the --token-file that exists, `--api-key=…`): the value is never shown, whatever it is.
+    .configureOutput({ outputError: (text, write) => write(shown(redactText(withoutOptionValues(text)))) })
     .exitOverride();
   for (const load of Object.values(modules)) {
     (await load()).register(program);
   }
   return program;
+}
+
+/** Commander's error text with the value of every `'--name=value'` it quotes left out. */
+function withoutOptionValues(text: string): string {
+  return text.replace(/'(--?[^'=\s]+)=[^']*'/g, "'$1=…'");
 }
 
 /** Runs the `gpurental` command with the given argv (as in process.argv). */

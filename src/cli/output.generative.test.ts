@@ -93,12 +93,15 @@ test("whatever it is given, the command prints no control character or override 
 });
 
 test("a credential written where the command expects no value is never printed", async () => {
-  const secrets = [CREDENTIALS.session, CREDENTIALS.keySecret, CREDENTIALS.password];
+  const secrets = [CREDENTIALS.session, CREDENTIALS.keySecret, CREDENTIALS.password, CREDENTIALS.bearer];
   const lines = [
     ["strays", `--token=${CREDENTIALS.session}`],
     ["plan-report", "plan.json", `--api-key=${CREDENTIALS.keySecret}`],
     ["fake-backend", `--password=${CREDENTIALS.password}`],
     [`--token=${CREDENTIALS.keySecret}`],
+    // A credential of no recognisable shape, under a name that says nothing.
+    ["strays", `--key=${CREDENTIALS.bearer}`],
+    ["plan-report", "plan.json", `--secret-key=${CREDENTIALS.password}`],
   ];
   for (const args of lines) {
     const { printed, code } = await run(args);

@@ -24,7 +24,7 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function check(env: NodeJS.ProcessEnv = {}) {
-  const { GPURENTAL_PACK_WITHOUT_LAUNCHERS: _, ...rest } = process.env;
+  const { GPURENTAL_PACK_WITHOUT_LAUNCHERS: _, npm_command: __, ...rest } = process.env;
   return spawnSync(process.execPath, [SCRIPT, "--dir", dir], { encoding: "utf8", env: { ...rest, ...env } });
 }
 
@@ -61,6 +61,13 @@ test("packs without them when asked to, and says so", () => {
   expect(r.stderr).toContain("node-launcher-linux_amd64 is missing");
 });
 
+test("an install from a git repository, which npm packs too, is not refused", () => {
+  const r = check({ npm_command: "install" });
+  expect(r.status).toBe(0);
+  expect(r.stderr).toContain("packing anyway (npm install)");
+  expect(check({ npm_command: "publish" }).status).toBe(1);
+});
+
 test("npm pack and npm publish run it after the build", () => {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
     scripts: Record<string, string>;
@@ -76,7 +83,7 @@ const cross =
 if (!cross && process.env.GPURENTAL_REQUIRE_CROSS === "1")
   throw new Error("GPURENTAL_REQUIRE_CROSS=1 but aarch64-linux-gnu-gcc is missing");
 (cross ? test : test.skip)("this checkout's build packs: it has both launchers", () => {
-  const r = spawnSync(process.execPath, [SCRIPT], { encoding: "utf8" });
+  const r = spawnSync(process.execPath, [SCRIPT], { encoding: "utf8", env: { PATH: process.env.PATH } });
   expect(r.stderr).toBe("");
   expect(r.status).toBe(0);
 });
