@@ -22,6 +22,8 @@ export function buildProvider(
   outDir: string,
   opts?: { sourcemap?: boolean; nodeLaunchers?: boolean },
 ): Promise<string>;
+/** Writes a bundle's content id into it, which names its code cache (see code-cache-loader.ts). */
+export function markBundle(file: string): void;
 /** The file name of the pre-encoded GetProviderSchema answer. */
 export const SCHEMA_FILE: string;
 /** The .proto files that make up the descriptor. */

@@ -430,7 +430,15 @@ async function main(argv) {
   );
 }
 
-module.exports = { buildDescriptor, descriptorText, bundle, buildProvider, PROTO_FILES, SCHEMA_FILE };
+module.exports = {
+  buildDescriptor,
+  descriptorText,
+  bundle,
+  buildProvider,
+  markBundle,
+  PROTO_FILES,
+  SCHEMA_FILE,
+};
 
 if (require.main === module) {
   main(process.argv.slice(2)).catch((err) => {

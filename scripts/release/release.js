@@ -167,7 +167,7 @@ function nodeBinary(platform, version, cacheDir, buildNodeFile) {
 
 /** Bundles the provider for the executable: the SEA entry and the production build's parts. */
 async function buildBundles(workDir) {
-  const { bundle, buildProvider, SCHEMA_FILE } = require("../build/bundle-provider");
+  const { bundle, buildProvider, markBundle, SCHEMA_FILE } = require("../build/bundle-provider");
   const parts = path.join(workDir, "parts");
   await buildProvider(parts, { sourcemap: false, nodeLaunchers: false });
   const entry = await bundle(
@@ -202,6 +202,7 @@ async function buildBundles(workDir) {
     legalComments: "none",
     logLevel: "warning",
   });
+  markBundle(path.join(parts, "gpurental.js"));
   assets["gpurental.js"] = path.relative(workDir, path.join(parts, "gpurental.js"));
   for (const name of HCL_EXAMPLE) {
     const file = path.join(parts, "examples", "hcl", name);
