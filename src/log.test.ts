@@ -32,7 +32,7 @@ describe("hclog lines", () => {
     const { log, records } = capture();
     log.warn(`instance ${hostile} created`, {
       id: hostile,
-      nested: { error: hostile, list: [hostile] },
+      nested: { error: hostile, list: [hostile], [hostile]: "a key from outside" },
       stack: "Error: x\n    at f (file.js:1:1)",
     });
     const record = records()[0]!;
@@ -42,12 +42,14 @@ describe("hclog lines", () => {
       return v;
     });
     for (const text of strings) expect(firstUnsafeCharacter(text.replace(/[\n\t]/g, " "))).toBeUndefined();
+    for (const key of Object.keys(record.nested as object)) expect(firstUnsafeCharacter(key)).toBeUndefined();
     expect(record["@message"]).toBe(
       "instance id\\x1b]0;owned\\x07 \\x9b2J \\u202edesrever\\u2028next\\x0dline created",
     );
     expect(record.nested).toEqual({
       error: "id\\x1b]0;owned\\x07 \\x9b2J \\u202edesrever\\u2028next\\x0dline",
       list: ["id\\x1b]0;owned\\x07 \\x9b2J \\u202edesrever\\u2028next\\x0dline"],
+      "id\\x1b]0;owned\\x07 \\x9b2J \\u202edesrever\\u2028next\\x0dline": "a key from outside",
     });
     // A stack keeps its lines, which hclog shows as a block.
     expect(record.stack).toBe("Error: x\n    at f (file.js:1:1)");

@@ -9,7 +9,7 @@
 // and every string escaped as a terminal needs it (display.ts).
 
 import { REDACTED, redactText, redactValue } from "./api/redact";
-import { terminalText } from "./display";
+import { firstUnsafeCharacter, terminalText } from "./display";
 
 /** Log levels, as hclog names them. */
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
@@ -149,8 +149,13 @@ function shownText(text: string): string {
   return terminalText(text, { multiline: true, maxLength: Number.POSITIVE_INFINITY });
 }
 
+/** JSON.stringify's replacer: every string, and every key of an object, as shownText has it. */
 function shownStrings(_key: string, value: unknown): unknown {
-  return typeof value === "string" ? shownText(value) : value;
+  if (typeof value === "string") return shownText(value);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  const keys = Object.keys(value);
+  if (keys.every((k) => firstUnsafeCharacter(k) === undefined)) return value;
+  return Object.fromEntries(keys.map((k) => [shownText(k), (value as Record<string, unknown>)[k]]));
 }
 
 /** The provider's root logger (module "gpurental"); other modules take children of it. */
