@@ -408,6 +408,19 @@ describe("compaction", () => {
   });
 });
 
+/** A file store with some of its methods replaced. */
+function storeOver(file: FileStore, over: Partial<Pick<JournalStore, "update" | "retire">>): JournalStore {
+  return {
+    name: file.name,
+    kind: file.kind,
+    read: () => file.read(),
+    exists: () => file.exists(),
+    referencedIds: () => file.referencedIds(),
+    update: over.update ?? ((build, opts) => file.update(build, opts)),
+    retire: over.retire ?? (() => file.retire()),
+  };
+}
+
 describe("an id whose record could not be written", () => {
   /** A journal over a file store whose writes fail while `down` is true (a database out of reach). */
   function flakyJournal() {
@@ -415,18 +428,12 @@ describe("an id whose record could not be written", () => {
     const run = currentRun();
     const file = new FileStore(location, { run, log: () => {} });
     const state = { down: false };
-    const store: JournalStore = {
-      name: file.name,
-      kind: file.kind,
-      read: () => file.read(),
-      exists: () => file.exists(),
-      referencedIds: () => file.referencedIds(),
-      retire: () => file.retire(),
+    const store = storeOver(file, {
       update: (build, opts) => {
         if (state.down) throw new JournalError("the database cannot be reached", file.name);
         file.update(build, opts);
       },
-    };
+    });
     return { j: new DeployJournal(location, { run, store }), state, location };
   }
 
@@ -497,19 +504,13 @@ describe("the journal a state had under an older key", () => {
     const older = { ...today, file: join(today.dir, "default-0123456789ab.jsonl") };
     new DeployJournal(older, { run: gone("old") }).sent("instance", "sha256:x", {});
     const legacy = new FileStore(older, { run: currentRun(), log: () => {} });
-    const store: JournalStore = {
-      name: legacy.name,
-      kind: legacy.kind,
-      read: () => legacy.read(),
-      exists: () => legacy.exists(),
-      referencedIds: () => legacy.referencedIds(),
-      update: (build, opts) => legacy.update(build, opts),
+    const store = storeOver(legacy, {
       // An older version's run writes between the move and the retirement.
       retire: () => {
         new DeployJournal(older, { run: gone("old") }).sent("instance", "sha256:y", {});
         legacy.retire();
       },
-    };
+    });
     const j = new DeployJournal(today, { run: currentRun(), legacy: store });
     expect(j.entries()).toHaveLength(1);
     expect(existsSync(older.file)).toBe(true);
