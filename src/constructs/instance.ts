@@ -10,6 +10,7 @@ import {
 import { Construct } from "constructs";
 import { z } from "zod";
 import { dataGpurentalInstance, instance } from "../bindings/cdktf";
+import { terminalText } from "../display";
 import { characters, ENV_LIMITS, OVERLAY_KEYS } from "../resources/instance/env";
 import {
   apiId,
@@ -201,7 +202,11 @@ const schema = z
         input: undefined,
       });
     }
-    if (props.secretEnvWo !== undefined && props.secretEnvWoVersion === undefined) {
+    if (
+      props.secretEnvWo !== undefined &&
+      props.secretEnvWo !== null &&
+      props.secretEnvWoVersion === undefined
+    ) {
       ctx.issues.push({
         code: "custom",
         message:
@@ -218,13 +223,32 @@ function envProblems(props: InstanceProps): string[] {
   const out: string[] = [];
   const groups: Array<[string, string[], Array<[string, string]>]> = [];
   for (const prop of ["env", "secretEnv", "secretEnvWo"] as const) {
-    const map = props[prop];
-    if (map === undefined || Token.isUnresolved(map)) continue;
-    const entries = Object.entries(map);
+    // Null is unset, as the provider reads it.
+    const map: unknown = props[prop];
+    if (map === undefined || map === null || Token.isUnresolved(map)) continue;
+    if (typeof map !== "object" || Array.isArray(map)) {
+      out.push(
+        `${prop} must be a map of names to values, got ${prop === "env" ? show(map) : `a ${typeof map}`}`,
+      );
+      continue;
+    }
+    const entries = Object.entries(map as Record<string, string>);
     groups.push([prop, entries.map(([k]) => k), entries]);
   }
-  if (props.unsetEnv !== undefined && !Token.isUnresolved(props.unsetEnv)) {
-    groups.push(["unsetEnv", [...props.unsetEnv], []]);
+  const unset: unknown = props.unsetEnv;
+  if (unset !== undefined && unset !== null && !Token.isUnresolved(unset)) {
+    if (!Array.isArray(unset)) {
+      out.push(`unsetEnv must be a list of variable names, got ${show(unset)}`);
+    } else {
+      const names: string[] = [];
+      // A null element is no name, as the provider reads it.
+      for (const name of unset as unknown[]) {
+        if (name === null || name === undefined) continue;
+        if (typeof name !== "string") out.push(`unsetEnv must hold variable names, got ${show(name)}`);
+        else names.push(name);
+      }
+      groups.push(["unsetEnv", names, []]);
+    }
   }
   const total = groups.reduce((n, [, keys]) => n + keys.length, 0);
   if (total > ENV_LIMITS.entries) {
@@ -251,11 +275,17 @@ function envProblems(props: InstanceProps): string[] {
       else seen.set(key, prop);
     }
     for (const [key, value] of entries) {
-      if (isUnresolved(value)) continue;
+      if (isUnresolved(value) || value === null) continue;
       if (typeof value !== "string" || characters(value) > ENV_LIMITS.valueLength) {
-        const got = typeof value === "string" ? `${characters(value)} characters` : show(value);
+        // A secret's value is never quoted, whatever it is: its length or its type only.
+        const got =
+          typeof value === "string"
+            ? `${characters(value)} characters`
+            : prop === "env"
+              ? show(value)
+              : `a ${Array.isArray(value) ? "list" : typeof value}`;
         out.push(
-          `${prop}.${key} must be a string of at most ${ENV_LIMITS.valueLength} characters, got ${got}`,
+          `${prop}.${terminalText(key, { maxLength: 64 })} must be a string of at most ${ENV_LIMITS.valueLength} characters, got ${got}`,
         );
       }
     }
@@ -273,11 +303,11 @@ function literalSecrets(props: InstanceProps): string[] {
     ["secretEnv", "a sensitive TerraformVariable"],
     ["secretEnvWo", 'an ephemeral, sensitive TerraformVariable (variable.addOverride("ephemeral", true))'],
   ] as const) {
-    const map = props[prop];
-    if (map === undefined || Token.isUnresolved(map)) continue;
-    const keys = Object.entries(map)
+    const map: unknown = props[prop];
+    if (map === undefined || map === null || typeof map !== "object" || Token.isUnresolved(map)) continue;
+    const keys = Object.entries(map as Record<string, unknown>)
       .filter(([, v]) => typeof v === "string" && v.length > 0 && !isUnresolved(v))
-      .map(([k]) => k);
+      .map(([k]) => terminalText(k, { maxLength: 64 }));
     if (keys.length === 0) continue;
     out.push(
       `${prop} holds literal values (${keys.join(", ")}), which will be written into the synthesized configuration (cdk.tf.json) in clear text; pass them from ${advice} instead`,
@@ -364,9 +394,11 @@ export class Instance extends Construct implements IInstance {
       dependsOn: props.dependsOn,
     });
     for (const prop of ["env", "secretEnv", "secretEnvWo", "unsetEnv"] as const) {
-      const value = props[prop];
-      if (value === undefined || Token.isUnresolved(value)) continue;
-      const keys = Array.isArray(value) ? value : Object.keys(value);
+      const value: unknown = props[prop];
+      // A value of the wrong shape is the validation's to report (envProblems).
+      if (value === undefined || value === null || typeof value !== "object" || Token.isUnresolved(value))
+        continue;
+      const keys: unknown[] = Array.isArray(value) ? value : Object.keys(value);
       for (const key of keys) {
         if (typeof key === "string" && OVERLAY_KEYS.includes(key)) {
           Annotations.of(this).addWarning(

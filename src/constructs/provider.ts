@@ -2,6 +2,7 @@ import { Annotations, Token } from "cdktf";
 import type { Construct } from "constructs";
 import { z } from "zod";
 import { parseApiAddress } from "../api/ids";
+import { maskUrl } from "../api/redact";
 import { provider } from "../bindings/cdktf";
 import { problems, show, unlessToken } from "./validation";
 
@@ -81,7 +82,7 @@ const schema = z.object({
       if (problem === "not-url" || problem === "scheme") {
         ctx.issues.push({
           code: "custom",
-          message: `baseUrl must be an http:// or https:// address, got ${show(v)}`,
+          message: `baseUrl must be an http:// or https:// address, got ${typeof v === "string" ? show(maskUrl(v)) : show(v)}`,
           input: v,
         });
       }

@@ -1,6 +1,7 @@
 import { Token } from "cdktf";
 import { z } from "zod";
 import { EXAMPLE_ID, isUuid } from "../api/ids";
+import { firstUnsafeCharacter, jsonEscaped } from "../display";
 import { characters } from "../resources/instance/env";
 
 // Props are checked with zod when the app synthesizes (through `node.addValidation`), not in the
@@ -29,22 +30,43 @@ export function unlessToken<T extends z.ZodType>(schema: T): z.ZodType<unknown> 
   });
 }
 
-/** Quotes a value for a message: strings in quotes, long ones shortened, the rest as JSON. */
+/**
+ * Quotes a value for a message: strings in quotes, long ones shortened (at 40 characters), numbers
+ * as they are (NaN, Infinity), the rest as JSON, and whatever JSON cannot write (a BigInt, a
+ * circular object) by its type; never anything a terminal obeys.
+ */
 export function show(value: unknown): string {
   if (typeof value === "string") {
-    const short = value.length > 40 ? `${value.slice(0, 40)}…` : value;
-    return JSON.stringify(short);
+    const chars = [...value];
+    return jsonEscaped(JSON.stringify(chars.length > 40 ? `${chars.slice(0, 40).join("")}…` : value));
   }
-  return JSON.stringify(value) ?? String(value);
+  if (typeof value === "number" || typeof value === "bigint")
+    return `${String(value)}${typeof value === "bigint" ? "n" : ""}`;
+  try {
+    const json = JSON.stringify(value);
+    if (json !== undefined) return jsonEscaped(json.length > 80 ? `${json.slice(0, 80)}…` : json);
+  } catch {
+    // A circular object, or one whose toJSON throws.
+  }
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
-/** A string prop of `min`..`max` characters, counted as the API counts them (code points). */
+/**
+ * A string prop of `min`..`max` characters, counted as the API counts them (code points), with no
+ * control character or bidirectional override, as the provider requires of names and labels.
+ */
 export function boundedString(prop: string, min: number, max: number): z.ZodType<unknown> {
   return unlessToken(
     z.unknown().check((ctx) => {
       const v = ctx.value;
       if (typeof v !== "string") {
         ctx.issues.push({ code: "custom", message: `${prop} must be a string, got ${show(v)}`, input: v });
+      } else if (firstUnsafeCharacter(v) !== undefined) {
+        ctx.issues.push({
+          code: "custom",
+          message: `${prop} must not contain control characters or bidirectional overrides, got the character ${firstUnsafeCharacter(v)} in ${show(v)}`,
+          input: v,
+        });
       } else if (characters(v) < min || characters(v) > max) {
         const limit = min === max ? `${min}` : min > 0 ? `${min} to ${max}` : `at most ${max}`;
         ctx.issues.push({

@@ -1,4 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the expected values are Terraform interpolations.
+
 import { App, TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
 import type { Construct } from "constructs";
 import { GpuWorkstationStack, type GpuWorkstationStackProps } from "../../examples/cdktf-app/stack";
@@ -21,6 +22,7 @@ import {
   instance,
   provider,
 } from "../../src/bindings/cdktf";
+import { firstUnsafeCharacter } from "../../src/display";
 
 const OFFER = "00000000-0000-4000-8000-000000000041";
 const TEMPLATE = "00000000-0000-4000-8000-000000000051";
@@ -582,6 +584,74 @@ describe("validation at synth time", () => {
   it.each(cases)("%s", (_name, build, expected) => {
     const message = synthErrors(build);
     for (const part of expected) expect(message).toContain(part);
+  });
+
+  // Props a JavaScript caller (or a cast) can pass whatever their types say: each is a named
+  // error, never a TypeError, and no message quotes a secret or prints a control character.
+  const loose = (props: Record<string, unknown>) => props as unknown as InstanceProps;
+  const circular: Record<string, unknown> = {};
+  circular.self = circular;
+  it.each<[string, (s: Construct) => void, string[]]>([
+    ["a disk of BigInt", (s) => new Instance(s, "i", loose({ ...instanceBase, diskGb: 100n })), ["got 100n"]],
+    [
+      "a disk of NaN",
+      (s) => new Instance(s, "i", loose({ ...instanceBase, diskGb: Number.NaN })),
+      ["got NaN"],
+    ],
+    [
+      "a circular label",
+      (s) => new Instance(s, "i", loose({ ...instanceBase, label: circular })),
+      ["label must be a string, got an object"],
+    ],
+    [
+      "a label with ESC",
+      (s) => new Instance(s, "i", { ...instanceBase, label: "gpu\u001b[2J" }),
+      ["label must not contain control characters", "\\x1b"],
+    ],
+    ["an api key name with an override", (s) => new ApiKey(s, "k", { name: "ab\u202ec" }), ["\\u202e"]],
+    [
+      "unsetEnv as one string",
+      (s) => new Instance(s, "i", loose({ ...instanceBase, unsetEnv: "FOO" })),
+      ['unsetEnv must be a list of variable names, got "FOO"'],
+    ],
+    [
+      "unsetEnv holding a number",
+      (s) => new Instance(s, "i", loose({ ...instanceBase, unsetEnv: [5] })),
+      ["unsetEnv must hold variable names, got 5"],
+    ],
+    [
+      "a secret env value that is no string",
+      (s) => new Instance(s, "i", loose({ ...instanceBase, secretEnv: { PIN: 48151623 } })),
+      ["secretEnv.PIN must be a string of at most 4096 characters, got a number"],
+    ],
+    [
+      "an env key with ESC",
+      (s) => new Instance(s, "i", loose({ ...instanceBase, env: { "K\u001b]0;x": 5 } })),
+      ["env.K\\x1b]0;x must be a string"],
+    ],
+    [
+      "a base URL with a password",
+      (s) => new GpurentalProvider(s, "other", { baseUrl: "ftp://me:s3cret-pw@host/", alias: "other" }),
+      ["baseUrl must be an http:// or https:// address"],
+    ],
+  ])("%s is a named error", (_name, build, expected) => {
+    const message = synthErrors(build);
+    for (const part of expected) expect(message).toContain(part);
+    expect(message).not.toMatch(/TypeError|48151623|s3cret-pw/);
+    expect(firstUnsafeCharacter(message.replace(/[\n\t]/g, " "))).toBeUndefined();
+  });
+
+  it("takes null env props as unset, and skips null names and values, as the provider does", () => {
+    const message = synthErrors(
+      (s) =>
+        new Instance(
+          s,
+          "i",
+          loose({ ...instanceBase, env: null, secretEnv: null, unsetEnv: [null, "TZ"], secretEnvWo: null }),
+        ),
+    );
+    expect(message).toBe("");
+    expect(synthErrors((s) => new Instance(s, "i", loose({ ...instanceBase, env: { A: null } })))).toBe("");
   });
 
   it("reports every problem of every construct together, naming the construct", () => {
