@@ -1,8 +1,9 @@
 import { forExpression, propertyAccess, type TerraformProvider, Token } from "cdktf";
 import { Construct } from "constructs";
 import { z } from "zod";
+import { isUuid } from "../api/ids";
 import { apiKey, dataGpurentalApiKeys } from "../bindings/cdktf";
-import { boundedString, oneOf, problems } from "./validation";
+import { boundedString, oneOf, problems, show } from "./validation";
 
 /** Kind of an API key: personal keys stop working when their creator leaves, team keys do not. */
 export type ApiKeyKind = "personal" | "team";
@@ -129,6 +130,10 @@ class ExistingApiKey extends Construct implements IApiKey {
     super(scope, id);
     if (Token.isUnresolved(apiKeyId)) {
       throw new Error(`ApiKey.fromApiKeyId("${id}") needs a literal key id, not a token`);
+    }
+    // Written into HCL expressions below: an id, and nothing Terraform would read as one.
+    if (typeof apiKeyId !== "string" || !isUuid(apiKeyId)) {
+      throw new Error(`ApiKey.fromApiKeyId("${id}") needs an API key id (a UUID), got ${show(apiKeyId)}`);
     }
     this.apiKeyId = apiKeyId;
     const filter = `val if val.id == ${JSON.stringify(apiKeyId)}`;

@@ -53,6 +53,18 @@ const CLEAR =
   'val.next_maintenance == null ? true : timecmp(val.next_maintenance, timeadd(plantimestamp(), "24h")) > 0';
 
 /**
+ * A prop as text in a postcondition's message: a token as its reference (a number token as a
+ * string one, or it would be written as a number), a literal with Terraform's `${` and `%{`
+ * escaped, so that it is never read as an expression.
+ */
+function hclText(v: unknown): string {
+  if (Token.isUnresolved(v)) return typeof v === "number" ? Token.asString(v) : String(v);
+  return String(v)
+    .replace(/\$\{/g, () => "$${")
+    .replace(/%\{/g, () => "%%{");
+}
+
+/**
  * The cheapest offer matching a filter, through the gpurental_offers data source; the plan fails
  * with a clear message when none matches. To rent an offer, give {@link Instance} the same filter
  * as its `offer` prop rather than this lookup's offerId: the instance then chooses when it is
@@ -84,7 +96,7 @@ export class OfferLookup extends Construct {
         postcondition: [
           {
             condition: "${length(self.offers) > 0}",
-            errorMessage: `No rentable offer matches gpu_model "${props.gpuModel}" with ${numGpus} GPU(s)${props.maxPricePerHourMicro === undefined ? "" : ` at most ${props.maxPricePerHourMicro} micro-yuan per hour`}${props.region === undefined ? "" : ` in region ${props.region}`}${deploy ? " that the template and disk could be deployed on" : ""}.`,
+            errorMessage: `No rentable offer matches gpu_model "${hclText(props.gpuModel)}" with ${hclText(numGpus)} GPU(s)${props.maxPricePerHourMicro === undefined ? "" : ` at most ${hclText(props.maxPricePerHourMicro)} micro-yuan per hour`}${props.region === undefined ? "" : ` in region ${hclText(props.region)}`}${deploy ? " that the template and disk could be deployed on" : ""}.`,
           },
         ],
       },

@@ -86,12 +86,21 @@ describe("ApiKey", () => {
   it("references an existing key by id through the api keys data source", () => {
     const app = Testing.app();
     const stack = new TerraformStack(app, "s");
-    const key = ApiKey.fromApiKeyId(stack, "existing", "key-1");
-    expect(resolved(stack, key.prefix)).toContain('val if val.id == "key-1"');
+    const id = "00000000-0000-4000-8000-0000000000a1";
+    const key = ApiKey.fromApiKeyId(stack, "existing", id);
+    expect(resolved(stack, key.prefix)).toContain(`val if val.id == "${id}"`);
     const synthesized = JSON.parse(Testing.synth(stack)) as {
       data: { gpurental_api_keys: Record<string, { lifecycle: { postcondition: unknown[] } }> };
     };
     expect(synthesized.data.gpurental_api_keys.existing?.lifecycle.postcondition).toHaveLength(1);
+  });
+
+  it("refuses an id that is no API key id, which would be written into an expression", () => {
+    const stack = new TerraformStack(Testing.app(), "s");
+    expect(() => ApiKey.fromApiKeyId(stack, "a", "key-1")).toThrow(
+      'ApiKey.fromApiKeyId("a") needs an API key id (a UUID), got "key-1"',
+    );
+    expect(() => ApiKey.fromApiKeyId(stack, "b", 'x" || true || "${a}')).toThrow("needs an API key id");
   });
 });
 
@@ -311,6 +320,21 @@ describe("Instance secrets", () => {
 });
 
 describe("lookups", () => {
+  it("writes what a lookup's message quotes as text: a literal's ${ escaped, a number token as a reference", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const gpus = new TerraformVariable(stack, "gpus", { type: "number" });
+    new OfferLookup(stack, "offer", { gpuModel: "RTX ${4090}", numGpus: gpus.numberValue });
+    const synthesized = JSON.parse(Testing.synth(stack)) as {
+      data: {
+        gpurental_offers: Record<string, { lifecycle: { postcondition: { error_message: string }[] } }>;
+      };
+    };
+    const message = synthesized.data.gpurental_offers.offer?.lifecycle.postcondition[0]?.error_message;
+    expect(message).toContain('gpu_model "RTX $${4090}"');
+    expect(message).toContain("with ${var.gpus} GPU(s)");
+  });
+
   it("picks the cheapest matching offer, those going into maintenance within a day last", () => {
     const app = Testing.app();
     const stack = new TerraformStack(app, "s");
