@@ -2,6 +2,7 @@ import { Token } from "cdktf";
 import { z } from "zod";
 import { EXAMPLE_ID, isUuid } from "../api/ids";
 import { firstUnsafeCharacter, jsonEscaped } from "../display";
+import { parseDuration } from "../framework/timeouts";
 import { characters } from "../resources/instance/env";
 
 // Props are checked with zod when the app synthesizes (through `node.addValidation`), not in the
@@ -185,10 +186,12 @@ export function duration(prop: string): z.ZodType<unknown> {
   return unlessToken(
     z.unknown().check((ctx) => {
       const v = ctx.value;
-      if (typeof v === "string" && /^(\d+(\.\d+)?(ms|s|m|h))+$/.test(v) && /[1-9]/.test(v)) return;
+      // The provider's own rule (src/framework/timeouts.ts): more than 0 ms, at most 480h.
+      const ms = typeof v === "string" ? parseDuration(v) : undefined;
+      if (ms !== undefined && ms > 0) return;
       ctx.issues.push({
         code: "custom",
-        message: `${prop} must be a duration such as "30s", "20m" or "1h30m", got ${show(v)}`,
+        message: `${prop} must be a duration of at most 480h such as "30s", "20m" or "1h30m", got ${show(v)}`,
         input: v,
       });
     }),

@@ -497,7 +497,17 @@ describe("validation at synth time", () => {
     [
       "timeout not a duration",
       (s) => new Instance(s, "i", { ...instanceBase, timeouts: { create: "ten minutes" } }),
-      ['timeouts.create must be a duration such as "30s", "20m" or "1h30m", got "ten minutes"'],
+      [
+        'timeouts.create must be a duration of at most 480h such as "30s", "20m" or "1h30m", got "ten minutes"',
+      ],
+    ],
+    [
+      "timeouts the provider refuses: too long, or rounding to nothing",
+      (s) => new Instance(s, "i", { ...instanceBase, timeouts: { create: "500h", delete: "0.1ms" } }),
+      [
+        'timeouts.create must be a duration of at most 480h such as "30s", "20m" or "1h30m", got "500h"',
+        'got "0.1ms"',
+      ],
     ],
     [
       "too many env entries",
