@@ -3,6 +3,7 @@ import { Fn, forExpression, propertyAccess, type TerraformProvider, Token } from
 import { Construct } from "constructs";
 import { z } from "zod";
 import { dataGpurentalOffers, dataGpurentalTemplates } from "../bindings/cdktf";
+import { templateEscaped } from "../hcl-text";
 import {
   apiId,
   boundedInteger,
@@ -59,9 +60,7 @@ const CLEAR =
  */
 function hclText(v: unknown): string {
   if (Token.isUnresolved(v)) return typeof v === "number" ? Token.asString(v) : String(v);
-  return String(v)
-    .replace(/\$\{/g, () => "$${")
-    .replace(/%\{/g, () => "%%{");
+  return templateEscaped(String(v));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { terminalText, UNSAFE_CHARACTERS } from "../display";
+import { templateEscaped } from "../hcl-text";
 import { formatMicro, formatPerHour } from "../report/money";
 import { API_KEY_TYPE, INSTANCE_TYPE, type StrayApiKey, type StrayInstance, type StrayReport } from "./find";
 
@@ -15,12 +16,10 @@ export function hclString(s: string): string {
     .replace(/\n/g, "\\n")
     .replace(/\r/g, "\\r")
     .replace(/\t/g, "\\t")
-    .replace(/\$\{/g, () => "$${")
-    .replace(/%\{/g, () => "%%{")
     // Any other control character or bidirectional override as HCL's \uNNNN: the same string to
     // Terraform, and nothing a terminal obeys when the blocks are printed.
     .replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  return `"${body}"`;
+  return `"${templateEscaped(body)}"`;
 }
 
 const UNSAFE = new RegExp(`[${UNSAFE_CHARACTERS}]`, "g");
