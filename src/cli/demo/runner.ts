@@ -6,6 +6,8 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import { terminalText } from "../../display";
 import { DemoError } from "./output";
 
 /**
@@ -112,17 +114,30 @@ export class ChildRunner {
         stdio: ["ignore", "pipe", "pipe"],
       });
       this.children.add(child);
-      let pending = "";
-      const feed = (chunk: Buffer) => {
-        log.write(chunk);
-        if (opts.verbose) opts.out.write(chunk);
-        pending += chunk.toString("utf8");
-        const lines = pending.split("\n");
-        pending = lines.pop() ?? "";
-        for (const line of lines) onLine(line);
+      // A line is relayed once whole: a character or an escape sequence split across chunks is
+      // neither cut nor let through.
+      const line = (text: string) => {
+        if (opts.verbose) opts.out.write(`${verboseLine(text)}\n`);
+        onLine(text);
       };
-      child.stdout?.on("data", feed);
-      child.stderr?.on("data", feed);
+      const streams = [child.stdout, child.stderr].map((stream) => {
+        const decoder = new StringDecoder("utf8");
+        const state = { pending: "" };
+        stream?.on("data", (chunk: Buffer) => {
+          log.write(chunk);
+          state.pending += decoder.write(chunk);
+          const lines = state.pending.split("\n");
+          state.pending = lines.pop() ?? "";
+          for (const text of lines) line(text);
+        });
+        return { decoder, state };
+      });
+      const flush = () => {
+        for (const { decoder, state } of streams) {
+          const rest = state.pending + decoder.end();
+          if (rest) line(rest);
+        }
+      };
       let reason: string | undefined;
       const stop = (why: string) => {
         reason = why;
@@ -148,7 +163,7 @@ export class ChildRunner {
         // Whatever the child left behind in its group (a provider, a terraform) goes with it.
         this.kill(child, "SIGKILL");
         this.children.delete(child);
-        if (pending) onLine(pending);
+        flush();
         log.end();
         if (reason) fail(new DemoError(reason));
         else done(code ?? (sig ? 128 : 1));
@@ -173,4 +188,16 @@ export class ChildRunner {
     this.killAll("SIGKILL");
     process.removeListener("exit", this.onExit);
   }
+}
+
+/**
+ * A line of cdktf's or terraform's output as --verbose shows it: its text as it is, but control
+ * characters and bidirectional overrides escaped (a provider's message or an API label quoted in
+ * an error could otherwise set the terminal's title or rewrite the screen), and a line ending's
+ * carriage return dropped. The children run with NO_COLOR, so no colour is lost.
+ */
+export function verboseLine(text: string): string {
+  return terminalText(text.endsWith("\r") ? text.slice(0, -1) : text, {
+    maxLength: Number.POSITIVE_INFINITY,
+  });
 }
