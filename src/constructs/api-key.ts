@@ -3,7 +3,7 @@ import { Construct } from "constructs";
 import { z } from "zod";
 import { isUuid } from "../api/ids";
 import { apiKey, dataGpurentalApiKeys } from "../bindings/cdktf";
-import { boundedString, oneOf, problems, show } from "./validation";
+import { boundedString, oneOf, problems, providerProp, show } from "./validation";
 
 /** Kind of an API key: personal keys stop working when their creator leaves, team keys do not. */
 export type ApiKeyKind = "personal" | "team";
@@ -39,9 +39,13 @@ export interface ApiKeyProps {
   readonly provider?: TerraformProvider;
 }
 
+/** The props of {@link ApiKeyProps}, for {@link problems}. */
+const PROPS = { name: true, kind: true, provider: true } as const satisfies Record<keyof ApiKeyProps, true>;
+
 const schema = z.object({
   name: boundedString("name", 1, 64),
   kind: oneOf("kind", ["personal", "team"]).optional(),
+  provider: providerProp,
 });
 
 /** A gpurental API key. Its `secret` is only known for keys created by this configuration. */
@@ -75,7 +79,7 @@ export class ApiKey extends Construct implements IApiKey {
       kind: props.kind ?? "personal",
       provider: props.provider,
     });
-    this.node.addValidation({ validate: () => problems(schema, this.props) });
+    this.node.addValidation({ validate: () => problems(schema, this.props, PROPS) });
   }
 
   /** The key's id. */

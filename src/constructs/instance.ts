@@ -16,12 +16,16 @@ import {
   apiId,
   boundedInteger,
   boundedString,
+  dependsOnProp,
   duration,
   isUnresolved,
+  OFFER_FILTER_PROPS,
   type OfferFilterProps,
+  objectProp,
   offerFilterShape,
   oneOf,
   problems,
+  providerProp,
   show,
   unlessToken,
 } from "./validation";
@@ -168,10 +172,30 @@ export interface InstanceProps {
 /** Default disk size of {@link Instance}, in GB. */
 export const DEFAULT_DISK_GB = 50;
 
+/** The props of {@link InstanceProps}, for {@link problems}. */
+const PROPS = {
+  offer: OFFER_FILTER_PROPS,
+  offerId: true,
+  templateId: true,
+  diskGb: true,
+  label: true,
+  sshKeyId: true,
+  env: true,
+  secretEnv: true,
+  secretEnvWo: true,
+  secretEnvWoVersion: true,
+  unsetEnv: true,
+  storeAccessSecrets: true,
+  desiredStatus: true,
+  timeouts: { create: true, update: true, delete: true } satisfies Record<keyof InstanceTimeouts, true>,
+  provider: true,
+  dependsOn: true,
+} as const satisfies Record<keyof InstanceProps, unknown>;
+
 // Loose, so the env props (checked together below) stay in the value the object check sees.
 const schema = z
   .looseObject({
-    offer: unlessToken(z.object(offerFilterShape("offer."))).optional(),
+    offer: objectProp("offer", offerFilterShape("offer.")).optional(),
     offerId: apiId("offerId").optional(),
     templateId: apiId("templateId"),
     diskGb: boundedInteger("diskGb", 10, 20000, "GB").optional(),
@@ -182,21 +206,21 @@ const schema = z
     storeAccessSecrets: unlessToken(
       z.boolean({ error: "storeAccessSecrets must be true or false" }),
     ).optional(),
-    timeouts: z
-      .object({
-        create: duration("timeouts.create").optional(),
-        update: duration("timeouts.update").optional(),
-        delete: duration("timeouts.delete").optional(),
-      })
-      .optional(),
+    provider: providerProp,
+    dependsOn: dependsOnProp,
+    timeouts: objectProp("timeouts", {
+      create: duration("timeouts.create").optional(),
+      update: duration("timeouts.update").optional(),
+      delete: duration("timeouts.delete").optional(),
+    }).optional(),
   })
   .check((ctx) => {
     const props = ctx.value as InstanceProps;
-    if ((props.offer === undefined) === (props.offerId === undefined)) {
+    if ((props.offer == null) === (props.offerId == null)) {
       ctx.issues.push({
         code: "custom",
         message:
-          props.offer === undefined
+          props.offer == null
             ? "set offer (a market filter: { gpuModel, numGpus, maxPricePerHourMicro }) or offerId (a pinned offer)"
             : "set only one of offer and offerId: offer chooses the offer when the instance is created, offerId pins one",
         input: undefined,
@@ -287,6 +311,11 @@ function envProblems(props: InstanceProps): string[] {
         out.push(
           `${prop}.${terminalText(key, { maxLength: 64 })} must be a string of at most ${ENV_LIMITS.valueLength} characters, got ${got}`,
         );
+      } else if (value.includes("\0")) {
+        // As the provider refuses it; the value itself is never quoted.
+        out.push(
+          `${prop}.${terminalText(key, { maxLength: 64 })} must not contain a NUL character: an environment variable ends at the first NUL, so the instance would see only the part before it`,
+        );
       }
     }
   }
@@ -368,7 +397,8 @@ export class Instance extends Construct implements IInstance {
     super(scope, id);
     this.props = props;
     // "Default" keeps the resource's Terraform address the construct's own id (gpurental_instance.<id>).
-    const filter = props.offer;
+    // Null is unset, as in Terraform (the bindings take undefined only).
+    const filter = props.offer ?? undefined;
     this.resource = new instance.Instance(this, "Default", {
       offerId: props.offerId,
       offerFilter: filter && {
@@ -389,7 +419,7 @@ export class Instance extends Construct implements IInstance {
       unsetEnv: props.unsetEnv as string[] | undefined,
       desiredStatus: props.desiredStatus,
       storeAccessSecrets: props.storeAccessSecrets,
-      timeouts: props.timeouts,
+      timeouts: props.timeouts ?? undefined,
       provider: props.provider,
       dependsOn: props.dependsOn,
     });
@@ -408,7 +438,7 @@ export class Instance extends Construct implements IInstance {
       }
     }
     for (const warning of literalSecrets(props)) Annotations.of(this).addWarning(warning);
-    this.node.addValidation({ validate: () => problems(schema, this.props) });
+    this.node.addValidation({ validate: () => problems(schema, this.props, PROPS) });
   }
 
   /** The instance's id. */

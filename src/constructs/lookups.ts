@@ -7,11 +7,14 @@ import { templateEscaped } from "../hcl-text";
 import {
   apiId,
   boundedInteger,
+  OFFER_FILTER_PROPS,
   type OfferFilterProps,
+  objectProp,
   offerFilterShape,
   oneOf,
   problems,
-  unlessToken,
+  providerProp,
+  show,
 } from "./validation";
 
 /** Settings of {@link OfferLookup}: the market filter of an instance, and what to deploy. */
@@ -39,13 +42,19 @@ export interface OfferLookupDeployment {
 
 const offerSchema = z.object({
   ...offerFilterShape(""),
-  deployableWith: unlessToken(
-    z.object({
-      templateId: apiId("deployableWith.templateId"),
-      diskGb: boundedInteger("deployableWith.diskGb", 10, 20000, "GB"),
-    }),
-  ).optional(),
+  deployableWith: objectProp("deployableWith", {
+    templateId: apiId("deployableWith.templateId"),
+    diskGb: boundedInteger("deployableWith.diskGb", 10, 20000, "GB"),
+  }).optional(),
+  provider: providerProp,
 });
+
+/** The props of {@link OfferLookupProps}, for {@link problems}. */
+const OFFER_PROPS = {
+  ...OFFER_FILTER_PROPS,
+  deployableWith: { templateId: true, diskGb: true } satisfies Record<keyof OfferLookupDeployment, true>,
+  provider: true,
+} as const satisfies Record<keyof OfferLookupProps, unknown>;
 
 // Offers whose machine goes into maintenance within 24 hours may be refused at deploy
 // (MACHINE_IN_MAINTENANCE), so they are chosen only when nothing else matches. HCL's `||` does not
@@ -60,7 +69,8 @@ const CLEAR =
  */
 function hclText(v: unknown): string {
   if (Token.isUnresolved(v)) return typeof v === "number" ? Token.asString(v) : String(v);
-  return templateEscaped(String(v));
+  // Anything else the validation refuses; it is quoted here only so that the message can be built.
+  return templateEscaped(typeof v === "string" || typeof v === "number" ? String(v) : show(v));
 }
 
 /**
@@ -82,7 +92,8 @@ export class OfferLookup extends Construct {
     super(scope, id);
     this.props = props;
     const numGpus = props.numGpus ?? 1;
-    const deploy = props.deployableWith;
+    // Null is unset, as in Terraform (the bindings take undefined only).
+    const deploy = props.deployableWith ?? undefined;
     this.offers = new dataGpurentalOffers.DataGpurentalOffers(this, "Default", {
       gpuModel: props.gpuModel,
       numGpus,
@@ -105,7 +116,7 @@ export class OfferLookup extends Construct {
       Fn.concat([forExpression(list, `val if ${CLEAR}`), forExpression(list, `val if !(${CLEAR})`)]),
       [0],
     );
-    this.node.addValidation({ validate: () => problems(offerSchema, this.props) });
+    this.node.addValidation({ validate: () => problems(offerSchema, this.props, OFFER_PROPS) });
   }
 
   /** Id of the chosen offer. Passing it to an Instance pins it: see the class description. */
@@ -143,9 +154,16 @@ export interface TemplateLookupProps {
   readonly provider?: TerraformProvider;
 }
 
+/** The props of {@link TemplateLookupProps}, for {@link problems}. */
+const TEMPLATE_PROPS = { mode: true, tab: true, provider: true } as const satisfies Record<
+  keyof TemplateLookupProps,
+  true
+>;
+
 const templateSchema = z.object({
   mode: oneOf("mode", ["ssh", "jupyter", "vm"]),
   tab: oneOf("tab", ["recommended", "system", "public", "mine", "all"]).optional(),
+  provider: providerProp,
 });
 
 /** Picks the newest active template of a mode through the gpurental_templates data source. */
@@ -170,13 +188,13 @@ export class TemplateLookup extends Construct {
         postcondition: [
           {
             condition: `\${length([for key, val in self.templates : ${usable}]) > 0}`,
-            errorMessage: `No active ${props.mode} template in the "${tab}" tab.`,
+            errorMessage: `No active ${hclText(props.mode)} template in the "${hclText(tab)}" tab.`,
           },
         ],
       },
     });
     this.chosen = propertyAccess(forExpression(this.templates.templates, usable), [0]);
-    this.node.addValidation({ validate: () => problems(templateSchema, this.props) });
+    this.node.addValidation({ validate: () => problems(templateSchema, this.props, TEMPLATE_PROPS) });
   }
 
   /** Id of the chosen template. */

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { parseApiAddress } from "../api/ids";
 import { maskUrl } from "../api/redact";
 import { provider } from "../bindings/cdktf";
-import { problems, show, unlessToken } from "./validation";
+import { apiId, problems, show, unlessToken } from "./validation";
 
 /** Settings of {@link GpurentalProvider}; every one falls back to a GPURENTAL_* variable when the provider runs. */
 export interface GpurentalProviderProps {
@@ -73,6 +73,21 @@ export interface GpurentalProviderProps {
   readonly alias?: string;
 }
 
+/** The props of {@link GpurentalProviderProps}, for {@link problems}. */
+const PROPS = {
+  baseUrl: true,
+  token: true,
+  orgId: true,
+  journalDir: true,
+  journalUrl: true,
+  reconcileTimeout: true,
+  caCertFile: true,
+  httpsProxy: true,
+  httpProxy: true,
+  noProxy: true,
+  alias: true,
+} as const satisfies Record<keyof GpurentalProviderProps, true>;
+
 const schema = z.object({
   baseUrl: unlessToken(
     z.unknown().check((ctx) => {
@@ -94,16 +109,8 @@ const schema = z.object({
       ctx.issues.push({ code: "custom", message: "token must be a non-empty string", input: undefined });
     }),
   ).optional(),
-  orgId: unlessToken(
-    z.unknown().check((ctx) => {
-      if (typeof ctx.value === "string" && ctx.value.length > 0) return;
-      ctx.issues.push({
-        code: "custom",
-        message: `orgId must be a non-empty string, got ${show(ctx.value)}`,
-        input: ctx.value,
-      });
-    }),
-  ).optional(),
+  // The provider refuses an org_id that is no organization ID at plan; here it fails at synth.
+  orgId: apiId("orgId").optional(),
   journalDir: unlessToken(
     z.unknown().check((ctx) => {
       if (typeof ctx.value === "string" && ctx.value.length > 0) return;
@@ -136,6 +143,7 @@ const schema = z.object({
     }),
   ).optional(),
   caCertFile: nonEmpty("caCertFile"),
+  alias: nonEmpty("alias"),
   httpsProxy: nonEmpty("httpsProxy"),
   httpProxy: nonEmpty("httpProxy"),
   noProxy: nonEmpty("noProxy"),
@@ -176,7 +184,8 @@ export class GpurentalProvider extends provider.GpurentalProvider {
       httpsProxy: props.httpsProxy,
       httpProxy: props.httpProxy,
       noProxy: props.noProxy,
-      alias: props.alias,
+      // Null is unset, as in Terraform (the bindings take undefined only).
+      alias: props.alias ?? undefined,
     });
     this.props = props;
     // A literal token would sit in cdk.tf.json in plain text; tokens (variables) are fine.
@@ -204,6 +213,6 @@ export class GpurentalProvider extends provider.GpurentalProvider {
         );
       }
     }
-    this.node.addValidation({ validate: () => problems(schema, this.props) });
+    this.node.addValidation({ validate: () => problems(schema, this.props, PROPS) });
   }
 }

@@ -1,7 +1,7 @@
-import { Token } from "cdktf";
+import { TerraformProvider, Token } from "cdktf";
 import { z } from "zod";
 import { EXAMPLE_ID, isUuid } from "../api/ids";
-import { firstUnsafeCharacter, jsonEscaped } from "../display";
+import { firstUnsafeCharacter, jsonEscaped, terminalText } from "../display";
 import { parseDuration } from "../framework/timeouts";
 import { characters } from "../resources/instance/env";
 
@@ -10,13 +10,13 @@ import { characters } from "../resources/instance/env";
 // an unresolved token (another resource's attribute, a variable) is skipped instead of guessed.
 
 /** True when `value` is, or contains, a token cdktf only resolves at synth time. */
-export function isUnresolved(value: unknown): boolean {
+export function isUnresolved(value: unknown, seen = new WeakSet<object>()): boolean {
   if (Token.isUnresolved(value)) return true;
-  if (Array.isArray(value)) return value.some(isUnresolved);
-  if (value !== null && typeof value === "object") {
-    return Object.entries(value).some(([k, v]) => Token.isUnresolved(k) || isUnresolved(v));
-  }
-  return false;
+  if (value === null || typeof value !== "object" || seen.has(value)) return false;
+  // A circular value (a JavaScript caller's) is looked at once.
+  seen.add(value);
+  if (Array.isArray(value)) return value.some((v) => isUnresolved(v, seen));
+  return Object.entries(value).some(([k, v]) => Token.isUnresolved(k) || isUnresolved(v, seen));
 }
 
 /** Wraps a schema so that unresolved tokens pass unchecked. */
@@ -37,6 +37,7 @@ export function unlessToken<T extends z.ZodType>(schema: T): z.ZodType<unknown> 
  * circular object) by its type; never anything a terminal obeys.
  */
 export function show(value: unknown): string {
+  if (value === undefined) return "undefined";
   if (typeof value === "string") {
     const chars = [...value];
     return jsonEscaped(JSON.stringify(chars.length > 40 ? `${chars.slice(0, 40).join("")}…` : value));
@@ -95,17 +96,70 @@ export function apiId(prop: string): z.ZodType<unknown> {
   );
 }
 
-/** A string prop of 1..`max` characters that is not only spaces, as the provider's offer_filter requires. */
-export function notBlank(prop: string, max: number): z.ZodType<unknown> {
-  const bounded = boundedString(prop, 1, max);
+/** The `provider` prop: a provider declared in the app (a GpurentalProvider), or unset. */
+export const providerProp: z.ZodType<unknown> = z
+  .unknown()
+  .check((ctx) => {
+    const v = ctx.value;
+    if (v === undefined || v === null || v instanceof TerraformProvider) return;
+    ctx.issues.push({
+      code: "custom",
+      message: `provider must be a provider of this app (a GpurentalProvider), got ${show(v)}`,
+      input: v,
+    });
+  })
+  .optional();
+
+/** The `dependsOn` prop: resources (anything with a Terraform address, `fqn`), or unset. */
+export const dependsOnProp: z.ZodType<unknown> = z
+  .unknown()
+  .check((ctx) => {
+    const v = ctx.value;
+    if (v === undefined || v === null) return;
+    const dependable = (d: unknown) =>
+      d !== null && typeof d === "object" && typeof (d as { fqn?: unknown }).fqn === "string";
+    if (Array.isArray(v) && v.every(dependable)) return;
+    ctx.issues.push({
+      code: "custom",
+      message: `dependsOn must be a list of resources or data sources of this app, got ${Array.isArray(v) ? `${show(v.find((d) => !dependable(d)))} in the list` : show(v)}`,
+      input: v,
+    });
+  })
+  .optional();
+
+/** A string prop that is not empty or only spaces, as the provider's offer_filter requires. */
+export function notBlank(prop: string): z.ZodType<unknown> {
   return unlessToken(
     z.unknown().check((ctx) => {
       const v = ctx.value;
-      if (typeof v === "string" && v.length > 0 && v.trim() === "") {
-        ctx.issues.push({ code: "custom", message: `${prop} must not be blank, got ${show(v)}`, input: v });
+      if (typeof v === "string" && v.trim() !== "") return;
+      ctx.issues.push({
+        code: "custom",
+        message:
+          typeof v === "string"
+            ? `${prop} must not be empty or blank, got ${show(v)}`
+            : `${prop} must be a string, got ${show(v)}`,
+        input: v,
+      });
+    }),
+  );
+}
+
+/**
+ * An object prop checked with `shape`, null being unset as in Terraform: anything else (a string, a
+ * list) is named as this prop rather than left to zod's nameless "expected object".
+ */
+export function objectProp(prop: string, shape: z.ZodRawShape): z.ZodType<unknown> {
+  const inner = z.object(shape);
+  return unlessToken(
+    z.unknown().check((ctx) => {
+      const v = ctx.value;
+      if (v === null) return;
+      if (typeof v !== "object" || Array.isArray(v)) {
+        ctx.issues.push({ code: "custom", message: `${prop} must be an object, got ${show(v)}`, input: v });
         return;
       }
-      const r = bounded.safeParse(v);
+      const r = inner.safeParse(v);
       if (!r.success)
         for (const i of r.error.issues) ctx.issues.push({ code: "custom", message: i.message, input: v });
     }),
@@ -155,7 +209,7 @@ const MAX_PRICE_MICRO = 1_000_000_000_000;
 /** The checks of {@link OfferFilterProps}; `prefix` names where they sit ("offer." in an instance). */
 export function offerFilterShape(prefix: string) {
   return {
-    gpuModel: notBlank(`${prefix}gpuModel`, 128),
+    gpuModel: notBlank(`${prefix}gpuModel`),
     numGpus: boundedInteger(`${prefix}numGpus`, 1, 1024, "GPUs").optional(),
     maxPricePerHourMicro: boundedInteger(
       `${prefix}maxPricePerHourMicro`,
@@ -163,9 +217,17 @@ export function offerFilterShape(prefix: string) {
       MAX_PRICE_MICRO,
       "micro-yuan",
     ).optional(),
-    region: notBlank(`${prefix}region`, 64).optional(),
+    region: notBlank(`${prefix}region`).optional(),
   };
 }
+
+/** The props of {@link OfferFilterProps}, for {@link problems}. */
+export const OFFER_FILTER_PROPS = {
+  gpuModel: true,
+  numGpus: true,
+  maxPricePerHourMicro: true,
+  region: true,
+} as const satisfies Record<keyof OfferFilterProps, true>;
 
 /** A prop that must be one of `values`. */
 export function oneOf(prop: string, values: readonly string[]): z.ZodType<unknown> {
@@ -198,9 +260,68 @@ export function duration(prop: string): z.ZodType<unknown> {
   );
 }
 
-/** Runs `schema` over `props` and returns one message per problem, all of them. */
-export function problems(schema: z.ZodType<unknown>, props: unknown): string[] {
+/**
+ * The props a construct takes, each `true`, or the names of an object prop's own props. Declared
+ * with `satisfies Record<keyof Props, ...>`, so that the list cannot fall behind the interface.
+ */
+export interface PropNames {
+  readonly [name: string]: true | PropNames;
+}
+
+/**
+ * Runs `schema` over `props` and returns one message per problem, all of them; with `names`, a prop
+ * the construct does not take is one too. A JavaScript caller, or a spread of a wider object in
+ * TypeScript, can pass any key, and a misspelt one (`diskGB`) would be dropped without a word:
+ * Terraform refuses an argument it does not expect, and so does a construct.
+ */
+export function problems(schema: z.ZodType<unknown>, props: unknown, names?: PropNames): string[] {
   const result = schema.safeParse(props);
-  if (result.success) return [];
-  return result.error.issues.map((issue) => issue.message);
+  const found = result.success ? [] : result.error.issues.map((issue) => issue.message);
+  return names ? [...unexpectedProps(props, names, ""), ...found] : found;
+}
+
+function unexpectedProps(value: unknown, names: PropNames, prefix: string): string[] {
+  if (value === null || typeof value !== "object" || Array.isArray(value) || Token.isUnresolved(value))
+    return [];
+  const out: string[] = [];
+  for (const [key, v] of Object.entries(value)) {
+    const known = Object.hasOwn(names, key) ? names[key] : undefined;
+    if (known === undefined) {
+      // Undefined loses nothing, and a token key is the caller's own expression.
+      if (v === undefined || Token.isUnresolved(key)) continue;
+      const near = nearest(key, Object.keys(names));
+      out.push(
+        `${prefix}${terminalText(key, { maxLength: 64 })} is not a prop of this construct and would be ignored${near ? `; did you mean ${prefix}${near}?` : ""}`,
+      );
+    } else if (known !== true) {
+      out.push(...unexpectedProps(v, known, `${prefix}${key}.`));
+    }
+  }
+  return out;
+}
+
+/** The name a misspelt `key` most likely meant: the same but for case, or at most 2 edits away. */
+function nearest(key: string, names: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  let best: { name: string; distance: number } | undefined;
+  for (const name of names) {
+    const distance = name.toLowerCase() === lower ? 0 : editDistance(lower, name.toLowerCase());
+    if (distance <= Math.min(2, name.length >> 1) && (!best || distance < best.distance))
+      best = { name, distance };
+  }
+  return best?.name;
+}
+
+/** Levenshtein distance: the fewest insertions, deletions and substitutions from `a` to `b`. */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length]!;
 }

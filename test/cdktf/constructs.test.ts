@@ -537,12 +537,15 @@ describe("validation at synth time", () => {
     [
       "offer gpu model empty",
       (s) => new OfferLookup(s, "o", { gpuModel: "" }),
-      ["gpuModel must have 1 to 128 characters, got 0"],
+      ['gpuModel must not be empty or blank, got ""'],
     ],
     [
       "offer filter of spaces, which the provider refuses",
       (s) => new Instance(s, "i", { templateId: TEMPLATE, offer: { gpuModel: "  ", region: " " } }),
-      ['offer.gpuModel must not be blank, got "  "', 'offer.region must not be blank, got " "'],
+      [
+        'offer.gpuModel must not be empty or blank, got "  "',
+        'offer.region must not be empty or blank, got " "',
+      ],
     ],
     [
       "offer lookup price negative and deploy disk too small",
@@ -577,10 +580,10 @@ describe("validation at synth time", () => {
           offer: { gpuModel: "", numGpus: 0, maxPricePerHourMicro: 2.5, region: "" },
         }),
       [
-        "offer.gpuModel must have 1 to 128 characters, got 0",
+        'offer.gpuModel must not be empty or blank, got ""',
         "offer.numGpus must be a whole number from 1 to 1024 GPUs, got 0",
         "offer.maxPricePerHourMicro must be a whole number from 0 to 1000000000000 micro-yuan, got 2.5",
-        "offer.region must have 1 to 64 characters, got 0",
+        'offer.region must not be empty or blank, got ""',
       ],
     ],
     [
@@ -611,7 +614,12 @@ describe("validation at synth time", () => {
     [
       "provider org id empty",
       (s) => new GpurentalProvider(s, "other", { orgId: "", alias: "other" } as GpurentalProviderProps),
-      ['orgId must be a non-empty string, got ""'],
+      ['orgId must be an ID, a UUID such as "00000000-0000-4000-8000-000000000041", got ""'],
+    ],
+    [
+      "provider org id no UUID, which the provider refuses",
+      (s) => new GpurentalProvider(s, "other", { orgId: "acme", alias: "other" }),
+      ['orgId must be an ID, a UUID such as "00000000-0000-4000-8000-000000000041", got "acme"'],
     ],
   ];
 
@@ -664,6 +672,42 @@ describe("validation at synth time", () => {
       ["env.K\\x1b]0;x must be a string"],
     ],
     [
+      "offer as a string",
+      (s) => new Instance(s, "i", loose({ templateId: TEMPLATE, offer: "RTX 4090" })),
+      ['offer must be an object, got "RTX 4090"'],
+    ],
+    [
+      "timeouts as a list, and an offer lookup's deployment as a number",
+      (s) => {
+        new Instance(s, "i", loose({ ...instanceBase, timeouts: ["20m"] }));
+        new OfferLookup(
+          s,
+          "o",
+          loose({ gpuModel: "RTX 4090", deployableWith: 50 }) as unknown as OfferLookupProps,
+        );
+      },
+      ['timeouts must be an object, got ["20m"]', "deployableWith must be an object, got 50"],
+    ],
+    [
+      "a provider or a dependency that is no construct of the app",
+      (s) => {
+        new Instance(s, "i", loose({ ...instanceBase, provider: { alias: "x" }, dependsOn: [undefined] }));
+        new ApiKey(s, "k", { name: "ci", provider: "gpurental" } as unknown as ApiKeyProps);
+        new GpurentalProvider(s, "other", loose({ alias: 7n }) as GpurentalProviderProps);
+      },
+      [
+        'provider must be a provider of this app (a GpurentalProvider), got {"alias":"x"}',
+        "dependsOn must be a list of resources or data sources of this app, got undefined in the list",
+        'provider must be a provider of this app (a GpurentalProvider), got "gpurental"',
+        "alias must be a non-empty string, got 7n",
+      ],
+    ],
+    [
+      "a secret env value with NUL",
+      (s) => new Instance(s, "i", { ...instanceBase, secretEnv: { PIN: "4815\u00001623" } }),
+      ["secretEnv.PIN must not contain a NUL character"],
+    ],
+    [
       "a base URL with a password",
       (s) => new GpurentalProvider(s, "other", { baseUrl: "ftp://me:s3cret-pw@host/", alias: "other" }),
       ["baseUrl must be an http:// or https:// address"],
@@ -675,7 +719,73 @@ describe("validation at synth time", () => {
     expect(firstUnsafeCharacter(message.replace(/[\n\t]/g, " "))).toBeUndefined();
   });
 
-  it("takes null env props as unset, and skips null names and values, as the provider does", () => {
+  it("refuses a prop the construct does not take, at any depth, and names the one meant", () => {
+    const message = synthErrors((s) => {
+      new Instance(
+        s,
+        "gpu",
+        loose({ ...instanceBase, diskGB: 100, labels: "x", timeouts: { Create: "20m" }, sshKey: SSH_KEY }),
+      );
+      new Instance(
+        s,
+        "filtered",
+        loose({ templateId: TEMPLATE, offer: { gpuModel: "RTX 4090", numGPUs: 2 } }),
+      );
+      new ApiKey(s, "key", { name: "ci", kinds: "team" } as unknown as ApiKeyProps);
+      new OfferLookup(
+        s,
+        "offer",
+        loose({
+          gpuModel: "A100",
+          deployableWith: { templateId: TEMPLATE, diskGb: 50, disk: 1 },
+        }) as unknown as OfferLookupProps,
+      );
+      new TemplateLookup(s, "template", { mode: "ssh", favourite: true } as unknown as TemplateLookupProps);
+      new GpurentalProvider(s, "other", {
+        alias: "other",
+        org_id: "x",
+        "k\u001b[2J": 1,
+      } as GpurentalProviderProps);
+    });
+    expect(message).toContain(
+      "[test/gpu] diskGB is not a prop of this construct and would be ignored; did you mean diskGb?",
+    );
+    expect(message).toContain(
+      "[test/gpu] labels is not a prop of this construct and would be ignored; did you mean label?",
+    );
+    expect(message).toContain(
+      "[test/gpu] timeouts.Create is not a prop of this construct and would be ignored; did you mean timeouts.create?",
+    );
+    expect(message).toContain(
+      "[test/gpu] sshKey is not a prop of this construct and would be ignored; did you mean sshKeyId?",
+    );
+    expect(message).toContain(
+      "[test/filtered] offer.numGPUs is not a prop of this construct and would be ignored; did you mean offer.numGpus?",
+    );
+    expect(message).toContain(
+      "[test/key] kinds is not a prop of this construct and would be ignored; did you mean kind?",
+    );
+    expect(message).toContain(
+      "[test/offer] deployableWith.disk is not a prop of this construct and would be ignored; did you mean deployableWith.diskGb?",
+    );
+    expect(message).toContain(
+      "[test/template] favourite is not a prop of this construct and would be ignored\n",
+    );
+    expect(message).toContain(
+      "[test/other] org_id is not a prop of this construct and would be ignored; did you mean orgId?",
+    );
+    expect(message).toContain("[test/other] k\\x1b[2J is not a prop of this construct");
+    expect(firstUnsafeCharacter(message.replace(/[\n\t]/g, " "))).toBeUndefined();
+    // A key set to undefined loses nothing, and every declared prop is taken.
+    expect(synthErrors((s) => new Instance(s, "i", loose({ ...instanceBase, extra: undefined })))).toBe("");
+  });
+
+  it("takes a GPU model or a region of any length, as the provider does", () => {
+    const long = "RTX ".repeat(100);
+    expect(synthErrors((s) => new OfferLookup(s, "o", { gpuModel: long, region: long }))).toBe("");
+  });
+
+  it("takes null env, offer and timeouts props as unset, and skips null names and values, as the provider does", () => {
     const message = synthErrors(
       (s) =>
         new Instance(
@@ -686,6 +796,16 @@ describe("validation at synth time", () => {
     );
     expect(message).toBe("");
     expect(synthErrors((s) => new Instance(s, "i", loose({ ...instanceBase, env: { A: null } })))).toBe("");
+    expect(
+      synthErrors((s) => {
+        new Instance(s, "i", loose({ ...instanceBase, offer: null, timeouts: null }));
+        new OfferLookup(
+          s,
+          "o",
+          loose({ gpuModel: "RTX 4090", deployableWith: null }) as unknown as OfferLookupProps,
+        );
+      }),
+    ).toBe("");
   });
 
   it("reports every problem of every construct together, naming the construct", () => {
