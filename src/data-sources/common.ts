@@ -1,11 +1,10 @@
 import type { RequestOptions } from "../api/client";
-import { check, type Diagnostics, type HandlerContext, toNumber, type Validator } from "../framework";
-import type { NumberValue } from "../plugin/cty";
+import type { Diagnostics, HandlerContext } from "../framework";
 import { budgetOf, READ_TIMEOUT_MS, within } from "../provider/deadline";
 import { errorToDiagnostic } from "../provider/refusals";
 
 // What every data source shares: the options of their API calls, how an API failure becomes a
-// diagnostic, and the validators of their arguments.
+// diagnostic.
 
 /**
  * The options of the API calls of one data source read: they retry transient failures within the
@@ -28,28 +27,4 @@ export function reportReadError(diags: Diagnostics, typeName: string, err: unkno
   const summary = diag.summary === "Reading the object failed." ? what : diag.summary;
   const detail = diag.detail.replace(/^Reading the object failed\. /, `${what}. `);
   diags.add({ severity: diag.severity, summary, detail: hint ? `${detail}\n\n${hint}` : detail });
-}
-
-/**
- * A number validator for whole numbers within bounds; the message names the attribute, the
- * allowed range and the rejected value. `what` says where the limit comes from.
- */
-export function integerBetween(name: string, min: number, max: number, what: string): Validator<NumberValue> {
-  return check<NumberValue>(
-    `A whole number from ${min} to ${max}.`,
-    (v) => {
-      const n = toNumber(v);
-      return Number.isInteger(n) && n >= min && n <= max;
-    },
-    (v) => `${name} must be a whole number from ${min} to ${max} (${what}); got ${String(v)}.`,
-  );
-}
-
-/** A string validator rejecting empty and blank values, naming the attribute. */
-export function notBlank(name: string): Validator<string> {
-  return check<string>(
-    "A non-empty string.",
-    (v) => v.trim() !== "",
-    () => `${name} must not be empty.`,
-  );
 }

@@ -1,7 +1,7 @@
-import { attr, type DataSourceDefinition, defineSchema, t, toNumber } from "../framework";
+import { attr, type DataSourceDefinition, defineSchema, t, toNumber, wholeNumber } from "../framework";
 import { apiId } from "../provider/ids";
 import { clientOf, type ProviderData } from "../provider/provider-data";
-import { integerBetween, readOptions, reportReadError } from "./common";
+import { readOptions, reportReadError } from "./common";
 
 /** The API's bounds and default of `tail` (contract 4.2). */
 export const LOGS_TAIL = { min: 1, max: 1000, default: 200 } as const;
@@ -19,7 +19,7 @@ const schema = defineSchema({
       optional: true,
       computed: true,
       description: `How many of the most recent lines to read, from ${LOGS_TAIL.min} to ${LOGS_TAIL.max}. Default ${LOGS_TAIL.default}.`,
-      validators: [integerBetween("tail", LOGS_TAIL.min, LOGS_TAIL.max, "the API's limit for log lines")],
+      validators: [wholeNumber("tail", LOGS_TAIL.min, LOGS_TAIL.max, "the API's limit for log lines")],
     }),
     lines: attr.list(t.string, {
       computed: true,

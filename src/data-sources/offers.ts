@@ -1,12 +1,20 @@
 import type { ListOffersQuery } from "../api/client";
 import { ApiError } from "../api/errors";
 import type { Offer, Template } from "../api/schemas";
-import { attr, type DataSourceDefinition, defineSchema, oneOf, toNumber } from "../framework";
+import {
+  attr,
+  type DataSourceDefinition,
+  defineSchema,
+  notBlank,
+  oneOf,
+  toNumber,
+  wholeNumber,
+} from "../framework";
 import { MAX_PRICE_LIMIT_MICRO } from "../market/offer-filter";
 import { matchesFilter, type OfferFilter, selectOffers } from "../market/offer-selection";
 import { apiId } from "../provider/ids";
 import { clientOf, type ProviderData } from "../provider/provider-data";
-import { integerBetween, notBlank, readOptions, reportReadError } from "./common";
+import { readOptions, reportReadError } from "./common";
 import { offerObjectAttributes, offerToObject } from "./objects";
 
 const SORTS = ["price_asc", "price_desc"] as const;
@@ -27,12 +35,12 @@ const schema = defineSchema({
     num_gpus: attr.number({
       optional: true,
       description: "Only offers renting exactly this many GPUs.",
-      validators: [integerBetween("num_gpus", 1, 1024, "a GPU count")],
+      validators: [wholeNumber("num_gpus", 1, 1024, "a GPU count")],
     }),
     max_price_per_hour_micro: attr.number({
       optional: true,
       description: "Only offers whose GPU price per hour is at most this, in micro-yuan (1 ¥ = 1,000,000).",
-      validators: [integerBetween("max_price_per_hour_micro", 0, MAX_PRICE_LIMIT_MICRO, "micro-yuan")],
+      validators: [wholeNumber("max_price_per_hour_micro", 0, MAX_PRICE_LIMIT_MICRO, "micro-yuan")],
     }),
     region: attr.string({
       optional: true,
@@ -49,7 +57,7 @@ const schema = defineSchema({
         disk_gb: attr.number({
           required: true,
           description: "Disk the deploy would request, in GB.",
-          validators: [integerBetween("deployable_with.disk_gb", 10, 20000, "the API's disk_gb range")],
+          validators: [wholeNumber("deployable_with.disk_gb", 10, 20000, "the API's disk_gb range")],
         }),
       },
       {

@@ -63,12 +63,14 @@ export {
   check,
   isValidatable,
   lengthBetween,
+  notBlank,
   oneOf,
   printable,
   requiresReplace,
   requiresReplaceIf,
   unknownOnUpdate,
   useStateForUnknown,
+  wholeNumber,
 } from "./modifiers";
 export { checkPlan, nullUnknowns, type PlannedChange, planChange } from "./plan";
 export { readPrivate, writePrivate } from "./private";

@@ -1,6 +1,6 @@
 // Plan modifiers and validators as small named factories.
 import { firstUnsafeCharacter } from "../display";
-import { type CtyValue, isUnknown, unknown, valuesEqual } from "../plugin/cty";
+import { type CtyValue, isUnknown, type NumberValue, toNumber, unknown, valuesEqual } from "../plugin/cty";
 import type { PlanModifier, PlanModifierRequest, Validator } from "./schema";
 
 /**
@@ -68,6 +68,28 @@ export function oneOf(...allowed: string[]): Validator<string> {
     `One of: ${allowed.join(", ")}.`,
     (v) => allowed.includes(v),
     (v) => `${JSON.stringify(v)} is not one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}.`,
+  );
+}
+
+/**
+ * A number validator: a whole number from `min` to `max`. The message names the attribute, the
+ * range, where the limit comes from (`what`, when it is not plain) and the value.
+ */
+export function wholeNumber(name: string, min: number, max: number, what?: string): Validator<NumberValue> {
+  return check<NumberValue>(
+    `A whole number from ${min} to ${max}.`,
+    (v) => Number.isInteger(toNumber(v)) && toNumber(v) >= min && toNumber(v) <= max,
+    (v) =>
+      `${name} must be a whole number from ${min} to ${max}${what ? ` (${what})` : ""}; got ${String(v)}.`,
+  );
+}
+
+/** A string validator refusing an empty value or one of spaces only, naming the attribute. */
+export function notBlank(name: string): Validator<string> {
+  return check<string>(
+    "Not empty or blank.",
+    (v) => v.trim() !== "",
+    () => `${name} must not be empty.`,
   );
 }
 

@@ -1,11 +1,12 @@
 import {
   attr,
   type CtyValue,
-  check,
   isUnknown,
   isWhollyKnown,
   type NumberValue,
+  notBlank,
   toNumber,
+  wholeNumber,
 } from "../framework";
 import type { OfferFilter } from "./offer-selection";
 
@@ -15,45 +16,29 @@ import type { OfferFilter } from "./offer-selection";
 /** Highest max_price_per_hour_micro accepted: a million yuan an hour, far above any GPU. */
 export const MAX_PRICE_LIMIT_MICRO = 1_000_000_000_000;
 
-/** A number validator: a whole number from `min` to `max`, the message naming `what`. */
-export function wholeNumber(min: number, max: number, what: string) {
-  return check<NumberValue>(
-    `A whole number from ${min} to ${max}.`,
-    (v) => Number.isInteger(toNumber(v)) && toNumber(v) >= min && toNumber(v) <= max,
-    (v) => `${what} must be a whole number from ${min} to ${max}; got ${String(toNumber(v))}.`,
-  );
-}
-
-const notEmpty = (what: string) =>
-  check<string>(
-    "Not empty.",
-    (v) => v.trim() !== "",
-    () => `${what} must not be empty.`,
-  );
-
 /** The attributes of offer_filter. */
 export const offerFilterAttributes = {
   gpu_model: attr.string({
     required: true,
     description: 'GPU model, matched exactly but case-insensitively, e.g. `"RTX 4090"`.',
-    validators: [notEmpty("offer_filter.gpu_model")],
+    validators: [notBlank("offer_filter.gpu_model")],
   }),
   num_gpus: attr.number({
     required: true,
     description: "Number of GPUs the offer rents together.",
-    validators: [wholeNumber(1, 1024, "offer_filter.num_gpus")],
+    validators: [wholeNumber("offer_filter.num_gpus", 1, 1024)],
   }),
   max_price_per_hour_micro: attr.number({
     optional: true,
     description:
       "Highest GPU price per hour, in micro-yuan (1 ¥ = 1,000,000), e.g. `3000000` for ¥3.00/h. Unset: no limit.",
-    validators: [wholeNumber(0, MAX_PRICE_LIMIT_MICRO, "offer_filter.max_price_per_hour_micro")],
+    validators: [wholeNumber("offer_filter.max_price_per_hour_micro", 0, MAX_PRICE_LIMIT_MICRO)],
   }),
   region: attr.string({
     optional: true,
     description:
       'Region of the machine, matched exactly but case-insensitively, e.g. `"cn-east-1"`. Unset: any region.',
-    validators: [notEmpty("offer_filter.region")],
+    validators: [notBlank("offer_filter.region")],
   }),
 } as const;
 

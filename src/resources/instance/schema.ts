@@ -10,9 +10,10 @@ import {
   t,
   timeoutsAttribute,
   useStateForUnknown,
+  wholeNumber,
 } from "../../framework";
 import { check, oneOf, printable } from "../../framework/modifiers";
-import { offerFilterAttributes, wholeNumber } from "../../market/offer-filter";
+import { offerFilterAttributes } from "../../market/offer-filter";
 import { apiId } from "../../provider/ids";
 import { INSTANCE_DEFAULT_TIMEOUTS, MAX_OFFER_ATTEMPTS } from "./ops";
 
@@ -114,7 +115,7 @@ export const instanceSchema = defineSchema({
       required: true,
       description:
         "Disk in GB, 10 to 20000 and at most the offer's machine disk. Billed per GB and hour while the instance is stopped. Changing it replaces the instance.",
-      validators: [wholeNumber(10, 20000, "disk_gb")],
+      validators: [wholeNumber("disk_gb", 10, 20000)],
       planModifiers: replace(),
     }),
     label: attr.string({
@@ -160,7 +161,7 @@ export const instanceSchema = defineSchema({
       optional: true,
       description:
         "Required with `secret_env_wo`: any whole number, stored in state. Changing it replaces the instance, deploying it with the current `secret_env_wo` values; that is the only way to rotate them, since env is only sent when an instance is deployed.",
-      validators: [wholeNumber(0, Number.MAX_SAFE_INTEGER, "secret_env_wo_version")],
+      validators: [wholeNumber("secret_env_wo_version", 0, Number.MAX_SAFE_INTEGER)],
       planModifiers: replaceUnlessUnreadImport(),
     }),
     unset_env: attr.set(t.string, {
