@@ -2,6 +2,7 @@
  * The deploy journal's format: the records of a JSON Lines journal file and how a reader applies
  * them, in order, to the entries they describe. Documented in README.md beside this file.
  */
+import { z } from "zod";
 import type { RunIdentity } from "./run";
 
 /** The `format` of a journal header. */
@@ -96,6 +97,78 @@ export interface ParsedJournal {
   torn?: boolean;
 }
 
+// What a record must hold to be applied. A journal is read from a file or a database row that
+// anything may have damaged (a disk, an edit, another program), and an entry missing its run or
+// its reason would fail every later plan with a TypeError; such a record is a damaged line instead.
+// Fields a later version adds are kept; a field that only informs (a start time, a detail) is
+// dropped when damaged rather than losing the record.
+const text = z.string();
+const when = z.string();
+const run = z.looseObject({
+  id: text,
+  pid: z.number(),
+  boot: text.nullable(),
+  start: text.nullable().optional().catch(undefined),
+  parent: z.looseObject({ pid: z.number(), start: text }).nullable().optional().catch(undefined),
+});
+const kind = z.enum(["instance", "api_key"]);
+const closed = z.looseObject({
+  reason: text,
+  at: when,
+  detail: text.optional().catch(undefined),
+  state: z.looseObject({ lineage: text, serial: z.number() }).optional().catch(undefined),
+});
+const requestFields = {
+  request: z.record(z.string(), z.unknown()).optional(),
+  before: z.array(text).optional(),
+};
+const RECORDS = {
+  // A header is taken as it is: its fields are checked where they are used (the version before a
+  // write), and a journal whose header was damaged keeps its entries.
+  header: z.looseObject({ op: z.literal("header") }),
+  sent: z.looseObject({
+    op: z.literal("sent"),
+    entry: text,
+    kind,
+    fingerprint: text,
+    at: when,
+    run,
+    ...requestFields,
+  }),
+  answered: z.looseObject({ op: z.literal("answered"), entry: text, id: text, at: when }),
+  handed: z.looseObject({ op: z.literal("handed"), entry: text, at: when }),
+  taken: z.looseObject({ op: z.literal("taken"), entry: text, run, at: when }),
+  closed: closed.extend({ op: z.literal("closed"), entry: text }),
+  entry: z.looseObject({
+    op: z.literal("entry"),
+    entry: text,
+    kind,
+    fingerprint: text,
+    request: z.record(z.string(), z.unknown()),
+    before: z.array(text),
+    sent_at: when,
+    run,
+    id: text.nullable(),
+    answered_at: when.nullable(),
+    handed_at: when.nullable(),
+    taken: z.looseObject({ run, at: when }).nullable(),
+    closed: closed.nullable(),
+  }),
+} as const;
+
+/**
+ * One record of a journal as read: the record when it holds what its `op` needs, "other" for an
+ * `op` this version does not know (a later version's, skipped), undefined when it is damaged.
+ */
+export function readRecord(value: unknown): JournalRecord | "other" | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const op = (value as { op?: unknown }).op;
+  if (typeof op !== "string") return undefined;
+  if (!Object.hasOwn(RECORDS, op)) return "other";
+  const parsed = RECORDS[op as keyof typeof RECORDS].safeParse(value);
+  return parsed.success ? (parsed.data as JournalRecord) : undefined;
+}
+
 /** Reads a journal's text; a damaged line is skipped and reported, never fatal. */
 export function parseJournal(text: string): ParsedJournal {
   const entries = new Map<string, JournalEntry>();
@@ -108,11 +181,14 @@ export function parseJournal(text: string): ParsedJournal {
   lines.forEach((line, i) => {
     if (!line.trim()) return;
     count++;
-    let rec: JournalRecord;
+    let rec: JournalRecord | "other" | undefined;
     try {
-      rec = JSON.parse(line) as JournalRecord;
-      if (!rec || typeof rec !== "object" || typeof rec.op !== "string") throw new Error("not a record");
+      rec = readRecord(JSON.parse(line));
     } catch {
+      rec = undefined;
+    }
+    if (rec === "other") return;
+    if (rec === undefined) {
       if (i !== last) problems.push(`line ${i + 1} is not a journal record`);
       return;
     }

@@ -17,6 +17,7 @@ import {
   type JournalHeader,
   type JournalRecord,
   type ParsedJournal,
+  readRecord,
 } from "../records";
 import { type Bridge, loadClientModule, PgCallError, pgBridge } from "./bridge";
 import type { PgTarget, ReadAnswer, Since } from "./protocol";
@@ -109,13 +110,19 @@ export class PgStore implements JournalStore {
         ? { header: answer.header, entries: new Map(), problems: [], lines: 0 }
         : this.cache.parsed;
     let header = answer.header;
-    for (const rec of answer.records) {
-      if (!rec || typeof rec !== "object" || typeof rec.op !== "string") continue;
+    const problems = [...base.problems];
+    for (const [i, value] of answer.records.entries()) {
+      const rec = readRecord(value);
+      if (rec === "other") continue;
+      if (rec === undefined) {
+        problems.push(`record ${base.lines + i + 1} is not a journal record`);
+        continue;
+      }
       applyRecord(base.entries, rec, (h) => {
         header = h;
       });
     }
-    const parsed: ParsedJournal = { ...base, header, lines: base.lines + answer.records.length };
+    const parsed: ParsedJournal = { ...base, header, problems, lines: base.lines + answer.records.length };
     this.cache = { since: { generation: answer.generation, seq: answer.seq }, parsed, at: Date.now() };
     return parsed;
   }

@@ -1,0 +1,172 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import fc from "fast-check";
+import { generativeRuns, generativeSeed, hostileText } from "../testing/generative";
+import { gone, journal } from "../testing/journal-dir";
+import { JOURNAL_FORMAT, JOURNAL_VERSION, parseJournal } from ".";
+import { readRecord } from "./records";
+
+// A journal is read from a file or a database row that anything may have damaged: a disk, an
+// edit, another program. Whatever its records hold, every use a run makes of it (its views, a take,
+// settling, a new record) ends normally or in the journal's own error, never a TypeError; a damaged
+// record is reported, and every record left whole is still applied.
+
+const SEED = generativeSeed(20261129);
+const RUNS = generativeRuns(150);
+
+const AT = "2026-03-01T00:00:00.000Z";
+const header = {
+  op: "header",
+  format: JOURNAL_FORMAT,
+  version: JOURNAL_VERSION,
+  workspace: "default",
+  backend: "local",
+  created_at: AT,
+};
+
+/** A journal of every kind of record, each entry's records apart. */
+function wholeRecords(): Record<string, unknown>[] {
+  const run = gone("old");
+  const sent = (entry: string, kind = "instance") => ({
+    op: "sent",
+    entry,
+    kind,
+    fingerprint: "sha256:f",
+    request: { label: entry },
+    before: ["i-0"],
+    at: AT,
+    run,
+  });
+  return [
+    header,
+    sent("a"),
+    { op: "answered", entry: "a", id: "i-a", at: AT },
+    { op: "handed", entry: "a", at: AT },
+    sent("b", "api_key"),
+    { op: "taken", entry: "b", run: gone("other"), at: AT },
+    sent("c"),
+    {
+      op: "closed",
+      entry: "c",
+      reason: "claimed",
+      at: AT,
+      detail: "saved",
+      state: { lineage: "l", serial: 3 },
+    },
+    {
+      op: "entry",
+      entry: "d",
+      kind: "instance",
+      fingerprint: "sha256:f",
+      request: {},
+      before: [],
+      sent_at: AT,
+      run,
+      id: "i-d",
+      answered_at: AT,
+      handed_at: null,
+      taken: null,
+      closed: null,
+    },
+  ];
+}
+
+/** What a damaged field holds instead: any JSON, hostile text, odd numbers, nothing. */
+const damage: fc.Arbitrary<unknown> = fc.oneof(
+  fc.jsonValue({ maxDepth: 2 }),
+  hostileText,
+  fc.constantFrom(null, "", -1, 0.5, 1e308, [], {}, true, { id: 5 }),
+  fc.constant(undefined),
+);
+
+/** Records with one to four fields (or whole records) damaged, and which records were touched. */
+const damagedJournal = fc
+  .array(fc.tuple(fc.nat(), fc.option(fc.nat()), damage), { minLength: 1, maxLength: 4 })
+  .map((edits) => {
+    const recs: unknown[] = wholeRecords();
+    const touched = new Set<number>();
+    for (const [r, field, value] of edits) {
+      const i = 1 + (r % (recs.length - 1));
+      touched.add(i);
+      const rec = recs[i] as Record<string, unknown>;
+      if (field === null) {
+        recs[i] = value;
+        continue;
+      }
+      const keys = Object.keys(rec);
+      const key = keys[field % keys.length]!;
+      const copy = { ...rec };
+      if (value === undefined) delete copy[key];
+      else copy[key] = value;
+      recs[i] = copy;
+    }
+    return { recs, touched };
+  });
+
+test("a damaged journal is read and used without a crash, and every whole record still counts", () => {
+  fc.assert(
+    fc.property(damagedJournal, ({ recs, touched }) => {
+      const { j } = journal({ run: gone("this") });
+      mkdirSync(dirname(j.file), { recursive: true });
+      const text = recs.map((r) => (r === undefined ? "" : JSON.stringify(r))).join("\n");
+      writeFileSync(j.file, `${text}\n`);
+
+      const parsed = parseJournal(`${text}\n`);
+      // Each entry whose records are all whole is there, as written.
+      const whole = wholeRecords();
+      for (const [entry, lines] of [
+        ["a", [1, 2, 3]],
+        ["b", [4, 5]],
+        ["c", [6, 7]],
+        ["d", [8]],
+      ] as const) {
+        if (lines.some((i) => touched.has(i))) continue;
+        const e = parsed.entries.get(entry);
+        expect(e?.fingerprint).toBe("sha256:f");
+        expect(e?.run).toEqual((whole[lines[0]] as { run: unknown }).run);
+      }
+      // Every entry read has what the journal's logic reads.
+      for (const e of parsed.entries.values()) {
+        expect(typeof e.entry).toBe("string");
+        expect(typeof e.run.id).toBe("string");
+        expect(e.closed === null || typeof e.closed.reason === "string").toBe(true);
+      }
+
+      j.entries();
+      j.live("instance");
+      j.adoptable("instance", "sha256:f");
+      j.referencedIds();
+      j.take("instance", "sha256:f");
+      j.settleHanded();
+      j.closeId("i-a", "destroyed");
+      const entry = j.sent("instance", "sha256:g", { label: "new" });
+      j.answered(entry, "i-new");
+      expect(j.entries().find((e) => e.entry === entry)?.id).toBe("i-new");
+    }),
+    { seed: SEED, numRuns: RUNS },
+  );
+});
+
+test("a record holds what its op needs, or it is damaged; a later version's op is skipped", () => {
+  const [, sent, answered, , , taken, , closed, entry] = wholeRecords();
+  for (const rec of [sent, answered, taken, closed, entry]) expect(readRecord(rec)).toEqual(rec);
+  const without = (rec: unknown, key: string) => {
+    const copy = { ...(rec as Record<string, unknown>) };
+    delete copy[key];
+    return copy;
+  };
+  expect(readRecord(without(sent, "run"))).toBeUndefined();
+  expect(readRecord({ ...(sent as object), kind: "volume" })).toBeUndefined();
+  expect(readRecord({ ...(answered as object), id: 7 })).toBeUndefined();
+  expect(readRecord(without(closed, "reason"))).toBeUndefined();
+  expect(readRecord(without(entry, "closed"))).toBeUndefined();
+  // What only informs is dropped when damaged; the record stays.
+  expect(readRecord({ ...(closed as object), detail: 5, state: "x" })).toEqual(
+    without(without(closed, "detail"), "state"),
+  );
+  // A request and the ids before it may be left out, as older versions did.
+  expect(readRecord(without(without(sent, "request"), "before"))).toBeDefined();
+  expect(readRecord({ op: "reserved", entry: "x" })).toBe("other");
+  expect(readRecord({ op: 5 })).toBeUndefined();
+  expect(readRecord([])).toBeUndefined();
+});
