@@ -12,17 +12,7 @@ type Rec = Record<string, CtyValue>;
 
 const fake = useFakeBackend({ workDir: "file" });
 
-async function configured() {
-  const h = createHarness(
-    createProvider({
-      cwd: fake.workDir,
-      env: {},
-      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
-    }),
-  );
-  expect(await h.configure({ base_url: fake.url, token: fake.creds.admin_session_token })).toEqual([]);
-  return h;
-}
+const configured = () => fake.configured();
 type Harness = Awaited<ReturnType<typeof configured>>;
 
 const instanceConfig = (over: Rec = {}): Rec => ({

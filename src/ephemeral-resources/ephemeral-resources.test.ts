@@ -1,10 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { GpurentalClient } from "../api/client";
-import { createHarness } from "../framework/testing";
 import { journalFiles, readJournalFile } from "../journal";
 import type { CtyValue } from "../plugin/cty";
-import { createProvider } from "../provider";
 import { useFakeBackend } from "../testing/fake-backend";
 
 // The ephemeral resources driven in memory the way Terraform drives them (Validate, Open, Close,
@@ -14,15 +12,7 @@ type Rec = Record<string, CtyValue>;
 
 const fake = useFakeBackend({ workDir: "test" });
 
-function harness() {
-  return createHarness(
-    createProvider({
-      cwd: fake.workDir,
-      env: {},
-      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
-    }),
-  );
-}
+const harness = () => fake.provider();
 
 async function configured(token = fake.creds.admin_session_token, terraformVersion = "1.11.4") {
   const h = harness();

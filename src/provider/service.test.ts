@@ -1,8 +1,6 @@
 import { DEMO_IDS } from "../fake-backend";
 import { isUnknown, unknown } from "../framework";
-import { createHarness } from "../framework/testing";
 import type { CtyValue } from "../plugin/cty";
-import { createProvider } from "../provider";
 import { ACCESS_TOKEN_REFERENCE } from "../resources/instance/env";
 import { useFakeBackend } from "../testing/fake-backend";
 
@@ -15,15 +13,7 @@ type Rec = Record<string, CtyValue>;
 // Terraform's working directory of the provider, where its deploy journal goes, is one for the file.
 const fake = useFakeBackend({ workDir: "file" });
 
-function harness(env: NodeJS.ProcessEnv = {}) {
-  return createHarness(
-    createProvider({
-      cwd: fake.workDir,
-      env,
-      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
-    }),
-  );
-}
+const harness = (env: NodeJS.ProcessEnv = {}) => fake.provider({ env });
 
 async function configured(token?: string, extra: Rec = {}) {
   const h = harness();

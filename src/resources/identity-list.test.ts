@@ -1,6 +1,4 @@
-import { createHarness } from "../framework/testing";
 import type { CtyValue } from "../plugin/cty";
-import { createProvider } from "../provider";
 import { useFakeBackend } from "../testing/fake-backend";
 
 // Identity, list resources and generated configuration of gpurental_instance and gpurental_api_key
@@ -12,19 +10,7 @@ type Rec = Record<string, CtyValue>;
 
 const fake = useFakeBackend({ workDir: "file" });
 
-async function configured(extra: Rec = {}) {
-  const h = createHarness(
-    createProvider({
-      cwd: fake.workDir,
-      env: {},
-      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
-    }),
-  );
-  expect(await h.configure({ base_url: fake.url, token: fake.creds.admin_session_token, ...extra })).toEqual(
-    [],
-  );
-  return h;
-}
+const configured = (extra: Rec = {}) => fake.configured(extra);
 
 type Harness = Awaited<ReturnType<typeof configured>>;
 

@@ -9,6 +9,9 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { Agent } from "undici";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
+import { createHarness } from "../framework/testing";
+import type { CtyValue } from "../plugin/cty";
+import { type CreateProviderOptions, createProvider } from "../provider";
 
 /** What the tests of a file read; each throws when read outside the hooks and tests that have it. */
 export interface FakeBackendFixture {
@@ -22,7 +25,21 @@ export interface FakeBackendFixture {
   readonly agent: Agent;
   /** The temporary working directory (with the `workDir` option). */
   readonly workDir: string;
+  /**
+   * The provider, driven in memory as Terraform drives it: reaching the fake backend through this
+   * test's agent with quick retries, in the working directory where there is one, reading `env`
+   * (none by default) for its fallbacks.
+   */
+  provider(opts?: ProviderHarnessOptions): ReturnType<typeof createHarness>;
+  /** The same, configured with the demo admin's session and `config`; the test fails on any diagnostic. */
+  configured(
+    config?: Record<string, CtyValue>,
+    opts?: ProviderHarnessOptions,
+  ): Promise<ReturnType<typeof createHarness>>;
 }
+
+/** What a test may set of the provider it drives. */
+export type ProviderHarnessOptions = Pick<CreateProviderOptions, "env" | "run" | "ended">;
 
 /** Options of {@link useFakeBackend}. */
 export interface FakeBackendFixtureOptions {
@@ -68,7 +85,30 @@ export function useFakeBackend(options: FakeBackendFixtureOptions = {}): FakeBac
     if (options.workDir === "test") removeWorkDir();
   });
 
-  return {
+  const fixture: FakeBackendFixture = {
+    provider(opts = {}) {
+      return createHarness(
+        createProvider({
+          ...(workDir !== undefined ? { cwd: workDir } : {}),
+          env: {},
+          ...opts,
+          clientOptions: {
+            dispatcher: present(agent, "agent"),
+            retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
+          },
+        }),
+      );
+    },
+    async configured(config = {}, opts = {}) {
+      const h = fixture.provider(opts);
+      const diags = await h.configure({
+        base_url: present(backend, "backend").url,
+        token: present(creds, "creds").admin_session_token,
+        ...config,
+      });
+      expect(diags).toEqual([]);
+      return h;
+    },
     get backend() {
       return present(backend, "backend");
     },
@@ -85,6 +125,7 @@ export function useFakeBackend(options: FakeBackendFixtureOptions = {}): FakeBac
       return present(workDir, "workDir");
     },
   };
+  return fixture;
 }
 
 /** `value`, or a clear error where a test reads what the fixture does not hold at that point. */

@@ -1,7 +1,5 @@
 import { isUnknown } from "../../framework";
-import { createHarness } from "../../framework/testing";
 import type { CtyValue } from "../../plugin/cty";
-import { createProvider } from "../../provider";
 import { useFakeBackend } from "../../testing/fake-backend";
 import { maskedJupyterAddress } from "./convert";
 
@@ -14,17 +12,7 @@ type Rec = Record<string, CtyValue>;
 
 const fake = useFakeBackend({ workDir: "file" });
 
-async function configured() {
-  const h = createHarness(
-    createProvider({
-      cwd: fake.workDir,
-      env: {},
-      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
-    }),
-  );
-  expect(await h.configure({ base_url: fake.url, token: fake.creds.admin_session_token })).toEqual([]);
-  return h;
-}
+const configured = () => fake.configured();
 
 const config = (over: Rec = {}): Rec => ({
   offer_id: fake.creds.offer_id,

@@ -44,15 +44,11 @@ async function provider(
   extra: Rec = {},
   ended?: AbortSignal,
 ): Promise<ReturnType<typeof createHarness>> {
-  const h = createHarness(
-    createProvider({
-      cwd: fake.workDir,
-      env: kind === "postgresql" ? { GPURENTAL_JOURNAL_URL: journalServer().connStr(), ...env } : env,
-      run,
-      ...(ended ? { ended } : {}),
-      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
-    }),
-  );
+  const h = fake.provider({
+    env: kind === "postgresql" ? { GPURENTAL_JOURNAL_URL: journalServer().connStr(), ...env } : env,
+    run,
+    ...(ended ? { ended } : {}),
+  });
   const diags = await h.configure({ base_url: fake.url, token: fake.creds.admin_session_token, ...extra });
   expect(diags.filter((d) => d.severity === "error")).toEqual([]);
   return h;

@@ -1,8 +1,6 @@
 import { DEMO_IDS, type FakeBackend } from "../../fake-backend";
 import { isUnknown, unknown } from "../../framework";
-import { createHarness } from "../../framework/testing";
 import type { CtyValue } from "../../plugin/cty";
-import { createProvider } from "../../provider";
 import { useFakeBackend } from "../../testing/fake-backend";
 
 // gpurental_instance with an offer_filter, driven in memory the way Terraform drives it, against the
@@ -15,17 +13,7 @@ type Rec = Record<string, CtyValue>;
 // Terraform's working directory of the provider, where its deploy journal goes, is one for the file.
 const fake = useFakeBackend({ workDir: "file" });
 
-async function configured() {
-  const h = createHarness(
-    createProvider({
-      cwd: fake.workDir,
-      env: {},
-      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
-    }),
-  );
-  expect(await h.configure({ base_url: fake.url, token: fake.creds.admin_session_token })).toEqual([]);
-  return h;
-}
+const configured = () => fake.configured();
 
 const RTX = { gpu_model: "RTX 4090", num_gpus: 1, max_price_per_hour_micro: 3_000_000, region: null };
 

@@ -1,6 +1,4 @@
-import { createHarness } from "../../framework/testing";
 import { type CtyValue, unknown } from "../../plugin/cty";
-import { createProvider } from "../../provider";
 import { useFakeBackend } from "../../testing/fake-backend";
 
 // A null in a map value or a set element of gpurental_instance is ordinary Terraform (an optional
@@ -13,17 +11,7 @@ type Rec = Record<string, CtyValue>;
 
 const fake = useFakeBackend({ workDir: "file" });
 
-async function configured() {
-  const h = createHarness(
-    createProvider({
-      cwd: fake.workDir,
-      env: {},
-      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
-    }),
-  );
-  expect(await h.configure({ base_url: fake.url, token: fake.creds.admin_session_token })).toEqual([]);
-  return h;
-}
+const configured = () => fake.configured();
 
 const base = (over: Rec): Rec => ({
   offer_id: fake.creds.offer_id,

@@ -1,6 +1,4 @@
-import { createHarness } from "../../framework/testing";
 import { type CtyValue, encodeMsgpack } from "../../plugin/cty";
-import { createProvider } from "../../provider";
 import { useFakeBackend } from "../../testing/fake-backend";
 import { instanceFingerprint } from "./deploy";
 import { ACCESS_TOKEN_REFERENCE } from "./env";
@@ -17,17 +15,7 @@ type Rec = Record<string, CtyValue>;
 // (never the directory the tests run in).
 const fake = useFakeBackend({ workDir: "file" });
 
-async function configured() {
-  const h = createHarness(
-    createProvider({
-      cwd: fake.workDir,
-      env: {},
-      clientOptions: { dispatcher: fake.agent, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } },
-    }),
-  );
-  expect(await h.configure({ base_url: fake.url, token: fake.creds.admin_session_token })).toEqual([]);
-  return h;
-}
+const configured = () => fake.configured();
 
 const SECRET = "wo-secret-7d41c0e9";
 const ROTATED = "wo-rotated-2b8f5a61";
