@@ -14,7 +14,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundle } from "../../scripts/build/bundle-provider";
-import { bundleId, V8_FLAGS_CHANGED_KEY, WRITE_CODE_CACHES_KEY } from "./code-cache-loader";
+import { bundleId } from "./bundle-id";
+import { V8_FLAGS_CHANGED_KEY, WRITE_CODE_CACHES_KEY } from "./code-cache-loader";
 
 // The launcher's code cache, in separate processes: it is written at exit.
 

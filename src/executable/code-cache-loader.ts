@@ -16,6 +16,7 @@ import { Script } from "node:vm";
 import { redactText } from "../api/redact";
 import { terminalText } from "../display";
 import { privateRunDir, trustedAncestors } from "../resident/resident";
+import { bundleId } from "./bundle-id";
 
 // Loads the provider bundle with a V8 code cache. Compiling the ~700 KB bundle is the largest
 // part of the provider's start-up, and Terraform starts the provider 2-5 times per command; with
@@ -104,17 +105,6 @@ export function privateCacheDir(dir: string): boolean {
 /** Loads a CommonJS bundle, using and refreshing a V8 code cache where possible. */
 export function loadBundle(file: string, env: NodeJS.ProcessEnv = process.env): ProviderBundle {
   return loadBundleSource(readFileSync(file, "utf8"), file, env);
-}
-
-const BUNDLE_ID = /\/\/# gpurental-bundle=([0-9a-f]{16})\n/;
-
-/**
- * The content id of a bundle: the one the build wrote into it (scripts/build/bundle-provider.js,
- * markBundle), near its end; for a source without one, the start of its SHA-256.
- */
-export function bundleId(source: string): string {
-  const marked = BUNDLE_ID.exec(source.slice(-400));
-  return marked ? marked[1]! : createHash("sha256").update(source).digest("hex").slice(0, 16);
 }
 
 /**

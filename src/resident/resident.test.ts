@@ -1,4 +1,13 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -125,15 +134,33 @@ describe("residentSocket", () => {
       writeFileSync(join(bundle, f), f);
   });
 
-  it("is one per build: the same files give the same socket, a rebuilt bundle another", () => {
+  it("is one per build: the same content gives the same socket, other content another", () => {
     const first = residentSocket(work, bundle, {});
     expect(first).toMatch(/\/[0-9a-f]{16}\.sock$/);
     expect(residentSocket(work, bundle, {})).toBe(first);
     writeFileSync(join(bundle, "provider-impl.js"), "rebuilt, longer");
     const rebuilt = residentSocket(work, bundle, {});
     expect(rebuilt).not.toBe(first);
-    utimesSync(join(bundle, "provider-impl.js"), new Date(0), new Date(0));
+    // npm gives every file one time; an upgrade may leave a file of the same size and inode.
+    const time = statSync(join(bundle, "provider-impl.js")).mtime;
+    writeFileSync(join(bundle, "provider-impl.js"), "rebuilt, LONGER");
+    utimesSync(join(bundle, "provider-impl.js"), time, time);
     expect(residentSocket(work, bundle, {})).not.toBe(rebuilt);
+    // The same content, written again: the same build.
+    writeFileSync(join(bundle, "provider-impl.js"), "rebuilt, longer");
+    utimesSync(join(bundle, "provider-impl.js"), new Date(0), new Date(0));
+    expect(residentSocket(work, bundle, {})).toBe(rebuilt);
+  });
+
+  it("names a bundle by the content id the build wrote into it, read from its end", () => {
+    const marked = (id: string) =>
+      `${"x".repeat(5000)}\n//# gpurental-bundle=${id}\n//# sourceMappingURL=p.js.map\n`;
+    writeFileSync(join(bundle, "provider.js"), marked("0123456789abcdef"));
+    const first = residentSocket(work, bundle, {});
+    writeFileSync(join(bundle, "provider.js"), marked("fedcba9876543210"));
+    expect(residentSocket(work, bundle, {})).not.toBe(first);
+    writeFileSync(join(bundle, "provider.js"), marked("0123456789abcdef"));
+    expect(residentSocket(work, bundle, {})).toBe(first);
   });
 
   it("is one per node setting: other NODE_ variables get a process of their own", () => {

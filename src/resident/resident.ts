@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileContentId } from "../executable/bundle-id";
 
 // A resident provider process: Terraform starts the provider executable two to five times per
 // command, and each launch pays for Node's start, for loading grpc-js and the provider, and for code
@@ -167,9 +168,10 @@ function trustedDirectory(st: Stats, uid: number): boolean {
 
 /**
  * The control socket of the resident process for this build run by this node: one per bundle
- * location and build (sizes and times of the bundles), node binary and version, and NODE_ variables,
- * so that a rebuilt or reinstalled provider never talks to a process running older code.
- * Undefined when the path would be too long to bind.
+ * location and build (the bundles' content ids, the schema's content), node binary and version, and
+ * NODE_ variables, so that a rebuilt or reinstalled provider never talks to a process running older
+ * code, even where the upgrade left files of the same size, time and inode. Undefined when the path
+ * would be too long to bind.
  */
 export function residentSocket(dir: string, bundleDir: string, env: NodeJS.ProcessEnv): string | undefined {
   const hash = createHash("sha256");
@@ -180,9 +182,16 @@ export function residentSocket(dir: string, bundleDir: string, env: NodeJS.Proce
     .filter((k) => k.startsWith("NODE_"))
     .sort())
     hash.update(`${name}=${env[name]}\0`);
-  // The standalone executable carries its bundle inside: the executable itself is the build.
+  // The standalone executable carries its bundles inside: the executable itself is the build, and
+  // a new one is installed in a directory of its version.
+  try {
+    const st = statSync(process.execPath);
+    hash.update(`${process.execPath}:${st.size}:${Math.trunc(st.mtimeMs)}:${st.ino}\0`);
+  } catch {
+    hash.update("node:none\0");
+  }
   for (const name of [
-    process.execPath,
+    "provider-launcher.js",
     "provider.js",
     "provider-transport.js",
     "provider-impl.js",
@@ -190,8 +199,7 @@ export function residentSocket(dir: string, bundleDir: string, env: NodeJS.Proce
     "provider-schema.pb",
   ]) {
     try {
-      const st = statSync(isAbsolute(name) ? name : join(bundleDir, name));
-      hash.update(`${name}:${st.size}:${Math.trunc(st.mtimeMs)}:${st.ino}\0`);
+      hash.update(`${name}:${fileContentId(join(bundleDir, name))}\0`);
     } catch {
       hash.update(`${name}:none\0`);
     }
