@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +6,7 @@ import { firstUnsafeCharacter } from "../display";
 import { derToPem, generateServerCertificate } from "../plugin/cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../plugin/handshake";
 import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-client";
+import { startProcess } from "../testing/child-process";
 import {
   buildExecutable,
   handshakeLine,
@@ -158,7 +158,7 @@ describe("the provider executable", () => {
 
   it("exits when its parent process goes away, instead of lingering as an orphan", async () => {
     // sh starts the provider in the background, prints its pid and exits at once.
-    const sh = spawn(
+    const sh = startProcess(
       "sh",
       ["-c", `"${process.execPath}" "${join(work, "run.js")}" >/dev/null 2>&1 & echo $!; sleep 1`],
       {
@@ -169,15 +169,10 @@ describe("the provider executable", () => {
           GPURENTAL_PROVIDER_RESIDENT: "off",
           ...hostEnv,
         },
-        stdio: ["ignore", "pipe", "ignore"],
       },
     );
-    let out = "";
-    sh.stdout!.on("data", (d) => {
-      out += d;
-    });
-    await new Promise((r) => sh.on("exit", r));
-    const pid = Number(out.trim());
+    await sh.exited;
+    const pid = Number(sh.stdout().trim());
     expect(pid).toBeGreaterThan(0);
     const alive = () => {
       try {
@@ -227,22 +222,12 @@ describe("a failure outside any RPC", () => {
   });
 
   function run(kind: "throw" | "reject"): Started {
-    const child = spawn(process.execPath, [crashBundle], {
-      env: { PATH: process.env.PATH, TMPDIR: work, ...hostEnv, CRASH_KIND: kind },
-      stdio: ["ignore", "pipe", "pipe"],
+    return startExecutable(crashBundle, {
+      PATH: process.env.PATH,
+      TMPDIR: work,
+      ...hostEnv,
+      CRASH_KIND: kind,
     });
-    let out = "";
-    let err = "";
-    child.stdout!.on("data", (d) => {
-      out += d;
-    });
-    child.stderr!.on("data", (d) => {
-      err += d;
-    });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.on("exit", (code, signal) => resolve({ code, signal })),
-    );
-    return { child, stdout: () => out, stderr: () => err, exited };
   }
 
   const records = (stderr: string) =>

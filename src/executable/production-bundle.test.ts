@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,7 @@ import { CONVERSION } from "../plugin/proto";
 import { messageType } from "../plugin/proto/reflection";
 import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-client";
 import { provider } from "../provider";
+import { handshakeLine, startExecutable } from "../testing/provider-executable";
 import { createService } from "./provider-impl";
 
 // The production build as `npm run build` makes it and `gpurental provider install` ships it: five
@@ -47,35 +48,20 @@ afterAll(() => {
 });
 
 async function startProvider() {
-  const child = spawn(process.execPath, [join(work, "run.js")], {
-    env: {
-      PATH: process.env.PATH,
-      // The provider's socket goes into this suite's folder, which is removed with it, even when the provider is killed.
-      TMPDIR: work,
-      GPURENTAL_PROVIDER_CODE_CACHE: "off",
-      GPURENTAL_PROVIDER_RESIDENT: "off",
-      [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
-      PLUGIN_PROTOCOL_VERSIONS: "6",
-      PLUGIN_CLIENT_CERT: hostCert.certPem,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  const started = startExecutable(join(work, "run.js"), {
+    PATH: process.env.PATH,
+    // The provider's socket goes into this suite's folder, which is removed with it, even when the provider is killed.
+    TMPDIR: work,
+    GPURENTAL_PROVIDER_CODE_CACHE: "off",
+    GPURENTAL_PROVIDER_RESIDENT: "off",
+    [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
+    PLUGIN_PROTOCOL_VERSIONS: "6",
+    PLUGIN_CLIENT_CERT: hostCert.certPem,
   });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stderr!.on("data", (d) => {
-    stderr += d;
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (d) => {
-      stdout += d;
-      if (stdout.includes("\n")) resolve();
-    });
-    child.on("exit", (code) => reject(new Error(`provider exited (${code}): ${stderr}`)));
-  });
-  const hs = parseHandshake(stdout);
+  children.push(started.child);
+  const hs = parseHandshake(await handshakeLine(started));
   const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), hostCert);
-  return { provider: connect(hs.address, "tfplugin6.Provider", creds), stderr: () => stderr };
+  return { provider: connect(hs.address, "tfplugin6.Provider", creds), stderr: started.stderr };
 }
 
 /** A response as the client decodes it: what Terraform receives. */

@@ -1,12 +1,12 @@
 // The provider executable as Terraform runs it, for the tests that start it as a separate process:
 // the bundles built from source into a test's directory, the same two-line executable the package
 // installs, and a started process whose output the test reads.
-import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bundle } from "../../scripts/build/bundle-provider";
 import { derToPem } from "../plugin/cert";
 import { connect, type ParsedHandshake, tlsCredentials } from "../plugin/testing/grpc-client";
+import { type StartedProcess, startProcess } from "./child-process";
 
 /** Builds provider.js and provider-launcher.js into `dir`; returns the executable (run.js) and the bundle. */
 export async function buildExecutable(dir: string): Promise<{ executable: string; bundleFile: string }> {
@@ -26,30 +26,11 @@ export async function buildExecutable(dir: string): Promise<{ executable: string
 }
 
 /** A started provider process. */
-export interface Started {
-  child: ChildProcess;
-  /** Everything it wrote on stdout so far. */
-  stdout: () => string;
-  /** Everything it wrote on stderr so far. */
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+export type Started = StartedProcess;
 
 /** Starts `executable` with exactly `env` (nothing of the test's own environment). */
 export function startExecutable(executable: string, env: NodeJS.ProcessEnv, args: string[] = []): Started {
-  const child = spawn(process.execPath, [executable, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  child.stdout?.on("data", (d) => {
-    out += d;
-  });
-  child.stderr?.on("data", (d) => {
-    err += d;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal })),
-  );
-  return { child, stdout: () => out, stderr: () => err, exited };
+  return startProcess(process.execPath, [executable, ...args], { env });
 }
 
 /** Waits for the handshake line; throws with the process's stderr if it exits first or takes over `ms`. */

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { DEMO_STACK, type DeployedContext, runDemo } from "../../src/cli/demo/demo";
 import { DEMO_IDS } from "../../src/fake-backend";
+import { type ProcessResult, startProcess } from "../../src/testing/child-process";
 
 // End to end with the real terraform and cdktf CLIs: the example app is synthesized, deployed
 // against the in-process fake backend, checked (outputs and the backend's own records) and
@@ -28,34 +29,14 @@ function collector(): { stream: Writable; text: () => string } {
   return { stream, text: () => Buffer.concat(chunks).toString("utf8") };
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function runCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
-  onStdout?: (soFar: string, child: ReturnType<typeof spawn>) => void,
-): Promise<Run> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString("utf8");
-      onStdout?.(stdout, child);
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString("utf8");
-    });
-    child.on("close", (code) => done({ code, stdout, stderr }));
-  });
+  onStdout?: (soFar: string, child: ChildProcess) => void,
+): Promise<ProcessResult> {
+  const run = startProcess(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+  if (onStdout) run.child.stdout?.on("data", () => onStdout(run.stdout(), run.child));
+  return run.result;
 }
 
 /** Command lines of live processes that mention `needle` (providers run from the work folder's mirror). */

@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
 import { installProvider } from "../../src/cli/provider/provider";
 import { DEMO_IDS, type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
+import { type ProcessResult, runProcess } from "../../src/testing/child-process";
 import { version } from "../../src/version";
 import { cdktfCliEnv } from "./cli-env";
 import type { MarketScenario } from "./fixtures/market-app";
@@ -30,33 +30,16 @@ let creds: DemoCredentials;
 let env: NodeJS.ProcessEnv;
 let outputsFile: string;
 
-interface Run {
-  code: number | null;
-  output: string;
-}
-
 /** Runs the cdktf CLI in the app folder with the scenario; resolves with its exit code and output. */
-function cdktf(args: string[], scenario: MarketScenario["instances"]): Promise<Run> {
+function cdktf(args: string[], scenario: MarketScenario["instances"]): Promise<ProcessResult> {
   const full: MarketScenario = {
     statePath: join(work, "terraform.market.tfstate"),
     templateId: creds.template_id,
     instances: scenario,
   };
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CDKTF, ...args], {
-      cwd: join(work, "app"),
-      env: { ...env, GPURENTAL_MARKET_SCENARIO: JSON.stringify(full) },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (c: Buffer) => {
-      output += c.toString("utf8");
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      output += c.toString("utf8");
-    });
-    child.on("error", fail);
-    child.on("close", (code) => done({ code, output }));
+  return runProcess(process.execPath, [CDKTF, ...args], {
+    cwd: join(work, "app"),
+    env: { ...env, GPURENTAL_MARKET_SCENARIO: JSON.stringify(full) },
   });
 }
 

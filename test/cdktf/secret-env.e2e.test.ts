@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -14,6 +13,7 @@ import { dirname, join } from "node:path";
 import { build } from "esbuild";
 import { installProvider } from "../../src/cli/provider/provider";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
+import { type ProcessResult, runProcess } from "../../src/testing/child-process";
 import { version } from "../../src/version";
 import { cdktfCliEnv } from "./cli-env";
 import type { SecretAppSettings } from "./fixtures/secret-env-app";
@@ -41,11 +41,7 @@ let fake: FakeBackend;
 let creds: DemoCredentials;
 let env: NodeJS.ProcessEnv;
 
-function cdktf(
-  args: string[],
-  settings: Partial<SecretAppSettings>,
-  token: string,
-): Promise<{ code: number | null; output: string }> {
+function cdktf(args: string[], settings: Partial<SecretAppSettings>, token: string): Promise<ProcessResult> {
   const full: SecretAppSettings = {
     statePath: join(work, "terraform.secrets.tfstate"),
     offerId: creds.offer_id,
@@ -53,21 +49,9 @@ function cdktf(
     version: 1,
     ...settings,
   };
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CDKTF, ...args], {
-      cwd: join(work, "app"),
-      env: { ...env, GPURENTAL_SECRET_APP: JSON.stringify(full), TF_VAR_api_token: token },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (c: Buffer) => {
-      output += c.toString("utf8");
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      output += c.toString("utf8");
-    });
-    child.on("error", fail);
-    child.on("close", (code) => done({ code, output }));
+  return runProcess(process.execPath, [CDKTF, ...args], {
+    cwd: join(work, "app"),
+    env: { ...env, GPURENTAL_SECRET_APP: JSON.stringify(full), TF_VAR_api_token: token },
   });
 }
 
@@ -100,20 +84,13 @@ function writtenFiles(): Array<[string, string]> {
   return files;
 }
 
-function terraformShow(args: string[], cwd: string): Promise<string> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.env.TERRAFORM_BINARY_NAME || "terraform", ["show", "-json", ...args], {
-      cwd,
-      env: { ...env, TF_VAR_api_token: FIRST },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (c: Buffer) => {
-      out += c.toString("utf8");
-    });
-    child.on("error", fail);
-    child.on("close", (code) => (code === 0 ? done(out) : fail(new Error(`terraform show exited ${code}`))));
+async function terraformShow(args: string[], cwd: string): Promise<string> {
+  const r = await runProcess(process.env.TERRAFORM_BINARY_NAME || "terraform", ["show", "-json", ...args], {
+    cwd,
+    env: { ...env, TF_VAR_api_token: FIRST },
   });
+  if (r.code !== 0) throw new Error(`terraform show exited ${r.code}`);
+  return r.stdout;
 }
 
 beforeAll(async () => {

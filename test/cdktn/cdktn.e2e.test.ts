@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -18,6 +17,7 @@ import { cdktfCommand } from "../../src/cli/cdk";
 import { runDemo } from "../../src/cli/demo/demo";
 import { installProvider } from "../../src/cli/provider/provider";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
+import { type ProcessResult, runProcess } from "../../src/testing/child-process";
 import { version } from "../../src/version";
 import { cdktfCliEnv } from "../cdktf/cli-env";
 import { findPostgres, postgresRequired, startPostgres } from "../e2e/postgres";
@@ -46,35 +46,21 @@ let fake: FakeBackend;
 let creds: DemoCredentials;
 let env: NodeJS.ProcessEnv;
 
-interface Run {
-  code: number | null;
-  output: string;
-}
-
-function spawnCollect(command: string, args: string[], extraEnv: NodeJS.ProcessEnv, cwd = app): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(command, args, {
-      cwd,
-      env: { ...env, ...extraEnv },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (c: Buffer) => {
-      output += c.toString("utf8");
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      output += c.toString("utf8");
-    });
-    child.on("error", fail);
-    child.on("close", (code) => done({ code, output }));
-  });
+/** Runs a command in the app folder (or `cwd`) with the suite's environment and `extraEnv`. */
+function spawnCollect(
+  command: string,
+  args: string[],
+  extraEnv: NodeJS.ProcessEnv,
+  cwd = app,
+): Promise<ProcessResult> {
+  return runProcess(command, args, { cwd, env: { ...env, ...extraEnv } });
 }
 
 function cdktn(
   args: string[],
   props: Partial<GpuWorkstationStackProps> = {},
   extra: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
-): Promise<Run> {
+): Promise<ProcessResult> {
   const settings: CdktnTestAppSettings = props.postgres
     ? { props }
     : {
@@ -99,7 +85,7 @@ function cdktn(
   );
 }
 
-function gpurental(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
+function gpurental(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<ProcessResult> {
   return spawnCollect(process.execPath, [join(ROOT, "bin", "gpurental"), ...args], extraEnv);
 }
 

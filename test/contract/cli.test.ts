@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { buildSync } from "esbuild";
 import { GpurentalClient } from "../../src/api/client";
+import { startProcess } from "../../src/testing/child-process";
 import { createTestPki } from "../../src/tls/issue";
 
 // The command runs from an esbuild bundle, so the test needs no prior `npm run build`.
@@ -45,21 +46,9 @@ function run(args: string[]): {
   err: () => string;
   exit: Promise<number>;
 } {
-  const child = spawn(process.execPath, [bundle, "fake-backend", ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  child.stdout?.on("data", (d) => {
-    out += d;
-  });
-  child.stderr?.on("data", (d) => {
-    err += d;
-  });
-  const exit = new Promise<number>((res) =>
-    child.on("exit", (code, signal) => res(code ?? (signal ? 128 : -1))),
-  );
-  return { child, out: () => out, err: () => err, exit };
+  const p = startProcess(process.execPath, [bundle, "fake-backend", ...args]);
+  const exit = p.exited.then(({ code, signal }) => code ?? (signal ? 128 : -1));
+  return { child: p.child, out: p.stdout, err: p.stderr, exit };
 }
 
 async function waitFor(cond: () => boolean, ms = 10_000): Promise<void> {

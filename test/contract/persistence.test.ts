@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import {
   chmodSync,
   mkdirSync,
@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { buildSync } from "esbuild";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { COMPACT_MIN_BYTES, COMPACT_RATIO, readStateFile } from "../../src/fake-backend/state/state-file";
+import { type ProcessExit, startProcess } from "../../src/testing/child-process";
 import { call, createKey, deploy } from "./helpers";
 
 describe("persistence: a restart with the same state file loses nothing", () => {
@@ -352,35 +353,27 @@ describe("state file: kill -9 in the middle of a burst of writes loses no acknow
   async function startChild(
     state: string,
     creds: string,
-  ): Promise<{ child: ChildProcess; c: DemoCredentials }> {
+  ): Promise<{ child: ChildProcess; exited: Promise<ProcessExit>; c: DemoCredentials }> {
     rmSync(creds, { force: true });
-    const child = spawn(
-      process.execPath,
-      [
-        bundle,
-        "fake-backend",
-        "--seed",
-        "demo",
-        "--quiet",
-        "--transitions",
-        "immediate",
-        "--state-file",
-        state,
-        "--credentials",
-        creds,
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let out = "";
-    child.stdout?.on("data", (d) => {
-      out += d;
-    });
+    const { child, stdout, exited } = startProcess(process.execPath, [
+      bundle,
+      "fake-backend",
+      "--seed",
+      "demo",
+      "--quiet",
+      "--transitions",
+      "immediate",
+      "--state-file",
+      state,
+      "--credentials",
+      creds,
+    ]);
     const end = Date.now() + 20_000;
-    while (!out.includes("credentials written")) {
-      if (Date.now() > end || child.exitCode !== null) throw new Error(`child did not start: ${out}`);
+    while (!stdout().includes("credentials written")) {
+      if (Date.now() > end || child.exitCode !== null) throw new Error(`child did not start: ${stdout()}`);
       await new Promise((r) => setTimeout(r, 25));
     }
-    return { child, c: JSON.parse(readFileSync(creds, "utf8")) };
+    return { child, exited, c: JSON.parse(readFileSync(creds, "utf8")) };
   }
 
   test("three rounds of writes from 8 clients, each ended by SIGKILL: every acknowledged write is loaded", async () => {
@@ -389,8 +382,7 @@ describe("state file: kill -9 in the middle of a burst of writes loses no acknow
     const acked = { keys: new Set<string>(), revoked: new Set<string>(), orgs: new Set<string>(), topUps: 0 };
     let balanceFloor = 0;
     for (const killAt of [300, 700, 500]) {
-      const { child, c } = await startChild(state, creds);
-      const exited = new Promise((r) => child.on("exit", r));
+      const { child, exited, c } = await startChild(state, creds);
       const session = {
         authorization: `Bearer ${c.admin_session_token}`,
         "content-type": "application/json",

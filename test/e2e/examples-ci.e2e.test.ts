@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import {
   cpSync,
   existsSync,
@@ -18,6 +17,7 @@ import { dirname, join, relative } from "node:path";
 import { GpurentalClient } from "../../src/api/client";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { COMMENT_MARKER } from "../../src/plan-report/render";
+import { type ProcessResult, runProcess } from "../../src/testing/child-process";
 import { EXAMPLE_DIR, readWorkflow, stageStep, type Workflow } from "./ci-workflow";
 import { findTerraform } from "./harness";
 import { findPostgres, type PostgresServer, postgresRequired, startPostgres } from "./postgres";
@@ -186,31 +186,11 @@ function runnerEnv(): NodeJS.ProcessEnv {
 }
 
 /** Runs a step's `run` line as GitHub does (bash -e) in the runner's checkout. */
-function step(
-  runner: string,
-  run: string,
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number | null; output: string }> {
+async function step(runner: string, run: string, env: NodeJS.ProcessEnv = {}): Promise<ProcessResult> {
   for (const f of ["output", "summary.md"]) writeFileSync(join(root, "github", f), "");
-  return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-e", "-c", run], {
-      cwd: runner,
-      env: { ...runnerEnv(), ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (c: Buffer) => {
-      output += c.toString("utf8");
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      output += c.toString("utf8");
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      printed.push(output);
-      resolve({ code, output });
-    });
-  });
+  const r = await runProcess("bash", ["-e", "-c", run], { cwd: runner, env: { ...runnerEnv(), ...env } });
+  printed.push(r.output);
+  return r;
 }
 
 async function expectStep(

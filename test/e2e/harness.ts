@@ -1,9 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import { buildProvider, bundle } from "../../scripts/build/bundle-provider";
 import { type InstallResult, installProvider } from "../../src/cli/provider/provider";
+import { type ProcessResult, startProcess } from "../../src/testing/child-process";
 import { HARNESS_SOURCES, type SharedProvider, sameSources, sharedProvider } from "./shared-provider";
 
 // Runs the real terraform (or tofu) CLI against a provider installed into a filesystem mirror: the
@@ -57,12 +58,7 @@ const SRC = join(__dirname, "..", "..", "src");
 const NO_COLOR_FLAGLESS = new Set(["state", "providers", "workspace", "version", "fmt"]);
 
 /** The result of one CLI command. */
-export interface RunResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+export type RunResult = ProcessResult;
 
 /** Options of TerraformHarness.create. */
 export interface HarnessOptions {
@@ -164,23 +160,10 @@ export class TerraformHarness {
     env: NodeJS.ProcessEnv = {},
     opts: { processGroup?: boolean } = {},
   ): ChildProcess & { result: Promise<RunResult>; interrupt(): void } {
-    const child = spawn(this.terraform, [...args], {
+    const { child, result } = startProcess(this.terraform, args, {
       cwd: this.workDir,
       env: { ...this.env, ...env },
-      detached: opts.processGroup ?? false,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr!.on("data", (d) => {
-      stderr += d;
-    });
-    const result = new Promise<RunResult>((resolve, reject) => {
-      child.on("error", reject);
-      child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+      processGroup: opts.processGroup,
     });
     const interrupt = () => {
       if (opts.processGroup) process.kill(-child.pid!, "SIGINT");

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import {
   copyFileSync,
   existsSync,
@@ -11,6 +10,7 @@ import {
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../../src/fake-backend";
+import { type ProcessResult, runProcess } from "../../src/testing/child-process";
 import { cdktfCliEnv } from "../cdktf/cli-env";
 import { type RunResult, TerraformHarness } from "./harness";
 import { findPostgres, type PostgresServer, postgresRequired, startPostgres } from "./postgres";
@@ -269,23 +269,8 @@ function cdktfApp(): void {
     return dir;
   }
 
-  function cdktf(dir: string, args: string[]): Promise<{ code: number | null; output: string }> {
-    return new Promise((done, fail) => {
-      const child = spawn(process.execPath, [CDKTF, ...args], {
-        cwd: dir,
-        env,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let output = "";
-      child.stdout.on("data", (c: Buffer) => {
-        output += c.toString("utf8");
-      });
-      child.stderr.on("data", (c: Buffer) => {
-        output += c.toString("utf8");
-      });
-      child.on("error", fail);
-      child.on("close", (code) => done({ code, output }));
-    });
+  function cdktf(dir: string, args: string[]): Promise<ProcessResult> {
+    return runProcess(process.execPath, [CDKTF, ...args], { cwd: dir, env });
   }
 
   async function ok(dir: string, args: string[]): Promise<string> {

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   existsSync,
@@ -15,6 +14,7 @@ import { join } from "node:path";
 import { CDKTN_MIN_NODE, nodeTooOld } from "../../src/cli/cdk";
 import { terraformPlatform } from "../../src/cli/provider/provider";
 import { type FakeBackend, startFakeBackend } from "../../src/fake-backend";
+import { type ProcessResult, runProcess } from "../../src/testing/child-process";
 import { packageName, version } from "../../src/version";
 import { findTerraform } from "../e2e/harness";
 import { olderNode } from "./old-node";
@@ -33,32 +33,19 @@ let backend: FakeBackend;
 let tarball: { files: string[]; size: number; unpackedSize: number };
 let installOutput: string;
 
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
 /** Runs a command without blocking this process (the fake backend answers from it). */
-function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<Run> {
-  return new Promise((ok, fail) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    child.on("error", fail);
-    child.on("close", (code) => ok({ code, out, err }));
-  });
+function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ProcessResult> {
+  return runProcess(cmd, args, { cwd, env });
 }
 
-async function ok(cmd: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv): Promise<Run> {
+async function ok(cmd: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv): Promise<ProcessResult> {
   const r = await run(cmd, args, cwd, env);
-  if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.code}:\n${r.out}\n${r.err}`);
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
   return r;
 }
 
@@ -127,7 +114,7 @@ beforeAll(async () => {
     ROOT,
     projectEnv(),
   );
-  const info = JSON.parse(packed.out)[0] as {
+  const info = JSON.parse(packed.stdout)[0] as {
     files: { path: string }[];
     size: number;
     unpackedSize: number;
@@ -185,7 +172,7 @@ beforeAll(async () => {
   writeFileSync(join(project, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   writeFileSync(join(project, "package-lock.json"), `${JSON.stringify(lock, null, 2)}\n`);
   const install = await ok("npm", ["ci", "--offline", "--no-audit", "--no-fund"], project, projectEnv());
-  installOutput = install.out + install.err;
+  installOutput = install.stdout + install.stderr;
   backend = await startFakeBackend({ port: 0, seed: "demo", transitions: "immediate" });
 }, 180_000);
 
@@ -266,7 +253,7 @@ app.synth();
 `,
   );
   const r = await ok(process.execPath, ["synth.js"], project, projectEnv());
-  expect(r.out.trim()).toBe("function");
+  expect(r.stdout.trim()).toBe("function");
   const synthesized = JSON.parse(
     readFileSync(join(project, "cdktf.out", "stacks", "gpu", "cdk.tf.json"), "utf8"),
   );
@@ -285,10 +272,13 @@ test("`npx --no -- gpurental provider install`, `plan-report` and `strays` work 
     project,
     projectEnv(),
   );
-  expect(install.out).toContain(`Installed terraform-provider-gpurental ${version}`);
+  expect(install.stdout).toContain(`Installed terraform-provider-gpurental ${version}`);
   const work = join(root, "work");
   mkdirSync(work);
-  writeFileSync(join(root, "cli.tfrc"), install.out.slice(install.out.indexOf("provider_installation")));
+  writeFileSync(
+    join(root, "cli.tfrc"),
+    install.stdout.slice(install.stdout.indexOf("provider_installation")),
+  );
   const c = backend.credentials!;
   writeFileSync(
     join(work, "main.tf"),
@@ -323,10 +313,10 @@ resource "gpurental_instance" "gpu" {
     project,
     env,
   );
-  expect(report.out).toMatch(/RTX 4090|create/i);
+  expect(report.stdout).toMatch(/RTX 4090|create/i);
   const strays = await run("npx", ["--no", "--", "gpurental", "strays", work, "--json"], project, env);
   expect([0, 2]).toContain(strays.code);
-  expect(() => JSON.parse(strays.out)).not.toThrow();
+  expect(() => JSON.parse(strays.stdout)).not.toThrow();
 }, 120_000);
 
 test("on a Node.js too old for cdktn-cli, `demo --cdk cdktn` says so in one line before starting anything", async () => {
@@ -337,7 +327,7 @@ test("on a Node.js too old for cdktn-cli, `demo --cdk cdktn` says so in one line
   }
   const bin = join(project, "node_modules", ".bin", "gpurental");
   const r = await run(old.file, [bin, "demo", "--cdk", "cdktn"], project, projectEnv());
-  expect({ code: r.code, out: r.out, err: r.err }).toEqual({
+  expect({ code: r.code, out: r.stdout, err: r.stderr }).toEqual({
     code: 1,
     out: "",
     err: `gpurental demo: ${nodeTooOld("CDK Terrain (cdktn-cli 0.24)", CDKTN_MIN_NODE, old.version)}, or name one in GPURENTAL_CDKTN_NODE\n`,
@@ -347,7 +337,7 @@ test("on a Node.js too old for cdktn-cli, `demo --cdk cdktn` says so in one line
 
 test("`npx --no -- gpurental --help` prints the command's help, as the README writes it", async () => {
   const r = await ok("npx", ["--no", "--", "gpurental", "--help"], project, projectEnv());
-  expect(r.out).toContain("Usage: gpurental [options] [command]");
+  expect(r.stdout).toContain("Usage: gpurental [options] [command]");
 });
 
 test("`npx --no -- gpurental demo` deploys and destroys the example app with the project's cdktf-cli", async () => {
@@ -360,10 +350,10 @@ test("`npx --no -- gpurental demo` deploys and destroys the example app with the
   if (!existsSync(join(pty, "prebuilds", `${process.platform}-${process.arch}`, `node.abi${abi}.node`))) {
     // cdktf-cli 0.21 cannot run on this Node.js (24 and later): the demo says so before it starts.
     expect(r.code).toBe(1);
-    expect(r.err).toContain(`cdktf-cli cannot run on Node.js ${process.version}`);
-    expect(r.err).toContain("or with CDK Terrain: gpurental demo --cdk cdktn");
+    expect(r.stderr).toContain(`cdktf-cli cannot run on Node.js ${process.version}`);
+    expect(r.stderr).toContain("or with CDK Terrain: gpurental demo --cdk cdktn");
     return;
   }
-  if (r.code !== 0) throw new Error(`the demo exited ${r.code}:\n${r.out}\n${r.err}`);
-  expect(r.out).toMatch(/destroy/i);
+  if (r.code !== 0) throw new Error(`the demo exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
+  expect(r.stdout).toMatch(/destroy/i);
 }, 400_000);

@@ -3,13 +3,14 @@
 // its stdout, mTLS to the address it prints, a tfplugin6.Provider client built from the protocol
 // file of the version played, and plugin.GRPCController/Shutdown on close. Which calls are made,
 // and in what order, is driver.ts's business.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { derToPem, generateServerCertificate } from "../../src/plugin/cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../../src/plugin/handshake";
 import { connect, parseHandshake, tlsCredentials } from "../../src/plugin/testing/grpc-client";
+import { type ProcessExit, startProcess } from "../../src/testing/child-process";
 import { type TerraformVersion, VERSIONS } from "./versions";
 import type { Decoded, Msg, Rec } from "./wire";
 
@@ -70,7 +71,7 @@ export class ProviderProcess {
     private readonly address: string,
     private readonly creds: grpc.ChannelCredentials,
     private readonly stderr: () => string,
-    private readonly exited: Promise<void>,
+    private readonly exited: Promise<ProcessExit>,
   ) {}
 
   static async start(opts: DriverOptions): Promise<ProviderProcess> {
@@ -85,28 +86,22 @@ export class ProviderProcess {
       PLUGIN_CLIENT_CERT: hostCert.certPem,
     };
     const node = opts.executable.endsWith(".js");
-    const child = spawn(node ? process.execPath : opts.executable, node ? [opts.executable] : [], {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout?.on("data", (d) => {
-      out += d;
-    });
-    child.stderr?.on("data", (d) => {
-      err += d;
-    });
-    const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+    const { child, stdout, stderr, exited } = startProcess(
+      node ? process.execPath : opts.executable,
+      node ? [opts.executable] : [],
+      { env },
+    );
     const deadline = Date.now() + HANDSHAKE_MS;
-    while (!out.includes("\n")) {
-      if (child.exitCode !== null) throw new Error(`provider exited before its handshake; stderr: ${err}`);
+    while (!stdout().includes("\n")) {
+      if (child.exitCode !== null)
+        throw new Error(`provider exited before its handshake; stderr: ${stderr()}`);
       if (Date.now() > deadline) {
         child.kill("SIGKILL");
-        throw new Error(`no handshake within ${HANDSHAKE_MS} ms; stderr: ${err}`);
+        throw new Error(`no handshake within ${HANDSHAKE_MS} ms; stderr: ${stderr()}`);
       }
       await new Promise((r) => setTimeout(r, 10));
     }
+    const out = stdout();
     const hs = parseHandshake(out);
     if (hs.protocol !== "6" || hs.transport !== "grpc")
       throw new Error(`unexpected handshake for Terraform ${opts.version}: ${out}`);
@@ -118,7 +113,7 @@ export class ProviderProcess {
       "grpc.default_authority": "localhost",
       "grpc.max_receive_message_length": 256 * 1024 * 1024,
     });
-    return new ProviderProcess(child, client, hs.address, creds, () => err, exited);
+    return new ProviderProcess(child, client, hs.address, creds, stderr, exited);
   }
 
   /** A unary call; a gRPC error is thrown with the provider's stderr. */

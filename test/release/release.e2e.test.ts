@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { type ReleaseResult, release } from "../../scripts/release/release";
 import { type FakeBackend, startFakeBackend } from "../../src/fake-backend";
 import { generateServerCertificate } from "../../src/plugin/cert";
+import { runProcess, startProcess } from "../../src/testing/child-process";
 import { until } from "../../src/testing/until";
 import { version } from "../../src/version";
 import { cdktfCliEnv } from "../cdktf/cli-env";
@@ -79,11 +80,6 @@ afterAll(async () => {
 
 afterEach(() => server.overrides.clear());
 
-interface Run {
-  code: number | null;
-  out: string;
-}
-
 /** A working directory with its own HOME, temp dir and CLI config, and terraform with no node on PATH. */
 function workspace(name: string, main: string, cliConfig = "") {
   const dir = join(root, name);
@@ -104,29 +100,12 @@ function workspace(name: string, main: string, cliConfig = "") {
   };
   /** Starts terraform; `group`: in a process group of its own, as a terminal or a CI job runs it. */
   const start = (args: string[], extra: NodeJS.ProcessEnv = {}, group = false) =>
-    spawn(terraform, args, {
-      cwd: join(dir, "work"),
-      env: { ...env, ...extra },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: group,
-    });
-  const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Run> =>
-    new Promise((ok, fail) => {
-      const child = start(args, extra);
-      let out = "";
-      child.stdout.on("data", (d) => {
-        out += d;
-      });
-      child.stderr.on("data", (d) => {
-        out += d;
-      });
-      child.on("error", fail);
-      child.on("close", (code) => ok({ code, out }));
-    });
+    startProcess(terraform, args, { cwd: join(dir, "work"), env: { ...env, ...extra }, processGroup: group });
+  const run = (args: string[], extra: NodeJS.ProcessEnv = {}) => start(args, extra).result;
   const ok = async (args: string[], extra: NodeJS.ProcessEnv = {}) => {
     const r = await run(args, extra);
-    if (r.code !== 0) throw new Error(`terraform ${args.join(" ")} exited ${r.code}:\n${r.out}`);
-    return r.out;
+    if (r.code !== 0) throw new Error(`terraform ${args.join(" ")} exited ${r.code}:\n${r.output}`);
+    return r.output;
   };
   const lockFile = () => readFileSync(join(dir, "work", ".terraform.lock.hcl"), "utf8");
   return { dir, start, run, ok, lockFile };
@@ -368,7 +347,6 @@ test("in automation, kill -9 of terraform, of the command's provider process, an
     for (const victim of ["terraform", "the command's provider process", "Ctrl-C"] as const) {
       backend.setTransitions({ afterMs: 600_000 });
       const apply = ws.start(["apply", "-no-color", "-auto-approve"], env, true);
-      const exited = new Promise((resolve) => apply.on("close", resolve));
       await until(
         "4 instances are creating",
         () => live().filter((i) => i.status === "creating").length === 4,
@@ -377,9 +355,9 @@ test("in automation, kill -9 of terraform, of the command's provider process, an
       expect(command).toBeDefined();
       // Ctrl-C reaches terraform's process group (its launches ignore it); the command's process
       // was started outside it and ends with its sessions.
-      if (victim === "Ctrl-C") process.kill(-apply.pid!, "SIGINT");
-      else process.kill(victim === "terraform" ? apply.pid! : command!, "SIGKILL");
-      await exited;
+      if (victim === "Ctrl-C") process.kill(-apply.child.pid!, "SIGINT");
+      else process.kill(victim === "terraform" ? apply.child.pid! : command!, "SIGKILL");
+      await apply.result;
       // Nothing of the command is left: its launches and its provider process exit with it.
       await until("the command's provider process is gone", () => residentPids(commandDir).length === 0);
 
@@ -457,8 +435,8 @@ test("terraform init refuses a tampered zip and a signature by another key, with
   const ws = workspace("tampered", registryConfig());
   const r = await ws.run(["init", "-no-color"]);
   expect(r.code).toBe(1);
-  expect(r.out).toMatch(/Failed to install provider/);
-  expect(r.out).toMatch(/checksum/i);
+  expect(r.output).toMatch(/Failed to install provider/);
+  expect(r.output).toMatch(/checksum/i);
   expect(existsSync(join(ws.dir, "work", ".terraform.lock.hcl"))).toBe(false);
   server.overrides.clear();
 
@@ -469,8 +447,8 @@ test("terraform init refuses a tampered zip and a signature by another key, with
   const ws2 = workspace("wrong-signature", registryConfig());
   const r2 = await ws2.run(["init", "-no-color"]);
   expect(r2.code).toBe(1);
-  expect(r2.out).toMatch(/Failed to install provider/);
-  expect(r2.out).toMatch(/signature/i);
+  expect(r2.output).toMatch(/Failed to install provider/);
+  expect(r2.output).toMatch(/signature/i);
 }, 120_000);
 
 test("`terraform providers lock -net-mirror` gives a CDKTF stack the lock file with which `cdktf deploy` needs no --skip-provider-lock", async () => {
@@ -511,21 +489,11 @@ app.synth();
   });
   const cdktf = join(repo, "node_modules", "cdktf-cli", "bundle", "bin", "cdktf");
   // Asynchronous: the static server and the fake backend answer from this process.
-  const run = (cmd: string, args: string[], cwd = join(dir, "app")) =>
-    new Promise<string>((ok, fail) => {
-      const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      child.stdout.on("data", (d) => {
-        out += d;
-      });
-      child.stderr.on("data", (d) => {
-        out += d;
-      });
-      child.on("error", fail);
-      child.on("close", (code) =>
-        code === 0 ? ok(out) : fail(new Error(`${cmd} ${args.join(" ")} exited ${code}:\n${out}`)),
-      );
-    });
+  const run = async (cmd: string, args: string[], cwd = join(dir, "app")) => {
+    const r = await runProcess(cmd, args, { cwd, env });
+    if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.code}:\n${r.output}`);
+    return r.output;
+  };
   await run(process.execPath, [cdktf, "synth"]);
   const stackDir = join(dir, "app", "cdktf.out", "stacks", "gpu");
   await run(

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import {
   cpSync,
   existsSync,
@@ -19,6 +19,7 @@ import { type ReleaseResult, release } from "../../scripts/release/release";
 import { GpurentalClient } from "../../src/api/client";
 import { DEMO_IDS } from "../../src/fake-backend";
 import { generateServerCertificate } from "../../src/plugin/cert";
+import { type ProcessResult, startProcess } from "../../src/testing/child-process";
 import { version } from "../../src/version";
 import { findTerraform } from "../e2e/harness";
 import { findPostgres, type PostgresServer, postgresRequired, startPostgres } from "../e2e/postgres";
@@ -107,51 +108,32 @@ function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   };
 }
 
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-/** Runs a program without blocking (the static server answers from this process). */
-function run(
+/**
+ * Runs a program without blocking (the static server answers from this process), in a process group
+ * of its own: whatever the run leaves there (a fake backend a failed script started) is killed when
+ * it ends, or after `timeoutMs`.
+ */
+async function run(
   cmd: string,
   args: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
   timeoutMs = 240_000,
-): Promise<Run> {
-  return new Promise((ok, fail) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    // Whatever the run leaves in its process group (a fake backend a failed script started) goes.
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-(child.pid ?? 0), "SIGKILL");
-      } catch {}
-    }, timeoutMs);
-    child.on("error", fail);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      try {
-        process.kill(-(child.pid ?? 0), "SIGKILL");
-      } catch {}
-      ok({ code, out, err });
-    });
-  });
+): Promise<ProcessResult> {
+  const { child, result } = startProcess(cmd, args, { cwd, env, processGroup: true, timeoutMs });
+  try {
+    return await result;
+  } finally {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+    } catch {}
+  }
 }
 
 async function ok(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
   const r = await run(cmd, args, cwd, env);
-  if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.code}:\n${r.out}\n${r.err}`);
-  return r.out;
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
 }
 
 /** Waits for `cond`, at most `ms`, and fails naming `what`. */
@@ -181,27 +163,16 @@ function readShellEnv(file: string): Record<string, string> {
 async function fakeBackend(): Promise<NonNullable<typeof fake>> {
   if (fake) return fake;
   const envFile = join(root, "fake.env");
-  const child = spawn(
+  const { child, output } = startProcess(
     gpurental,
     ["fake-backend", "--seed", "demo", "--transitions", "immediate", "--shell-env", envFile],
-    {
-      cwd: root,
-      env: userEnv(),
-      stdio: ["ignore", "pipe", "pipe"],
-    },
+    { cwd: root, env: userEnv() },
   );
-  let log = "";
-  child.stdout?.on("data", (d) => {
-    log += d;
-  });
-  child.stderr?.on("data", (d) => {
-    log += d;
-  });
   await waitFor(
     "the fake backend's --shell-env file",
     () => existsSync(envFile) && readFileSync(envFile).length > 0,
   );
-  fake = { child, settings: readShellEnv(envFile), log: () => log };
+  fake = { child, settings: readShellEnv(envFile), log: output };
   return fake;
 }
 
@@ -304,7 +275,7 @@ test("the command runs with no node: --version, --help, and fake-backend with it
   expect(me.organization.id).toBe(settings.GPURENTAL_ORG_ID);
   // The CDK demos are the npm package's: said in one line, naming the one this command runs.
   const cdk = await run(gpurental, ["demo"], root, userEnv());
-  expect({ code: cdk.code, err: cdk.err }).toEqual({
+  expect({ code: cdk.code, err: cdk.stderr }).toEqual({
     code: 2,
     err: "gpurental demo: the CDK demos run from the npm package, with Node.js; this executable runs the plain Terraform one: gpurental demo --hcl\n",
   });
@@ -312,11 +283,11 @@ test("the command runs with no node: --version, --help, and fake-backend with it
 
 test("demo --hcl applies and destroys examples/hcl with terraform alone, the command installing itself as the provider", async () => {
   const r = await run(gpurental, ["demo", "--hcl"], root, userEnv());
-  if (r.code !== 0) throw new Error(`demo --hcl exited ${r.code}:\n${r.out}\n${r.err}`);
-  expect(r.out).toContain(`provider ${version} installed (this executable, `);
-  expect(r.out).toMatch(/gpurental_instance\.workstation: Creation complete/);
-  expect(r.out).toContain("destroyed: no instance and no API key left in the fake backend");
-  expect(r.out).toContain("✓ work folder");
+  if (r.code !== 0) throw new Error(`demo --hcl exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
+  expect(r.stdout).toContain(`provider ${version} installed (this executable, `);
+  expect(r.stdout).toMatch(/gpurental_instance\.workstation: Creation complete/);
+  expect(r.stdout).toContain("destroyed: no instance and no API key left in the fake backend");
+  expect(r.stdout).toContain("✓ work folder");
   // The work folder went, and with it the provider it installed; only the one runtime is unpacked.
   expect(readdirSync(join(root, "tmp")).filter((f) => f.startsWith("gpurental-demo-"))).toEqual([]);
   // (The launcher keeps a stamp file beside each runtime: src/executable/compact/README.md.)
@@ -359,7 +330,7 @@ resource "gpurental_instance" "${label}" {
   });
   const strays = await run(gpurental, ["strays", ws.dir, "--json"], root, env);
   expect(strays.code).toBe(2);
-  const found = JSON.parse(strays.out) as { instances: { id: string }[] };
+  const found = JSON.parse(strays.stdout) as { instances: { id: string }[] };
   expect(found.instances.map((i) => i.id)).toEqual([planted.id]);
 
   // A saved plan that adds an instance: the report names what it creates and what it costs.
@@ -367,9 +338,9 @@ resource "gpurental_instance" "${label}" {
   await ok("terraform", ["plan", "-no-color", "-out=plan.bin"], ws.dir, env);
   const report = await run(gpurental, ["plan-report", join(ws.dir, "plan.bin"), "--dir", ws.dir], root, env);
   expect(report.code).toBe(0);
-  expect(report.out).toContain("gpurental_instance.added");
-  expect(report.out).toMatch(/RTX 4090/);
-  expect(report.out).not.toContain(api.GPURENTAL_TOKEN!);
+  expect(report.stdout).toContain("gpurental_instance.added");
+  expect(report.stdout).toMatch(/RTX 4090/);
+  expect(report.stdout).not.toContain(api.GPURENTAL_TOKEN!);
 
   // The stray goes with --destroy --yes, then the configuration with terraform destroy.
   const removed = await run(gpurental, ["strays", ws.dir, "--destroy", "--yes"], root, env);
@@ -394,8 +365,8 @@ test("the README's Terraform-only quick start runs as written, with no node on P
   writeFileSync(join(dir, "quick-start.sh"), script);
   const r = await run("bash", ["-euo", "pipefail", "quick-start.sh"], dir, userEnv({ PATH: binDir }));
   // Terraform colours its output for a person: what is asserted is the text.
-  const out = stripVTControlCharacters(r.out);
-  if (r.code !== 0) throw new Error(`the quick start exited ${r.code}:\n${out}\n${r.err}`);
+  const out = stripVTControlCharacters(r.stdout);
+  if (r.code !== 0) throw new Error(`the quick start exited ${r.code}:\n${out}\n${r.stderr}`);
   expect(out).toContain(`gpurental_${version}_${PLATFORM}.zip: OK`);
   expect(out).toContain(`Installed gpurental/gpurental v${version} (verified checksum)`);
   expect(out).toContain("Plan: 2 to add, 0 to change, 0 to destroy.");
@@ -410,7 +381,7 @@ test("the README's Terraform-only quick start runs as written, with no node on P
   // No secret of the run reaches the terminal: the session token is only in fake.env.
   const token = readShellEnv(join(dir, "fake.env")).GPURENTAL_TOKEN as string;
   expect(token).toMatch(/^gps_/);
-  expect(`${out}${r.err}`).not.toContain(token);
+  expect(`${out}${r.stderr}`).not.toContain(token);
   // The fake backend the script started is stopped by its last line.
   await waitFor(
     "the quick start's fake backend to stop",
@@ -477,17 +448,17 @@ describeWithPostgres("examples/ci's Terraform-only pipeline", () => {
     await new Promise((r) => github?.server.close(r));
   });
 
-  const stage = async (name: string, extra: NodeJS.ProcessEnv = {}): Promise<Run> => {
+  const stage = async (name: string, extra: NodeJS.ProcessEnv = {}): Promise<ProcessResult> => {
     const r = await run("./hcl-pipeline.sh", [name], repo, { ...ranEnv, ...extra });
-    printed.push(r.out, r.err);
+    printed.push(r.stdout, r.stderr);
     return r;
   };
 
   test("plan, comment (then updated), apply, and a nightly strays run, with no node on PATH", async () => {
     const gates = { PIPELINE_GATES: "--fail-on disk-loss,refusal" };
     const plan = await stage("plan", gates);
-    expect({ code: plan.code, err: plan.err }).toMatchObject({ code: 0 });
-    expect(plan.out).toContain("Plan: 2 to add, 0 to change, 0 to destroy.");
+    expect({ code: plan.code, err: plan.stderr }).toMatchObject({ code: 0 });
+    expect(plan.stdout).toContain("Plan: 2 to add, 0 to change, 0 to destroy.");
     expect(readFileSync(join(repo, "pipeline-out", "report.md"), "utf8")).toContain(
       "#### Instances: 2 to create",
     );
@@ -496,14 +467,14 @@ describeWithPostgres("examples/ci's Terraform-only pipeline", () => {
 
     const event = { GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_REPOSITORY: "acme/infra" };
     const env = { ...event, GITHUB_EVENT_PATH: join(root, "github-event.json") };
-    expect((await stage("comment", env)).out).toContain("Posted the plan report.");
-    expect((await stage("comment", env)).out).toContain("Updated the plan report (comment 1).");
+    expect((await stage("comment", env)).stdout).toContain("Posted the plan report.");
+    expect((await stage("comment", env)).stdout).toContain("Updated the plan report (comment 1).");
     expect(github.comments).toHaveLength(1);
     expect(github.comments[0]?.body).toContain("#### Instances: 2 to create");
 
     const apply = await stage("apply");
     expect(apply.code).toBe(0);
-    expect(apply.out).toContain("Apply complete! Resources: 2 added");
+    expect(apply.stdout).toContain("Apply complete! Resources: 2 added");
     expect(await pg!.query("select count(*) from gpu_fleet_hcl.states")).toBe("1");
     // The released provider recorded each deploy in the database before sending it (one journal,
     // this state's), and kept no journal file on the runner.
@@ -526,10 +497,10 @@ describeWithPostgres("examples/ci's Terraform-only pipeline", () => {
     });
     const found = await stage("strays");
     expect(found.code).toBe(2);
-    expect(found.out).toContain(planted.id);
+    expect(found.stdout).toContain(planted.id);
 
     const destroy = await stage("plan", { PIPELINE_DESTROY: "true" });
-    expect(destroy.out).toContain("Plan: 0 to add, 0 to change, 2 to destroy.");
+    expect(destroy.stdout).toContain("Plan: 0 to add, 0 to change, 2 to destroy.");
     expect((await stage("apply")).code).toBe(0);
     await client.destroyInstance(planted.id);
     for (const text of printed) {

@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import type { CommandIO } from "../../../src/cli/io";
+import { runProcess } from "../../../src/testing/child-process";
 import type { RunResult } from "../harness";
 
 // In-process IO for the report commands (strays, plan-report), so a test sees what a person would
@@ -48,17 +48,5 @@ const BIN = join(__dirname, "..", "..", "..", "bin", "gpurental");
 
 /** Runs the built `gpurental` binary (dist/, made by `npm run build`) with exactly `env`. */
 export function runBinary(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString("utf8");
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString("utf8");
-    });
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  return runProcess(process.execPath, [BIN, ...args], { cwd, env });
 }

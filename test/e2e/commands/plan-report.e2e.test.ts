@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { GpurentalClient } from "../../../src/api/client";
 import { PLAN_REPORT_EXIT, runPlanReport } from "../../../src/cli/account/plan-report";
 import { formatMicro } from "../../../src/report/money";
+import { runProcess } from "../../../src/testing/child-process";
 import type { RunResult } from "../harness";
 import {
   expectCode,
@@ -290,24 +290,7 @@ test("a CDKTF stack's plan, saved where cdktf diff saves it, with construct path
       },
     }),
   );
-  const inStack = (args: string[]) =>
-    new Promise<RunResult>((resolve, reject) => {
-      const child = spawn(s.tf.terraform, args, {
-        cwd: stackDir,
-        env: s.tf.env,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (x) => {
-        stdout += x;
-      });
-      child.stderr.on("data", (x) => {
-        stderr += x;
-      });
-      child.on("error", reject);
-      child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-    });
+  const inStack = (args: string[]) => runProcess(s.tf.terraform, args, { cwd: stackDir, env: s.tf.env });
   expectCode(await inStack(["init", "-input=false", "-no-color"]), 0);
   // Not planned yet: the report says what to run.
   const early = testIO(s.tf.env, s.tf.root);

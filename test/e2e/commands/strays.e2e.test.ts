@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { GpurentalClient } from "../../../src/api/client";
 import { runStrays, STRAYS_EXIT } from "../../../src/cli/account/strays";
 import { formatMicro } from "../../../src/report/money";
+import { runProcess } from "../../../src/testing/child-process";
 import type { RunResult } from "../harness";
 import {
   apply,
@@ -83,19 +83,7 @@ function client(token: string): GpurentalClient {
 
 /** Runs terraform in another directory with the suite's CLI configuration and environment. */
 function terraformIn(dir: string, args: string[]): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(s.tf.terraform, args, { cwd: dir, env: s.tf.env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c) => {
-      stdout += c;
-    });
-    child.stderr.on("data", (c) => {
-      stderr += c;
-    });
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  return runProcess(s.tf.terraform, args, { cwd: dir, env: s.tf.env });
 }
 
 interface StraysJson {

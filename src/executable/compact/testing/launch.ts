@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { startProcess } from "../../../testing/child-process";
 
 // Runs a launcher (launcher.c, node-launcher.c) around the stand-in runtime (probe.c), for the
 // tests beside it.
@@ -15,21 +15,13 @@ export interface Launch {
  * Starts `file` with `args`, the environment `env` alone and "from stdin" on its stdin, and waits
  * for it to exit.
  */
-export function launch(file: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<Launch> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env, ...(cwd ? { cwd } : {}) });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    // A launch that fails exits without reading its input: that is no error of the test.
-    child.stdin.on("error", () => {});
-    child.stdin.end("from stdin\n");
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ pid: child.pid ?? -1, code, out, err }));
-  });
+export async function launch(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<Launch> {
+  const { child, result } = startProcess(file, args, { env, cwd: cwd || undefined, input: "from stdin\n" });
+  const { code, stdout, stderr } = await result;
+  return { pid: child.pid ?? -1, code, out: stdout, err: stderr };
 }
