@@ -61,10 +61,20 @@ function config(count: number): string {
 }
 
 test("Ctrl-C once while 10 instances are creating: kept without taint, the next apply waits for them in place; 10 deploys in all", async () => {
+  const keysBefore = Object.keys(s.backend.state().api_keys).length;
   writeConfig(s, config(10));
   slowCreating(s);
-  const run = s.tf.spawn(["apply", "-auto-approve", "-input=false", "-no-color"], {}, { processGroup: true });
-  await until(() => liveInstances(s).length === 10, "10 instances creating");
+  // Eleven at once: with Terraform's default of ten, the key could wait behind the ten creating
+  // instances and never be created before the Ctrl-C.
+  const run = s.tf.spawn(
+    ["apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=11"],
+    {},
+    { processGroup: true },
+  );
+  await until(
+    () => liveInstances(s).length === 10 && Object.keys(s.backend.state().api_keys).length > keysBefore,
+    "10 instances creating and the key created",
+  );
   run.interrupt();
   const r = await run.result;
   expect(r.code).toBe(1);
