@@ -300,6 +300,14 @@ const BUNDLE_ID_PREFIX = "//# gpurental-bundle=";
  */
 function markBundle(file) {
   const text = fs.readFileSync(file, "utf8");
+  // The loader reads bundles as latin1 (src/executable/code-cache-loader.ts): ASCII only, as
+  // esbuild writes by default, escaping any other character.
+  const wide = /[^\t\n\r\x20-\x7e]/.exec(text);
+  if (wide) {
+    throw new Error(
+      `${file}: character U+${wide[0].codePointAt(0).toString(16).padStart(4, "0")} at ${wide.index}; bundles must be ASCII`,
+    );
+  }
   const id = require("node:crypto").createHash("sha256").update(text).digest("hex").slice(0, 16);
   const map = text.lastIndexOf("\n//# sourceMappingURL=");
   const at = map === -1 ? text.length : map + 1;

@@ -104,7 +104,9 @@ export function privateCacheDir(dir: string): boolean {
 
 /** Loads a CommonJS bundle, using and refreshing a V8 code cache where possible. */
 export function loadBundle(file: string, env: NodeJS.ProcessEnv = process.env): ProviderBundle {
-  return loadBundleSource(readFileSync(file, "utf8"), file, env);
+  // The build writes every bundle in ASCII (markBundle refuses anything else): latin1 reads it as
+  // UTF-8 would, without decoding, about 0.7 ms less for the largest bundle.
+  return loadBundleSource(readFileSync(file, "latin1"), file, env);
 }
 
 /**
