@@ -22,8 +22,11 @@ export function buildProvider(
   outDir: string,
   opts?: { sourcemap?: boolean; nodeLaunchers?: boolean },
 ): Promise<string>;
-/** Writes a bundle's content id into it, which names its code cache (see code-cache-loader.ts). */
-export function markBundle(file: string): void;
+/**
+ * Writes a bundle's content id into it, which names its code cache (see code-cache-loader.ts); with
+ * `ascii`, refuses a bundle with any character beyond ASCII (the provider's, read as latin1).
+ */
+export function markBundle(file: string, opts?: { ascii?: boolean }): void;
 /** The file name of the pre-encoded GetProviderSchema answer. */
 export const SCHEMA_FILE: string;
 /** The .proto files that make up the descriptor. */

@@ -285,7 +285,7 @@ async function bundle(entry, outfile, opts = {}) {
     legalComments: "none",
     logLevel: "warning",
   });
-  markBundle(outfile);
+  markBundle(outfile, { ascii: true });
   return outfile;
 }
 
@@ -298,14 +298,14 @@ const BUNDLE_ID_PREFIX = "//# gpurental-bundle=";
  * (src/executable/code-cache-loader.ts, bundleId): V8 accepts a cache made for any source of the
  * same length.
  */
-function markBundle(file) {
+function markBundle(file, opts = {}) {
   const text = fs.readFileSync(file, "utf8");
-  // The loader reads bundles as latin1 (src/executable/code-cache-loader.ts): ASCII only, as
-  // esbuild writes by default, escaping any other character.
-  const wide = /[^\t\n\r\x20-\x7e]/.exec(text);
+  // The provider's bundles are read as latin1 (src/executable/code-cache-loader.ts, loadBundle),
+  // which gives what UTF-8 would only for ASCII: esbuild's default output, escaping the rest.
+  const wide = opts.ascii ? /[\u0080-\uffff]/.exec(text) : null;
   if (wide) {
     throw new Error(
-      `${file}: character U+${wide[0].codePointAt(0).toString(16).padStart(4, "0")} at ${wide.index}; bundles must be ASCII`,
+      `${file}: character U+${wide[0].codePointAt(0).toString(16).padStart(4, "0")} at ${wide.index}; the provider's bundles must be ASCII`,
     );
   }
   const id = require("node:crypto").createHash("sha256").update(text).digest("hex").slice(0, 16);
