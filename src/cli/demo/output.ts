@@ -20,6 +20,9 @@ export interface Step {
   done(detail: string): void;
 }
 
+/** Prints the demo's lines and steps; see {@link reporter}. */
+export type Reporter = ReturnType<typeof reporter>;
+
 /** Prints the demo's lines and steps, each step with its time. */
 export function reporter(out: NodeJS.WritableStream) {
   const started = Date.now();
