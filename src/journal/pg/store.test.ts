@@ -191,6 +191,36 @@ describePg("the PostgreSQL store", () => {
     expect(journal().entries()[0]?.id).toBe("i-1");
   });
 
+  test("a damaged row is skipped and said once; the rows around it still count", async () => {
+    const j = journal();
+    const a = j.sent("instance", "sha256:a", {});
+    const key = stateKeyOf(location());
+    // A sent record without its run, then a whole answer after it.
+    await sql(
+      `insert into gpurental_journal.records (state_key, seq, record)
+         select state_key, seq + 1, '{"op":"sent","entry":"b","kind":"instance","fingerprint":"sha256:b","at":"t"}'::jsonb
+         from gpurental_journal.journals where state_key = $1`,
+      [key],
+    );
+    await sql("update gpurental_journal.journals set seq = seq + 1 where state_key = $1", [key]);
+    const logged: Array<[string, string, Record<string, unknown> | undefined]> = [];
+    const loc = location();
+    const reader = new DeployJournal(loc, {
+      run: currentRun(),
+      store: new PgStore(url(), loc, { timeoutMs: 5_000, log: (l, m, f) => logged.push([l, m, f]) }),
+    });
+    reader.answered(a, "i-a");
+    expect(reader.entries().map((e) => [e.entry, e.id])).toEqual([[a, "i-a"]]);
+    reader.entries();
+    expect(logged.filter(([level]) => level === "warn")).toEqual([
+      [
+        "warn",
+        "deploy journal: skipped a damaged record",
+        { journal: expect.stringContaining(key), problem: "record 2 is not a journal record" },
+      ],
+    ]);
+  });
+
   test("a database out of reach fails reads and writes with the database, the setting and the reason, never the password", async () => {
     const closed = await new Promise<number>((resolve) => {
       const srv = createServer();

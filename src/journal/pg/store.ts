@@ -68,6 +68,7 @@ export class PgStore implements JournalStore {
   private readonly bridge: Bridge;
   private readonly log: NonNullable<PgStoreOptions["log"]>;
   private cache: { since: Since; parsed: ParsedJournal; at: number } | null = null;
+  private readonly reported = new Set<string>();
 
   constructor(
     readonly url: JournalUrl,
@@ -115,7 +116,13 @@ export class PgStore implements JournalStore {
       const rec = readRecord(value);
       if (rec === "other") continue;
       if (rec === undefined) {
-        problems.push(`record ${base.lines + i + 1} is not a journal record`);
+        const problem = `record ${base.lines + i + 1} is not a journal record`;
+        problems.push(problem);
+        // Said once per process, as the file store says it of a damaged line.
+        if (!this.reported.has(problem)) {
+          this.reported.add(problem);
+          this.log("warn", "deploy journal: skipped a damaged record", { journal: this.name, problem });
+        }
         continue;
       }
       applyRecord(base.entries, rec, (h) => {
