@@ -143,16 +143,17 @@ const schema = z.object({
     }),
   ).optional(),
   caCertFile: nonEmpty("caCertFile"),
-  alias: nonEmpty("alias"),
+  alias: nonEmpty("alias", { nullable: true }),
   httpsProxy: nonEmpty("httpsProxy"),
   httpProxy: nonEmpty("httpProxy"),
   noProxy: nonEmpty("noProxy"),
 });
 
-function nonEmpty(name: string) {
+function nonEmpty(name: string, opts: { nullable?: boolean } = {}) {
   return unlessToken(
     z.unknown().check((ctx) => {
       if (typeof ctx.value === "string" && ctx.value.trim().length > 0) return;
+      if (opts.nullable && ctx.value === null) return;
       ctx.issues.push({
         code: "custom",
         message: `${name} must be a non-empty string, got ${show(ctx.value)}`,

@@ -1,6 +1,7 @@
 import { TerraformProvider, Token } from "cdktf";
 import { z } from "zod";
 import { EXAMPLE_ID, isUuid } from "../api/ids";
+import { redactText } from "../api/redact";
 import { firstUnsafeCharacter, jsonEscaped, terminalText } from "../display";
 import { parseDuration } from "../framework/timeouts";
 import { characters } from "../resources/instance/env";
@@ -34,23 +35,40 @@ export function unlessToken<T extends z.ZodType>(schema: T): z.ZodType<unknown> 
 /**
  * Quotes a value for a message: strings in quotes, long ones shortened (at 40 characters), numbers
  * as they are (NaN, Infinity), the rest as JSON, and whatever JSON cannot write (a BigInt, a
- * circular object) by its type; never anything a terminal obeys.
+ * circular object) by its type; never anything a terminal obeys, and anything that looks like a
+ * credential (a token, a URL's password, a `token` field) masked, as every message masks it.
  */
 export function show(value: unknown): string {
   if (value === undefined) return "undefined";
   if (typeof value === "string") {
-    const chars = [...value];
-    return jsonEscaped(JSON.stringify(chars.length > 40 ? `${chars.slice(0, 40).join("")}…` : value));
+    const chars = [...redactText(value)];
+    return jsonEscaped(
+      JSON.stringify(chars.length > 40 ? `${chars.slice(0, 40).join("")}…` : chars.join("")),
+    );
   }
   if (typeof value === "number" || typeof value === "bigint")
     return `${String(value)}${typeof value === "bigint" ? "n" : ""}`;
   try {
     const json = JSON.stringify(value);
-    if (json !== undefined) return jsonEscaped(json.length > 80 ? `${json.slice(0, 80)}…` : json);
+    if (json !== undefined) {
+      const masked = redactText(json);
+      return jsonEscaped(masked.length > 80 ? `${masked.slice(0, 80)}…` : masked);
+    }
   } catch {
     // A circular object, or one whose toJSON throws.
   }
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/**
+ * A value where a construct was expected, for a message: an object by the names of its keys only
+ * (it may be the settings meant for one, credentials included), anything else as {@link show}.
+ */
+function showInstead(value: unknown): string {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return show(value);
+  const keys = Object.keys(value).map((k) => terminalText(k, { maxLength: 32 }));
+  if (keys.length === 0) return "an empty object";
+  return `an object with the keys ${keys.slice(0, 5).join(", ")}${keys.length > 5 ? ", …" : ""}`;
 }
 
 /**
@@ -101,10 +119,10 @@ export const providerProp: z.ZodType<unknown> = z
   .unknown()
   .check((ctx) => {
     const v = ctx.value;
-    if (v === undefined || v === null || v instanceof TerraformProvider) return;
+    if (v === undefined || v === null || TerraformProvider.isTerraformProvider(v)) return;
     ctx.issues.push({
       code: "custom",
-      message: `provider must be a provider of this app (a GpurentalProvider), got ${show(v)}`,
+      message: `provider must be a provider of this app (a GpurentalProvider), got ${showInstead(v)}`,
       input: v,
     });
   })
@@ -121,7 +139,7 @@ export const dependsOnProp: z.ZodType<unknown> = z
     if (Array.isArray(v) && v.every(dependable)) return;
     ctx.issues.push({
       code: "custom",
-      message: `dependsOn must be a list of resources or data sources of this app, got ${Array.isArray(v) ? `${show(v.find((d) => !dependable(d)))} in the list` : show(v)}`,
+      message: `dependsOn must be a list of resources or data sources of this app, got ${Array.isArray(v) ? `${showInstead(v.find((d) => !dependable(d)))} in the list` : showInstead(v)}`,
       input: v,
     });
   })

@@ -38,6 +38,13 @@ const anyValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.anything({ withBigInt: true, withNullPrototype: true, withBoxedValues: true, maxDepth: 2 }),
   hostileText,
   fc.constantFrom(null, undefined, Number.NaN, -0, Infinity, 2 ** 53 + 1, "", " ", [], {}, true, circular),
+  // Settings passed where a construct or a scalar belongs, credentials included: named by their
+  // keys, or masked as every message masks a credential.
+  fc.constantFrom<unknown>(
+    { token: SECRET, baseUrl: "http://127.0.0.1:1" },
+    new URL(`https://me:${SECRET}@proxy.example:3128/`),
+    [{ password: SECRET }],
+  ),
   fc.dictionary(fc.oneof(fc.string({ maxLength: 8 }), hostileText), fc.oneof(fc.string(), fc.anything()), {
     maxKeys: 3,
   }),

@@ -692,14 +692,22 @@ describe("validation at synth time", () => {
       "a provider or a dependency that is no construct of the app",
       (s) => {
         new Instance(s, "i", loose({ ...instanceBase, provider: { alias: "x" }, dependsOn: [undefined] }));
+        new Instance(s, "j", loose({ ...instanceBase, provider: { token: "gps_0123456789abcdef-never" } }));
+        new GpurentalProvider(
+          s,
+          "url",
+          loose({ alias: "url", baseUrl: new URL("ftp://me:s3cret-pw@host/") }) as GpurentalProviderProps,
+        );
         new ApiKey(s, "k", { name: "ci", provider: "gpurental" } as unknown as ApiKeyProps);
         new GpurentalProvider(s, "other", loose({ alias: 7n }) as GpurentalProviderProps);
       },
       [
-        'provider must be a provider of this app (a GpurentalProvider), got {"alias":"x"}',
+        "provider must be a provider of this app (a GpurentalProvider), got an object with the keys alias",
         "dependsOn must be a list of resources or data sources of this app, got undefined in the list",
         'provider must be a provider of this app (a GpurentalProvider), got "gpurental"',
         "alias must be a non-empty string, got 7n",
+        "got an object with the keys token",
+        'baseUrl must be an http:// or https:// address, got "ftp://***@host/"',
       ],
     ],
     [
@@ -715,7 +723,7 @@ describe("validation at synth time", () => {
   ])("%s is a named error", (_name, build, expected) => {
     const message = synthErrors(build);
     for (const part of expected) expect(message).toContain(part);
-    expect(message).not.toMatch(/TypeError|48151623|s3cret-pw/);
+    expect(message).not.toMatch(/TypeError|48151623|s3cret-pw|0123456789abcdef/);
     expect(firstUnsafeCharacter(message.replace(/[\n\t]/g, " "))).toBeUndefined();
   });
 
