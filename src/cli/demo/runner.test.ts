@@ -39,12 +39,14 @@ async function runVerbose(script: string): Promise<{ shown: string; lines: strin
 test("a child's control sequences reach the terminal escaped, and the log as they were", async () => {
   const evil = "\u001b]0;PWNED\u0007\u001b[2J\u009b2J\u202e";
   const { shown, lines, log } = await runVerbose(
-    `process.stdout.write(${JSON.stringify(`plan ${evil}\r\nlast ${evil}`)}); process.stderr.write("Error: refused\\n");`,
+    `process.stdout.write(${JSON.stringify(`plan ${evil}\r\nlast ${evil}`)}); process.stderr.write("Error: refused\\n\\tat main.go:12\\n");`,
   );
-  expect(shown.replace(/\n/g, "")).not.toMatch(new RegExp(`[${UNSAFE_CHARACTERS}]`));
+  expect(shown.replace(/[\n\t]/g, "")).not.toMatch(new RegExp(`[${UNSAFE_CHARACTERS}]`));
   expect(shown).toContain("plan \\x1b]0;PWNED\\x07\\x1b[2J\\x9b2J\\u202e\n");
   expect(shown).toContain("last \\x1b]0;PWNED");
   expect(shown).toContain("Error: refused\n");
+  // A tab (a Go stack trace's) is no command: kept.
+  expect(shown).toContain("\tat main.go:12\n");
   expect(lines).toContain("Error: refused");
   expect(log).toContain(evil);
 });

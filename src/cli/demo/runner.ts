@@ -197,7 +197,9 @@ export class ChildRunner {
  * carriage return dropped. The children run with NO_COLOR, so no colour is lost.
  */
 export function verboseLine(text: string): string {
+  // One line at a time: multiline keeps its tabs (a Go stack trace's), and it holds no line feed.
   return terminalText(text.endsWith("\r") ? text.slice(0, -1) : text, {
+    multiline: true,
     maxLength: Number.POSITIVE_INFINITY,
   });
 }
