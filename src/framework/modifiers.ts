@@ -80,7 +80,7 @@ export function wholeNumber(name: string, min: number, max: number, what?: strin
     `A whole number from ${min} to ${max}.`,
     (v) => Number.isInteger(toNumber(v)) && toNumber(v) >= min && toNumber(v) <= max,
     (v) =>
-      `${name} must be a whole number from ${min} to ${max}${what ? ` (${what})` : ""}; got ${String(v)}.`,
+      `${name} must be a whole number from ${min} to ${max}${what ? ` (${what})` : ""}; got ${String(toNumber(v))}.`,
   );
 }
 
