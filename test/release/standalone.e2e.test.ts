@@ -172,6 +172,8 @@ async function fakeBackend(): Promise<NonNullable<typeof fake>> {
     "the fake backend's --shell-env file",
     () => existsSync(envFile) && readFileSync(envFile).length > 0,
   );
+  // The file may be written before its log line reaches this process through the pipe.
+  await waitFor("the fake backend's listening line", () => output().includes("listening on"));
   fake = { child, settings: readShellEnv(envFile), log: output };
   return fake;
 }
