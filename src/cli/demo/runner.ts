@@ -107,6 +107,8 @@ export class ChildRunner {
         return;
       }
       const log = createWriteStream(args.log, { flags: "a" });
+      // The log is a copy for the user: a folder that cannot take it fails nothing of the run.
+      log.on("error", () => {});
       const child = spawn(args.command, args.argv, {
         cwd: args.cwd,
         env: args.env,
@@ -154,8 +156,8 @@ export class ChildRunner {
         clearTimeout(timer);
         opts.signal?.removeEventListener("abort", onAbort);
         this.children.delete(child);
-        log.end();
-        fail(new DemoError(`could not start ${args.argv[1] ?? args.command}: ${err.message}`));
+        const error = new DemoError(`could not start ${args.argv[1] ?? args.command}: ${err.message}`);
+        log.end(() => fail(error));
       });
       child.on("close", (code, sig) => {
         clearTimeout(timer);
@@ -164,9 +166,12 @@ export class ChildRunner {
         this.kill(child, "SIGKILL");
         this.children.delete(child);
         flush();
-        log.end();
-        if (reason) fail(new DemoError(reason));
-        else done(code ?? (sig ? 128 : 1));
+        // Settled once the log is on disk: a failure shows its end, and the work folder it is in
+        // may be removed right after.
+        log.end(() => {
+          if (reason) fail(new DemoError(reason));
+          else done(code ?? (sig ? 128 : 1));
+        });
       });
     });
   }
