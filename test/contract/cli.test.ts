@@ -40,6 +40,14 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+// Every fake backend a test started, stopped after it whether it passed or not.
+const started = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of started)
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  started.clear();
+});
+
 function run(args: string[]): {
   child: ChildProcess;
   out: () => string;
@@ -47,6 +55,7 @@ function run(args: string[]): {
   exit: Promise<number>;
 } {
   const p = startProcess(process.execPath, [bundle, "fake-backend", ...args]);
+  started.add(p.child);
   const exit = p.exited.then(({ code, signal }) => code ?? (signal ? 128 : -1));
   return { child: p.child, out: p.stdout, err: p.stderr, exit };
 }
