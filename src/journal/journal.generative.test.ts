@@ -175,3 +175,14 @@ test("a record holds what its op needs, or it is damaged; a later version's op i
   expect(readRecord({ op: 5 })).toBeUndefined();
   expect(readRecord([])).toBeUndefined();
 });
+
+test("a later version's kind is kept in the journal and acted on by no view", () => {
+  const { j } = journal({ run: gone("this") });
+  mkdirSync(dirname(j.file), { recursive: true });
+  const [, sent] = wholeRecords();
+  const later = { ...(sent as object), entry: "v", kind: "volume" };
+  writeFileSync(j.file, `${[header, sent, later].map((r) => JSON.stringify(r)).join("\n")}\n`);
+  expect(j.entries().map((e) => e.entry)).toEqual(["a", "v"]);
+  expect(j.live().map((e) => e.entry)).toEqual(["a"]);
+  expect(j.adoptable("instance", "sha256:f").map((e) => e.entry)).toEqual(["a"]);
+});

@@ -13,6 +13,11 @@ export const JOURNAL_VERSION = 1;
 /** What an entry records the creation of. */
 export type EntryKind = "instance" | "api_key";
 
+/** The kinds this version acts on; a journal may hold a later version's others, kept as they are. */
+export function isKnownKind(kind: string): kind is EntryKind {
+  return kind === "instance" || kind === "api_key";
+}
+
 /** Why an entry needs no more attention. */
 export type CloseReason =
   /** The request provably did not create anything (refused, or never reached the server). */
@@ -112,7 +117,8 @@ const run = z.looseObject({
   parent: z.looseObject({ pid: z.number(), start: text }).nullable().optional().catch(undefined),
 });
 // A kind this version does not know (a later version's) is kept as it is, and no view of this
-// version ever matches it: its entry is neither lost nor used.
+// version acts on it (isKnownKind): its entry is neither lost nor used. Typed as the known kinds,
+// as every writer of this version writes one; readers of another kind's entry go through the views.
 const kind = z.string() as z.ZodType<EntryKind>;
 const closed = z.looseObject({
   reason: text,

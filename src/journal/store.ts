@@ -14,6 +14,7 @@ import type { JournalLocation } from "./location";
 import {
   type CloseReason,
   type EntryKind,
+  isKnownKind,
   JOURNAL_FORMAT,
   JOURNAL_VERSION,
   type JournalEntry,
@@ -172,12 +173,13 @@ export class DeployJournal {
 
   /**
    * The entries no state has claimed and nothing has closed (an entry settled as saved in a state
-   * that was rolled back since is open again: see {@link isOpen}).
+   * that was rolled back since is open again: see {@link isOpen}), of `kind` or of either kind this
+   * version knows (a later version's kind is kept in the journal, never acted on here).
    */
   live(kind?: EntryKind): JournalEntry[] {
     this.writeQueuedCloses();
     return [...this.read().entries.values()]
-      .filter((e) => this.isOpen(e) && (kind === undefined || e.kind === kind))
+      .filter((e) => this.isOpen(e) && (kind === undefined ? isKnownKind(e.kind) : e.kind === kind))
       .map((e) => ({ ...structuredClone(e), closed: null }));
   }
 

@@ -1,9 +1,11 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "pg";
 import { testIO } from "../../../test/e2e/commands/io";
 import { DeployJournal, journalFiles, locateJournal, type RunIdentity } from "../../journal";
 import { workingDirJournals } from "../../journal/open";
+import { stateKeyOf } from "../../journal/pg/store";
 import { journalIn, journalServer, STORE_KINDS } from "../../testing/journal-stores";
 import { IMPORTED_SUFFIX, JOURNAL_EXIT, runJournalExport, runJournalImport } from "./journal";
 
@@ -78,6 +80,36 @@ describePg("gpurental journal import and export", () => {
         .entries()
         .map((x) => x.id),
     ).toEqual(["i-known"]);
+  });
+
+  test("export keeps the state's rows when some could not be read, and says so", async () => {
+    const location = locateJournal({ cwd: dir, env: {} });
+    const pg = journalIn("postgresql", location, { run: gone });
+    const e = pg.sent("instance", "sha256:x", {});
+    pg.answered(e, "i-1");
+    const key = stateKeyOf(location);
+    const c = new Client({ connectionString: journalServer().connStr() });
+    await c.connect();
+    try {
+      // A sent record without its run: not applied, not copied.
+      await c.query(
+        `insert into gpurental_journal.records (state_key, seq, record)
+           select state_key, seq + 1, '{"op":"sent","entry":"b","kind":"instance","fingerprint":"f","at":"t"}'::jsonb
+           from gpurental_journal.journals where state_key = $1`,
+        [key],
+      );
+      await c.query("update gpurental_journal.journals set seq = seq + 1 where state_key = $1", [key]);
+    } finally {
+      await c.end();
+    }
+    const io = testIO({ GPURENTAL_JOURNAL_URL: url() }, dir);
+    expect(runJournalExport({}, io)).toBe(JOURNAL_EXIT.failed);
+    expect(io.out).toContain("1 added to");
+    expect(io.out).toContain(
+      "The state's rows are kept in the database: 1 of them could not be read (record 3 is not a journal record)",
+    );
+    const rows = journalIn("postgresql", location);
+    expect(rows.entries().map((x) => x.id)).toEqual(["i-1"]);
   });
 
   test("without GPURENTAL_JOURNAL_URL, or with a bad one, it says what to set and fails", () => {

@@ -105,10 +105,17 @@ export function runJournalExport(opts: JournalMoveOptions, io: CommandIO): numbe
     }
     const existed = existsSync(location.file);
     const added = new DeployJournal(location).importEntries(entries);
+    const copied = `${source.file}: ${describe(entries)} entries; ${added} added to ${location.file}${existed ? `, ${entries.length - added} there already` : ""}.`;
+    // Rows that could not be read were not copied: deleting them would lose them for good.
+    const damaged = store.read().problems;
+    if (damaged.length > 0) {
+      io.stdout(
+        `${copied} The state's rows are kept in the database: ${damaged.length} of them could not be read (${damaged.slice(0, 3).join("; ")}${damaged.length > 3 ? "; …" : ""}); repair or delete them, then export again.\n`,
+      );
+      return JOURNAL_EXIT.failed;
+    }
     store.drop();
-    io.stdout(
-      `${source.file}: ${describe(entries)} entries; ${added} added to ${location.file}${existed ? `, ${entries.length - added} there already` : ""}. The state's rows are deleted from the database.\n`,
-    );
+    io.stdout(`${copied} The state's rows are deleted from the database.\n`);
     return JOURNAL_EXIT.done;
   } catch (err) {
     io.stderr(`gpurental journal export: ${redactText(err instanceof Error ? err.message : String(err))}\n`);
