@@ -1,7 +1,7 @@
 import { TerraformProvider, Token } from "cdktf";
 import { z } from "zod";
 import { EXAMPLE_ID, isUuid } from "../api/ids";
-import { redactText } from "../api/redact";
+import { isCredentialKey, REDACTED, redactText } from "../api/redact";
 import { firstUnsafeCharacter, jsonEscaped, terminalText } from "../display";
 import { parseDuration } from "../framework/timeouts";
 import { characters } from "../resources/instance/env";
@@ -32,6 +32,9 @@ export function unlessToken<T extends z.ZodType>(schema: T): z.ZodType<unknown> 
   });
 }
 
+/** How much of a quoted value is masked before it is cut: far more than is shown. */
+const MASKED_LENGTH = 2000;
+
 /**
  * Quotes a value for a message: strings in quotes, long ones shortened (at 40 characters), numbers
  * as they are (NaN, Infinity), the rest as JSON, and whatever JSON cannot write (a BigInt, a
@@ -41,7 +44,8 @@ export function unlessToken<T extends z.ZodType>(schema: T): z.ZodType<unknown> 
 export function show(value: unknown): string {
   if (value === undefined) return "undefined";
   if (typeof value === "string") {
-    const chars = [...redactText(value)];
+    // Masked within a bound: the patterns' time grows faster than a huge string's length.
+    const chars = [...redactText(value.slice(0, MASKED_LENGTH))];
     return jsonEscaped(
       JSON.stringify(chars.length > 40 ? `${chars.slice(0, 40).join("")}…` : chars.join("")),
     );
@@ -49,9 +53,12 @@ export function show(value: unknown): string {
   if (typeof value === "number" || typeof value === "bigint")
     return `${String(value)}${typeof value === "bigint" ? "n" : ""}`;
   try {
-    const json = JSON.stringify(value);
+    // A credential-named field by its name, whatever its value; the rest by the text patterns.
+    const json = JSON.stringify(value, (key, v: unknown) =>
+      key !== "" && isCredentialKey(key) && typeof v !== "boolean" && v !== null ? REDACTED : v,
+    );
     if (json !== undefined) {
-      const masked = redactText(json);
+      const masked = redactText(json.slice(0, MASKED_LENGTH));
       return jsonEscaped(masked.length > 80 ? `${masked.slice(0, 80)}…` : masked);
     }
   } catch {
