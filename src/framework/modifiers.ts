@@ -80,8 +80,14 @@ export function wholeNumber(name: string, min: number, max: number, what?: strin
     `A whole number from ${min} to ${max}.`,
     (v) => Number.isInteger(toNumber(v)) && toNumber(v) >= min && toNumber(v) <= max,
     (v) =>
-      `${name} must be a whole number from ${min} to ${max}${what ? ` (${what})` : ""}; got ${String(toNumber(v))}.`,
+      `${name} must be a whole number from ${min} to ${max}${what ? ` (${what})` : ""}; got ${quotedNumber(v)}.`,
   );
+}
+
+/** A number as typed when that is short, else as it reads (1e1000 as Infinity). */
+function quotedNumber(v: NumberValue): string {
+  const exact = String(v);
+  return exact.length <= 30 ? exact : String(toNumber(v));
 }
 
 /** A string validator refusing an empty value or one of spaces only, naming the attribute. */
