@@ -1,5 +1,6 @@
 import { getEventListeners } from "node:events";
 import { client, deployBody, fail, hang, logs, ok, server } from "../testing/scripted-server";
+import { until } from "../testing/until";
 import { RequestAbortedError } from "./errors";
 
 // Transport-level behaviour (dropped connections, timeouts, odd bodies) against a tiny scripted
@@ -20,7 +21,9 @@ describe("cancellation", () => {
     server.always(hang);
     const ac = new AbortController();
     const p = client().deployInstance(deployBody, { signal: ac.signal });
-    setTimeout(() => ac.abort(), 50);
+    // Aborted once the server holds it: in flight, whatever the machine's load.
+    await until("the server has the deploy", () => server.seen.length === 1);
+    ac.abort();
     const e = await p.catch((x: unknown) => x);
     expect(e).toBeInstanceOf(RequestAbortedError);
     expect(server.seen).toHaveLength(1);
