@@ -287,6 +287,37 @@ describePg("the PostgreSQL store", () => {
     expect(rows.map((r) => r.state_key)).toEqual([stateKeyOf(today)]);
   });
 
+  test("a journal under an older key with a row that cannot be read is moved but kept", async () => {
+    const today = location();
+    const older = { ...today, file: join(dir, "default-0123456789ab.jsonl") };
+    const old = journalIn("postgresql", older, { run: gone });
+    old.answered(old.sent("instance", "sha256:x", {}), "i-7");
+    await sql(
+      `insert into gpurental_journal.records (state_key, seq, record)
+         select state_key, seq + 1, '{"op":"sent","entry":"b","kind":"instance","fingerprint":"f","at":"t"}'::jsonb
+         from gpurental_journal.journals where state_key = $1`,
+      ["default-0123456789ab"],
+    );
+    await sql("update gpurental_journal.journals set seq = seq + 1 where state_key = $1", [
+      "default-0123456789ab",
+    ]);
+    const logged: string[] = [];
+    const j = new DeployJournal(today, {
+      store: new PgStore(url(), today, {}),
+      legacy: new PgStore(url(), older, {}),
+      log: (_level, message) => logged.push(message),
+    });
+    expect(j.adoptable("instance", "sha256:x").map((x) => x.id)).toEqual(["i-7"]);
+    expect(logged).toContain(
+      "deploy journal: could not retire the older journal; the next run moves it again",
+    );
+    const rows = await sql<{ state_key: string }>(
+      "SELECT state_key FROM gpurental_journal.journals WHERE state_key = ANY($1) ORDER BY 1",
+      [["default-0123456789ab", stateKeyOf(today)]],
+    );
+    expect(rows.map((r) => r.state_key)).toEqual(["default-0123456789ab", stateKeyOf(today)].sort());
+  });
+
   test("dropping a state's journal (its export) deletes nothing a run wrote after it was read", () => {
     const loc = location();
     journalIn("postgresql", loc, { run: gone }).sent("instance", "sha256:x", {});

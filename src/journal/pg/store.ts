@@ -254,8 +254,19 @@ export class PgStore implements JournalStore {
     }
   }
 
-  /** Deletes the rows of a journal whose entries were moved to another key (see {@link drop}). */
+  /**
+   * Deletes the rows of a journal whose entries were moved to another key (see {@link drop}); keeps
+   * them while some could not be read, since those were not moved (the next process moves the rest
+   * again, and adds nothing twice).
+   */
   retire(): void {
+    const damaged = this.cache?.parsed.problems.length ?? 0;
+    if (damaged > 0) {
+      throw new JournalError(
+        `${damaged} of the rows of the deploy journal in PostgreSQL (database ${this.url.display}, schema ${JOURNAL_SCHEMA}, state ${this.key}) could not be read and were not moved; its rows are kept.`,
+        this.name,
+      );
+    }
     this.drop();
   }
 
