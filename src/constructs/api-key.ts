@@ -3,7 +3,7 @@ import { Construct } from "constructs";
 import { z } from "zod";
 import { isUuid } from "../api/ids";
 import { apiKey, dataGpurentalApiKeys } from "../bindings/cdktf";
-import { boundedString, oneOf, problems, providerProp, show } from "./validation";
+import { boundedString, oneOf, type PropList, problems, providerProp, readProps, show } from "./validation";
 
 /** Kind of an API key: personal keys stop working when their creator leaves, team keys do not. */
 export type ApiKeyKind = "personal" | "team";
@@ -40,7 +40,7 @@ export interface ApiKeyProps {
 }
 
 /** The props of {@link ApiKeyProps}, for {@link problems}. */
-const PROPS = { name: true, kind: true, provider: true } as const satisfies Record<keyof ApiKeyProps, true>;
+const PROPS = { name: "required", kind: true, provider: true } as const satisfies PropList<ApiKeyProps>;
 
 const schema = z.object({
   name: boundedString("name", 1, 64),
@@ -52,7 +52,7 @@ const schema = z.object({
 export class ApiKey extends Construct implements IApiKey {
   /** The gpurental_api_key resource underneath. */
   public readonly resource: apiKey.ApiKey;
-  /** The settings as given. */
+  /** The settings as given, a null one left out: null is unset, as in Terraform. */
   public readonly props: ApiKeyProps;
 
   /**
@@ -72,14 +72,15 @@ export class ApiKey extends Construct implements IApiKey {
   /** Creates the key. */
   public constructor(scope: Construct, id: string, props: ApiKeyProps) {
     super(scope, id);
-    this.props = props;
+    const read = readProps(props, PROPS);
+    this.props = read;
     // "Default" keeps the resource's Terraform address the construct's own id (gpurental_api_key.<id>).
     this.resource = new apiKey.ApiKey(this, "Default", {
-      name: props.name,
-      kind: props.kind ?? "personal",
-      provider: props.provider,
+      name: read.name,
+      kind: read.kind ?? "personal",
+      provider: read.provider,
     });
-    this.node.addValidation({ validate: () => problems(schema, this.props, PROPS) });
+    this.node.addValidation({ validate: () => problems("ApiKey", schema, props, PROPS) });
   }
 
   /** The key's id. */

@@ -24,8 +24,10 @@ import {
   objectProp,
   offerFilterShape,
   oneOf,
+  type PropList,
   problems,
   providerProp,
+  readProps,
   show,
   unlessToken,
 } from "./validation";
@@ -176,7 +178,7 @@ export const DEFAULT_DISK_GB = 50;
 const PROPS = {
   offer: OFFER_FILTER_PROPS,
   offerId: true,
-  templateId: true,
+  templateId: "required",
   diskGb: true,
   label: true,
   sshKeyId: true,
@@ -187,10 +189,10 @@ const PROPS = {
   unsetEnv: true,
   storeAccessSecrets: true,
   desiredStatus: true,
-  timeouts: { create: true, update: true, delete: true } satisfies Record<keyof InstanceTimeouts, true>,
+  timeouts: { create: true, update: true, delete: true },
   provider: true,
   dependsOn: true,
-} as const satisfies Record<keyof InstanceProps, unknown>;
+} as const satisfies PropList<InstanceProps>;
 
 // Loose, so the env props (checked together below) stay in the value the object check sees.
 const schema = z
@@ -216,21 +218,17 @@ const schema = z
   })
   .check((ctx) => {
     const props = ctx.value as InstanceProps;
-    if ((props.offer == null) === (props.offerId == null)) {
+    if ((props.offer === undefined) === (props.offerId === undefined)) {
       ctx.issues.push({
         code: "custom",
         message:
-          props.offer == null
+          props.offer === undefined
             ? "set offer (a market filter: { gpuModel, numGpus, maxPricePerHourMicro }) or offerId (a pinned offer)"
             : "set only one of offer and offerId: offer chooses the offer when the instance is created, offerId pins one",
         input: undefined,
       });
     }
-    if (
-      props.secretEnvWo !== undefined &&
-      props.secretEnvWo !== null &&
-      props.secretEnvWoVersion === undefined
-    ) {
+    if (props.secretEnvWo !== undefined && props.secretEnvWoVersion === undefined) {
       ctx.issues.push({
         code: "custom",
         message:
@@ -247,10 +245,9 @@ function envProblems(props: InstanceProps): string[] {
   const out: string[] = [];
   const groups: Array<[string, string[], Array<[string, string]>]> = [];
   for (const prop of ["env", "secretEnv", "secretEnvWo"] as const) {
-    // Null is unset, as the provider reads it.
     const map: unknown = props[prop];
-    if (map === undefined || map === null || Token.isUnresolved(map)) continue;
-    if (typeof map !== "object" || Array.isArray(map)) {
+    if (map === undefined || Token.isUnresolved(map)) continue;
+    if (map === null || typeof map !== "object" || Array.isArray(map)) {
       out.push(
         `${prop} must be a map of names to values, got ${prop === "env" ? show(map) : `a ${typeof map}`}`,
       );
@@ -260,7 +257,7 @@ function envProblems(props: InstanceProps): string[] {
     groups.push([prop, entries.map(([k]) => k), entries]);
   }
   const unset: unknown = props.unsetEnv;
-  if (unset !== undefined && unset !== null && !Token.isUnresolved(unset)) {
+  if (unset !== undefined && !Token.isUnresolved(unset)) {
     if (!Array.isArray(unset)) {
       out.push(`unsetEnv must be a list of variable names, got ${show(unset)}`);
     } else {
@@ -379,7 +376,7 @@ function maskedJupyterUrl(url: string): string {
 export class Instance extends Construct implements IInstance {
   /** The gpurental_instance resource underneath. */
   public readonly resource: instance.Instance;
-  /** The settings as given. */
+  /** The settings as given, a null one left out: null is unset, as in Terraform. */
   public readonly props: InstanceProps;
 
   /** References an existing instance by id through the gpurental_instance data source. */
@@ -395,39 +392,38 @@ export class Instance extends Construct implements IInstance {
   /** Rents the instance. */
   public constructor(scope: Construct, id: string, props: InstanceProps) {
     super(scope, id);
-    this.props = props;
+    const read = readProps(props, PROPS);
+    this.props = read;
     // "Default" keeps the resource's Terraform address the construct's own id (gpurental_instance.<id>).
-    // Null is unset, as in Terraform (the bindings take undefined only).
-    const filter = props.offer ?? undefined;
+    const filter = read.offer;
     this.resource = new instance.Instance(this, "Default", {
-      offerId: props.offerId,
+      offerId: read.offerId,
       offerFilter: filter && {
         gpuModel: filter.gpuModel,
         numGpus: filter.numGpus ?? 1,
         maxPricePerHourMicro: filter.maxPricePerHourMicro,
         region: filter.region,
       },
-      templateId: props.templateId,
-      diskGb: props.diskGb ?? DEFAULT_DISK_GB,
-      label: props.label,
-      sshKeyId: props.sshKeyId,
+      templateId: read.templateId,
+      diskGb: read.diskGb ?? DEFAULT_DISK_GB,
+      label: read.label,
+      sshKeyId: read.sshKeyId,
       // Passed as given: a map may be a token (a variable's value) that copying would break.
-      env: props.env,
-      secretEnv: props.secretEnv,
-      secretEnvWo: props.secretEnvWo,
-      secretEnvWoVersion: props.secretEnvWoVersion,
-      unsetEnv: props.unsetEnv as string[] | undefined,
-      desiredStatus: props.desiredStatus,
-      storeAccessSecrets: props.storeAccessSecrets,
-      timeouts: props.timeouts ?? undefined,
-      provider: props.provider,
-      dependsOn: props.dependsOn,
+      env: read.env,
+      secretEnv: read.secretEnv,
+      secretEnvWo: read.secretEnvWo,
+      secretEnvWoVersion: read.secretEnvWoVersion,
+      unsetEnv: read.unsetEnv as string[] | undefined,
+      desiredStatus: read.desiredStatus,
+      storeAccessSecrets: read.storeAccessSecrets,
+      timeouts: read.timeouts,
+      provider: read.provider,
+      dependsOn: read.dependsOn,
     });
     for (const prop of ["env", "secretEnv", "secretEnvWo", "unsetEnv"] as const) {
-      const value: unknown = props[prop];
+      const value: unknown = read[prop];
       // A value of the wrong shape is the validation's to report (envProblems).
-      if (value === undefined || value === null || typeof value !== "object" || Token.isUnresolved(value))
-        continue;
+      if (value === null || typeof value !== "object" || Token.isUnresolved(value)) continue;
       const keys: unknown[] = Array.isArray(value) ? value : Object.keys(value);
       for (const key of keys) {
         if (typeof key === "string" && OVERLAY_KEYS.includes(key)) {
@@ -437,8 +433,8 @@ export class Instance extends Construct implements IInstance {
         }
       }
     }
-    for (const warning of literalSecrets(props)) Annotations.of(this).addWarning(warning);
-    this.node.addValidation({ validate: () => problems(schema, this.props, PROPS) });
+    for (const warning of literalSecrets(read)) Annotations.of(this).addWarning(warning);
+    this.node.addValidation({ validate: () => problems("Instance", schema, props, PROPS) });
   }
 
   /** The instance's id. */

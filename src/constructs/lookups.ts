@@ -12,8 +12,10 @@ import {
   objectProp,
   offerFilterShape,
   oneOf,
+  type PropList,
   problems,
   providerProp,
+  readProps,
   show,
 } from "./validation";
 
@@ -52,9 +54,9 @@ const offerSchema = z.object({
 /** The props of {@link OfferLookupProps}, for {@link problems}. */
 const OFFER_PROPS = {
   ...OFFER_FILTER_PROPS,
-  deployableWith: { templateId: true, diskGb: true } satisfies Record<keyof OfferLookupDeployment, true>,
+  deployableWith: { templateId: "required", diskGb: "required" },
   provider: true,
-} as const satisfies Record<keyof OfferLookupProps, unknown>;
+} as const satisfies PropList<OfferLookupProps>;
 
 // Offers whose machine goes into maintenance within 24 hours may be refused at deploy
 // (MACHINE_IN_MAINTENANCE), so they are chosen only when nothing else matches. HCL's `||` does not
@@ -83,30 +85,30 @@ function hclText(v: unknown): string {
 export class OfferLookup extends Construct {
   /** The gpurental_offers data source underneath. */
   public readonly offers: dataGpurentalOffers.DataGpurentalOffers;
-  /** The settings as given. */
+  /** The settings as given, a null one left out: null is unset, as in Terraform. */
   public readonly props: OfferLookupProps;
   private readonly chosen: ReturnType<typeof propertyAccess>;
 
   /** Declares the lookup. */
   public constructor(scope: Construct, id: string, props: OfferLookupProps) {
     super(scope, id);
-    this.props = props;
-    const numGpus = props.numGpus ?? 1;
-    // Null is unset, as in Terraform (the bindings take undefined only).
-    const deploy = props.deployableWith ?? undefined;
+    const read = readProps(props, OFFER_PROPS);
+    this.props = read;
+    const numGpus = read.numGpus ?? 1;
+    const deploy = read.deployableWith;
     this.offers = new dataGpurentalOffers.DataGpurentalOffers(this, "Default", {
-      gpuModel: props.gpuModel,
+      gpuModel: read.gpuModel,
       numGpus,
-      maxPricePerHourMicro: props.maxPricePerHourMicro,
-      region: props.region,
+      maxPricePerHourMicro: read.maxPricePerHourMicro,
+      region: read.region,
       deployableWith: deploy && { templateId: deploy.templateId, diskGb: deploy.diskGb },
       sort: "price_asc",
-      provider: props.provider,
+      provider: read.provider,
       lifecycle: {
         postcondition: [
           {
             condition: "${length(self.offers) > 0}",
-            errorMessage: `No rentable offer matches gpu_model "${hclText(props.gpuModel)}" with ${hclText(numGpus)} GPU(s)${props.maxPricePerHourMicro === undefined ? "" : ` at most ${hclText(props.maxPricePerHourMicro)} micro-yuan per hour`}${props.region === undefined ? "" : ` in region ${hclText(props.region)}`}${deploy ? " that the template and disk could be deployed on" : ""}.`,
+            errorMessage: `No rentable offer matches gpu_model "${hclText(read.gpuModel)}" with ${hclText(numGpus)} GPU(s)${read.maxPricePerHourMicro === undefined ? "" : ` at most ${hclText(read.maxPricePerHourMicro)} micro-yuan per hour`}${read.region === undefined ? "" : ` in region ${hclText(read.region)}`}${deploy ? " that the template and disk could be deployed on" : ""}.`,
           },
         ],
       },
@@ -116,7 +118,7 @@ export class OfferLookup extends Construct {
       Fn.concat([forExpression(list, `val if ${CLEAR}`), forExpression(list, `val if !(${CLEAR})`)]),
       [0],
     );
-    this.node.addValidation({ validate: () => problems(offerSchema, this.props, OFFER_PROPS) });
+    this.node.addValidation({ validate: () => problems("OfferLookup", offerSchema, props, OFFER_PROPS) });
   }
 
   /** Id of the chosen offer. Passing it to an Instance pins it: see the class description. */
@@ -155,10 +157,11 @@ export interface TemplateLookupProps {
 }
 
 /** The props of {@link TemplateLookupProps}, for {@link problems}. */
-const TEMPLATE_PROPS = { mode: true, tab: true, provider: true } as const satisfies Record<
-  keyof TemplateLookupProps,
-  true
->;
+const TEMPLATE_PROPS = {
+  mode: "required",
+  tab: true,
+  provider: true,
+} as const satisfies PropList<TemplateLookupProps>;
 
 const templateSchema = z.object({
   mode: oneOf("mode", ["ssh", "jupyter", "vm"]),
@@ -170,31 +173,34 @@ const templateSchema = z.object({
 export class TemplateLookup extends Construct {
   /** The gpurental_templates data source underneath. */
   public readonly templates: dataGpurentalTemplates.DataGpurentalTemplates;
-  /** The settings as given. */
+  /** The settings as given, a null one left out: null is unset, as in Terraform. */
   public readonly props: TemplateLookupProps;
   private readonly chosen: ReturnType<typeof propertyAccess>;
 
   /** Declares the lookup. */
   public constructor(scope: Construct, id: string, props: TemplateLookupProps) {
     super(scope, id);
-    this.props = props;
-    const tab = props.tab ?? "recommended";
+    const read = readProps(props, TEMPLATE_PROPS);
+    this.props = read;
+    const tab = read.tab ?? "recommended";
     const usable = "val if val.active && !val.coming_soon";
     this.templates = new dataGpurentalTemplates.DataGpurentalTemplates(this, "Default", {
       tab,
-      mode: props.mode,
-      provider: props.provider,
+      mode: read.mode,
+      provider: read.provider,
       lifecycle: {
         postcondition: [
           {
             condition: `\${length([for key, val in self.templates : ${usable}]) > 0}`,
-            errorMessage: `No active ${hclText(props.mode)} template in the "${hclText(tab)}" tab.`,
+            errorMessage: `No active ${hclText(read.mode)} template in the "${hclText(tab)}" tab.`,
           },
         ],
       },
     });
     this.chosen = propertyAccess(forExpression(this.templates.templates, usable), [0]);
-    this.node.addValidation({ validate: () => problems(templateSchema, this.props, TEMPLATE_PROPS) });
+    this.node.addValidation({
+      validate: () => problems("TemplateLookup", templateSchema, props, TEMPLATE_PROPS),
+    });
   }
 
   /** Id of the chosen template. */

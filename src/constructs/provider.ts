@@ -4,7 +4,7 @@ import { z } from "zod";
 import { parseApiAddress } from "../api/ids";
 import { maskUrl } from "../api/redact";
 import { provider } from "../bindings/cdktf";
-import { apiId, problems, show, unlessToken } from "./validation";
+import { apiId, type PropList, problems, readProps, show, unlessToken } from "./validation";
 
 /** Settings of {@link GpurentalProvider}; every one falls back to a GPURENTAL_* variable when the provider runs. */
 export interface GpurentalProviderProps {
@@ -86,7 +86,7 @@ const PROPS = {
   httpProxy: true,
   noProxy: true,
   alias: true,
-} as const satisfies Record<keyof GpurentalProviderProps, true>;
+} as const satisfies PropList<GpurentalProviderProps>;
 
 const schema = z.object({
   baseUrl: unlessToken(
@@ -143,17 +143,16 @@ const schema = z.object({
     }),
   ).optional(),
   caCertFile: nonEmpty("caCertFile"),
-  alias: nonEmpty("alias", { nullable: true }),
+  alias: nonEmpty("alias"),
   httpsProxy: nonEmpty("httpsProxy"),
   httpProxy: nonEmpty("httpProxy"),
   noProxy: nonEmpty("noProxy"),
 });
 
-function nonEmpty(name: string, opts: { nullable?: boolean } = {}) {
+function nonEmpty(name: string) {
   return unlessToken(
     z.unknown().check((ctx) => {
       if (typeof ctx.value === "string" && ctx.value.trim().length > 0) return;
-      if (opts.nullable && ctx.value === null) return;
       ctx.issues.push({
         code: "custom",
         message: `${name} must be a non-empty string, got ${show(ctx.value)}`,
@@ -169,44 +168,44 @@ function nonEmpty(name: string, opts: { nullable?: boolean } = {}) {
  * never end up in the synthesized configuration.
  */
 export class GpurentalProvider extends provider.GpurentalProvider {
-  /** The settings as given, for inspection. */
+  /** The settings as given, for inspection, a null one left out: null is unset, as in Terraform. */
   public readonly props: GpurentalProviderProps;
 
   /** Declares the provider in `scope`. */
   public constructor(scope: Construct, id: string, props: GpurentalProviderProps = {}) {
+    const read = readProps(props, PROPS);
     super(scope, id, {
-      baseUrl: props.baseUrl,
-      token: props.token,
-      orgId: props.orgId,
-      journalDir: props.journalDir,
-      journalUrl: props.journalUrl,
-      reconcileTimeout: props.reconcileTimeout,
-      caCertFile: props.caCertFile,
-      httpsProxy: props.httpsProxy,
-      httpProxy: props.httpProxy,
-      noProxy: props.noProxy,
-      // Null is unset, as in Terraform (the bindings take undefined only).
-      alias: props.alias ?? undefined,
+      baseUrl: read.baseUrl,
+      token: read.token,
+      orgId: read.orgId,
+      journalDir: read.journalDir,
+      journalUrl: read.journalUrl,
+      reconcileTimeout: read.reconcileTimeout,
+      caCertFile: read.caCertFile,
+      httpsProxy: read.httpsProxy,
+      httpProxy: read.httpProxy,
+      noProxy: read.noProxy,
+      alias: read.alias,
     });
-    this.props = props;
+    this.props = read;
     // A literal token would sit in cdk.tf.json in plain text; tokens (variables) are fine.
-    if (typeof props.token === "string" && props.token.length > 0 && !Token.isUnresolved(props.token)) {
+    if (typeof read.token === "string" && read.token.length > 0 && !Token.isUnresolved(read.token)) {
       Annotations.of(this).addWarning(
         "token is a literal string and will be written into the synthesized configuration; leave it out and set GPURENTAL_TOKEN where Terraform runs (not a TerraformVariable: saved plans keep variable values in clear text)",
       );
     }
     if (
-      typeof props.journalUrl === "string" &&
-      props.journalUrl.includes("@") &&
-      !Token.isUnresolved(props.journalUrl)
+      typeof read.journalUrl === "string" &&
+      read.journalUrl.includes("@") &&
+      !Token.isUnresolved(read.journalUrl)
     ) {
       Annotations.of(this).addWarning(
         "journalUrl holds credentials and will be written into the synthesized configuration; leave it out and set GPURENTAL_JOURNAL_URL where Terraform runs",
       );
     }
     for (const [name, v] of [
-      ["httpsProxy", props.httpsProxy],
-      ["httpProxy", props.httpProxy],
+      ["httpsProxy", read.httpsProxy],
+      ["httpProxy", read.httpProxy],
     ] as const) {
       if (typeof v === "string" && v.includes("@") && !Token.isUnresolved(v)) {
         Annotations.of(this).addWarning(
@@ -214,6 +213,6 @@ export class GpurentalProvider extends provider.GpurentalProvider {
         );
       }
     }
-    this.node.addValidation({ validate: () => problems(schema, this.props, PROPS) });
+    this.node.addValidation({ validate: () => problems("GpurentalProvider", schema, props, PROPS) });
   }
 }

@@ -9,6 +9,9 @@ import { characters } from "../resources/instance/env";
 // Props are checked with zod when the app synthesizes (through `node.addValidation`), not in the
 // constructor: every problem of every construct is reported in one run, and a value that is still
 // an unresolved token (another resource's attribute, a variable) is skipped instead of guessed.
+// Null is unset, as in Terraform, for every prop: `readProps` leaves it out before anything reads
+// the props (the bindings, the checks), and whether a prop may be unset is its list's to say
+// (`PropList`: "required" or not), so the checks below judge only values that are set.
 
 /** True when `value` is, or contains, a token cdktf only resolves at synth time. */
 export function isUnresolved(value: unknown, seen = new WeakSet<object>()): boolean {
@@ -20,16 +23,22 @@ export function isUnresolved(value: unknown, seen = new WeakSet<object>()): bool
   return Object.entries(value).some(([k, v]) => Token.isUnresolved(k) || isUnresolved(v, seen));
 }
 
-/** Wraps a schema so that unresolved tokens pass unchecked. */
+/**
+ * Wraps a schema so that unresolved tokens pass unchecked, and so does undefined: an unset prop is
+ * the list of props' to judge (`problems` names a required one as required).
+ */
 export function unlessToken<T extends z.ZodType>(schema: T): z.ZodType<unknown> {
-  return z.unknown().check((ctx) => {
-    if (Token.isUnresolved(ctx.value)) return;
-    const result = schema.safeParse(ctx.value);
-    if (result.success) return;
-    for (const issue of result.error.issues) {
-      ctx.issues.push({ code: "custom", message: issue.message, path: issue.path, input: ctx.value });
-    }
-  });
+  return z
+    .unknown()
+    .check((ctx) => {
+      if (Token.isUnresolved(ctx.value)) return;
+      const result = schema.safeParse(ctx.value);
+      if (result.success) return;
+      for (const issue of result.error.issues) {
+        ctx.issues.push({ code: "custom", message: issue.message, path: issue.path, input: ctx.value });
+      }
+    })
+    .optional();
 }
 
 /** How much of a quoted value is masked before it is cut: far more than is shown. */
@@ -126,7 +135,7 @@ export const providerProp: z.ZodType<unknown> = z
   .unknown()
   .check((ctx) => {
     const v = ctx.value;
-    if (v === undefined || v === null || TerraformProvider.isTerraformProvider(v)) return;
+    if (v === undefined || TerraformProvider.isTerraformProvider(v)) return;
     ctx.issues.push({
       code: "custom",
       message: `provider must be a provider of this app (a GpurentalProvider), got ${showInstead(v)}`,
@@ -140,7 +149,7 @@ export const dependsOnProp: z.ZodType<unknown> = z
   .unknown()
   .check((ctx) => {
     const v = ctx.value;
-    if (v === undefined || v === null) return;
+    if (v === undefined) return;
     const dependable = (d: unknown) =>
       d !== null && typeof d === "object" && typeof (d as { fqn?: unknown }).fqn === "string";
     if (Array.isArray(v) && v.every(dependable)) return;
@@ -171,16 +180,15 @@ export function notBlank(prop: string): z.ZodType<unknown> {
 }
 
 /**
- * An object prop checked with `shape`, null being unset as in Terraform: anything else (a string, a
- * list) is named as this prop rather than left to zod's nameless "expected object".
+ * An object prop checked with `shape`: anything else (a string, a list) is named as this prop rather
+ * than left to zod's nameless "expected object".
  */
 export function objectProp(prop: string, shape: z.ZodRawShape): z.ZodType<unknown> {
   const inner = z.object(shape);
   return unlessToken(
     z.unknown().check((ctx) => {
       const v = ctx.value;
-      if (v === null) return;
-      if (typeof v !== "object" || Array.isArray(v)) {
+      if (v === null || typeof v !== "object" || Array.isArray(v)) {
         ctx.issues.push({ code: "custom", message: `${prop} must be an object, got ${show(v)}`, input: v });
         return;
       }
@@ -248,11 +256,11 @@ export function offerFilterShape(prefix: string) {
 
 /** The props of {@link OfferFilterProps}, for {@link problems}. */
 export const OFFER_FILTER_PROPS = {
-  gpuModel: true,
+  gpuModel: "required",
   numGpus: true,
   maxPricePerHourMicro: true,
   region: true,
-} as const satisfies Record<keyof OfferFilterProps, true>;
+} as const satisfies PropList<OfferFilterProps>;
 
 /** A prop that must be one of `values`. */
 export function oneOf(prop: string, values: readonly string[]): z.ZodType<unknown> {
@@ -286,28 +294,94 @@ export function duration(prop: string): z.ZodType<unknown> {
 }
 
 /**
- * The props a construct takes, each `true`, or the names of an object prop's own props. Declared
- * with `satisfies Record<keyof Props, ...>`, so that the list cannot fall behind the interface.
+ * The props a construct takes: "required" for one it cannot do without, `true` for one it can, or,
+ * for an object prop it can do without, the list of that object's own props.
  */
 export interface PropNames {
-  readonly [name: string]: true | PropNames;
+  readonly [name: string]: true | "required" | PropNames;
 }
 
 /**
- * Runs `schema` over `props` and returns one message per problem, all of them; with `names`, a prop
- * the construct does not take is one too. A JavaScript caller, or a spread of a wider object in
- * TypeScript, can pass any key, and a misspelt one (`diskGB`) would be dropped without a word:
- * Terraform refuses an argument it does not expect, and so does a construct.
+ * The {@link PropNames} of `P`, as a construct declares them (`satisfies PropList<Props>`): the list
+ * cannot fall behind the interface, nor disagree with it on which props are required.
  */
-export function problems(schema: z.ZodType<unknown>, props: unknown, names?: PropNames): string[] {
-  const result = schema.safeParse(props);
+export type PropList<P> = {
+  readonly [K in keyof P]-?: Partial<Pick<P, K>> extends Pick<P, K>
+    ? true | PropList<NonNullable<P[K]>>
+    : "required";
+};
+
+/** A value whose props can be read: an object, not a list, a function or a primitive. */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * The props a construct reads, in the bindings and in the checks alike: null is unset, as in
+ * Terraform, for every prop in `names` at every level it lists, so a null is left out exactly as
+ * undefined is (never written into the configuration); props that are no object read as none (the
+ * checks report them). An object prop that is a token is kept as it is, for Terraform to resolve.
+ */
+export function readProps<P>(props: P, names: PropNames): P {
+  return (isRecord(props) ? withoutNulls(props, names) : {}) as P;
+}
+
+function withoutNulls(value: Record<string, unknown>, names: PropNames): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, inner] of Object.entries(names)) {
+    const v = value[name];
+    if (v === undefined || v === null) continue;
+    out[name] =
+      typeof inner === "object" && isRecord(v) && !Token.isUnresolved(v) ? withoutNulls(v, inner) : v;
+  }
+  return out;
+}
+
+/**
+ * Runs `schema` over the props `construct` (its class name) was given, as {@link readProps} reads
+ * them, and returns one message per problem, all of them: props that are no object (none at all are
+ * fine when no prop is required), a required prop left unset (null or undefined), and a prop the
+ * construct does not take. A JavaScript caller, or a spread of a wider object in TypeScript, can
+ * pass any key, and a misspelt one (`diskGB`) would be dropped without a word: Terraform refuses an
+ * argument it does not expect, null or not, and so does a construct.
+ */
+export function problems(
+  construct: string,
+  schema: z.ZodType<unknown>,
+  props: unknown,
+  names: PropNames,
+): string[] {
+  if (!isRecord(props)) {
+    if ((props === undefined || props === null) && !Object.values(names).includes("required")) return [];
+    // By its type only: a string passed as the props may well be a credential.
+    const got =
+      props === undefined || props === null
+        ? String(props)
+        : `a ${Array.isArray(props) ? "list" : typeof props}`;
+    return [`${construct} props must be an object, got ${got}`];
+  }
+  const result = schema.safeParse(readProps(props, names));
   const found = result.success ? [] : result.error.issues.map((issue) => issue.message);
-  return names ? [...unexpectedProps(props, names, ""), ...found] : found;
+  return [...unexpectedProps(props, names, ""), ...unsetRequired(props, names, ""), ...found];
+}
+
+/** A message for each required prop of `names` that `value` leaves unset, at every level listed. */
+function unsetRequired(value: Record<string, unknown>, names: PropNames, prefix: string): string[] {
+  const out: string[] = [];
+  for (const [name, inner] of Object.entries(names)) {
+    const v = value[name];
+    if (inner === "required") {
+      if (v === undefined || v === null)
+        out.push(`${prefix}${name} is required${v === null ? ", got null" : ""}`);
+    } else if (typeof inner === "object" && isRecord(v) && !Token.isUnresolved(v)) {
+      out.push(...unsetRequired(v, inner, `${prefix}${name}.`));
+    }
+  }
+  return out;
 }
 
 function unexpectedProps(value: unknown, names: PropNames, prefix: string): string[] {
-  if (value === null || typeof value !== "object" || Array.isArray(value) || Token.isUnresolved(value))
-    return [];
+  if (!isRecord(value) || Token.isUnresolved(value)) return [];
   const out: string[] = [];
   for (const [key, v] of Object.entries(value)) {
     const known = Object.hasOwn(names, key) ? names[key] : undefined;
@@ -318,7 +392,7 @@ function unexpectedProps(value: unknown, names: PropNames, prefix: string): stri
       out.push(
         `${prefix}${terminalText(key, { maxLength: 64 })} is not a prop of this construct and would be ignored${near ? `; did you mean ${prefix}${near}?` : ""}`,
       );
-    } else if (known !== true) {
+    } else if (typeof known === "object") {
       out.push(...unexpectedProps(v, known, `${prefix}${key}.`));
     }
   }

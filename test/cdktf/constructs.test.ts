@@ -816,6 +816,175 @@ describe("validation at synth time", () => {
     ).toBe("");
   });
 
+  it("takes null for any optional prop, at any depth, as unset: the configuration is the one without it", () => {
+    /** The configuration synthesized, validations on; the error when they fail. */
+    const configuration = (build: (scope: Construct) => void): string => {
+      const stack = new TerraformStack(Testing.app(), "test");
+      build(stack);
+      try {
+        return Testing.synth(stack, true);
+      } catch (err) {
+        return err instanceof Error ? err.message : String(err);
+      }
+    };
+    const gpurental = (s: Construct) => new GpurentalProvider(s, "gpurental");
+    const timeouts = { create: "20m" };
+    const cases: Array<[string, (s: Construct, props: Record<string, unknown>) => void, object, object]> = [
+      [
+        "Instance",
+        (s, p) => {
+          gpurental(s);
+          new Instance(s, "i", loose(p));
+        },
+        {
+          ...instanceBase,
+          offer: null,
+          diskGb: null,
+          label: null,
+          sshKeyId: null,
+          env: null,
+          secretEnv: null,
+          secretEnvWo: null,
+          secretEnvWoVersion: null,
+          unsetEnv: null,
+          storeAccessSecrets: null,
+          desiredStatus: null,
+          timeouts: null,
+          provider: null,
+          dependsOn: null,
+        },
+        instanceBase,
+      ],
+      [
+        "Instance with an offer filter",
+        (s, p) => {
+          gpurental(s);
+          new Instance(s, "i", loose(p));
+        },
+        {
+          templateId: TEMPLATE,
+          offerId: null,
+          offer: { gpuModel: "RTX 4090", numGpus: null, maxPricePerHourMicro: null, region: null },
+          timeouts: { ...timeouts, update: null, delete: null },
+        },
+        { templateId: TEMPLATE, offer: { gpuModel: "RTX 4090" }, timeouts },
+      ],
+      [
+        "ApiKey",
+        (s, p) => {
+          gpurental(s);
+          new ApiKey(s, "k", p as unknown as ApiKeyProps);
+        },
+        { name: "ci", kind: null, provider: null },
+        { name: "ci" },
+      ],
+      [
+        "OfferLookup",
+        (s, p) => {
+          gpurental(s);
+          new OfferLookup(s, "o", p as unknown as OfferLookupProps);
+        },
+        {
+          gpuModel: "RTX 4090",
+          numGpus: null,
+          maxPricePerHourMicro: null,
+          region: null,
+          deployableWith: null,
+          provider: null,
+        },
+        { gpuModel: "RTX 4090" },
+      ],
+      [
+        "TemplateLookup",
+        (s, p) => {
+          gpurental(s);
+          new TemplateLookup(s, "t", p as unknown as TemplateLookupProps);
+        },
+        { mode: "ssh", tab: null, provider: null },
+        { mode: "ssh" },
+      ],
+      [
+        "GpurentalProvider",
+        (s, p) => new GpurentalProvider(s, "gpurental", p as GpurentalProviderProps),
+        {
+          baseUrl: null,
+          token: null,
+          orgId: null,
+          journalDir: null,
+          journalUrl: null,
+          reconcileTimeout: null,
+          caCertFile: null,
+          httpsProxy: null,
+          httpProxy: null,
+          noProxy: null,
+          alias: null,
+        },
+        {},
+      ],
+    ];
+    for (const [name, build, withNull, without] of cases) {
+      const json = configuration((s) => build(s, { ...withNull }));
+      expect([name, json]).toEqual([name, configuration((s) => build(s, { ...without }))]);
+      // Left out of the configuration, as undefined is, rather than written as null.
+      expect([name, json]).not.toEqual([name, expect.stringMatching(/": null|Validation failed/)]);
+    }
+  });
+
+  it("names a required prop that is null or left out as required, once", () => {
+    const message = synthErrors((s) => {
+      new Instance(s, "gpu", loose({ offerId: OFFER, templateId: null }));
+      new Instance(s, "missing", loose({ offerId: OFFER }));
+      new Instance(s, "filtered", loose({ templateId: TEMPLATE, offer: { gpuModel: null } }));
+      new ApiKey(s, "key", { name: null } as unknown as ApiKeyProps);
+      new OfferLookup(s, "offer", {
+        gpuModel: null,
+        deployableWith: { templateId: TEMPLATE, diskGb: null },
+      } as unknown as OfferLookupProps);
+      new TemplateLookup(s, "template", { mode: null } as unknown as TemplateLookupProps);
+      // A prop the construct does not take stays an error when it is null, as in Terraform.
+      new Instance(s, "extra", loose({ ...instanceBase, labels: null }));
+    });
+    const lines = message.split("\n").filter((line) => line.includes("[test/"));
+    expect(lines.map((line) => line.trim())).toEqual([
+      "[test/gpu] templateId is required, got null",
+      "[test/missing] templateId is required",
+      "[test/filtered] offer.gpuModel is required, got null",
+      "[test/key] name is required, got null",
+      "[test/offer] gpuModel is required, got null",
+      "[test/offer] deployableWith.diskGb is required, got null",
+      "[test/template] mode is required, got null",
+      "[test/extra] labels is not a prop of this construct and would be ignored; did you mean label?",
+    ]);
+  });
+
+  it("refuses props that are no object with a named error, and takes none for a construct that needs none", () => {
+    const values: unknown[] = [null, undefined, 5, "gps_0123456789abcdef-never", [], true, () => 1];
+    const got = (v: unknown) =>
+      v === null || v === undefined ? String(v) : `a ${Array.isArray(v) ? "list" : typeof v}`;
+    for (const value of values) {
+      const message = synthErrors((s) => {
+        new Instance(s, "gpu", value as InstanceProps);
+        new ApiKey(s, "key", value as ApiKeyProps);
+        new OfferLookup(s, "offer", value as OfferLookupProps);
+        new TemplateLookup(s, "template", value as TemplateLookupProps);
+        new GpurentalProvider(s, "other", value as GpurentalProviderProps);
+      });
+      const none = value === null || value === undefined;
+      const lines = message.split("\n").filter((line) => line.includes("[test/"));
+      expect(lines.map((line) => line.trim())).toEqual([
+        `[test/gpu] Instance props must be an object, got ${got(value)}`,
+        `[test/key] ApiKey props must be an object, got ${got(value)}`,
+        `[test/offer] OfferLookup props must be an object, got ${got(value)}`,
+        `[test/template] TemplateLookup props must be an object, got ${got(value)}`,
+        ...(none ? [] : [`[test/other] GpurentalProvider props must be an object, got ${got(value)}`]),
+      ]);
+    }
+    // A provider given no props reads every setting where Terraform runs it.
+    const stack = new TerraformStack(Testing.app(), "test");
+    new GpurentalProvider(stack, "gpurental", null as unknown as GpurentalProviderProps);
+    expect(JSON.parse(Testing.synth(stack, true)).provider).toEqual({ gpurental: [{}] });
+  });
+
   it("reports every problem of every construct together, naming the construct", () => {
     const message = synthErrors((s) => {
       new ApiKey(s, "key", { name: "" });
