@@ -98,7 +98,7 @@ export function parseFile(path: string): ParsedJournal {
   try {
     return parseJournal(readFileSync(path, "utf8"));
   } catch {
-    return { header: null, entries: new Map(), problems: [], lines: 0 };
+    return { header: null, entries: new Map(), problems: [], unread: [], lines: 0 };
   }
 }
 

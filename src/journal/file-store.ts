@@ -61,14 +61,19 @@ export class FileStore implements JournalStore {
       const st = statSync(this.file);
       key = `${st.ino}:${st.size}:${st.mtimeMs}`;
     } catch {
-      return { header: null, entries: new Map(), problems: [], lines: 0 };
+      return { header: null, entries: new Map(), problems: [], unread: [], lines: 0 };
     }
     if (this.cache?.key === key) return this.cache.parsed;
     const parsed = parseJournal(readFileSync(this.file, "utf8"));
-    for (const p of parsed.problems) {
-      if (this.reported.has(p)) continue;
-      this.reported.add(p);
-      this.opts.log("warn", "deploy journal: skipped a damaged line", { file: this.file, problem: p });
+    // Said once per process for each damaged line, wherever a compaction has moved it since; its
+    // text is never said (it may hold what a request sent).
+    for (const { text, problem } of parsed.unread) {
+      if (problem === undefined || this.reported.has(text)) continue;
+      this.reported.add(text);
+      this.opts.log("warn", "deploy journal: skipped a damaged line; it is kept in the file", {
+        file: this.file,
+        problem,
+      });
     }
     this.cache = { key, parsed };
     return parsed;
@@ -146,18 +151,25 @@ export class FileStore implements JournalStore {
     this.cache = { key, parsed: { ...parsed, header, lines: parsed.lines + lines.length, torn: false } };
   }
 
-  /** Rewrites the file with one line per kept entry; removes it when nothing is left. Under the lock. */
+  /**
+   * Rewrites the file with one line per kept entry, then the lines this version could not apply,
+   * as they are and in their order; removes it when nothing is left. Under the lock.
+   */
   private compactIfWorth(opts: UpdateOptions): void {
     const parsed = this.read();
     const kept = opts.keep(parsed.entries.values());
-    if (kept.length === 0) {
+    const unread = parsed.unread.map((u) => u.text);
+    if (kept.length === 0 && unread.length === 0) {
       rmSync(this.file, { force: true });
       this.cache = null;
       return;
     }
-    if (parsed.lines < COMPACT_MIN_LINES || parsed.lines < 2 * (kept.length + 1)) return;
+    if (parsed.lines < COMPACT_MIN_LINES || parsed.lines < 2 * (kept.length + unread.length + 1)) return;
+    // After the entries: an `entry` line sets its entry whole, and would undo a later version's
+    // record about it that came first.
     const text = [opts.header(), ...kept.map((e) => ({ op: "entry" as const, ...e }))]
       .map((r) => JSON.stringify(r))
+      .concat(unread)
       .join("\n");
     const tmp = `${this.file}.${process.pid}.tmp`;
     const fd = openSync(tmp, "w", 0o600);

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import fc from "fast-check";
 import { generativeRuns, generativeSeed, hostileText } from "../testing/generative";
@@ -9,7 +9,8 @@ import { readRecord } from "./records";
 // A journal is read from a file or a database row that anything may have damaged: a disk, an
 // edit, another program. Whatever its records hold, every use a run makes of it (its views, a take,
 // settling, a new record) ends normally or in the journal's own error, never a TypeError; a damaged
-// record is reported, and every record left whole is still applied.
+// record is reported, and every record left whole is still applied. What this version cannot apply
+// (a damaged line, a later version's record) is never dropped, whatever the writes that follow.
 
 const SEED = generativeSeed(20261129);
 const RUNS = generativeRuns(150);
@@ -185,4 +186,99 @@ test("a later version's kind is kept in the journal and acted on by no view", ()
   expect(j.entries().map((e) => e.entry)).toEqual(["a", "v"]);
   expect(j.live().map((e) => e.entry)).toEqual(["a"]);
   expect(j.adoptable("instance", "sha256:f").map((e) => e.entry)).toEqual(["a"]);
+});
+
+/** The ops of this version's records. */
+const KNOWN_OPS = ["header", "sent", "answered", "handed", "taken", "closed", "entry"];
+
+/** A line this version may not apply: any text, a record damaged at one field, a later version's record. */
+const strangeLine: fc.Arbitrary<string> = fc
+  .oneof(
+    fc.string({ unit: "binary", maxLength: 40 }),
+    hostileText,
+    fc.tuple(fc.nat(), fc.nat(), damage).map(([r, field, value]) => {
+      const recs = wholeRecords();
+      const rec = { ...(recs[1 + (r % (recs.length - 1))] as Record<string, unknown>) };
+      const key = Object.keys(rec)[field % Object.keys(rec).length]!;
+      if (value === undefined) delete rec[key];
+      else rec[key] = value;
+      return JSON.stringify(rec);
+    }),
+    fc
+      .tuple(
+        fc.string({ maxLength: 12 }).filter((op) => !KNOWN_OPS.includes(op)),
+        fc.constantFrom("a", "b", "c", "d", "z"),
+        fc.jsonValue({ maxDepth: 2 }),
+      )
+      .map(([op, entry, value]) => JSON.stringify({ op, entry, value })),
+  )
+  .map((line) => line.replaceAll("\n", " "));
+
+/** The non-blank lines of a journal's text that this version does not apply, in order. */
+function unreadLines(text: string): string[] {
+  return text.split("\n").filter((line) => {
+    if (!line.trim()) return false;
+    try {
+      const rec = readRecord(JSON.parse(line));
+      return rec === undefined || rec === "other";
+    } catch {
+      return true;
+    }
+  });
+}
+
+/** What a run writes: a deploy, its answer, its hand-over, its close, or a close of no entry. */
+const write = fc.constantFrom("sent", "answered", "handed", "close", "closeNothing");
+
+test("every line this version cannot apply outlives the compactions and removals that writes bring", () => {
+  const DAY = 24 * 3600_000;
+  fc.assert(
+    fc.property(
+      fc.boolean(),
+      fc.array(fc.tuple(fc.nat(), strangeLine), { maxLength: 6 }),
+      fc.array(write, { minLength: 1, maxLength: 8 }),
+      (withOpen, strange, writes) => {
+        // Entries closed long ago, enough for the first write to compact the journal (or remove it,
+        // when no entry is open); with or without the open entries of wholeRecords.
+        const run = gone("old");
+        const recs: string[] = wholeRecords()
+          .filter((r) => withOpen || r.op === "header" || r.entry === "c")
+          .map((r) => JSON.stringify(r));
+        for (let i = 0; i < 32; i++) {
+          recs.push(
+            JSON.stringify({ op: "sent", entry: `o${i}`, kind: "instance", fingerprint: "f", at: AT, run }),
+            JSON.stringify({ op: "closed", entry: `o${i}`, reason: "destroyed", at: AT }),
+          );
+        }
+        for (const [at, line] of strange) recs.splice(1 + (at % recs.length), 0, line);
+        const { j } = journal({ run: gone("this"), now: () => Date.parse(AT) + 30 * DAY });
+        mkdirSync(dirname(j.file), { recursive: true });
+        writeFileSync(j.file, `${recs.join("\n")}\n`);
+        // As the file holds it (text that is no UTF-8 is written as U+FFFD).
+        const original = readFileSync(j.file, "utf8");
+        const before = parseJournal(original).entries;
+
+        const text = () => (existsSync(j.file) ? readFileSync(j.file, "utf8") : "");
+        const mine: string[] = [];
+        for (const [i, w] of writes.entries()) {
+          const last = mine.at(-1);
+          if (w === "sent") mine.push(j.sent("instance", "sha256:g", {}));
+          else if (w === "closeNothing" || !last) j.close("no-such-entry", "abandoned");
+          else if (w === "answered") j.answered(last, `i-${last}`);
+          else if (w === "handed") j.handed(last);
+          else j.close(last, "destroyed");
+          // The first write compacted the journal, or removed it.
+          if (i === 0) expect(text().length).toBeLessThan(original.length);
+        }
+
+        const final = text();
+        expect(unreadLines(final)).toEqual(unreadLines(original));
+        // The entries replay as they were: the open ones untouched, this run's own all there.
+        const after = parseJournal(final).entries;
+        for (const [id, e] of before) if (e.closed === null) expect(after.get(id)).toEqual(e);
+        for (const id of mine) expect(after.has(id)).toBe(true);
+      },
+    ),
+    { seed: SEED, numRuns: RUNS },
+  );
 });

@@ -90,6 +90,17 @@ export type JournalRecord =
   /** A whole entry, as compaction rewrites it. */
   | ({ op: "entry" } & JournalEntry);
 
+/**
+ * A line (a row) this version could not apply: a damaged one, or a record of a later version. No
+ * rewrite drops it: a compaction writes it back as it is, after the entries.
+ */
+export interface UnreadRecord {
+  /** As written: the line, or the row's record as JSON. */
+  text: string;
+  /** Why a damaged one is not a record ("line 3 is not a journal record"); none for a later version's. */
+  problem?: string;
+}
+
 /** A journal file read back. */
 export interface ParsedJournal {
   header: JournalHeader | null;
@@ -97,6 +108,8 @@ export interface ParsedJournal {
   entries: Map<string, JournalEntry>;
   /** Lines that could not be read (a torn last line is expected after a crash and not listed). */
   problems: string[];
+  /** What this version could not apply, in order: the lines of `problems` and a later version's records. */
+  unread: UnreadRecord[];
   lines: number;
   /** The file ends in a torn line (no newline): the next append must start on a line of its own. */
   torn?: boolean;
@@ -166,7 +179,7 @@ const RECORDS = {
 
 /**
  * One record of a journal as read: the record when it holds what its `op` needs, "other" for an
- * `op` this version does not know (a later version's, skipped), undefined when it is damaged.
+ * `op` this version does not know (a later version's, skipped and kept), undefined when it is damaged.
  */
 export function readRecord(value: unknown): JournalRecord | "other" | undefined {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
@@ -177,10 +190,11 @@ export function readRecord(value: unknown): JournalRecord | "other" | undefined 
   return parsed.success ? (parsed.data as JournalRecord) : undefined;
 }
 
-/** Reads a journal's text; a damaged line is skipped and reported, never fatal. */
+/** Reads a journal's text; a damaged line is skipped, reported and kept (`unread`), never fatal. */
 export function parseJournal(text: string): ParsedJournal {
   const entries = new Map<string, JournalEntry>();
   const problems: string[] = [];
+  const unread: UnreadRecord[] = [];
   let header: JournalHeader | null = null;
   const lines = text.split("\n");
   // A file that does not end in a newline has a torn last line: a write cut short by a crash.
@@ -195,16 +209,29 @@ export function parseJournal(text: string): ParsedJournal {
     } catch {
       rec = undefined;
     }
-    if (rec === "other") return;
+    if (rec === "other") {
+      unread.push({ text: line });
+      return;
+    }
     if (rec === undefined) {
-      if (i !== last) problems.push(`line ${i + 1} is not a journal record`);
+      if (i === last) return;
+      const problem = `line ${i + 1} is not a journal record`;
+      problems.push(problem);
+      unread.push({ text: line, problem });
       return;
     }
     applyRecord(entries, rec, (h) => {
       header = h;
     });
   });
-  return { header, entries, problems, lines: count, torn: text.length > 0 && !text.endsWith("\n") };
+  return {
+    header,
+    entries,
+    problems,
+    unread,
+    lines: count,
+    torn: text.length > 0 && !text.endsWith("\n"),
+  };
 }
 
 /** Applies one record to the entries it names; a record naming an unknown entry is ignored. */

@@ -19,6 +19,23 @@ describe("reading a journal", () => {
     ]);
   });
 
+  test("what this version cannot apply is kept as written, in order: damaged lines and a later version's records, never a torn last line", () => {
+    const later = '{"op":"renewed","entry":"e","until":"t"}';
+    const text = [
+      '{"op":"header"}',
+      "not json\r",
+      later,
+      "  ",
+      '{"op":"answered"}',
+      '{"op":"answered","entry":"',
+    ];
+    expect(parseJournal(text.join("\n")).unread).toEqual([
+      { text: "not json\r", problem: "line 2 is not a journal record" },
+      { text: later },
+      { text: '{"op":"answered"}', problem: "line 5 is not a journal record" },
+    ]);
+  });
+
   test("blank lines are not counted; records of unknown entries are ignored; a sent record without request or before reads as empty", () => {
     const run = gone();
     const text = [
@@ -100,7 +117,7 @@ describe("reading a journal", () => {
     expect(logged.filter((l) => l.level === "warn")).toEqual([
       {
         level: "warn",
-        message: "deploy journal: skipped a damaged line",
+        message: "deploy journal: skipped a damaged line; it is kept in the file",
         fields: { file: j.file, problem: "line 3 is not a journal record" },
       },
     ]);
@@ -111,6 +128,7 @@ describe("reading a journal", () => {
       header: null,
       entries: new Map(),
       problems: [],
+      unread: [],
       lines: 0,
     });
     expect(journalFiles(join(dir, "missing"))).toEqual([]);

@@ -278,7 +278,7 @@ describe("writing a journal", () => {
     expect(readerLogged).toEqual([
       {
         level: "warn",
-        message: "deploy journal: skipped a damaged line",
+        message: "deploy journal: skipped a damaged line; it is kept in the file",
         fields: { file: j.file, problem: "line 4 is not a journal record" },
       },
     ]);
@@ -395,6 +395,51 @@ describe("compaction", () => {
         fields: { file: j.file, lines: 64, kept: 31 },
       },
     ]);
+  });
+
+  test("the lines this version cannot apply are written back as they are, in their order, after the entries", () => {
+    const t0 = Date.parse("2026-06-01T00:00:00Z");
+    let t = t0;
+    const { j, logged } = journal({ now: () => t });
+    const open = j.sent("instance", "sha256:open", {});
+    // Not JSON, a record without what its op needs, a later version's record; a blank line is none.
+    const unread = [
+      "not json\r",
+      '{"op":"closed","entry":"x","at":"t"}',
+      `{"op":"renewed","entry":"${open}","until":"2026-07-01T00:00:00.000Z"}`,
+    ];
+    appendFileSync(j.file, `${unread[0]}\n${unread[1]}\n \n${unread[2]}\n`);
+    for (let i = 0; i < 30; i++) j.close(j.sent("instance", "sha256:old", {}), "destroyed");
+    t = t0 + 8 * day;
+    const fresh = j.sent("instance", "sha256:new", {});
+    const after = lines(j.file);
+    expect(after.slice(-3)).toEqual(unread);
+    expect(after.slice(0, -3).map((l) => (JSON.parse(l) as { op: string; entry?: string }).entry)).toEqual([
+      undefined,
+      open,
+      fresh,
+    ]);
+    expect(logged.filter((l) => l.message === "deploy journal compacted")).toEqual([
+      { level: "debug", message: "deploy journal compacted", fields: { file: j.file, lines: 66, kept: 2 } },
+    ]);
+    // Each damaged line is said once, though the compaction moved it.
+    j.entries();
+    expect(logged.filter((l) => l.level === "warn").map((l) => l.fields?.problem)).toEqual([
+      "line 3 is not a journal record",
+      "line 4 is not a journal record",
+    ]);
+  });
+
+  test("a journal whose entries are all dropped is kept while it holds lines this version cannot apply", () => {
+    const t0 = Date.parse("2026-05-01T00:00:00Z");
+    let t = t0;
+    const { j } = journal({ now: () => t });
+    j.close(j.sent("instance", "sha256:x", {}), "destroyed");
+    const later = '{"op":"renewed","entry":"e"}';
+    appendFileSync(j.file, `${later}\n`);
+    t = t0 + 8 * day;
+    j.close("no-such-entry", "abandoned");
+    expect(lines(j.file)).toContain(later);
   });
 
   test("64 lines holding less than two per kept entry are left as they are", () => {

@@ -10,7 +10,7 @@ import fs, {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { journalIn, recordCount, STORE_KINDS } from "../testing/journal-stores";
+import { appendRaw, journalIn, rawRecords, recordCount, STORE_KINDS } from "../testing/journal-stores";
 import { JournalError, locateJournal, parseJournal, type RunIdentity } from ".";
 import { currentRun } from "./run";
 
@@ -251,6 +251,49 @@ describe.each(STORE_KINDS)("store (%s)", (kind) => {
       j.close(j.sent("instance", "sha256:y", {}), "unsent");
     expect(j.entries().length).toBeLessThan(41);
     expect(j.entries().every((e) => e.fingerprint === "sha256:y")).toBe(true);
+  });
+
+  test("what this version cannot apply is kept as written, after the entries, by compaction and once no entry is left", async () => {
+    const day = 24 * 3600_000;
+    let t = Date.parse("2026-01-01T00:00:00Z");
+    const warned: string[] = [];
+    const j = journalIn(kind, here(), {
+      run: currentRun(),
+      now: () => t,
+      log: (level, message) => {
+        if (level === "warn") warned.push(message);
+      },
+    });
+    const open = j.sent("instance", "sha256:open", {});
+    // A sent record without its run, and a later version's record about the open entry.
+    await appendRaw(kind, here(), [
+      '{"op":"sent","entry":"b","kind":"instance","fingerprint":"sha256:b","at":"t"}',
+      `{"op":"renewed","entry":"${open}","until":"2026-02-01T00:00:00.000Z"}`,
+    ]);
+    // As the store keeps them (PostgreSQL writes its own JSON).
+    const unread = (await rawRecords(kind, here())).slice(-2);
+    for (let i = 0; i < 40; i++) j.close(j.sent("instance", "sha256:x", {}), "destroyed");
+    t += 8 * day;
+    const fresh = j.sent("instance", "sha256:y", {});
+    const compacted = await rawRecords(kind, here());
+    expect(compacted.slice(-2)).toEqual(unread);
+    expect(compacted.slice(0, -2).map((r) => (JSON.parse(r) as { op: string }).op)).toEqual([
+      ...(kind === "file" ? ["header"] : []),
+      "entry",
+      "entry",
+    ]);
+    expect(j.entries().map((e) => e.entry)).toEqual([open, fresh]);
+    // Said once, wherever the compaction moved it.
+    expect(warned).toHaveLength(1);
+
+    // Every entry closed a week ago: the journal stays, with what it could not apply.
+    j.close(open, "destroyed");
+    j.close(fresh, "destroyed");
+    t += 8 * day;
+    j.close("no-such-entry", "abandoned");
+    expect(j.store.exists()).toBe(true);
+    expect((await rawRecords(kind, here())).filter((r) => unread.includes(r))).toEqual(unread);
+    expect(warned).toHaveLength(1);
   });
 
   fileOnly(

@@ -4,10 +4,12 @@
 // it, and is otherwise said in one line). It registers Jest hooks, so the build leaves this folder
 // out (tsconfig.build.json). Each test's journal lives in a temporary directory of its own, whose
 // path is part of the state's key, so tests never see each other's rows.
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { Client } from "pg";
 import { findPostgres, type PostgresServer, postgresRequired, startPostgres } from "../../test/e2e/postgres";
 import { DeployJournal, type DeployJournalOptions, type JournalLocation } from "../journal";
 import type { JournalStore } from "../journal/journal-store";
-import { PgStore } from "../journal/pg/store";
+import { PgStore, stateKeyOf } from "../journal/pg/store";
 import { parseJournalUrl } from "../journal/pg/url";
 
 /** Which store a journal keeps its records in. */
@@ -62,4 +64,51 @@ export function recordCount(kind: StoreKind, location: JournalLocation): number 
   const store = storeOf(kind, location);
   if (store) return store.read().lines;
   return new DeployJournal(location).store.read().lines;
+}
+
+/** Runs SQL on the suite's server, as another program would. */
+async function sql(text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
+  const c = new Client({ connectionString: journalServer().connStr() });
+  await c.connect();
+  try {
+    return (await c.query(text, values)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * Appends records as they are, past the journal's code (a damaged one, a later version's): lines
+ * of its file (which must exist), JSON rows of the database.
+ */
+export async function appendRaw(kind: StoreKind, location: JournalLocation, texts: string[]): Promise<void> {
+  if (kind === "file") {
+    appendFileSync(location.file, texts.map((t) => `${t}\n`).join(""));
+    return;
+  }
+  for (const text of texts) {
+    await sql(
+      `insert into gpurental_journal.records (state_key, seq, record)
+         select state_key, seq + 1, $2::jsonb from gpurental_journal.journals where state_key = $1`,
+      [stateKeyOf(location), text],
+    );
+    await sql("update gpurental_journal.journals set seq = seq + 1 where state_key = $1", [
+      stateKeyOf(location),
+    ]);
+  }
+}
+
+/** The records of a journal as they are kept, in order: its file's lines, its rows' JSON as PostgreSQL writes it. */
+export async function rawRecords(kind: StoreKind, location: JournalLocation): Promise<string[]> {
+  if (kind === "file") {
+    if (!existsSync(location.file)) return [];
+    return readFileSync(location.file, "utf8")
+      .split("\n")
+      .filter((l) => l.trim());
+  }
+  const rows = await sql(
+    "select record::text as record from gpurental_journal.records where state_key = $1 order by seq",
+    [stateKeyOf(location)],
+  );
+  return rows.map((r) => r.record as string);
 }

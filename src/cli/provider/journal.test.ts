@@ -6,7 +6,7 @@ import { testIO } from "../../../test/e2e/commands/io";
 import { DeployJournal, journalFiles, locateJournal, type RunIdentity } from "../../journal";
 import { workingDirJournals } from "../../journal/open";
 import { stateKeyOf } from "../../journal/pg/store";
-import { journalIn, journalServer, STORE_KINDS } from "../../testing/journal-stores";
+import { appendRaw, journalIn, journalServer, STORE_KINDS } from "../../testing/journal-stores";
 import { IMPORTED_SUFFIX, JOURNAL_EXIT, runJournalExport, runJournalImport } from "./journal";
 
 // `gpurental journal import|export` with a private PostgreSQL: a file journal's entries (open, and
@@ -102,11 +102,13 @@ describePg("gpurental journal import and export", () => {
     } finally {
       await c.end();
     }
+    // A later version's record: not copied either.
+    await appendRaw("postgresql", location, ['{"op":"renewed","entry":"b","until":"t"}']);
     const io = testIO({ GPURENTAL_JOURNAL_URL: url() }, dir);
     expect(runJournalExport({}, io)).toBe(JOURNAL_EXIT.failed);
     expect(io.out).toContain("1 added to");
     expect(io.out).toContain(
-      "The state's rows are kept in the database: 1 of them could not be read (record 3 is not a journal record)",
+      "The state's rows are kept in the database: 2 of them could not be read (record 3 is not a journal record; a record of a later version)",
     );
     const rows = journalIn("postgresql", location);
     expect(rows.entries().map((x) => x.id)).toEqual(["i-1"]);

@@ -106,11 +106,12 @@ export function runJournalExport(opts: JournalMoveOptions, io: CommandIO): numbe
     const existed = existsSync(location.file);
     const added = new DeployJournal(location).importEntries(entries);
     const copied = `${source.file}: ${describe(entries)} entries; ${added} added to ${location.file}${existed ? `, ${entries.length - added} there already` : ""}.`;
-    // Rows that could not be read were not copied: deleting them would lose them for good.
-    const damaged = store.read().problems;
-    if (damaged.length > 0) {
+    // Rows that could not be read (damaged, or a later version's) were not copied: deleting them
+    // would lose them for good.
+    const unread = store.read().unread.map((u) => u.problem ?? "a record of a later version");
+    if (unread.length > 0) {
       io.stdout(
-        `${copied} The state's rows are kept in the database: ${damaged.length} of them could not be read (${damaged.slice(0, 3).join("; ")}${damaged.length > 3 ? "; …" : ""}); repair or delete them, then export again.\n`,
+        `${copied} The state's rows are kept in the database: ${unread.length} of them could not be read (${unread.slice(0, 3).join("; ")}${unread.length > 3 ? "; …" : ""}); repair or delete them, then export again.\n`,
       );
       return JOURNAL_EXIT.failed;
     }

@@ -27,6 +27,8 @@ export interface ReadAnswer {
   header: JournalHeader;
   full: boolean;
   records: JournalRecord[];
+  /** The seq of each of `records`' rows. */
+  seqs: string[];
 }
 
 /** The row of a state's journal, for tools. */
@@ -43,8 +45,13 @@ export type Request =
   | {
       kind: "commit";
       records: JournalRecord[];
-      /** Replace every record with these entries (compaction). */
+      /**
+       * Replace every record with these entries (compaction), but the rows of `keep`, which follow
+       * them as they are, in their order.
+       */
       compact: JournalEntry[] | null;
+      /** The seqs of the rows a compaction keeps: those this version could not apply. */
+      keep: string[];
       /** Nothing is left: the state's journal goes. */
       drop: boolean;
     }

@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "pg";
-import { journalIn, journalServer, STORE_KINDS } from "../../testing/journal-stores";
+import { appendRaw, journalIn, journalServer, STORE_KINDS } from "../../testing/journal-stores";
 import { DeployJournal, JournalError, locateJournal, type RunIdentity } from "..";
 import { currentRun } from "../run";
 import { PgStore, stateKeyOf } from "./store";
@@ -215,10 +215,49 @@ describePg("the PostgreSQL store", () => {
     expect(logged.filter(([level]) => level === "warn")).toEqual([
       [
         "warn",
-        "deploy journal: skipped a damaged record",
+        "deploy journal: skipped a damaged record; its row is kept",
         { journal: expect.stringContaining(key), problem: "record 2 is not a journal record" },
       ],
     ]);
+  });
+
+  test("a compaction keeps the rows this version cannot apply untouched, numbered after the entries", async () => {
+    let t = Date.parse("2026-01-01T00:00:00Z");
+    const loc = location();
+    const key = stateKeyOf(loc);
+    const j = journalIn("postgresql", loc, { run: currentRun(), now: () => t });
+    // Another process, which read the journal before the compaction.
+    const other = journalIn("postgresql", loc, { run: gone, now: () => t });
+    const open = j.sent("instance", "sha256:open", {});
+    // A number no double holds: a row written back from what the client read would differ.
+    await appendRaw("postgresql", loc, ['{"op":"renewed","entry":"x","until":1e400}']);
+    const [kept] = await sql<{ record: string }>(
+      "select record::text as record from gpurental_journal.records where state_key = $1 order by seq desc limit 1",
+      [key],
+    );
+    expect(other.entries()).toHaveLength(1);
+    for (let i = 0; i < 40; i++) j.close(j.sent("instance", "sha256:x", {}), "destroyed");
+    t += 8 * 24 * 3600_000;
+    j.sent("instance", "sha256:y", {});
+    const rows = await sql<{ seq: string; record: string }>(
+      "select seq::text as seq, record::text as record from gpurental_journal.records where state_key = $1 order by seq",
+      [key],
+    );
+    const [state] = await sql<{ seq: string }>(
+      "select seq::text as seq from gpurental_journal.journals where state_key = $1",
+      [key],
+    );
+    expect(rows.map((r) => (JSON.parse(r.record) as { op: string }).op)).toEqual([
+      "entry",
+      "entry",
+      "renewed",
+    ]);
+    expect(rows.at(-1)?.record).toBe(kept?.record);
+    expect(rows.map((r) => Number(r.seq) - Number(state?.seq))).toEqual([-2, -1, 0]);
+    // Both go on from there.
+    const later = other.sent("instance", "sha256:z", {});
+    expect(j.entries().map((e) => e.entry)).toEqual([open, expect.any(String), later]);
+    expect(other.entries()).toHaveLength(3);
   });
 
   test("a database out of reach fails reads and writes with the database, the setting and the reason, never the password", async () => {
@@ -287,20 +326,19 @@ describePg("the PostgreSQL store", () => {
     expect(rows.map((r) => r.state_key)).toEqual([stateKeyOf(today)]);
   });
 
-  test("a journal under an older key with a row that cannot be read is moved but kept", async () => {
+  test.each([
+    [
+      "a damaged row",
+      '{"op":"sent","entry":"b","kind":"instance","fingerprint":"f","at":"t"}',
+      "default-0123456789ab",
+    ],
+    ["a later version's row", '{"op":"renewed","entry":"b","until":"t"}', "default-0123456789ac"],
+  ])("a journal under an older key with %s is moved but kept", async (_what, row, olderKey) => {
     const today = location();
-    const older = { ...today, file: join(dir, "default-0123456789ab.jsonl") };
+    const older = { ...today, file: join(dir, `${olderKey}.jsonl`) };
     const old = journalIn("postgresql", older, { run: gone });
     old.answered(old.sent("instance", "sha256:x", {}), "i-7");
-    await sql(
-      `insert into gpurental_journal.records (state_key, seq, record)
-         select state_key, seq + 1, '{"op":"sent","entry":"b","kind":"instance","fingerprint":"f","at":"t"}'::jsonb
-         from gpurental_journal.journals where state_key = $1`,
-      ["default-0123456789ab"],
-    );
-    await sql("update gpurental_journal.journals set seq = seq + 1 where state_key = $1", [
-      "default-0123456789ab",
-    ]);
+    await appendRaw("postgresql", older, [row]);
     const logged: string[] = [];
     const j = new DeployJournal(today, {
       store: new PgStore(url(), today, {}),
@@ -313,9 +351,9 @@ describePg("the PostgreSQL store", () => {
     );
     const rows = await sql<{ state_key: string }>(
       "SELECT state_key FROM gpurental_journal.journals WHERE state_key = ANY($1) ORDER BY 1",
-      [["default-0123456789ab", stateKeyOf(today)]],
+      [[olderKey, stateKeyOf(today)]],
     );
-    expect(rows.map((r) => r.state_key)).toEqual(["default-0123456789ab", stateKeyOf(today)].sort());
+    expect(rows.map((r) => r.state_key)).toEqual([olderKey, stateKeyOf(today)].sort());
   });
 
   test("dropping a state's journal (its export) deletes nothing a run wrote after it was read", () => {

@@ -51,7 +51,7 @@ export interface PgStoreOptions {
 }
 
 function emptyJournal(): ParsedJournal {
-  return { header: null, entries: new Map(), problems: [], lines: 0 };
+  return { header: null, entries: new Map(), problems: [], unread: [], lines: 0 };
 }
 
 /** The state key of a location: its file's name without `.jsonl`, as the file store names it. */
@@ -67,7 +67,8 @@ export class PgStore implements JournalStore {
   private readonly target: PgTarget;
   private readonly bridge: Bridge;
   private readonly log: NonNullable<PgStoreOptions["log"]>;
-  private cache: { since: Since; parsed: ParsedJournal; at: number } | null = null;
+  /** The journal as last read, and the seqs of its rows this version could not apply (`unread`). */
+  private cache: { since: Since; parsed: ParsedJournal; at: number; keep: string[] } | null = null;
   private readonly reported = new Set<string>();
 
   constructor(
@@ -106,22 +107,38 @@ export class PgStore implements JournalStore {
       this.cache = null;
       return emptyJournal();
     }
-    const base: ParsedJournal =
-      answer.full || !this.cache
-        ? { header: answer.header, entries: new Map(), problems: [], lines: 0 }
-        : this.cache.parsed;
+    const previous = answer.full ? null : this.cache;
+    const base: ParsedJournal = previous?.parsed ?? {
+      header: answer.header,
+      entries: new Map(),
+      problems: [],
+      unread: [],
+      lines: 0,
+    };
     let header = answer.header;
     const problems = [...base.problems];
+    const unread = [...base.unread];
+    const keep = [...(previous?.keep ?? [])];
     for (const [i, value] of answer.records.entries()) {
       const rec = readRecord(value);
-      if (rec === "other") continue;
-      if (rec === undefined) {
+      if (rec === undefined || rec === "other") {
+        // Its row stays: no compaction deletes it (see update).
+        keep.push(answer.seqs[i] as string);
+        const text = JSON.stringify(value);
+        if (rec === "other") {
+          unread.push({ text });
+          continue;
+        }
         const problem = `record ${base.lines + i + 1} is not a journal record`;
         problems.push(problem);
+        unread.push({ text, problem });
         // Said once per process, as the file store says it of a damaged line.
-        if (!this.reported.has(problem)) {
-          this.reported.add(problem);
-          this.log("warn", "deploy journal: skipped a damaged record", { journal: this.name, problem });
+        if (!this.reported.has(text)) {
+          this.reported.add(text);
+          this.log("warn", "deploy journal: skipped a damaged record; its row is kept", {
+            journal: this.name,
+            problem,
+          });
         }
         continue;
       }
@@ -129,8 +146,14 @@ export class PgStore implements JournalStore {
         header = h;
       });
     }
-    const parsed: ParsedJournal = { ...base, header, problems, lines: base.lines + answer.records.length };
-    this.cache = { since: { generation: answer.generation, seq: answer.seq }, parsed, at: Date.now() };
+    const parsed: ParsedJournal = {
+      ...base,
+      header,
+      problems,
+      unread,
+      lines: base.lines + answer.records.length,
+    };
+    this.cache = { since: { generation: answer.generation, seq: answer.seq }, parsed, at: Date.now(), keep };
     return parsed;
   }
 
@@ -198,6 +221,7 @@ export class PgStore implements JournalStore {
     } catch (err) {
       throw this.failed("written", err);
     }
+    const keep = this.cache?.keep ?? [];
     let records: JournalRecord[];
     try {
       // A journal written for the first time has its header in its row, as a file's first line.
@@ -216,11 +240,13 @@ export class PgStore implements JournalStore {
     for (const rec of records) applyRecord(after, rec, () => {});
     const kept = opts.keep(after.values());
     const lines = current.lines + records.length;
-    const compact = kept.length > 0 && lines >= COMPACT_MIN_RECORDS && lines >= 2 * (kept.length + 1);
+    // The rows this version could not apply are never deleted: a journal holding some stays.
+    const drop = kept.length === 0 && keep.length === 0;
+    const compact = !drop && lines >= COMPACT_MIN_RECORDS && lines >= 2 * (kept.length + keep.length + 1);
     let since: Since | null;
     try {
       since = this.bridge.call<Since | null>(
-        { kind: "commit", records, compact: compact ? kept : null, drop: kept.length === 0 },
+        { kind: "commit", records, compact: compact ? kept : null, keep, drop },
         this.target.timeoutMs,
       );
     } catch (err) {
@@ -233,12 +259,19 @@ export class PgStore implements JournalStore {
       this.empty = Date.now();
       return;
     }
-    const entries = compact ? new Map(kept.map((e) => [e.entry, e])) : after;
-    this.cache = {
-      since,
-      parsed: { header: current.header, entries, problems: [], lines: compact ? kept.length : lines },
-      at: Date.now(),
-    };
+    if (compact && keep.length > 0) {
+      // The rows it kept were numbered anew, after the entries: the next read reads them all.
+      this.cache = null;
+      this.empty = null;
+    } else {
+      const entries = compact ? new Map(kept.map((e) => [e.entry, e])) : after;
+      this.cache = {
+        since,
+        parsed: { ...current, entries, lines: compact ? kept.length : lines },
+        at: Date.now(),
+        keep,
+      };
+    }
     if (compact) {
       this.log("debug", "deploy journal compacted", { journal: this.name, lines, kept: kept.length });
     }
@@ -256,14 +289,14 @@ export class PgStore implements JournalStore {
 
   /**
    * Deletes the rows of a journal whose entries were moved to another key (see {@link drop}); keeps
-   * them while some could not be read, since those were not moved (the next process moves the rest
-   * again, and adds nothing twice).
+   * them while some could not be read (damaged, or a later version's), since those were not moved
+   * (the next process moves the rest again, and adds nothing twice).
    */
   retire(): void {
-    const damaged = this.cache?.parsed.problems.length ?? 0;
-    if (damaged > 0) {
+    const unread = this.cache?.parsed.unread.length ?? 0;
+    if (unread > 0) {
       throw new JournalError(
-        `${damaged} of the rows of the deploy journal in PostgreSQL (database ${this.url.display}, schema ${JOURNAL_SCHEMA}, state ${this.key}) could not be read and were not moved; its rows are kept.`,
+        `${unread} of the rows of the deploy journal in PostgreSQL (database ${this.url.display}, schema ${JOURNAL_SCHEMA}, state ${this.key}) could not be read and were not moved; its rows are kept.`,
         this.name,
       );
     }
@@ -296,7 +329,10 @@ export class PgStore implements JournalStore {
       );
     }
     try {
-      this.bridge.call({ kind: "commit", records: [], compact: null, drop: true }, this.target.timeoutMs);
+      this.bridge.call(
+        { kind: "commit", records: [], compact: null, keep: [], drop: true },
+        this.target.timeoutMs,
+      );
     } catch (err) {
       throw this.failed("written", err);
     }

@@ -206,13 +206,20 @@ async function readJournal(client: Client, key: string, since: Since | null): Pr
   if (!j) return null;
   const full = !since || since.generation !== j.generation;
   if (!full && since.seq === j.seq) {
-    return { generation: j.generation, seq: j.seq, header: j.header, full: false, records: [] };
+    return { generation: j.generation, seq: j.seq, header: j.header, full: false, records: [], seqs: [] };
   }
   const records = await client.query(
-    `SELECT record FROM ${q("records")} WHERE state_key = $1 AND seq > $2 ORDER BY seq`,
+    `SELECT seq::text AS seq, record FROM ${q("records")} WHERE state_key = $1 AND seq > $2 ORDER BY seq`,
     [key, full ? "0" : since.seq],
   );
-  return { generation: j.generation, seq: j.seq, header: j.header, full, records: rowRecords(records.rows) };
+  return {
+    generation: j.generation,
+    seq: j.seq,
+    header: j.header,
+    full,
+    records: rowRecords(records.rows),
+    seqs: records.rows.map((r) => r.seq as string),
+  };
 }
 
 async function handle(req: Request, deadline: number): Promise<unknown> {
@@ -260,7 +267,10 @@ async function handle(req: Request, deadline: number): Promise<unknown> {
         }
         let generation: string | null = null;
         if (req.compact) {
-          await client.query(`DELETE FROM ${q("records")} WHERE state_key = $1`, [key]);
+          await client.query(
+            `DELETE FROM ${q("records")} WHERE state_key = $1 AND NOT (seq = ANY($2::bigint[]))`,
+            [key, req.keep],
+          );
           generation = (await client.query(`SELECT nextval('${q("seq")}')::text AS g`)).rows[0].g;
         }
         const records: JournalRecord[] = req.compact
@@ -272,10 +282,21 @@ async function handle(req: Request, deadline: number): Promise<unknown> {
            SELECT $1, $3::bigint + n, r FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(r, n)`,
           [key, JSON.stringify(records), t.seq],
         );
+        const kept = req.compact ? req.keep.length : 0;
+        if (kept > 0) {
+          // The rows a compaction keeps, untouched, follow the entries in their order.
+          await client.query(
+            `UPDATE ${q("records")} AS r SET seq = $2::bigint + $3::bigint + k.n
+             FROM (SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM ${q("records")}
+                   WHERE state_key = $1 AND seq = ANY($4::bigint[])) AS k
+             WHERE r.state_key = $1 AND r.seq = k.seq`,
+            [key, t.seq, String(records.length), req.keep],
+          );
+        }
         const updated = await client.query(
           `UPDATE ${q("journals")} SET seq = $3::bigint + $4::bigint, generation = coalesce($2::bigint, generation)
            WHERE state_key = $1 RETURNING generation::text AS generation, seq::text AS seq`,
-          [key, generation, t.seq, String(records.length)],
+          [key, generation, t.seq, String(records.length + kept)],
         );
         await client.query("COMMIT");
         return updated.rows[0];
