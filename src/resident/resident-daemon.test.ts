@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect as connectSocket, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { logger } from "../log";
 import { derToPem, generateServerCertificate } from "../plugin/cert";
 import { MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../plugin/handshake";
 import { connect, parseHandshake, tlsCredentials } from "../plugin/testing/grpc-client";
@@ -46,6 +47,7 @@ afterAll(() => {
 /** A launch: asks for a session; resolves with its handshake, and the messages that follow. */
 async function launch(
   socket = join(dir, "0123456789abcdef.sock"),
+  env: Record<string, string> = {},
 ): Promise<{ ctl: Socket; handshake: string; messages: SessionMessage[] }> {
   const ctl = connectSocket(socket);
   const messages: SessionMessage[] = [];
@@ -67,6 +69,7 @@ async function launch(
           [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE,
           PLUGIN_PROTOCOL_VERSIONS: "6",
           PLUGIN_CLIENT_CERT: hostCert.certPem,
+          ...env,
         },
         cwd: dir,
         pid: process.pid,
@@ -149,6 +152,129 @@ describe("a resident process whose provider loads when first needed", () => {
       expect(made[0]!.ended.aborted).toBe(true);
     } finally {
       lazy.close();
+    }
+  });
+});
+
+describe("the log records of a session's calls", () => {
+  // Each call logs through the module-level logger, as the resources do, after a pause that keeps
+  // it running while the other session opens and calls.
+  let released: (() => void) | undefined;
+  const paused = () =>
+    new Promise<void>((resolve) => {
+      released = resolve;
+    });
+  const logging = (): ReturnType<typeof createStubProviderService> => ({
+    ...createStubProviderService(),
+    ValidateProviderConfig: async () => {
+      logger.debug("validation begun");
+      await paused();
+      logger.debug("validation ended after the pause");
+      return { diagnostics: [] };
+    },
+    GetProviderSchema: async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      logger.debug("schema answered");
+      return createStubProviderService().GetProviderSchema({});
+    },
+  });
+  // The provider's records (module "gpurental"), not the session's own ("gpurental.plugin").
+  const logged = (messages: SessionMessage[]) =>
+    messages.flatMap((m) => {
+      if (m.t !== "log") return [];
+      const record = JSON.parse(m.line) as { "@message": unknown; "@module": unknown };
+      return record["@module"] === "gpurental" ? [String(record["@message"])] : [];
+    });
+
+  const open = async (socket: string, env: Record<string, string>) => {
+    const l = await launch(socket, env);
+    const hs = parseHandshake(l.handshake);
+    const creds = tlsCredentials(derToPem(Buffer.from(hs.cert, "base64")), hostCert);
+    return { ...l, provider: connect(hs.address, "tfplugin6.Provider", creds) };
+  };
+
+  it("in a command's own process, reach only their own launch: alone, then with a second session open, then alone again", async () => {
+    const socket = join(dir, "0a1b2c3d4e5f6a7b.sock");
+    const routed = await runResidentDaemon({
+      socket,
+      owner: process.ppid,
+      createService: () => logging(),
+      loadGrpcServer: () => import("../plugin/grpc-server"),
+      exit: () => {},
+    });
+    try {
+      // Alone: its records reach it, as a provider process of its own writes them.
+      const a = await open(socket, { TF_LOG: "debug" });
+      await a.provider.call("GetProviderSchema");
+      await until("the first session's record", () => logged(a.messages).includes("schema answered"));
+
+      // A call of the first session is still running when a second session opens and calls.
+      const pending = a.provider.call("ValidateProviderConfig");
+      await until("the call has begun", () => logged(a.messages).includes("validation begun"));
+      const b = await open(socket, { TF_LOG: "debug" });
+      await b.provider.call("GetProviderSchema");
+      released?.();
+      await pending;
+      await a.provider.call("GetProviderSchema");
+      await until(
+        "both sessions' records",
+        () => logged(a.messages).length === 4 && logged(b.messages).length === 1,
+      );
+      expect(logged(a.messages)).toEqual([
+        "schema answered",
+        "validation begun",
+        "validation ended after the pause",
+        "schema answered",
+      ]);
+      expect(logged(b.messages)).toEqual(["schema answered"]);
+
+      // A session at another level gets its records at its level only.
+      a.provider.close();
+      a.ctl.destroy();
+      await until("the first session is closed", () => routed.sessions() === 1);
+      const quiet = await open(socket, { TF_LOG: "warn" });
+      await quiet.provider.call("GetProviderSchema");
+      await b.provider.call("GetProviderSchema");
+      await until("the second session's second record", () => logged(b.messages).length === 2);
+      expect(logged(quiet.messages)).toEqual([]);
+      for (const s of [b, quiet]) {
+        s.provider.close();
+        s.ctl.destroy();
+      }
+      await until("every session is closed", () => routed.sessions() === 0);
+    } finally {
+      routed.close();
+    }
+  });
+
+  it("in a process shared by commands, of a session that has ended do not reach the next one", async () => {
+    const socket = join(dir, "1a2b3c4d5e6f7a8b.sock");
+    const routed = await runResidentDaemon({
+      socket,
+      createService: () => logging(),
+      loadGrpcServer: () => import("../plugin/grpc-server"),
+      exit: () => {},
+    });
+    const quiet = jest.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      const a = await open(socket, { TF_LOG: "debug" });
+      const pending = a.provider.call("ValidateProviderConfig").catch(() => {});
+      await until("the call has begun", () => logged(a.messages).includes("validation begun"));
+      a.provider.close();
+      a.ctl.destroy();
+      await until("the first session is closed", () => routed.sessions() === 0);
+      const b = await open(socket, { TF_LOG: "debug" });
+      released?.();
+      await pending;
+      await b.provider.call("GetProviderSchema");
+      await until("the second session's record", () => logged(b.messages).length === 1);
+      expect(logged(b.messages)).toEqual(["schema answered"]);
+      b.provider.close();
+      b.ctl.destroy();
+      await until("every session is closed", () => routed.sessions() === 0);
+    } finally {
+      quiet.mockRestore();
+      routed.close();
     }
   });
 });

@@ -102,9 +102,16 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     return own;
   };
 
-  // Each call of a session runs with that session's log route, and so does everything it awaits.
+  // Each call of a session runs with that session's log route, and so does everything it awaits
+  // (AsyncLocalStorage). A command's own process (in automation) serves the launches of one
+  // terraform process, which come one at a time: there, while one session is open, the route is
+  // that session's, and no call pays for async context tracking (on Node.js 20 and 22 a promise
+  // hook on every promise). From the first time two are open at once, every call runs in its
+  // session's route; work begun alone before that keeps the route of the session open alone then.
+  // Work an ended session left running may log to the next one: a session of the same command.
   const routes = new AsyncLocalStorage<LogRoute>();
-  (globalThis as Record<symbol, unknown>)[LOG_ROUTE_KEY] = () => routes.getStore();
+  const sharing: LogSharing = { shared: owner === undefined, sole: undefined };
+  (globalThis as Record<symbol, unknown>)[LOG_ROUTE_KEY] = () => routes.getStore() ?? sharing.sole;
 
   const open = new Set<() => void>();
   const startedAt = new Date().toISOString();
@@ -203,6 +210,7 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       creating ??= (async () =>
         inSession(
           routes,
+          sharing,
           route,
           await opts.createService({ env, cwd: req.cwd, ppid: req.ppid, run, ended: sessionEnded.signal }),
         ))().then(
@@ -237,9 +245,12 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
       if (code !== undefined) send({ t: "exit", code });
       ctl.end();
       sessionLog.debug("session ended", { pid: req.pid });
+      if (sharing.sole === route) sharing.sole = undefined;
       idle();
       if (opts.prepare) setImmediate(opts.prepare);
     };
+    if (open.size === 0 && !sharing.shared) sharing.sole = route;
+    else sharing.shared = true;
     open.add(end);
     if (idleTimer) clearTimeout(idleTimer);
     idleTimer = undefined;
@@ -437,18 +448,33 @@ function answers(socket: string): Promise<boolean> {
   });
 }
 
-/** Wraps every method of `service` so that it runs, with all it awaits, in the session's route. */
+/** The log route of calls made outside `routes.run`: the session open alone, until two are open. */
+interface LogSharing {
+  /** Two sessions have been open at once: every call since runs in its session's route. */
+  shared: boolean;
+  /** The route of the session open alone before that, if it is still open. */
+  sole: LogRoute | undefined;
+}
+
+/**
+ * Wraps every method of `service` so that it runs, with all it awaits, in the session's route:
+ * under `routes` once sessions have shared the process, and otherwise in the sole route.
+ */
 function inSession(
   routes: AsyncLocalStorage<LogRoute>,
+  sharing: LogSharing,
   route: LogRoute,
   service: ProviderService,
 ): ProviderService {
   const wrapped: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(service as unknown as Record<string, unknown>)) {
-    wrapped[name] =
-      typeof fn === "function"
-        ? (...args: unknown[]) => routes.run(route, () => (fn as (...a: unknown[]) => unknown)(...args))
-        : fn;
+    if (typeof fn !== "function") {
+      wrapped[name] = fn;
+      continue;
+    }
+    const call = fn as (...a: unknown[]) => unknown;
+    wrapped[name] = (...args: unknown[]) =>
+      sharing.shared ? routes.run(route, () => call(...args)) : call(...args);
   }
   return wrapped as unknown as ProviderService;
 }
