@@ -5,11 +5,14 @@
 import {
   closeSync,
   fdatasyncSync,
+  fstatSync,
   fsyncSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   rmSync,
   statSync,
   writeSync,
@@ -117,6 +120,32 @@ export function append(
     closeSync(fd);
   }
   if (created && durable) syncDir(dirname(file));
+}
+
+/**
+ * Cuts the file after its last newline: the torn last line a crash left, read back from the end
+ * as bytes (a torn write may end inside a character). Under the journal's lock.
+ */
+export function cutTornLine(file: string): void {
+  const fd = openSync(file, "r+");
+  try {
+    let end = fstatSync(fd).size;
+    const chunk = Buffer.alloc(4096);
+    let keep = 0;
+    while (end > 0) {
+      const start = Math.max(0, end - chunk.length);
+      const n = readSync(fd, chunk, 0, end - start, start);
+      const at = chunk.subarray(0, n).lastIndexOf(0x0a);
+      if (at >= 0) {
+        keep = start + at + 1;
+        break;
+      }
+      end = start;
+    }
+    ftruncateSync(fd, keep);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export function syncDir(dir: string): void {

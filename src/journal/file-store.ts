@@ -17,7 +17,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { append, JournalError, lockJournal, parseFile, syncDir } from "./disk";
+import { append, cutTornLine, JournalError, lockJournal, parseFile, syncDir } from "./disk";
 import type { JournalStore, UpdateOptions } from "./journal-store";
 import type { JournalLocation } from "./location";
 import { applyRecord, type JournalRecord, type ParsedJournal, parseJournal } from "./records";
@@ -120,8 +120,10 @@ export class FileStore implements JournalStore {
       const lines: JournalRecord[] = current.header ? [] : [opts.header()];
       lines.push(...records);
       this.cache = null;
-      // After a torn line, a record appended to it would be torn with it.
-      const text = `${current.torn ? "\n" : ""}${lines.map((r) => JSON.stringify(r)).join("\n")}\n`;
+      // A torn fragment is cut off; after a torn whole record, the next one starts a line of its own.
+      if (current.tornFragment) cutTornLine(this.file);
+      const newline = current.torn && !current.tornFragment ? "\n" : "";
+      const text = `${newline}${lines.map((r) => JSON.stringify(r)).join("\n")}\n`;
       append(this.file, text, { created: !current.header, durable: opts.durable });
       this.remember(current, lines);
       this.compactIfWorth(opts);

@@ -113,6 +113,11 @@ export interface ParsedJournal {
   lines: number;
   /** The file ends in a torn line (no newline): the next append must start on a line of its own. */
   torn?: boolean;
+  /**
+   * That torn line is not a record: what remains of a write a crash cut short, which never took
+   * effect (a `sent` is written before its request leaves). The next write cuts it off.
+   */
+  tornFragment?: boolean;
 }
 
 // What a record must hold to be applied. A journal is read from a file or a database row that
@@ -200,6 +205,7 @@ export function parseJournal(text: string): ParsedJournal {
   // A file that does not end in a newline has a torn last line: a write cut short by a crash.
   const last = lines.length - 1;
   let count = 0;
+  let tornFragment = false;
   lines.forEach((line, i) => {
     if (!line.trim()) return;
     count++;
@@ -214,7 +220,10 @@ export function parseJournal(text: string): ParsedJournal {
       return;
     }
     if (rec === undefined) {
-      if (i === last) return;
+      if (i === last) {
+        tornFragment = true;
+        return;
+      }
       const problem = `line ${i + 1} is not a journal record`;
       problems.push(problem);
       unread.push({ text: line, problem });
@@ -231,6 +240,7 @@ export function parseJournal(text: string): ParsedJournal {
     unread,
     lines: count,
     torn: text.length > 0 && !text.endsWith("\n"),
+    tornFragment,
   };
 }
 
