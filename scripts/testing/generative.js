@@ -26,14 +26,17 @@ const seed = Number(arg("--seed", String(Date.now() % 2 ** 31)));
 const only = arg("--only", "");
 const root = path.resolve(__dirname, "..", "..");
 const PROVIDER = "src/provider.generative.test.ts";
-const SUITES = [
-  PROVIDER,
-  "src/api/client.generative.test.ts",
-  "test/contract/requests.generative.test.ts",
-  "src/cli/output.generative.test.ts",
-  "src/plan-report/plan-report.generative.test.ts",
-  "src/strays/strays.generative.test.ts",
-].filter((s) => s.includes(only));
+// Every generative suite of the repository, found by its name so that a new one is never left out;
+// the provider's first.
+const SUITES = ["src", "test"]
+  .flatMap((top) =>
+    fs
+      .readdirSync(path.join(root, top), { recursive: true })
+      .map((f) => path.posix.join(top, String(f).split(path.sep).join("/"))),
+  )
+  .filter((f) => f.endsWith(".generative.test.ts"))
+  .sort((a, b) => (a === PROVIDER ? -1 : b === PROVIDER ? 1 : a.localeCompare(b)))
+  .filter((s) => s.includes(only));
 
 let failed = false;
 for (const suite of SUITES) {
