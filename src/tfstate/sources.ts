@@ -1,4 +1,17 @@
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  type Stats,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { UserFacingError } from "../user-facing";
 import { isJsonObject, type JsonObject, parseJsonDocument } from "./json";
@@ -40,55 +53,210 @@ export interface CdktfStack {
 /** What a path on the command line is. */
 export type PathKind = "json-file" | "plan-file" | "cdktf-project" | "cdktf-stack" | "working-directory";
 
+/** What the system says of a file it could not read, in words, with its code: `it is a directory (EISDIR)`. */
+export function fsReason(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const code = typeof e?.code === "string" ? e.code : undefined;
+  const words = code ? FS_WORDS[code] : undefined;
+  if (words) return `${words} (${code})`;
+  // Node's own text without its code and system call: "EXDEV: cross-device link not permitted, rename".
+  const text = (e instanceof Error ? e.message : String(err))
+    .replace(/^[A-Z][A-Z0-9_]*: /, "")
+    .replace(/, [a-z]+(?: '.*')?$/, "");
+  return code ? `${text} (${code})` : text;
+}
+
+const FS_WORDS: Record<string, string> = {
+  ENOENT: "it does not exist",
+  EISDIR: "it is a directory, not a file",
+  ENOTDIR: "a part of its path is not a directory",
+  EACCES: "permission denied",
+  EPERM: "the operation is not permitted",
+  EIO: "an input/output error: the device or file system failed to read it",
+  ELOOP: "too many levels of symbolic links",
+  ENAMETOOLONG: "the path is too long",
+  EMFILE: "too many open files",
+  ENFILE: "too many open files in the system",
+  ENXIO: "no such device or address",
+  ENODEV: "no such device",
+  EINVAL: "the file cannot be read this way (invalid argument)",
+  EAGAIN: "it has nothing to read now and would block",
+  ESPIPE: "it cannot be read from a position (a pipe or a device)",
+  ENOMEM: "not enough memory",
+  ERR_FS_FILE_TOO_LARGE: "it is larger than 2 GiB",
+};
+
+/** A SourceError for a file of `arg` that could not be read: the argument, the file and why. */
+function unreadable(arg: string, file: string, err: unknown): SourceError {
+  const where = arg === file ? `cannot read ${file}` : `${arg}: cannot read ${file}`;
+  return new SourceError(`${where}: ${fsReason(err)}`);
+}
+
+/** A whole file as text, or a SourceError naming the argument, the file and why. */
+function readText(file: string, arg: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw unreadable(arg, file, err);
+  }
+}
+
+/**
+ * The most a pipe or a device is read before it is refused: a V8 string holds no more than about
+ * 512 MiB, and a device such as /dev/zero never ends.
+ */
+const MAX_STREAM_BYTES = 512 * 1024 * 1024;
+
+/** The whole of a pipe or a device, read once from its current position (it has no other). */
+function readStream(path: string, arg: string): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (err) {
+    throw unreadable(arg, path, err);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const chunk = Buffer.alloc(64 * 1024);
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      total += n;
+      if (total > MAX_STREAM_BYTES) {
+        throw new SourceError(
+          `${arg === path ? path : `${arg} (${path})`} gives more than ${MAX_STREAM_BYTES / 1024 / 1024} MiB: it is no state or plan`,
+        );
+      }
+      chunks.push(chunk.subarray(0, n));
+    }
+  } catch (err) {
+    if (err instanceof SourceError) throw err;
+    throw unreadable(arg, path, err);
+  } finally {
+    closeSync(fd);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Whether bytes begin as a zip archive does: saved plan files are zip archives. */
+function isZip(head: Buffer): boolean {
+  return head.length >= 2 && head[0] === 0x50 && head[1] === 0x4b;
+}
+
 /** Whether a directory holds Terraform configuration or state (so a mistyped path is not taken for an empty state). */
-function looksLikeWorkingDirectory(dir: string): boolean {
-  return readdirSync(dir).some(
+function looksLikeWorkingDirectory(dir: string, arg: string): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    throw unreadable(arg, dir, err);
+  }
+  return names.some(
     (f) => f.endsWith(".tf") || f.endsWith(".tf.json") || f === ".terraform" || f === "terraform.tfstate",
   );
 }
 
-/** Tells what a path is by its contents; throws a SourceError for a path that is none of them. */
-export function classifyPath(path: string): PathKind {
+/** A path on the command line, told apart; a pipe or a device comes with its content, which can be read only once. */
+interface Examined {
+  kind: PathKind;
+  /** The whole content of a path that is not a regular file (`<(cat plan.json)`, a FIFO). */
+  content?: Buffer;
+}
+
+/** Tells what a path is; reads the whole of a pipe or device (once) to tell. */
+function examine(path: string, arg: string): Examined {
   if (!existsSync(path)) throw new SourceError(`${path} does not exist`);
-  const st = statSync(path);
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    throw unreadable(arg, path, err);
+  }
   if (st.isDirectory()) {
-    if (existsSync(join(path, "cdktf.json"))) return "cdktf-project";
-    if (existsSync(join(path, "cdk.tf.json"))) return "cdktf-stack";
-    if (looksLikeWorkingDirectory(path)) return "working-directory";
+    if (existsSync(join(path, "cdktf.json"))) return { kind: "cdktf-project" };
+    if (existsSync(join(path, "cdk.tf.json"))) return { kind: "cdktf-stack" };
+    if (looksLikeWorkingDirectory(path, arg)) return { kind: "working-directory" };
     throw new SourceError(
       `${path} is a directory without Terraform configuration or state (no *.tf, *.tf.json, .terraform, cdktf.json or cdk.tf.json)`,
     );
   }
-  const fd = openSync(path, "r");
-  const head = Buffer.alloc(4);
-  try {
-    readSync(fd, head, 0, 4, 0);
-  } finally {
-    closeSync(fd);
+  if (!st.isFile()) {
+    // A pipe has no position to read a header at: its content is read once, and told from that.
+    const content = readStream(path, arg);
+    return { kind: isZip(content) ? "plan-file" : "json-file", content };
   }
-  // Saved plan files are zip archives.
-  if (head[0] === 0x50 && head[1] === 0x4b) return "plan-file";
-  return "json-file";
+  const head = Buffer.alloc(4);
+  let n = 0;
+  try {
+    const fd = openSync(path, "r");
+    try {
+      n = readSync(fd, head, 0, 4, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    throw unreadable(arg, path, err);
+  }
+  return { kind: isZip(head.subarray(0, n)) ? "plan-file" : "json-file" };
+}
+
+/**
+ * Tells what a path is by its contents; throws a SourceError for a path that is none of them, or
+ * that cannot be read (naming the path and why). A pipe or a device is read whole to tell.
+ */
+export function classifyPath(path: string): PathKind {
+  return examine(path, path).kind;
+}
+
+/** A JSON file's text: a regular file read now, a pipe's content as it was read to tell what it is. */
+function jsonText(path: string, arg: string, examined: Examined): string {
+  return examined.content ? examined.content.toString("utf8") : readText(path, arg);
+}
+
+/**
+ * Runs `use` with a saved plan file's path: the file itself, or for a pipe a private temporary copy
+ * of what it gave (terraform show reads a file), removed afterwards.
+ */
+async function withPlanFile<T>(
+  path: string,
+  examined: Examined,
+  use: (file: string) => Promise<T>,
+): Promise<T> {
+  if (!examined.content) return use(path);
+  const dir = mkdtempSync(join(tmpdir(), "gpurental-plan-"));
+  try {
+    const file = join(dir, "plan");
+    writeFileSync(file, examined.content, { mode: 0o600 });
+    return await use(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The synthesized stacks of a CDKTF project, all or the ones named (each must exist). */
 export function cdktfStacks(projectDir: string, only: readonly string[] = []): CdktfStack[] {
   let output = "cdktf.out";
+  const confFile = join(projectDir, "cdktf.json");
+  const what = `the CDKTF project ${projectDir}`;
   try {
-    const conf = parseJsonDocument(
-      readFileSync(join(projectDir, "cdktf.json"), "utf8"),
-      join(projectDir, "cdktf.json"),
-    );
+    const conf = parseJsonDocument(readText(confFile, what), confFile);
     if (isJsonObject(conf) && typeof conf.output === "string") output = conf.output;
   } catch (err) {
+    if (err instanceof SourceError) throw err;
     throw new SourceError((err as Error).message);
   }
   const stacksDir = resolve(projectDir, output, "stacks");
-  const found = existsSync(stacksDir)
-    ? readdirSync(stacksDir)
+  let found: string[] = [];
+  if (existsSync(stacksDir)) {
+    try {
+      found = readdirSync(stacksDir)
         .filter((n) => existsSync(join(stacksDir, n, "cdk.tf.json")))
-        .sort()
-    : [];
+        .sort();
+    } catch (err) {
+      throw unreadable(what, stacksDir, err);
+    }
+  }
   if (found.length === 0) {
     throw new SourceError(
       `the CDKTF project ${projectDir} has no synthesized stack under ${stacksDir}: run \`cdktf synth\` (or \`cdktn synth\`) there first`,
@@ -105,9 +273,9 @@ export function cdktfStacks(projectDir: string, only: readonly string[] = []): C
 }
 
 /** The backend a synthesized stack declares: its type and settings. */
-function stackBackend(stackDir: string): { type: string; config: JsonObject } | undefined {
+function stackBackend(stackDir: string, what: string): { type: string; config: JsonObject } | undefined {
   const file = join(stackDir, "cdk.tf.json");
-  const doc = parseJsonDocument(readFileSync(file, "utf8"), file);
+  const doc = parseJsonDocument(readText(file, what), file);
   const tf = isJsonObject(doc) && isJsonObject(doc.terraform ?? null) ? (doc.terraform as JsonObject) : {};
   if (isJsonObject(tf.cloud ?? null)) return { type: "cloud", config: tf.cloud as JsonObject };
   const backend = isJsonObject(tf.backend ?? null) ? (tf.backend as JsonObject) : {};
@@ -120,7 +288,7 @@ function stackBackend(stackDir: string): { type: string; config: JsonObject } | 
 export function cdktfConstructPaths(stackDir: string): Map<string, string> {
   const out = new Map<string, string>();
   const file = join(stackDir, "cdk.tf.json");
-  const doc = parseJsonDocument(readFileSync(file, "utf8"), file);
+  const doc = parseJsonDocument(readText(file, `the CDKTF stack ${basename(stackDir)}`), file);
   const resources =
     isJsonObject(doc) && isJsonObject(doc.resource ?? null) ? (doc.resource as JsonObject) : {};
   for (const [type, byName] of Object.entries(resources)) {
@@ -158,14 +326,14 @@ async function pullState(dir: string, ctx: SourceContext, label: string): Promis
 
 /** Reads a synthesized CDKTF stack's state: its local state file directly, any other backend with state pull. */
 export async function readCdktfStackState(stack: CdktfStack, ctx: SourceContext): Promise<StateSnapshot> {
-  const backend = stackBackend(stack.dir);
   const label = `CDKTF stack ${stack.name}`;
+  const backend = stackBackend(stack.dir, `the ${label}`);
   if (backend === undefined || backend.type === "local") {
     const configured = backend?.config.path;
     const file = resolve(stack.dir, typeof configured === "string" ? configured : "terraform.tfstate");
     if (!existsSync(file))
       return emptySnapshot(`${label} (${file})`, "no state file yet: the stack was never deployed");
-    return stateFromJson(readFileSync(file, "utf8"), `${label} (${file})`);
+    return stateFromJson(readText(file, `the ${label}`), `${label} (${file})`);
   }
   return pullState(stack.dir, ctx, `${label} (${backend.type} backend)`);
 }
@@ -175,6 +343,8 @@ export async function showPlanFile(
   planFile: string,
   workDir: string,
   ctx: SourceContext,
+  /** How the plan is named in messages (default: planFile). */
+  label: string = planFile,
 ): Promise<PlanDocument> {
   const abs = resolve(ctx.cwd, planFile);
   const text = await terraformOk(
@@ -183,7 +353,7 @@ export async function showPlanFile(
     ctx.env,
     `  A saved plan is read in the working directory it was made in, after \`terraform init\` (choose it with --dir).`,
   );
-  const source = `${planFile} (terraform show -json in ${workDir})`;
+  const source = `${label} (terraform show -json in ${workDir})`;
   const doc = readTerraformDocument(parseJsonDocument(text, source), source);
   if (doc.kind !== "plan") throw new SourceError(`${source} did not describe a plan`);
   return doc.plan;
@@ -224,12 +394,14 @@ export async function readStateSources(
       continue;
     }
     const path = isAbsolute(arg) ? arg : resolve(ctx.cwd, arg);
-    switch (classifyPath(path)) {
+    const examined = examine(path, arg);
+    switch (examined.kind) {
       case "json-file":
-        out.push(stateFromJson(readFileSync(path, "utf8"), arg));
+        out.push(stateFromJson(jsonText(path, arg, examined), arg));
         break;
       case "plan-file": {
-        const plan = await showPlanFile(path, planWorkDir(path, ctx, opts.planDir), ctx);
+        const workDir = planWorkDir(path, ctx, opts.planDir);
+        const plan = await withPlanFile(path, examined, (file) => showPlanFile(file, workDir, ctx, arg));
         out.push({ ...plan.priorState, imports: plannedImports(plan.changes) });
         break;
       }
@@ -288,7 +460,8 @@ export async function loadPlan(
   };
   if (arg === "-") return { plan: asPlan(await ctx.readStdin(), "standard input") };
   const path = isAbsolute(arg) ? arg : resolve(ctx.cwd, arg);
-  const kind = classifyPath(path);
+  const examined = examine(path, arg);
+  const kind = examined.kind;
   if (opts.stack !== undefined && kind !== "cdktf-project") {
     throw new SourceError(
       "--stack names a stack of a CDKTF project: give the project's directory (with cdktf.json)",
@@ -308,9 +481,11 @@ export async function loadPlan(
   };
   switch (kind) {
     case "json-file":
-      return { plan: asPlan(readFileSync(path, "utf8"), arg) };
-    case "plan-file":
-      return { plan: await showPlanFile(path, planWorkDir(path, ctx, opts.dir), ctx) };
+      return { plan: asPlan(jsonText(path, arg, examined), arg) };
+    case "plan-file": {
+      const workDir = planWorkDir(path, ctx, opts.dir);
+      return { plan: await withPlanFile(path, examined, (file) => showPlanFile(file, workDir, ctx, arg)) };
+    }
     case "cdktf-project": {
       const stacks = cdktfStacks(path, opts.stack !== undefined ? [opts.stack] : []);
       if (stacks.length > 1) {
