@@ -80,3 +80,37 @@ describe("a journal directory that cannot be created fails the plan, not the app
     expect(existsSync(join(dir, "not"))).toBe(false);
   });
 });
+
+describe("a journal URL whose escapes the PostgreSQL client cannot decode fails the configure, named", () => {
+  test("journal_url: an error on the attribute, the password masked", async () => {
+    const diags = await createHarness(createProvider({ cwd: dir, env: {} })).configure({
+      base_url: fake.url,
+      token: fake.creds.admin_session_token,
+      journal_url: "postgres://tf:s3cr3tPASS@db.example/%ZZ",
+    });
+    expect(diags).toEqual([
+      expect.objectContaining({
+        severity: "error",
+        summary: "Invalid journal_url",
+        path: [{ attribute: "journal_url" }],
+        detail:
+          'journal_url in the provider block must be percent-encoded correctly in its database name: each "%" must begin an escape of two hex digits ("%25" for a "%" itself) and the escapes must spell UTF-8 text; got "postgres://***@db.example/%ZZ".',
+      }),
+    ]);
+    expect(JSON.stringify(diags)).not.toContain("s3cr3t");
+  });
+
+  test("GPURENTAL_JOURNAL_URL: an error naming the variable", async () => {
+    const diags = await configure({ GPURENTAL_JOURNAL_URL: "postgres://tf:s3cr3t%PASS@db.example/tfstate" });
+    expect(diags).toEqual([
+      expect.objectContaining({
+        severity: "error",
+        summary: "Invalid GPURENTAL_JOURNAL_URL",
+        detail: expect.stringContaining(
+          "The GPURENTAL_JOURNAL_URL environment variable must be percent-encoded correctly in its password:",
+        ),
+      }),
+    ]);
+    expect(JSON.stringify(diags)).not.toContain("s3cr3t");
+  });
+});

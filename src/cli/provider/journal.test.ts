@@ -122,5 +122,15 @@ describePg("gpurental journal import and export", () => {
     expect(runJournalExport({}, bad)).toBe(JOURNAL_EXIT.failed);
     expect(bad.err).toContain("The GPURENTAL_JOURNAL_URL environment variable must be a postgres://");
     expect(bad.err).not.toContain(PASSWORD);
+    // An escape the PostgreSQL client cannot decode, for either command: named, never "URI malformed".
+    for (const run of [runJournalImport, runJournalExport]) {
+      const undecodable = testIO({ GPURENTAL_JOURNAL_URL: `postgres://u:${PASSWORD}@h/%ZZ` }, dir);
+      expect(run({}, undecodable)).toBe(JOURNAL_EXIT.failed);
+      expect(undecodable.err).toContain(
+        'The GPURENTAL_JOURNAL_URL environment variable must be percent-encoded correctly in its database name: each "%" must begin an escape',
+      );
+      expect(undecodable.err).toContain('got "postgres://***@h/%ZZ"');
+      expect(undecodable.err).not.toContain(PASSWORD);
+    }
   });
 });

@@ -6,6 +6,7 @@
  * everywhere through `maskUrl` (api/redact.ts), the one rule for every URL a message shows.
  */
 import { maskUrl } from "../../api/redact";
+import { UserFacingError } from "../../user-facing";
 
 /** The environment variable of the PostgreSQL journal. */
 export const JOURNAL_URL_ENV = "GPURENTAL_JOURNAL_URL";
@@ -14,7 +15,7 @@ export const JOURNAL_URL_ENV = "GPURENTAL_JOURNAL_URL";
 export const JOURNAL_SCHEMA = "gpurental_journal";
 
 /** A journal URL that cannot be used; the message names the setting and shows the value masked. */
-export class JournalUrlError extends Error {}
+export class JournalUrlError extends UserFacingError {}
 
 /** A checked journal URL. */
 export interface JournalUrl {
@@ -29,11 +30,47 @@ export interface JournalUrl {
 /** libpq's sslmode values. */
 const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
 
+/** The rule every percent-encoded part of the URL follows. */
+const ENCODING_RULE =
+  'each "%" must begin an escape of two hex digits ("%25" for a "%" itself) and the escapes must spell UTF-8 text';
+
+/** Whether `text` decodes as the PostgreSQL client decodes it (decodeURIComponent), without error. */
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The first part of `url` that does not decode, named for a message. The client (pg-connection-
+ * string) decodes the user name, the password, the host, the database and the query's parameters,
+ * and throws a bare "URI malformed" on an escape that is not UTF-8; and it re-encodes the whole URL
+ * when a single "%" anywhere begins no escape, which changes what every other escape says.
+ */
+function undecodablePart(url: URL): string | undefined {
+  if (!decodes(url.username)) return "user name";
+  if (!decodes(url.password)) return "password";
+  if (!decodes(url.hostname)) return "host";
+  if (!decodes(url.pathname)) return "database name";
+  for (const pair of url.search.replace(/^\?/, "").split("&")) {
+    const [name = "", ...value] = pair.split("=");
+    if (!decodes(name)) return "query parameter names";
+    if (!decodes(value.join("=")))
+      return `query parameter ${JSON.stringify(decodeURIComponent(name).slice(0, 60))}`;
+  }
+  return undefined;
+}
+
 /** Checks a journal URL; throws JournalUrlError naming `source`, the rule and the masked value. */
 export function parseJournalUrl(value: string, source: string): JournalUrl {
   const shown = JSON.stringify(maskUrl(value).slice(0, 200));
   const fail = (rule: string): never => {
-    throw new JournalUrlError(`${source[0]!.toUpperCase()}${source.slice(1)} ${rule}; got ${shown}.`);
+    // "The GPURENTAL_JOURNAL_URL environment variable …" starts a sentence; an attribute keeps its case.
+    const named = source.startsWith("the ") ? `The${source.slice(3)}` : source;
+    throw new JournalUrlError(`${named} ${rule}; got ${shown}.`);
   };
   let url: URL;
   try {
@@ -46,6 +83,8 @@ export function parseJournalUrl(value: string, source: string): JournalUrl {
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
     fail("must be a postgres:// (or postgresql://) URL, the form of the pg backend's conn_str");
   }
+  const undecodable = undecodablePart(url);
+  if (undecodable) fail(`must be percent-encoded correctly in its ${undecodable}: ${ENCODING_RULE}`);
   if (!url.hostname && !url.searchParams.get("host")) fail("must name the database server's host");
   if (!decodeURIComponent(url.pathname.replace(/^\//, ""))) {
     fail("must name the database after the host (postgres://host:5432/<database>)");
