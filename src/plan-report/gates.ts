@@ -31,7 +31,7 @@ export interface GateSpec {
   minBalanceTenths?: bigint;
 }
 
-/** Parses one `--fail-on` value (comma-separated conditions); throws naming the unknown one and the known ones. */
+/** Parses one `--fail-on` value (comma-separated conditions); throws naming the unknown one and the known ones, or for none. */
 export function parseFailOn(value: string): FailOn[] {
   const out: FailOn[] = [];
   for (const part of value
@@ -44,6 +44,11 @@ export function parseFailOn(value: string): FailOn[] {
       );
     }
     out.push(part as FailOn);
+  }
+  if (out.length === 0) {
+    throw new Error(
+      `--fail-on needs at least one of ${Object.keys(FAIL_ON_CONDITIONS).join(", ")} (comma-separated), got '${value}'`,
+    );
   }
   return out;
 }

@@ -1,5 +1,5 @@
-import { writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { closeSync, existsSync, lstatSync, openSync, rmSync, statSync, writeSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
 import { jsonEscaped } from "../../display";
@@ -15,7 +15,8 @@ import {
 import { readForPlan } from "../../plan-report/readings";
 import { renderMarkdown, reportJson } from "../../plan-report/render";
 import { type Micro, parseYen } from "../../report/money";
-import { loadPlan, type SourceContext } from "../../tfstate/sources";
+import { fsReason, loadPlan, type SourceContext } from "../../tfstate/sources";
+import { UserFacingError } from "../../user-facing";
 import { type CommandIO, processIO } from "../io";
 import { type ApiFlags, apiAccess, commandErrorText, isUserFacing } from "./api-access";
 import { addApiOptions } from "./strays";
@@ -47,9 +48,111 @@ export interface PlanReportOptions extends ApiFlags {
   minBalanceHours?: bigint;
 }
 
+/** Raised for an `--output` the report cannot go to; the message names the flag, the path and what to do. */
+export class OutputFileError extends UserFacingError {
+  constructor(message: string) {
+    super(message);
+    this.name = "OutputFileError";
+  }
+}
+
+/** Whether two paths name the same file (the same path, a link to it, another hard link). */
+function sameFile(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
+
+/** Why the report cannot be written to `file`, from the system's error code, in the flag's words. */
+function outputFailure(output: string, file: string, err: unknown): OutputFileError {
+  const at = `--output ${output}${output === file ? "" : ` (${file})`}`;
+  switch ((err as NodeJS.ErrnoException)?.code) {
+    case "EEXIST":
+      return new OutputFileError(
+        `${at} already exists: the report never replaces a file. Remove it first, or give a path that does not exist.`,
+      );
+    case "EISDIR":
+      return new OutputFileError(`${at} is a directory: give the path of a file to create in it.`);
+    case "ENOENT":
+      return new OutputFileError(`${at}: its folder ${dirname(file)} does not exist. Create it first.`);
+    case "ENOTDIR":
+      return new OutputFileError(`${at}: a part of its folder ${dirname(file)} is not a directory.`);
+    default:
+      return new OutputFileError(`${at}: cannot write the report there: ${fsReason(err)}.`);
+  }
+}
+
+/**
+ * The file `--output` names, checked before anything is read: not empty, not the plan itself, not
+ * an existing file or directory, in a folder that exists. Throws an OutputFileError saying which.
+ */
+export function outputFile(output: string, plan: string, cwd: string): string {
+  if (output.trim() === "") {
+    throw new OutputFileError(
+      "--output needs the path of a file to write the report to, got an empty value.",
+    );
+  }
+  const file = resolve(cwd, output);
+  if (plan !== "-" && sameFile(file, resolve(cwd, plan))) {
+    throw new OutputFileError(
+      `--output ${output} is the plan being read: the report would replace it. Write the report to another file.`,
+    );
+  }
+  let exists = false;
+  try {
+    lstatSync(file);
+    exists = true;
+  } catch {
+    // Not there: what is wanted.
+  }
+  if (exists) {
+    const dir = (() => {
+      try {
+        return statSync(file).isDirectory();
+      } catch {
+        return false;
+      }
+    })();
+    throw outputFailure(output, file, { code: dir ? "EISDIR" : "EEXIST" });
+  }
+  const folder = dirname(file);
+  if (!existsSync(folder)) throw outputFailure(output, file, { code: "ENOENT" });
+  if (!statSync(folder).isDirectory()) throw outputFailure(output, file, { code: "ENOTDIR" });
+  return file;
+}
+
+/** Writes the report to a new file (never over one); a file it could not write whole is removed. */
+function writeNewFile(output: string, file: string, text: string): void {
+  let fd: number;
+  try {
+    fd = openSync(file, "wx", 0o644);
+  } catch (err) {
+    throw outputFailure(output, file, err);
+  }
+  try {
+    writeSync(fd, text);
+    closeSync(fd);
+  } catch (err) {
+    try {
+      closeSync(fd);
+    } catch {
+      // Closed already, or the close fails as the write did.
+    }
+    rmSync(file, { force: true });
+    throw outputFailure(output, file, err);
+  }
+}
+
 /** Runs `gpurental plan-report` and returns its exit code (see {@link PLAN_REPORT_EXIT}). */
 export async function runPlanReport(plan: string, opts: PlanReportOptions, io: CommandIO): Promise<number> {
   try {
+    // A report that cannot be written is known before the plan and the API are read.
+    const file = opts.output !== undefined ? outputFile(opts.output, plan, io.cwd) : undefined;
     const ctx: SourceContext = { env: io.env, cwd: io.cwd, readStdin: () => io.readStdin() };
     const api = apiAccess(opts, io.env, "gpurental-plan-report");
     const loaded = await loadPlan(plan, ctx, {
@@ -70,9 +173,8 @@ export async function runPlanReport(plan: string, opts: PlanReportOptions, io: C
     const text = opts.json
       ? `${jsonEscaped(stringify(reportJson(report), null, 2) ?? "")}\n`
       : renderMarkdown(report);
-    if (opts.output) {
-      const file = resolve(io.cwd, opts.output);
-      writeFileSync(file, text);
+    if (opts.output !== undefined && file !== undefined) {
+      writeNewFile(opts.output, file, text);
       io.stderr(`Plan report written to ${file}\n`);
     } else {
       io.stdout(text);
@@ -116,7 +218,10 @@ export function register(program: Command): void {
     )
     .option("--stack <name>", "the stack of a CDKTF project")
     .option("--json", "print the report as JSON")
-    .option("--output <file>", "write the report to a file instead of stdout")
+    .option(
+      "--output <file>",
+      "write the report to a new file instead of stdout (an existing file, the plan itself included, is never replaced)",
+    )
     .addOption(
       new Option(
         "--fail-on <conditions>",

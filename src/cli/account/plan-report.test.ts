@@ -1,0 +1,127 @@
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseFailOn } from "../../plan-report/gates";
+import { useFakeBackend } from "../../testing/fake-backend";
+import type { CommandIO } from "../io";
+import { runCommand } from "../main";
+import { PLAN_REPORT_EXIT, type PlanReportOptions, runPlanReport } from "./plan-report";
+
+// Where `gpurental plan-report --output` may write: a new file only, never the plan it reads nor
+// any file that exists, and every refusal names the flag, the path and what to do, before the
+// plan or the API is read. Against the fake backend, so that a report is really written.
+
+const fake = useFakeBackend({ workDir: "test" });
+const PLAN = readFileSync(join(__dirname, "..", "..", "tfstate", "fixtures", "plan.json"), "utf8");
+
+function testIO(env: NodeJS.ProcessEnv, cwd: string): CommandIO & { out: string; err: string } {
+  const x = {
+    out: "",
+    err: "",
+    stdout: (t: string) => {
+      x.out += t;
+    },
+    stderr: (t: string) => {
+      x.err += t;
+    },
+    env,
+    cwd,
+    interactive: false,
+    readStdin: async () => "",
+    ask: async () => undefined,
+    now: () => Date.now(),
+  };
+  return x;
+}
+
+async function report(opts: PlanReportOptions, plan = "plan.json") {
+  const io = testIO(
+    { GPURENTAL_BASE_URL: fake.url, GPURENTAL_TOKEN: fake.creds.admin_session_token },
+    fake.workDir,
+  );
+  const code = await runPlanReport(plan, opts, io);
+  return { code, out: io.out, err: io.err };
+}
+
+beforeEach(() => writeFileSync(join(fake.workDir, "plan.json"), PLAN));
+
+test("--output writes a new file, and refuses one that exists", async () => {
+  const first = await report({ output: "report.md" });
+  expect(first).toMatchObject({ code: PLAN_REPORT_EXIT.ok, out: "" });
+  expect(first.err).toBe(`Plan report written to ${join(fake.workDir, "report.md")}\n`);
+  const written = readFileSync(join(fake.workDir, "report.md"), "utf8");
+  expect(written).toMatch(/^<!-- gpurental-plan-report -->/);
+
+  writeFileSync(join(fake.workDir, "report.md"), "the last report");
+  const again = await report({ output: "report.md" });
+  expect(again).toEqual({
+    code: PLAN_REPORT_EXIT.failed,
+    out: "",
+    err: `error: --output report.md (${join(fake.workDir, "report.md")}) already exists: the report never replaces a file. Remove it first, or give a path that does not exist.\n`,
+  });
+  expect(readFileSync(join(fake.workDir, "report.md"), "utf8")).toBe("the last report");
+});
+
+test("--output naming the plan itself is refused and the plan is left whole", async () => {
+  const same = await report({ output: "plan.json" });
+  expect(same).toEqual({
+    code: PLAN_REPORT_EXIT.failed,
+    out: "",
+    err: "error: --output plan.json is the plan being read: the report would replace it. Write the report to another file.\n",
+  });
+  // Another name for the same file.
+  symlinkSync(join(fake.workDir, "plan.json"), join(fake.workDir, "alias.json"));
+  const alias = await report({ output: join(fake.workDir, "alias.json") });
+  expect(alias.err).toMatch(/^error: --output .*alias\.json is the plan being read/);
+  expect(readFileSync(join(fake.workDir, "plan.json"), "utf8")).toBe(PLAN);
+});
+
+test("--output where no file can be made names the flag, the path and the reason", async () => {
+  const cases: [string, string][] = [
+    [
+      "/nonexistent/x.md",
+      "error: --output /nonexistent/x.md: its folder /nonexistent does not exist. Create it first.\n",
+    ],
+    [".", `error: --output . (${fake.workDir}) is a directory: give the path of a file to create in it.\n`],
+    ["", "error: --output needs the path of a file to write the report to, got an empty value.\n"],
+  ];
+  writeFileSync(join(fake.workDir, "file"), "");
+  cases.push([
+    "file/x.md",
+    `error: --output file/x.md (${join(fake.workDir, "file", "x.md")}): a part of its folder ${join(fake.workDir, "file")} is not a directory.\n`,
+  ]);
+  for (const [output, err] of cases) {
+    expect(await report({ output })).toEqual({ code: PLAN_REPORT_EXIT.failed, out: "", err });
+  }
+});
+
+test("the refusal comes before the plan is read: a missing plan is not what is reported", async () => {
+  mkdirSync(join(fake.workDir, "out"));
+  const r = await report({ output: "out" }, "missing.json");
+  expect(r.err).toMatch(/^error: --output out .* is a directory/);
+});
+
+test("--fail-on with no condition is refused naming the flag", async () => {
+  expect(() => parseFailOn("")).toThrow(
+    "--fail-on needs at least one of disk-loss, replace, destroy, key-revoke, refusal, balance-rule, forget, unjudged (comma-separated), got ''",
+  );
+  expect(() => parseFailOn(" , ")).toThrow(/--fail-on needs at least one of/);
+  let printed = "";
+  const capture = (chunk: string | Uint8Array) => {
+    printed += String(chunk);
+    return true;
+  };
+  const out = jest.spyOn(process.stdout, "write").mockImplementation(capture);
+  const err = jest.spyOn(process.stderr, "write").mockImplementation(capture);
+  const before = process.exitCode;
+  try {
+    await runCommand(["node", "gpurental", "plan-report", "plan.json", "--fail-on", ""]);
+    expect(process.exitCode).toBe(1);
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+    process.exitCode = before;
+  }
+  expect(printed).toMatch(
+    /option '--fail-on <conditions>' argument '' is invalid\. --fail-on needs at least one of/,
+  );
+});
