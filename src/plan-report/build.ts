@@ -8,9 +8,20 @@ import {
   maxMicro,
   toMicro,
 } from "../report/money";
+import { instanceSchema } from "../resources/instance/schema";
 import type { ResourceChange } from "../tfstate/plan";
 import type { LoadedPlan } from "../tfstate/sources";
-import { API_KEY_TYPE, INSTANCE_TYPE, num, plannedDeploy, replaceReasons, shownText, str } from "./inputs";
+import {
+  API_KEY_TYPE,
+  INSTANCE_TYPE,
+  num,
+  plannedDeploy,
+  priceMicro,
+  ranged,
+  replaceReasons,
+  shownText,
+  str,
+} from "./inputs";
 import type {
   BalanceFigures,
   BalanceRuleVerdict,
@@ -107,6 +118,19 @@ interface Judged {
   line: InstanceLine;
   /** What its deploy or start asks the balance to cover at that moment (creates: GPU and disk, whatever comes after). */
   deployBurn?: Micro;
+  /** Values of its deploy the provider's schema refuses (see PlannedDeploy.problems). */
+  problems?: string[];
+}
+
+/** The schema of disk_gb, whose validators say its range. */
+const DISK_GB = instanceSchema.attributes.disk_gb;
+
+/**
+ * Whether a deploy's burn (GPU price plus disk times the price per GB-hour) adds up exactly in the
+ * balance rule's own function, which works in numbers: at most 2^53 - 1 micro units.
+ */
+function exactBurn(diskGb: number, perHour: Micro, storagePerGbHour: Micro): boolean {
+  return BigInt(diskGb) * storagePerGbHour + perHour <= BigInt(Number.MAX_SAFE_INTEGER);
 }
 
 function instanceLine(
@@ -138,11 +162,13 @@ function instanceLine(
           ...(num(stateGpu?.num_gpus) !== undefined ? { count: num(stateGpu?.num_gpus)! } : {}),
         }
       : undefined;
-  const oldDisk = record?.disk_gb ?? num(c.before?.disk_gb) ?? 0;
-  const oldPrice = record ? toMicro(record.price_per_hour_micro) : toMicro(c.before?.price_per_hour_micro);
+  // The state's own figures, when the API does not list the instance, held to what the provider
+  // could have written there: a disk in the schema's range, prices of 0 or more.
+  const oldDisk = record?.disk_gb ?? ranged(DISK_GB, "disk_gb", c.before?.disk_gb).value ?? 0;
+  const oldPrice = record ? toMicro(record.price_per_hour_micro) : priceMicro(c.before?.price_per_hour_micro);
   const oldStorage = record
     ? toMicro(record.storage_price_per_gb_hour_micro)
-    : toMicro(c.before?.storage_price_per_gb_hour_micro);
+    : priceMicro(c.before?.storage_price_per_gb_hour_micro);
   const base: InstanceLine = {
     address: c.address,
     ...(paths?.get(c.address) ? { constructPath: paths.get(c.address)! } : {}),
@@ -161,6 +187,11 @@ function instanceLine(
   if (action === "create" || action === "replace") {
     const d = plannedDeploy(c);
     const reading = r.deploys.get(c.address);
+    for (const p of d.problems) {
+      notes.push(
+        `${p} The provider refuses this value, so the plan cannot be applied as it is; its cost is not known.`,
+      );
+    }
     if (reading?.unpriced) notes.push(`price not known: ${reading.unpriced}`);
     const line: InstanceLine = {
       ...base,
@@ -183,18 +214,33 @@ function instanceLine(
       if (oldPrice !== undefined) line.oldPrice = oldPrice;
     }
     let deployBurn: Micro | undefined;
-    if (reading?.price && d.disk_gb !== undefined) {
+    const price = reading?.price;
+    if (
+      price &&
+      d.disk_gb !== undefined &&
+      d.problems.length === 0 &&
+      exactBurn(d.disk_gb, price.perHour, price.storagePerGbHour)
+    ) {
       const priced = {
         disk_gb: d.disk_gb,
-        price_per_hour_micro: Number(reading.price.perHour),
-        storage_price_per_gb_hour_micro: Number(reading.price.storagePerGbHour),
+        price_per_hour_micro: Number(price.perHour),
+        storage_price_per_gb_hour_micro: Number(price.storagePerGbHour),
       };
       deployBurn = burnOf({ ...priced, status: "creating" });
       settle(line, { ...priced, status: d.desired_status === "stopped" ? "stopped" : "running" });
     } else {
+      if (price && d.disk_gb !== undefined && d.problems.length === 0) {
+        notes.push(
+          `its burn (${price.perHour} + ${d.disk_gb} GB × ${price.storagePerGbHour} micro units per hour) is too large to add up exactly, so it is not known`,
+        );
+      }
       settle(line, undefined);
     }
-    return { line, ...(deployBurn !== undefined ? { deployBurn } : {}) };
+    return {
+      line,
+      ...(deployBurn !== undefined ? { deployBurn } : {}),
+      ...(d.problems.length > 0 ? { problems: d.problems } : {}),
+    };
   }
   const shared = {
     ...base,
@@ -382,6 +428,11 @@ export function buildPlanReport(loaded: LoadedPlan, r: PlanReadings): PlanReport
   if (!balance.read)
     unread.push(`Balance: ${balance.reason}; the hours it covers and the balance rule are not judged.`);
   for (const j of judged) {
+    for (const p of j.problems ?? []) {
+      unread.push(
+        `Cost of ${j.line.address}: ${p} The provider refuses it, so the gates that depend on its cost are not judged.`,
+      );
+    }
     const reading = r.deploys.get(j.line.address);
     if (reading?.unpriced) unread.push(`Price of ${j.line.address}: ${reading.unpriced}.`);
   }

@@ -8,6 +8,7 @@ import { parseJsonDocument } from "../tfstate/json";
 import { type PlanDocument, readTerraformDocument } from "../tfstate/plan";
 import { buildPlanReport } from "./build";
 import { evaluateGates, parseFailOn, parseHours, tripped } from "./gates";
+import { priceMicro } from "./inputs";
 import type { PlanReport } from "./model";
 import type { DeployReading, PlanReadings } from "./readings";
 import { COMMENT_MARKER, renderMarkdown, reportJson } from "./render";
@@ -327,4 +328,129 @@ test("the plan's own text (Terraform's version, its timestamp) reaches the Markd
   expect(md).not.toContain("<b>");
   expect(md).not.toMatch(/@team/);
   expect(md).toContain("Terraform 1.11\\\\x1b");
+});
+
+/** The fixture plan with `after` of one change patched. */
+function planned(
+  address: string,
+  patch: (after: Record<string, unknown>) => Record<string, unknown>,
+): PlanDocument {
+  return {
+    ...plan,
+    changes: plan.changes.map((c) =>
+      c.address === address
+        ? { ...c, after: patch({ ...c.after }) as PlanDocument["changes"][0]["after"] }
+        : c,
+    ),
+  };
+}
+
+test.each<[string, unknown, string]>([
+  ["the most negative whole number", -9007199254740991, "got -9007199254740991."],
+  ["zero", 0, "got 0."],
+  ["one below the least", 9, "got 9."],
+  ["one above the most", 20001, "got 20001."],
+  ["a fraction", 50.5, "got 50.5."],
+  ["a number past 2^53", 2n ** 70n, "got 1.1805916207174113e+21."],
+  ["text", "40", 'disk_gb must be a number; got "40".'],
+])(
+  "a disk_gb out of the schema's range (%s) makes the cost unknown: its gates are not judged",
+  (_, disk, said) => {
+    const p = planned("gpurental_instance.new", (a) => ({ ...a, disk_gb: disk }));
+    const r = buildPlanReport({ plan: p }, readings({ micro: 1_000_000_000n }));
+    expect(r.burn).toMatchObject({
+      after: undefined,
+      chargedAfter: undefined,
+      unpriced: ["gpurental_instance.new"],
+    });
+    const gates = evaluateGates(r, {
+      failOn: ["unjudged"],
+      maxBurnPerHour: 1_000_000n,
+      maxBurnIncreasePerHour: 0n,
+      minBalanceTenths: 10n,
+    });
+    r.gates = gates;
+    expect(gates.map((g) => [g.gate, g.status])).toEqual([
+      ["max-burn-per-hour=¥1.00", "not-judged"],
+      ["max-burn-increase-per-hour=¥0.00", "not-judged"],
+      ["min-balance-hours=1.0", "not-judged"],
+      ["unjudged", "tripped"],
+    ]);
+    expect(r.rule.status).toBe("not-judged");
+    const line = r.instances.find((l) => l.address === "gpurental_instance.new")!;
+    expect(line.burnAfter).toBeUndefined();
+    expect(line.notes[0]).toContain(said);
+    expect(line.notes[0]).toMatch(
+      /The provider refuses this value, so the plan cannot be applied as it is; its cost is not known\.$/,
+    );
+    expect(r.unread).toContainEqual(
+      expect.stringMatching(/^Cost of gpurental_instance\.new: disk_gb must be /),
+    );
+    expect(renderMarkdown(r)).toContain("| `max-burn-per-hour=¥1.00` | not judged |");
+  },
+);
+
+test("the range is the schema's: 10 and 20000 GB are priced", () => {
+  for (const disk of [10, 20000]) {
+    const r = buildPlanReport(
+      { plan: planned("gpurental_instance.new", (a) => ({ ...a, disk_gb: disk })) },
+      readings({ micro: 1_000_000_000n }),
+    );
+    const line = r.instances.find((l) => l.address === "gpurental_instance.new")!;
+    // GPU ¥2.30 and the disk at 200 micro per GB-hour.
+    expect(line.burnAfter).toBe(2_300_000n + BigInt(disk) * 200n);
+  }
+});
+
+test.each<[string, Record<string, unknown>, string]>([
+  [
+    "no GPU",
+    { gpu_model: "RTX 4090", num_gpus: 0 },
+    "offer_filter.num_gpus must be a whole number from 1 to 1024; got 0.",
+  ],
+  ["too many GPUs", { gpu_model: "RTX 4090", num_gpus: 1025 }, "got 1025."],
+  [
+    "a negative price limit",
+    { gpu_model: "RTX 4090", num_gpus: 1, max_price_per_hour_micro: -1 },
+    "offer_filter.max_price_per_hour_micro must be a whole number from 0 to 1000000000000; got -1.",
+  ],
+])("an offer_filter out of the schema's range (%s) makes the cost unknown", (_, filter, said) => {
+  const p = planned("gpurental_instance.new", (a) => ({ ...a, offer_filter: filter }));
+  const r = buildPlanReport({ plan: p }, readings({ micro: 1_000_000_000n }));
+  expect(r.burn.unpriced).toEqual(["gpurental_instance.new"]);
+  expect(r.instances.find((l) => l.address === "gpurental_instance.new")!.notes[0]).toContain(said);
+});
+
+test("a price is a whole amount from 0; a burn too large to add up exactly is not known", () => {
+  expect([-1, 0, 2_500_000, -1n, 2n ** 53n, 2n ** 53n - 1n, 1.5, "2"].map(priceMicro)).toEqual([
+    undefined,
+    0n,
+    2_500_000n,
+    undefined,
+    undefined,
+    2n ** 53n - 1n,
+    undefined,
+    undefined,
+  ]);
+  const huge = deployReading(BigInt(Number.MAX_SAFE_INTEGER));
+  const r = report({ micro: 1_000_000_000n }, { "gpurental_instance.new": huge });
+  expect(r.burn.unpriced).toEqual(["gpurental_instance.new"]);
+  expect(r.instances.find((l) => l.address === "gpurental_instance.new")!.notes).toContainEqual(
+    expect.stringMatching(/is too large to add up exactly, so it is not known$/),
+  );
+  // A state's own negative price (an instance the API does not list) is not shown as its rate.
+  const negative = buildPlanReport(
+    {
+      plan: {
+        ...plan,
+        changes: plan.changes.map((c) =>
+          c.address === "gpurental_instance.gone" && c.before
+            ? { ...c, before: { ...c.before, price_per_hour_micro: -2_500_000 } }
+            : c,
+        ),
+      },
+    },
+    { ...readings({ micro: 0n }), instances: [] },
+  );
+  expect(negative.instances.find((l) => l.address === "gpurental_instance.gone")!.price).toBeUndefined();
 });

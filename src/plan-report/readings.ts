@@ -10,7 +10,7 @@ import { type Micro, toMicro } from "../report/money";
 import { listMarketOffers } from "../resources/instance/ops";
 import { planCreateChecks } from "../resources/instance/plan";
 import type { PlanDocument } from "../tfstate/plan";
-import { deploys, type PlannedDeploy, plannedDeploy } from "./inputs";
+import { deploys, type PlannedDeploy, plannedDeploy, priceMicro } from "./inputs";
 import type { Price } from "./model";
 
 // What a plan report reads from the API, all of it read-only and allowed with an API key except
@@ -42,11 +42,21 @@ export interface PlanReadings {
   deploys: Map<string, DeployReading>;
 }
 
+/** An offer's prices, when both are whole amounts from 0 to 2^53 - 1 (a negative one would lower the burn). */
 function priceOf(offer: Offer, estimate: boolean, basis: string): Price | undefined {
-  const perHour = toMicro(offer.price_per_hour_micro);
-  const storage = toMicro(offer.storage_price_per_gb_hour_micro);
+  const perHour = priceMicro(offer.price_per_hour_micro);
+  const storage = priceMicro(offer.storage_price_per_gb_hour_micro);
   if (perHour === undefined || storage === undefined) return undefined;
   return { perHour, storagePerGbHour: storage, estimate, basis };
+}
+
+/** Why an offer has no price the report can use: none listed, or one out of range. */
+function noPrice(offer: Offer): string {
+  const listed =
+    offer.price_per_hour_micro !== undefined && offer.storage_price_per_gb_hour_micro !== undefined;
+  return listed
+    ? `offer ${offer.id} lists a price out of range (${offer.price_per_hour_micro} per hour, ${offer.storage_price_per_gb_hour_micro} per GB-hour; a price is a whole number of micro units from 0)`
+    : `offer ${offer.id} lists no price`;
 }
 
 /** Reads what the report needs for a plan; throws only when the organization's instances cannot be listed. */
@@ -106,6 +116,8 @@ export async function readForPlan(
     once(`market:${f.gpu_model.toLowerCase()}`, () => listMarketOffers(client, f, opts));
 
   const priced = async (d: PlannedDeploy): Promise<Omit<DeployReading, "findings">> => {
+    // A value the schema refuses: no price is looked up for a deploy that cannot happen as planned.
+    if (d.problems.length > 0) return {};
     if (d.offer_id) {
       const o = await offer(d.offer_id);
       if (!o) return { offerId: d.offer_id, unpriced: `offer ${d.offer_id} does not exist` };
@@ -115,7 +127,7 @@ export async function readForPlan(
         ...(o.gpu_model
           ? { gpu: { model: o.gpu_model, ...(o.num_gpus !== undefined ? { count: o.num_gpus } : {}) } }
           : {}),
-        ...(price ? { price } : { unpriced: `offer ${o.id} lists no price` }),
+        ...(price ? { price } : { unpriced: noPrice(o) }),
       };
     }
     if (d.offer_filter) {
@@ -142,7 +154,7 @@ export async function readForPlan(
       return {
         offerId: best.offer.id,
         gpu: { model: best.offer.gpu_model ?? f.gpu_model, count: best.offer.num_gpus ?? f.num_gpus },
-        ...(price ? { price } : { unpriced: `offer ${best.offer.id} lists no price` }),
+        ...(price ? { price } : { unpriced: noPrice(best.offer) }),
       };
     }
     return { unpriced: "the offer is not known until apply" };
@@ -153,7 +165,7 @@ export async function readForPlan(
     const d = plannedDeploy(c);
     const p = group.add(priced(d));
     const checks =
-      d.disk_gb === undefined
+      d.disk_gb === undefined || d.problems.length > 0
         ? Promise.resolve({ diagnostics: [] as Diagnostic[] })
         : group.add(
             planCreateChecks(
@@ -172,7 +184,7 @@ export async function readForPlan(
       Promise.all([p, checks]).then(([price, check]) => {
         readings.set(c.address, {
           ...price,
-          ...(d.disk_gb === undefined && !price.unpriced
+          ...(d.disk_gb === undefined && !price.unpriced && d.problems.length === 0
             ? { unpriced: "disk_gb is not known until apply" }
             : {}),
           findings: check.diagnostics,
