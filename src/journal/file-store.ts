@@ -20,7 +20,7 @@ import { dirname, join } from "node:path";
 import { append, cutTornLine, JournalError, lockJournal, parseFile, syncDir } from "./disk";
 import type { JournalStore, UpdateOptions } from "./journal-store";
 import type { JournalLocation } from "./location";
-import { applyRecord, type JournalRecord, type ParsedJournal, parseJournal } from "./records";
+import { applyRecord, type JournalRecord, type ParsedJournal, parseJournal, readRecord } from "./records";
 import type { RunIdentity } from "./run";
 
 /** Compaction waits for at least this many lines. */
@@ -30,6 +30,11 @@ const COMPACT_MIN_LINES = 64;
 export interface FileStoreOptions {
   run: RunIdentity;
   log: (level: "debug" | "warn", message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** Whether a record as read is one this version applies (not damaged, not a later version's). */
+function isApplied(rec: ReturnType<typeof readRecord>): boolean {
+  return rec !== undefined && rec !== "other";
 }
 
 /** What a journal file whose entries were moved to another key is renamed to end with. */
@@ -125,7 +130,10 @@ export class FileStore implements JournalStore {
       const newline = current.torn && !current.tornFragment ? "\n" : "";
       const text = `${newline}${lines.map((r) => JSON.stringify(r)).join("\n")}\n`;
       append(this.file, text, { created: !current.header, durable: opts.durable });
-      this.remember(current, lines);
+      // Records this version cannot apply (moved from another store as they were) are kept as
+      // lines it did not read: the file is read again, so that a compaction keeps them.
+      if (records.every((r) => isApplied(readRecord(r)))) this.remember(current, lines);
+      else this.cache = null;
       this.compactIfWorth(opts);
     } finally {
       release();

@@ -11,7 +11,7 @@ import fs, {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appendRaw, journalIn, rawRecords, recordCount, STORE_KINDS } from "../testing/journal-stores";
-import { JournalError, locateJournal, parseJournal, type RunIdentity } from ".";
+import { JournalError, locateJournal, parseJournal, type RunIdentity, stableJson } from ".";
 import { currentRun } from "./run";
 
 // The journal file on its own: where it is, what survives a crash, who may take an entry.
@@ -319,6 +319,55 @@ describe.each(STORE_KINDS)("store (%s)", (kind) => {
     expect(j.store.exists()).toBe(true);
     expect((await rawRecords(kind, here())).filter((r) => unread.includes(r))).toEqual(unread);
     expect(warned).toHaveLength(1);
+  });
+
+  test("records moved in as they were are written after the entries and kept, by the write that would compact or drop the journal too", async () => {
+    const day = 24 * 3600_000;
+    let t = Date.parse("2026-01-01T00:00:00Z");
+    const j = journalIn(kind, here(), { run: currentRun(), now: () => t });
+    // Enough closed entries for the next write to compact, all of them dropped by it.
+    for (let i = 0; i < 40; i++) j.close(j.sent("instance", "sha256:x", {}), "destroyed");
+    t += 8 * day;
+    const damaged = {
+      op: "sent",
+      entry: "d",
+      kind: "instance",
+      fingerprint: "f",
+      at: "t",
+      run: { pid: "x" },
+    };
+    const later = { op: "renewed", entry: "d", until: "2026-02-01T00:00:00.000Z" };
+    const moved = {
+      entry: "m",
+      kind: "instance" as const,
+      fingerprint: "sha256:m",
+      request: {},
+      before: [],
+      sent_at: "2026-01-09T00:00:00.000Z",
+      run: currentRun(),
+      id: "i-m",
+      answered_at: null,
+      handed_at: null,
+      taken: null,
+      closed: null,
+    };
+    expect(j.importJournal([moved], [damaged, later])).toEqual({ entries: 1, unread: 2 });
+    const rows = (await rawRecords(kind, here())).map((r) => JSON.parse(r) as unknown);
+    expect(rows.slice(-3)).toEqual([{ op: "entry", ...moved }, damaged, later]);
+    // Read back as what this version cannot apply; the damaged record is no entry.
+    const again = journalIn(kind, here(), { now: () => t });
+    expect(again.entries().map((e) => e.entry)).toEqual(expect.not.arrayContaining(["d"]));
+    expect(again.store.read().unread.map((u) => JSON.parse(u.text) as unknown)).toEqual([damaged, later]);
+    // Moved in again: none twice. The next writes compact, and keep them.
+    expect(j.importJournal([moved], [later, damaged])).toEqual({ entries: 0, unread: 0 });
+    j.close("m", "destroyed");
+    t += 8 * day;
+    j.close("no-such-entry", "abandoned");
+    const left = (await rawRecords(kind, here())).map((r) => JSON.parse(r) as unknown);
+    expect(
+      left.filter((r) => (r as { op: string }).op !== "header" && (r as { op: string }).op !== "closed"),
+    ).toEqual(expect.arrayContaining([damaged, later]));
+    expect(left.filter((r) => stableJson(r) === stableJson(damaged))).toHaveLength(1);
   });
 
   fileOnly(

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { JournalError } from "./disk";
 import { FileStore } from "./file-store";
 import type { JournalStore } from "./journal-store";
-import type { JournalLocation } from "./location";
+import { type JournalLocation, stableJson } from "./location";
 import {
   type CloseReason,
   type EntryKind,
@@ -440,11 +440,43 @@ export class DeployJournal {
    * added.
    */
   importEntries(entries: readonly JournalEntry[]): number {
-    let added = 0;
-    this.write((current) => {
+    return this.importJournal(entries, []).entries;
+  }
+
+  /**
+   * Writes whole entries moved from another store, then the records that store kept without
+   * applying them (`unread`: damaged ones, a later version's, as JSON values), in one durable write
+   * under the lock. An entry this journal has already is left as it is, and so is a record it
+   * holds already (as many times as it holds it), so that moving the same journal twice doubles
+   * nothing. The records follow the entries, as a compaction writes them: an entry record sets its
+   * entry whole, and would undo a later version's record about it written before. Returns how
+   * many of each were added.
+   */
+  importJournal(
+    entries: readonly JournalEntry[],
+    unread: readonly unknown[],
+  ): { entries: number; unread: number } {
+    const added = { entries: 0, unread: 0 };
+    this.write((current, parsed) => {
       const missing = entries.filter((e) => !current.has(e.entry));
-      added = missing.length;
-      return missing.map((e) => ({ op: "entry" as const, ...structuredClone(e) }));
+      const held = new Map<string, number>();
+      for (const u of parsed.unread) {
+        const key = canonicalText(u.text);
+        held.set(key, (held.get(key) ?? 0) + 1);
+      }
+      const records = unread.filter((value) => {
+        const key = stableJson(value);
+        const n = held.get(key) ?? 0;
+        if (n > 0) held.set(key, n - 1);
+        return n === 0;
+      });
+      added.entries = missing.length;
+      added.unread = records.length;
+      return [
+        ...missing.map((e) => ({ op: "entry" as const, ...structuredClone(e) })),
+        // Written as they are: the stores apply none of them, and keep them through every rewrite.
+        ...(records as JournalRecord[]),
+      ];
     });
     return added;
   }
@@ -461,7 +493,7 @@ export class DeployJournal {
    * disk before returning; compacts the file when closed entries make up most of it.
    */
   private write(
-    build: (entries: Map<string, JournalEntry>) => JournalRecord[],
+    build: (entries: Map<string, JournalEntry>, current: ParsedJournal) => JournalRecord[],
     { durable = true }: { durable?: boolean } = {},
   ): void {
     if (this.ended?.aborted) {
@@ -490,7 +522,7 @@ export class DeployJournal {
             if (current.entries.get(entry)?.id === null) late.push({ op: "answered", entry, id, at });
           }
         }
-        return [...late, ...build(this.withAnswers(current.entries))];
+        return [...late, ...build(this.withAnswers(current.entries), current)];
       },
       { durable, header: () => this.header(), keep: (entries) => this.kept(entries) },
     );
@@ -512,5 +544,14 @@ export class DeployJournal {
   private kept(entries: Iterable<JournalEntry>): JournalEntry[] {
     const cutoff = this.now() - CLOSED_KEPT_MS;
     return [...entries].filter((e) => e.closed === null || Date.parse(e.closed.at) >= cutoff);
+  }
+}
+
+/** A line or row as written, as JSON with its keys sorted (stableJson); the text itself when it is no JSON. */
+function canonicalText(text: string): string {
+  try {
+    return stableJson(JSON.parse(text));
+  } catch {
+    return text;
   }
 }

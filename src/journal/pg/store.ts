@@ -235,14 +235,27 @@ export class PgStore implements JournalStore {
       this.rollback();
       return;
     }
-    // The journal after these records, to decide on compaction as the file store does.
+    // The journal after these records, to decide on compaction as the file store does. Records
+    // this version cannot apply (moved from another store as they were, by `gpurental journal
+    // import`) are written as they are and applied to nothing.
     const after = new Map([...current.entries].map(([k, e]) => [k, structuredClone(e)]));
-    for (const rec of records) applyRecord(after, rec, () => {});
+    let unapplied = 0;
+    for (const rec of records) {
+      const known = readRecord(rec);
+      if (known === undefined || known === "other") unapplied++;
+      else applyRecord(after, rec, () => {});
+    }
     const kept = opts.keep(after.values());
     const lines = current.lines + records.length;
-    // The rows this version could not apply are never deleted: a journal holding some stays.
-    const drop = kept.length === 0 && keep.length === 0;
-    const compact = !drop && lines >= COMPACT_MIN_RECORDS && lines >= 2 * (kept.length + keep.length + 1);
+    // The rows this version could not apply are never deleted: a journal holding some stays. A
+    // write adding such rows does not compact either (a compaction writes entries only); the next
+    // one does, once a read has them among the rows it keeps.
+    const drop = kept.length === 0 && keep.length === 0 && unapplied === 0;
+    const compact =
+      !drop &&
+      unapplied === 0 &&
+      lines >= COMPACT_MIN_RECORDS &&
+      lines >= 2 * (kept.length + keep.length + 1);
     let since: Since | null;
     try {
       since = this.bridge.call<Since | null>(
@@ -259,8 +272,9 @@ export class PgStore implements JournalStore {
       this.empty = Date.now();
       return;
     }
-    if (compact && keep.length > 0) {
-      // The rows it kept were numbered anew, after the entries: the next read reads them all.
+    if ((compact && keep.length > 0) || unapplied > 0) {
+      // The rows it kept were numbered anew, after the entries, or rows to keep were added: the
+      // next read reads them all, and knows which rows it keeps.
       this.cache = null;
       this.empty = null;
     } else {
