@@ -1,8 +1,9 @@
 import { Diagnostics } from "../framework/diagnostics";
-import type { Attribute } from "../framework/schema";
+import type { Attribute, Attributes } from "../framework/schema";
 import { offerFilterAttributes } from "../market/offer-filter";
 import type { OfferFilter } from "../market/offer-selection";
 import type { Micro } from "../report/money";
+import { apiKeyResource } from "../resources/api-key/resource";
 import { instanceSchema } from "../resources/instance/schema";
 import type { JsonObject, JsonValue } from "../tfstate/json";
 import type { ResourceChange } from "../tfstate/plan";
@@ -66,6 +67,32 @@ export function str(v: JsonValue | undefined): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
 
+/** The top-level attributes that are sensitive, or hold a sensitive attribute. */
+function sensitiveOf(attributes: Attributes): ReadonlySet<string> {
+  const holds = (a: Attribute): boolean =>
+    a.sensitive || Object.values(a.nested?.attributes ?? {}).some((n) => holds(n));
+  return new Set(
+    Object.entries(attributes)
+      .filter(([, a]) => holds(a))
+      .map(([name]) => name),
+  );
+}
+
+/**
+ * The attributes the provider's schema marks sensitive, by resource type (`access_token`,
+ * `secret_env`, an API key's `secret`, ...): their values are never shown, whatever the plan marks.
+ * A plan's own markers can be missing (a plan JSON written by hand or by another tool).
+ */
+export const SENSITIVE_ATTRIBUTES: Readonly<Record<string, ReadonlySet<string>>> = {
+  [INSTANCE_TYPE]: sensitiveOf(instanceSchema.attributes),
+  [API_KEY_TYPE]: sensitiveOf(apiKeyResource.schema.attributes),
+};
+
+/** Whether the provider's schema marks an attribute of a change's resource type sensitive. */
+function secret(c: ResourceChange, attribute: string): boolean {
+  return SENSITIVE_ATTRIBUTES[c.type]?.has(attribute) ?? false;
+}
+
 /** Whether an attribute is marked (unknown, or sensitive) as a whole. */
 function marked(markers: JsonObject, attribute: string): boolean {
   return markers[attribute] === true;
@@ -77,11 +104,11 @@ export function knownAfter(c: ResourceChange, attribute: string): JsonValue | un
   return c.after[attribute];
 }
 
-/** A text attribute for display: `(sensitive)` when Terraform marks it so, on either side. */
+/** A text attribute for display: `(sensitive)` when Terraform or the provider's schema marks it so. */
 export function shownText(c: ResourceChange, attribute: string): string | null {
   const side = c.after && !marked(c.afterUnknown, attribute) ? c.after : c.before;
   const sensitive = side === c.after ? c.afterSensitive : c.beforeSensitive;
-  if (marked(sensitive, attribute)) return "(sensitive)";
+  if (marked(sensitive, attribute) || secret(c, attribute)) return "(sensitive)";
   return str(side?.[attribute]) ?? null;
 }
 
@@ -150,7 +177,11 @@ export function deploys(c: ResourceChange): boolean {
   );
 }
 
-/** Replacement reasons in words: `disk_gb 50 → 100` for each path that forces it. */
+/**
+ * Replacement reasons in words: `disk_gb 50 → 100` for each path that forces it. The value of an
+ * attribute the provider's schema marks sensitive is never shown, nor the keys inside it, whatever
+ * the plan marks: `secret_env (sensitive) → (sensitive)`.
+ */
 export function replaceReasons(c: ResourceChange): string[] {
   const shown = (
     side: JsonObject | null,
@@ -158,7 +189,7 @@ export function replaceReasons(c: ResourceChange): string[] {
     unknown: JsonObject | undefined,
     key: string,
   ) => {
-    if (marked(sensitive, key)) return "(sensitive)";
+    if (marked(sensitive, key) || secret(c, key)) return "(sensitive)";
     if (unknown && marked(unknown, key)) return "(known after apply)";
     const v = side?.[key];
     if (v === undefined || v === null) return "null";
@@ -167,7 +198,7 @@ export function replaceReasons(c: ResourceChange): string[] {
   };
   return c.replacePaths.map((p) => {
     const key = String(p[0]);
-    if (p.length > 1) return `${p.join(".")} changes`;
+    if (p.length > 1) return secret(c, key) ? `${key} changes` : `${p.join(".")} changes`;
     const before = shown(c.before, c.beforeSensitive, undefined, key);
     const after = shown(c.after, c.afterSensitive, c.afterUnknown, key);
     return before === "(changed)" || after === "(changed)" ? `${key} changes` : `${key} ${before} → ${after}`;

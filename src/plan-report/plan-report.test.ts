@@ -8,7 +8,7 @@ import { parseJsonDocument } from "../tfstate/json";
 import { type PlanDocument, readTerraformDocument } from "../tfstate/plan";
 import { buildPlanReport } from "./build";
 import { evaluateGates, parseFailOn, parseHours, tripped } from "./gates";
-import { priceMicro } from "./inputs";
+import { priceMicro, SENSITIVE_ATTRIBUTES } from "./inputs";
 import type { PlanReport } from "./model";
 import type { DeployReading, PlanReadings } from "./readings";
 import { COMMENT_MARKER, renderMarkdown, reportJson } from "./render";
@@ -453,4 +453,63 @@ test("a price is a whole amount from 0; a burn too large to add up exactly is no
     { ...readings({ micro: 0n }), instances: [] },
   );
   expect(negative.instances.find((l) => l.address === "gpurental_instance.gone")!.price).toBeUndefined();
+});
+
+test("the provider's secret attributes are masked in replace reasons, whatever the plan marks", () => {
+  // A plan JSON without Terraform's sensitive markers (written by hand or by another tool), whose
+  // replacement is forced by secret attributes.
+  const unmarked: PlanDocument = {
+    ...plan,
+    changes: plan.changes.map((c) =>
+      c.address === "gpurental_instance.a"
+        ? {
+            ...c,
+            beforeSensitive: {},
+            afterSensitive: {},
+            after: { ...c.after, access_token: "new-token-value", secret_env: { TOKEN: "new-env-secret" } },
+            afterUnknown: {},
+            replacePaths: [
+              ["access_token"],
+              ["secret_env"],
+              ["secret_env", "TOKEN"],
+              ["disk_gb"],
+              ["env", "MODE"],
+            ],
+          }
+        : c,
+    ),
+  };
+  const r = buildPlanReport({ plan: unmarked }, readings({ micro: 0n }));
+  expect(r.instances.find((l) => l.address === "gpurental_instance.a")!.reasons).toEqual([
+    "access_token (sensitive) → (sensitive)",
+    "secret_env (sensitive) → (sensitive)",
+    "secret_env changes",
+    "disk_gb 50 → 100",
+    "env.MODE changes",
+  ]);
+  const md = renderMarkdown(r);
+  const json = stringify(reportJson(r)) ?? "";
+  for (const out of [md, json]) {
+    for (const s of [...SECRETS, "new-token-value", "new-env-secret", "TOKEN"]) expect(out).not.toContain(s);
+  }
+});
+
+test("the secret attributes are the provider schema's sensitive ones", () => {
+  const schema = JSON.parse(
+    readFileSync(join(__dirname, "..", "..", "provider-schema", "gpurental.json"), "utf8"),
+  ) as {
+    provider_schemas: Record<
+      string,
+      { resource_schemas: Record<string, { block: { attributes: Record<string, { sensitive?: boolean }> } }> }
+    >;
+  };
+  const [provider] = Object.values(schema.provider_schemas);
+  for (const type of ["gpurental_instance", "gpurental_api_key"]) {
+    const attributes = provider!.resource_schemas[type]!.block.attributes;
+    const sensitive = Object.keys(attributes).filter((a) => attributes[a]!.sensitive);
+    expect(sensitive.length).toBeGreaterThan(0);
+    expect([...SENSITIVE_ATTRIBUTES[type]!].sort()).toEqual(sensitive.sort());
+  }
+  expect(SENSITIVE_ATTRIBUTES.gpurental_instance!.has("access_token")).toBe(true);
+  expect(SENSITIVE_ATTRIBUTES.gpurental_api_key!.has("secret")).toBe(true);
 });
