@@ -65,7 +65,7 @@ describe("markdownText", () => {
     expect(markdownText(EVIL)).toBe("evil\\\\x1b\\]0;PWNED\\\\x07\\\\x1b\\[2Jx");
     expect(markdownText("<img src=x onerror=alert(1)>")).toBe("\\<img src=x onerror=alert(1)\\>");
     expect(markdownText("[click](https://evil.example) **bold** `code` ~~gone~~")).toBe(
-      "\\[click\\](https://evil.example) \\*\\*bold\\*\\* \\`code\\` \\~\\~gone\\~\\~",
+      "\\[click\\](https:\u2060//evil.example) \\*\\*bold\\*\\* \\`code\\` \\~\\~gone\\~\\~",
     );
     expect(markdownText("&#x202E;")).toBe("\\&\\#x202E;");
     expect(markdownText("a\nb\r\nc")).toBe("a b c");
@@ -73,6 +73,20 @@ describe("markdownText", () => {
 
   it("mentions nobody", () => {
     expect(markdownText("@org/team")).toBe("@\u2060org/team");
+  });
+
+  it("links nowhere: no URL, www address or email address is left for an autolink", () => {
+    expect(markdownText("https://evil.example/login")).toBe("https:\u2060//evil.example/login");
+    expect(markdownText("www.evil.example")).toBe("www\u2060.evil.example");
+    expect(markdownText("Log in at HTTP://WWW.evil.example now")).toBe(
+      "Log in at HTTP:\u2060//WWW\u2060.evil.example now",
+    );
+    expect(markdownText("ftp://x.example, mailto:a@b.example")).toBe(
+      "ftp:\u2060//x.example, mailto:a@\u2060b.example",
+    );
+    expect(markdownText("a_b://c")).toBe("a\\_b:\u2060//c");
+    // Text without an address is left as it was.
+    expect(markdownText("node: www-data, 2.5 h")).toBe("node: www-data, 2.5 h");
   });
 });
 

@@ -67,13 +67,17 @@ export function terminalText(text: string, opts: DisplayOptions = {}): string {
  * Text from outside made safe for Markdown (a pull-request comment): what terminalText escapes,
  * then Markdown's and HTML's own characters (`\ | * _ [ ] < > # ` ~ &`) escaped with a
  * backslash, so a label can neither format nor link nor inject HTML, and line breaks become
- * spaces (Markdown text is one line here). An `@` is followed by a word joiner (U+2060), so a
- * name such as `@org/team` mentions nobody.
+ * spaces (Markdown text is one line here). A word joiner (U+2060) goes after every `@`, so a name
+ * such as `@org/team` mentions nobody, between the `:` and the `//` of every `scheme://` and
+ * between `www` and its dot, so that GitHub's autolinks (`https://…`, `ftp://…`, `www.…`, an email
+ * address) take none of it for a link: the text reads the same and links nowhere.
  */
 export function markdownText(text: string, opts: Omit<DisplayOptions, "multiline"> = {}): string {
   return terminalText(text.replace(/\r?\n/g, " "), opts)
     .replace(/[\\|*_[\]<>#`~&]/g, (c) => `\\${c}`)
-    .replace(/@/g, "@\u2060");
+    .replace(/@/g, "@\u2060")
+    .replace(/:\/\//g, ":\u2060//")
+    .replace(/(www)\./gi, "$1\u2060.");
 }
 
 /**

@@ -513,3 +513,15 @@ test("the secret attributes are the provider schema's sensitive ones", () => {
   expect(SENSITIVE_ATTRIBUTES.gpurental_instance!.has("access_token")).toBe(true);
   expect(SENSITIVE_ATTRIBUTES.gpurental_api_key!.has("secret")).toBe(true);
 });
+
+test("a label that is an address links nowhere in the Markdown", () => {
+  const labelled = planned("gpurental_instance.new", (a) => ({ ...a, label: "https://evil.example/login" }));
+  const md = renderMarkdown(buildPlanReport({ plan: labelled }, readings({ micro: 0n })));
+  expect(md).toContain(
+    '| create | `gpurental_instance.new` "https:\u2060//evil.example/login" | RTX 4090 × 1 | ~¥2.30/h (estimate) | new 40 GB | ¥0.00 → ¥2.308 |',
+  );
+  const www = planned("gpurental_instance.new", (a) => ({ ...a, label: "www.evil.example" }));
+  expect(renderMarkdown(buildPlanReport({ plan: www }, readings({ micro: 0n })))).toContain(
+    '`gpurental_instance.new` "www\u2060.evil.example"',
+  );
+});
