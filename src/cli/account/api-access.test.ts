@@ -76,3 +76,23 @@ describe("a private CA", () => {
     expect(() => apiAccess({ caCertFile: " " }, env(), "test")).toThrow("--ca-cert-file must not be empty");
   });
 });
+
+test("a refusal of the client's names the flag or the variable the address came from, never the client's field", () => {
+  const token = fake.creds.admin_session_token;
+  const address = "http://api.example.com/?token=s3cr3tvalue";
+  const flag = () => apiAccess({ baseUrl: address }, { GPURENTAL_TOKEN: token }, "test");
+  expect(flag).toThrow(ApiSettingsError);
+  expect(flag).toThrow(
+    /^--base-url must not have a query or fragment, got "http:\/\/api\.example\.com\/\?token=/,
+  );
+  const variable = () => apiAccess({}, { GPURENTAL_BASE_URL: address, GPURENTAL_TOKEN: token }, "test");
+  expect(variable).toThrow(/^GPURENTAL_BASE_URL must not have a query or fragment/);
+  for (const run of [flag, variable]) {
+    try {
+      run();
+    } catch (err) {
+      expect((err as Error).message).not.toContain("baseUrl");
+      expect((err as Error).message).not.toContain("s3cr3tvalue");
+    }
+  }
+});

@@ -145,7 +145,21 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
       },
     });
   } catch (err) {
-    if (err instanceof ClientConfigError) throw new ApiSettingsError(err.message);
+    if (err instanceof ClientConfigError) {
+      // The client names its own option (`baseUrl must not have a query…`): the person typed a
+      // flag or set a variable, and the message names that instead.
+      const where: Record<string, string | undefined> = {
+        baseUrl: base.where,
+        token: token.where,
+        orgId: org?.where,
+      };
+      const named = where[err.field];
+      throw new ApiSettingsError(
+        named && err.message.startsWith(`${err.field} `)
+          ? `${named}${err.message.slice(err.field.length)}`
+          : err.message,
+      );
+    }
     throw err;
   }
   return { client, credential, ...(credential === "api_key" ? { keyPrefix: token.value.slice(0, 12) } : {}) };
