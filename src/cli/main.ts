@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { redactText } from "../api/redact";
 import { version } from "../version";
+import { refuseEmptyValues } from "./flags";
 import { type CommandHost, setCommandHost } from "./host";
 import { printErr, shown } from "./io";
 import { removeLinkedNpxEntryAtExit } from "./npx-cache";
@@ -36,6 +37,7 @@ export async function buildProgram(): Promise<Command> {
     // the --token-file that exists, `--api-key=…`): the value is never shown, whatever it is.
     .configureOutput({ outputError: (text, write) => write(shown(redactText(withoutOptionValues(text)))) })
     .exitOverride();
+  refuseEmptyValues(program);
   for (const load of Object.values(modules)) {
     (await load()).register(program);
   }

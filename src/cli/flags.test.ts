@@ -1,0 +1,77 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCommand } from "./main";
+
+// No flag or argument of the `gpurental` command means anything by an empty value: each is refused
+// before the command does anything, naming what was typed, with exit code 1. Read as given, an
+// empty directory is the current one (`example hcl ""` would write there) and an empty host every
+// interface (the fake backend's demo credentials and control API on the network).
+
+const work = mkdtempSync(join(tmpdir(), "gpurental-cli-flags-"));
+const cwd = process.cwd();
+beforeAll(() => process.chdir(work));
+afterAll(() => {
+  process.chdir(cwd);
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** Runs the command in this process; returns what it printed and its exit code. */
+async function run(args: string[]): Promise<{ printed: string; code: number }> {
+  let printed = "";
+  const capture = (chunk: string | Uint8Array) => {
+    printed += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+    return true;
+  };
+  const out = jest.spyOn(process.stdout, "write").mockImplementation(capture);
+  const err = jest.spyOn(process.stderr, "write").mockImplementation(capture);
+  const before = process.exitCode;
+  process.exitCode = 0;
+  try {
+    await runCommand(["node", "gpurental", ...args]);
+    return { printed, code: Number(process.exitCode ?? 0) };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+    process.exitCode = before;
+  }
+}
+
+test.each([
+  [["provider", "resident", "status", "--dir", ""], "--dir"],
+  [["provider", "resident", "stop", "--dir", ""], "--dir"],
+  [["provider", "install", "--dir", ""], "--dir"],
+  [["provider", "install", "--source", "registry.terraform.io/x/gpurental", ""], "--source"],
+  [["provider", "install", "--version", ""], "--version"],
+  [["demo", "--work-dir", ""], "--work-dir"],
+  [["fake-backend", "--host", ""], "--host"],
+  [["fake-backend", "--state-file", ""], "--state-file"],
+  [["fake-backend", "--seed", "demo", "--credentials", ""], "--credentials"],
+  [["fake-backend", "--tls-name", "a.example", "--tls-name", ""], "--tls-name"],
+  [["fake-backend", "--tls-cert", "", "--tls-key", "k.pem"], "--tls-cert"],
+  [["journal", "import", "--journal-dir", ""], "--journal-dir"],
+  [["journal", "export", "--journal-dir", ""], "--journal-dir"],
+  [["strays", ".", "--output-import", ""], "--output-import"],
+  [["strays", ".", "--base-url", ""], "--base-url"],
+  [["plan-report", "plan.json", "--token-file", ""], "--token-file"],
+])("%j is refused naming %s", async (args, flag) => {
+  const { printed, code } = await run(args);
+  expect(code).toBe(1);
+  expect(printed).toMatch(new RegExp(`^error: ${flag} must not be empty\\n`));
+  expect(readdirSync(work)).toEqual([]);
+});
+
+test.each([
+  [["example", "hcl", ""], "<dir>"],
+  [["journal", "import", ""], "<dir>"],
+  [["journal", "export", ""], "<dir>"],
+  [["strays", "./a", ""], "<sources>"],
+  [["plan-report", ""], "<plan>"],
+])("%j is refused naming the argument %s", async (args, name) => {
+  const { printed, code } = await run(args);
+  expect(code).toBe(1);
+  expect(printed).toMatch(new RegExp(`^error: the argument ${name} must not be empty\\n`));
+  // Nothing written where the command runs.
+  expect(existsSync(join(work, "main.tf"))).toBe(false);
+  expect(readdirSync(work)).toEqual([]);
+});
