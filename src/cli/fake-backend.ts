@@ -1,3 +1,4 @@
+import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
@@ -20,6 +21,17 @@ function parseTransitions(value: string): TransitionMode {
   throw new InvalidArgumentError(
     `--transitions must be immediate, realistic, manual or a number of milliseconds, got '${value}'.`,
   );
+}
+
+function parseHost(value: string): string {
+  // An empty host binds every interface, serving the demo credentials and the control API to the
+  // network: that takes asking for it by name.
+  if (value === "") {
+    throw new InvalidArgumentError(
+      "--host must not be empty: give the address to bind, 127.0.0.1 by default (0.0.0.0 or :: for every interface).",
+    );
+  }
+  return value;
 }
 
 function parseControlToken(value: string): string {
@@ -60,7 +72,7 @@ export function register(program: Command): void {
     .addOption(
       new Option("--port <port>", "port to listen on, 0 picks a free one").argParser(parsePort).default(0),
     )
-    .option("--host <host>", "address to bind", "127.0.0.1")
+    .addOption(new Option("--host <host>", "address to bind").argParser(parseHost).default("127.0.0.1"))
     .option("--state-file <path>", "persist state to this file after each change and restore it at start")
     .addOption(new Option("--seed <seed>", "seed data at start").choices(["demo", "none"]).default("none"))
     .option("--credentials <path>", "write the demo credentials as JSON (mode 0600) to this file")
@@ -122,19 +134,59 @@ export function register(program: Command): void {
     });
 }
 
+/** A file a flag names, read; why not, naming the flag and the path, when it cannot be. */
+function readFlagFile(flag: string, path: string): string | { problem: string } {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    return { problem: `${flag} ${path} cannot be read (${e.code ?? e.message})` };
+  }
+}
+
+/**
+ * The certificate and key of --tls-cert and --tls-key, checked before anything listens: each a
+ * PEM file of its kind (not TLS's "PEM routines::no start line"), the key the certificate's.
+ * Returns why not, naming the flag and the path, when they cannot serve HTTPS.
+ */
+function ownCertificate(certFile: string, keyFile: string): { certPem: string; keyPem: string } | string {
+  const certPem = readFlagFile("--tls-cert", certFile);
+  if (typeof certPem !== "string") return certPem.problem;
+  const keyPem = readFlagFile("--tls-key", keyFile);
+  if (typeof keyPem !== "string") return keyPem.problem;
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certPem);
+  } catch {
+    return `--tls-cert ${certFile} is not a PEM certificate: it must hold a "-----BEGIN CERTIFICATE-----" block`;
+  }
+  if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(keyPem)) {
+    return `--tls-key ${keyFile} is encrypted with a passphrase, which the fake backend cannot take: give the key unencrypted`;
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(keyPem);
+  } catch {
+    return `--tls-key ${keyFile} is not a PEM private key: it must hold a "-----BEGIN PRIVATE KEY-----" block (or an RSA or EC one)`;
+  }
+  if (!cert.checkPrivateKey(key)) {
+    return `--tls-key ${keyFile} is not the private key of the certificate of --tls-cert ${certFile}`;
+  }
+  return { certPem, keyPem };
+}
+
 async function run(flags: FakeBackendFlags): Promise<void> {
   const { startFakeBackend } = await import("../fake-backend");
   let backend: Awaited<ReturnType<typeof startFakeBackend>>;
   let own: { certPem: string; keyPem: string } | undefined;
   if (flags.tlsCert && flags.tlsKey) {
-    try {
-      own = { certPem: readFileSync(flags.tlsCert, "utf8"), keyPem: readFileSync(flags.tlsKey, "utf8") };
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      printErr(`error: ${e.path ?? "--tls-cert/--tls-key"} cannot be read (${e.code ?? e.message})\n`);
+    const pair = ownCertificate(flags.tlsCert, flags.tlsKey);
+    if (typeof pair === "string") {
+      printErr(`error: ${pair}\n`);
       process.exitCode = 1;
       return;
     }
+    own = pair;
   }
   try {
     backend = await startFakeBackend({

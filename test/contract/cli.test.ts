@@ -1,5 +1,5 @@
 import { type ChildProcess, spawnSync } from "node:child_process";
-import { X509Certificate } from "node:crypto";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -264,6 +264,64 @@ describe("gpurental fake-backend", () => {
       expect(p.err()).toContain("--control-token must be 16 to 256 printable ASCII characters");
     },
   );
+
+  test("an empty --host is refused naming the flag: it would bind every interface", async () => {
+    const p = run(["--host", "", "--seed", "demo"]);
+    expect(await p.exit).toBe(1);
+    expect(p.err()).toContain(
+      "--host must not be empty: give the address to bind, 127.0.0.1 by default (0.0.0.0 or :: for every interface).",
+    );
+    expect(p.out()).not.toContain("listening");
+  });
+
+  test("--tls-cert and --tls-key that are no certificate, no key, or not a pair are refused naming the flag and the path", async () => {
+    const sub = mkdtempSync(join(dir, "own-tls-"));
+    const pki = createTestPki();
+    const other = createTestPki();
+    const cert = join(sub, "cert.pem");
+    const key = join(sub, "key.pem");
+    const otherKey = join(sub, "other-key.pem");
+    const text = join(sub, "notes.txt");
+    writeFileSync(cert, pki.server.certPem);
+    writeFileSync(key, pki.server.keyPem);
+    writeFileSync(otherKey, other.server.keyPem);
+    writeFileSync(text, "root:x:0:0:root:/root:/bin/sh\n");
+    const encrypted = join(sub, "encrypted.pem");
+    writeFileSync(
+      encrypted,
+      createPrivateKey(pki.server.keyPem)
+        .export({ type: "pkcs8", format: "pem", cipher: "aes-256-cbc", passphrase: "pw" })
+        .toString(),
+    );
+    for (const [args, message] of [
+      [
+        [text, key],
+        `--tls-cert ${text} is not a PEM certificate: it must hold a "-----BEGIN CERTIFICATE-----" block`,
+      ],
+      [[key, key], `--tls-cert ${key} is not a PEM certificate`],
+      [
+        [cert, text],
+        `--tls-key ${text} is not a PEM private key: it must hold a "-----BEGIN PRIVATE KEY-----" block`,
+      ],
+      [[cert, cert], `--tls-key ${cert} is not a PEM private key`],
+      [
+        [cert, encrypted],
+        `--tls-key ${encrypted} is encrypted with a passphrase, which the fake backend cannot take`,
+      ],
+      [
+        [cert, otherKey],
+        `--tls-key ${otherKey} is not the private key of the certificate of --tls-cert ${cert}`,
+      ],
+      [[join(sub, "none.pem"), key], `--tls-cert ${join(sub, "none.pem")} cannot be read (ENOENT)`],
+      [[cert, join(sub, "none.pem")], `--tls-key ${join(sub, "none.pem")} cannot be read (ENOENT)`],
+    ] as const) {
+      const p = run(["--tls-cert", args[0], "--tls-key", args[1]]);
+      expect(await p.exit).toBe(1);
+      expect(p.err()).toContain(`error: ${message}`);
+      expect(p.err()).not.toContain("PEM routines");
+      expect(p.out()).not.toContain("listening");
+    }
+  });
 
   test("an unknown --host is refused naming the flag", async () => {
     const p = run(["--host", "no-such-host.invalid"]);
