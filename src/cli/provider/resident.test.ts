@@ -124,6 +124,39 @@ describe("gpurental provider resident", () => {
     }
   });
 
+  it("a status answer missing fields (an older build's) or holding them in another form is shown with ? for them", async () => {
+    const dir = runDir();
+    const older = await answering(
+      dir,
+      "0123456789abcdef.sock",
+      '{"t":"status","pid":1,"sessions":0,"started_at":"x"}\n',
+    );
+    const odd = await answering(
+      dir,
+      "c0123456789abcdef-4100-98765.sock",
+      '{"t":"status","pid":"7","sessions":-1,"started_at":5,"executable":["x"],"node":null,"serves":4100}\n',
+    );
+    try {
+      const entries = await residentStatus(dir);
+      expect(entries.map((e) => e.status)).toEqual([
+        { t: "status", pid: 1, sessions: 0, started_at: "x" },
+        { t: "status", serves: 4100 },
+      ]);
+      expect(await cli("status", "--dir", dir)).toEqual({
+        out:
+          `Resident provider processes in ${dir}:\n` +
+          "  pid 1: idle, exits at ? unless a command starts; up since x\n" +
+          "    ? (node ?)\n" +
+          "  pid ?: the command of terraform process 4100, sessions ?; up since ?\n" +
+          "    ? (node ?); exits with that command\n",
+        code: 0,
+      });
+    } finally {
+      older.close();
+      odd.close();
+    }
+  });
+
   it("a command's provider process is listed as its terraform command's; what any process answers is shown as text", async () => {
     const dir = runDir();
     const answer = (fields: Record<string, unknown>) =>

@@ -26,9 +26,16 @@ const ANSWER_TIMEOUT_MS = 3_000;
  */
 const CONTROL_SOCKET = /^(?:[0-9a-f]{16}|c[0-9a-f]{16}-\d+-\d+)\.sock$/;
 
+/**
+ * What a process answered to a status request: the fields it gave that could be read. A process of
+ * an older (or newer) build may leave some out or give them in another form; what is shown of
+ * those is `?`, and nothing else of the answer is lost.
+ */
+export type StatusAnswer = Pick<ResidentStatus, "t"> & Partial<Omit<ResidentStatus, "t">>;
+
 /** One control socket of the directory, and what its process answered. */
 export type ResidentEntry =
-  | { socket: string; status: ResidentStatus }
+  | { socket: string; status: StatusAnswer }
   | { socket: string; status: null; problem: string };
 
 /** A directory that is not private to the user is never one the provider uses. */
@@ -81,16 +88,30 @@ function ask(socket: string, request: ControlRequest): Promise<{ answer: unknown
   });
 }
 
-function isStatus(v: unknown): v is ResidentStatus {
-  const s = v as Partial<ResidentStatus> | null;
-  return (
-    typeof s === "object" &&
-    s !== null &&
-    s.t === "status" &&
-    typeof s.pid === "number" &&
-    typeof s.sessions === "number" &&
-    typeof s.started_at === "string"
-  );
+/** A process id, or a count of sessions: a whole number from `min`. */
+function wholeNumber(v: unknown, min: number): number | undefined {
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= min ? v : undefined;
+}
+
+/**
+ * An answer to a status request, each field it gives checked on its own (a field that is missing
+ * or of another type is left out); undefined when it is no status answer at all.
+ */
+export function statusOf(v: unknown): StatusAnswer | undefined {
+  if (typeof v !== "object" || v === null || (v as { t?: unknown }).t !== "status") return undefined;
+  const a = v as Record<string, unknown>;
+  const text = (x: unknown) => (typeof x === "string" ? x : undefined);
+  const fields: Omit<StatusAnswer, "t"> = {
+    pid: wholeNumber(a.pid, 1),
+    started_at: text(a.started_at),
+    sessions: wholeNumber(a.sessions, 0),
+    idle_exit_at: a.idle_exit_at === null ? null : text(a.idle_exit_at),
+    executable: text(a.executable),
+    node: text(a.node),
+    serves: a.serves === null ? null : wholeNumber(a.serves, 1),
+  };
+  const known = Object.entries(fields).filter(([, x]) => x !== undefined);
+  return { t: "status", ...Object.fromEntries(known) };
 }
 
 /** The resident processes of `dir`, each with its status or why it has none. */
@@ -99,8 +120,9 @@ export async function residentStatus(dir: string): Promise<ResidentEntry[]> {
     controlSockets(dir).map(async (socket): Promise<ResidentEntry> => {
       const r = await ask(socket, { t: "status" });
       if ("problem" in r) return { socket, status: null, problem: r.problem };
-      if (!isStatus(r.answer)) return { socket, status: null, problem: "an answer that is not a status" };
-      return { socket, status: r.answer };
+      const status = statusOf(r.answer);
+      if (!status) return { socket, status: null, problem: "an answer that is not a status" };
+      return { socket, status };
     }),
   );
 }
@@ -144,20 +166,27 @@ export function formatStatus(dir: string, entries: ResidentEntry[]): string {
       continue;
     }
     const s = e.status;
-    const ran = `    ${t(s.executable)} (node ${t(s.node)})`;
+    // What the answer left out (an older build's) is shown as "?".
+    const known = (x: string | number | null | undefined) =>
+      x === undefined || x === null ? "?" : t(String(x));
+    const ran = `    ${known(s.executable)} (node ${known(s.node)})`;
+    const serving = (n: number) => `serving ${plural(n, "session")}`;
     if (typeof s.serves === "number") {
-      const state = s.sessions > 0 ? `serving ${plural(s.sessions, "session")}` : "between launches";
+      const state =
+        s.sessions === undefined ? "sessions ?" : s.sessions > 0 ? serving(s.sessions) : "between launches";
       lines.push(
-        `  pid ${s.pid}: the command of terraform process ${s.serves}, ${state}; up since ${t(s.started_at)}`,
+        `  pid ${known(s.pid)}: the command of terraform process ${s.serves}, ${state}; up since ${known(s.started_at)}`,
       );
       lines.push(`${ran}; exits with that command`);
       continue;
     }
     const state =
-      s.sessions > 0
-        ? `serving ${plural(s.sessions, "session")}`
-        : `idle, exits at ${t(s.idle_exit_at ?? "?")} unless a command starts`;
-    lines.push(`  pid ${s.pid}: ${state}; up since ${t(s.started_at)}`);
+      s.sessions === undefined
+        ? "sessions ?"
+        : s.sessions > 0
+          ? serving(s.sessions)
+          : `idle, exits at ${known(s.idle_exit_at)} unless a command starts`;
+    lines.push(`  pid ${known(s.pid)}: ${state}; up since ${known(s.started_at)}`);
     lines.push(ran);
   }
   return `${lines.join("\n")}\n`;
