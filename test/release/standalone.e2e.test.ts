@@ -278,7 +278,7 @@ test("the command runs with no node: --version, --help, and fake-backend with it
   // The CDK demos are the npm package's: said in one line, naming the one this command runs.
   const cdk = await run(gpurental, ["demo"], root, userEnv());
   expect({ code: cdk.code, err: cdk.stderr }).toEqual({
-    code: 2,
+    code: 1,
     err: "gpurental demo: the CDK demos run from the npm package, with Node.js; this executable runs the plain Terraform one: gpurental demo --hcl\n",
   });
 });

@@ -194,13 +194,13 @@ export function register(program: Command): void {
           printErr(
             "gpurental demo: the CDK demos run from the npm package, with Node.js; this executable runs the plain Terraform one: gpurental demo --hcl\n",
           );
-          process.exitCode = 2;
+          process.exitCode = 1;
           return;
         }
         const port = portOf(opts.port);
         if (port === undefined) {
           printErr(`gpurental demo: --port must be a number from 0 to 65535, got "${opts.port}"\n`);
-          process.exitCode = 2;
+          process.exitCode = 1;
           return;
         }
         // The first Ctrl-C stops the demo (after --keep: destroys, then stops); a later one, or

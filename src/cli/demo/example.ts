@@ -83,7 +83,7 @@ export function register(program: Command): void {
     .argument("<dir>", "the folder to write it into (created if missing; existing files are never replaced)")
     .action((name: string, dir: string, _opts: unknown, cmd: Command) => {
       if (name !== "hcl")
-        cmd.error(`error: unknown example "${name}"; the examples are: hcl`, { exitCode: 2 });
+        cmd.error(`error: unknown example "${name}"; the examples are: hcl`, { exitCode: 1 });
       try {
         const written = writeHclExample(dir);
         printOut(
