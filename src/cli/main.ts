@@ -3,7 +3,7 @@ import { redactText } from "../api/redact";
 import { version } from "../version";
 import { refuseEmptyValues } from "./flags";
 import { type CommandHost, setCommandHost } from "./host";
-import { printErr, shown } from "./io";
+import { guardOutput, printErr, shown } from "./io";
 import { removeLinkedNpxEntryAtExit } from "./npx-cache";
 
 // The `gpurental` program. bin/gpurental (the npm package) and the standalone executable of a
@@ -71,6 +71,8 @@ export async function main(argv: string[], host: CommandHost = {}): Promise<void
  * and exit code 1. The body of bin/gpurental and of the standalone executable named gpurental.
  */
 export function runCommand(argv: string[], host: CommandHost = {}): Promise<void> {
+  // A closed or full stdout or stderr ends no command with a stack trace (see io.ts).
+  guardOutput();
   if (!host.standalone) removeLinkedNpxEntryAtExit(argv[1]);
   return main(argv, host).catch((err: unknown) => {
     printErr(`gpurental: ${err instanceof Error ? err.message : String(err)}\n`);
