@@ -1,17 +1,21 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CREDENTIALS } from "../../api/testing/credentials";
+import { makeInstance } from "../../api/testing/fixtures";
+import { DeployJournal, JournalError, locateJournal, type RunIdentity } from "../../journal";
+import * as strayJournals from "../../strays/journals";
 import type { CommandIO } from "../io";
 import { type ApiFlags, apiAccess } from "./api-access";
 import { runPlanReport } from "./plan-report";
 import { runStrays, STRAYS_EXIT, type StraysOptions } from "./strays";
 
-// `gpurental strays` refusing what it must refuse before it reads anything, and the API settings
-// it shares with plan-report. Finding strays against the fake backend and the real terraform is in
-// test/e2e/commands/strays.e2e.test.ts.
+// `gpurental strays` refusing what it must refuse before it reads anything, the API settings it
+// shares with plan-report, and what --output-import does to the file and the deploy journal when
+// a step fails. Finding strays against the fake backend
+// and the real terraform is in test/e2e/commands/strays.e2e.test.ts.
 
 const TOKEN = `gps_${"7e57".repeat(12)}`;
 
@@ -276,5 +280,108 @@ describe("apiAccess", () => {
     ],
   ])("%s is refused, naming the flag or variable", (_n, flags, e, message) => {
     expect(() => apiAccess(flags, e, "t")).toThrow(message);
+  });
+});
+
+describe("a stray that a deploy journal names: nothing changed goes unsaid, nothing unwritten is recorded", () => {
+  // The organization lists one instance that no state holds; the source is a synthesized CDKTF
+  // stack never deployed (read without terraform), whose deploy journal has an open entry naming
+  // that instance: a lost answer the next apply would adopt, unless import blocks take it.
+  const STRAY = "01890a5d-ac96-774b-bcce-b302099a8057";
+  const gone: RunIdentity = { id: "gone", pid: 2 ** 22 + 1, boot: "another-boot" };
+  let server: ReturnType<typeof createServer>;
+  let requests: string[];
+  let env: NodeJS.ProcessEnv;
+  let stack: string;
+  const journal = () => new DeployJournal(locateJournal({ cwd: stack, env: {} }), { run: gone });
+  const openIds = () =>
+    journal()
+      .live()
+      .map((e) => e.id);
+
+  beforeEach(async () => {
+    requests = [];
+    server = createServer((req, res) => {
+      const url = req.url ?? "";
+      requests.push(`${req.method} ${url}`);
+      const items = url.startsWith("/v1/instances") ? [makeInstance({ id: STRAY, label: "lost" })] : [];
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ items }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    env = {
+      GPURENTAL_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      GPURENTAL_TOKEN: TOKEN,
+    };
+    stack = join(dir, "cdktf.out", "stacks", "gpu");
+    mkdirSync(stack, { recursive: true });
+    writeFileSync(join(stack, "cdk.tf.json"), "{}");
+    const j = journal();
+    j.answered(j.sent("instance", "sha256:x", {}), STRAY);
+    expect(openIds()).toEqual([STRAY]);
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  test("--output-import: the blocks are in the file, then the entry is closed", async () => {
+    const x = io(env, dir);
+    expect(await runStrays([stack], { outputImport: "adopt.tf" }, x)).toBe(STRAYS_EXIT.found);
+    expect(readFileSync(join(dir, "adopt.tf"), "utf8")).toContain(`id = "${STRAY}"`);
+    expect(x.err).toContain(`Import blocks for 1 stray(s) written to ${join(dir, "adopt.tf")}`);
+    expect(openIds()).toEqual([]);
+  });
+
+  test("--output-import to a file that cannot be written: an error naming the flag, the path and why; the entry stays open", async () => {
+    const x = io(env, dir);
+    expect(await runStrays([stack], { outputImport: "/nonexistent/dir/import.tf" }, x)).toBe(
+      STRAYS_EXIT.failed,
+    );
+    expect(x.err).toBe(
+      "error: --output-import /nonexistent/dir/import.tf could not be written: its directory does not exist (ENOENT). Nothing was adopted: choose a file in a directory that can be written.\n",
+    );
+    expect(openIds()).toEqual([STRAY]);
+  });
+
+  test("--output-import refuses an existing file before anything is read, and one created meanwhile, leaving them as they were", async () => {
+    writeFileSync(join(dir, "main.tf"), "# mine\n");
+    const x = io(env, dir);
+    expect(await runStrays([stack], { outputImport: "main.tf" }, x)).toBe(STRAYS_EXIT.failed);
+    expect(x.err).toBe(
+      `error: --output-import ${join(dir, "main.tf")} already exists: choose another file or remove it (an existing file is never replaced)\n`,
+    );
+    expect(requests).toEqual([]);
+    expect(readFileSync(join(dir, "main.tf"), "utf8")).toBe("# mine\n");
+    expect(openIds()).toEqual([STRAY]);
+
+    // Created while the command read the organization: still never replaced.
+    server.once("request", () => writeFileSync(join(dir, "late.tf"), "# mine too\n"));
+    const y = io(env, dir);
+    expect(await runStrays([stack], { outputImport: "late.tf" }, y)).toBe(STRAYS_EXIT.failed);
+    expect(y.err).toContain(`--output-import ${join(dir, "late.tf")} already exists: choose another file`);
+    expect(readFileSync(join(dir, "late.tf"), "utf8")).toBe("# mine too\n");
+    expect(openIds()).toEqual([STRAY]);
+  });
+
+  test("--output-import with a journal that cannot be written: the file is removed again and the error says so", async () => {
+    jest.spyOn(strayJournals, "closeImportedEntries").mockImplementation(() => {
+      throw new JournalError("Cannot lock the deploy journal j.jsonl: EIO", "j.jsonl");
+    });
+    const x = io(env, dir);
+    expect(await runStrays([stack], { outputImport: "adopt.tf" }, x)).toBe(STRAYS_EXIT.failed);
+    expect(existsSync(join(dir, "adopt.tf"))).toBe(false);
+    expect(x.err).toMatch(
+      new RegExp(
+        `^error: the deploy journal entries of the instances to adopt could not be closed, so ${join(dir, "adopt.tf")} was removed again .*Cannot lock the deploy journal j\\.jsonl: EIO\\. Run the command again`,
+      ),
+    );
+    expect(x.err).not.toContain("written to");
+    // With --import, nothing is printed.
+    const y = io(env, dir);
+    expect(await runStrays([stack], { import: true }, y)).toBe(STRAYS_EXIT.failed);
+    expect(y.out).toBe("");
+    expect(y.err).toContain("could not be closed, so no import blocks were printed");
   });
 });

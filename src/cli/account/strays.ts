@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
@@ -12,6 +12,7 @@ import { type RemovalOutcome, removeStrays } from "../../strays/remove";
 import { renderStraysText, straysJson } from "../../strays/render";
 import { readStateSources, type SourceContext } from "../../tfstate/sources";
 import type { StateSnapshot } from "../../tfstate/state";
+import { UserFacingError } from "../../user-facing";
 import { type CommandIO, inCi, processIO } from "../io";
 import { type ApiAccess, type ApiFlags, apiAccess, commandErrorText, isUserFacing } from "./api-access";
 
@@ -92,6 +93,103 @@ function stillStrays(first: StrayReport, second: StrayReport): { report: StrayRe
   };
 }
 
+/** A file `--output-import` cannot take, or import blocks that could not be kept. */
+class ImportOutputError extends UserFacingError {}
+
+/** How `--output-import` refuses a file that is there: never replaced, as `gpurental example` refuses. */
+function outputTaken(file: string): ImportOutputError {
+  return new ImportOutputError(
+    `--output-import ${file} already exists: choose another file or remove it (an existing file is never replaced)`,
+  );
+}
+
+/** Why a file operation failed, in words and with the system's code. */
+function fileProblem(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  const words: Record<string, string> = {
+    ENOENT: "its directory does not exist",
+    ENOTDIR: "a part of its path is not a directory",
+    EISDIR: "it is a directory",
+    EACCES: "permission denied",
+    EPERM: "operation not permitted",
+    EROFS: "the file system is read-only",
+    ENOSPC: "no space left on the device",
+    EDQUOT: "the disk quota is exceeded",
+  };
+  const message = err instanceof Error ? err.message : String(err);
+  return code && words[code] ? `${words[code]} (${code})` : message;
+}
+
+/**
+ * Writes the import blocks to `file`, which must not exist yet (opened with "wx": not even a file
+ * created meanwhile is replaced). A file left half-written is removed; every failure is an
+ * {@link ImportOutputError} naming the flag, the file and why.
+ */
+function writeImportFile(file: string, text: string): void {
+  let fd: number;
+  try {
+    fd = openSync(file, "wx");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") throw outputTaken(file);
+    throw new ImportOutputError(
+      `--output-import ${file} could not be written: ${fileProblem(err)}. Nothing was adopted: choose a file in a directory that can be written.`,
+    );
+  }
+  let failure: unknown;
+  try {
+    writeFileSync(fd, text);
+  } catch (err) {
+    failure = err;
+  }
+  try {
+    closeSync(fd);
+  } catch (err) {
+    failure ??= err;
+  }
+  if (failure === undefined) return;
+  let removed = "the partial file was removed";
+  try {
+    rmSync(file, { force: true });
+  } catch (rmErr) {
+    removed = `the partial file could not be removed (${fileProblem(rmErr)}): delete it`;
+  }
+  throw new ImportOutputError(
+    `--output-import ${file} could not be written: ${fileProblem(failure)}. Nothing was adopted (${removed}).`,
+  );
+}
+
+/**
+ * Closes the journal entries of the instances the import blocks adopt, once the blocks are written
+ * (`written`, the file) or about to be printed. When that fails, the written file is removed again:
+ * import blocks next to open entries would let an apply adopt one instance at two addresses.
+ */
+function closeAdoptedEntries(
+  ids: readonly string[],
+  sources: readonly string[],
+  io: CommandIO,
+  written: string | undefined,
+): void {
+  try {
+    closeImportedEntries(ids, sources, io.env, io.cwd);
+  } catch (err) {
+    let kept = "";
+    if (written) {
+      try {
+        rmSync(written, { force: true });
+        kept = `, so ${written} was removed again`;
+      } catch (rmErr) {
+        kept = `, and ${written} could not be removed (${fileProblem(rmErr)}): delete it before the next apply`;
+      }
+    } else {
+      kept = ", so no import blocks were printed";
+    }
+    const why = (err instanceof Error ? err.message : String(err)).replace(/\.$/, "");
+    throw new ImportOutputError(
+      `the deploy journal entries of the instances to adopt could not be closed${kept} (with the entries open, an apply could adopt an instance the import blocks also import): ${why}. Run the command again once the journal can be written.`,
+    );
+  }
+}
+
 /** Runs `gpurental strays` and returns its exit code (see {@link STRAYS_EXIT}). */
 export async function runStrays(
   sources: readonly string[],
@@ -110,29 +208,31 @@ export async function runStrays(
     }
     if (opts.yes && !opts.destroy)
       throw new InvalidArgumentError("--yes confirms --destroy, which was not given");
+    const outputFile = opts.outputImport === undefined ? undefined : resolve(io.cwd, opts.outputImport);
+    // Refused before anything is read, whether or not there turn out to be strays; the write
+    // itself refuses a file created meanwhile.
+    if (outputFile !== undefined && existsSync(outputFile)) throw outputTaken(outputFile);
     const api = apiAccess(opts, io.env, "gpurental-strays");
     const ctx: SourceContext = { env: io.env, cwd: io.cwd, readStdin: () => io.readStdin() };
     const report = await listStrays(sources, opts, api, ctx, () => io.now());
-    const hcl = opts.import || opts.outputImport ? importConfiguration(report) : "";
+    const hcl = opts.import || opts.outputImport !== undefined ? importConfiguration(report) : "";
     const found = strayCount(report);
+    // The file first: a journal entry closed for import blocks that were never written would leave
+    // its instance adopted by nothing.
+    const written = outputFile !== undefined && hcl ? outputFile : undefined;
+    if (written) writeImportFile(written, hcl);
     // The import blocks say where these instances go: no create of a journal may adopt them too.
-    if (hcl) {
-      closeImportedEntries(
+    if (hcl)
+      closeAdoptedEntries(
         report.instances.map((s) => s.instance.id),
         sources,
-        io.env,
-        io.cwd,
+        io,
+        written,
       );
-    }
 
-    if (opts.outputImport) {
-      const file = resolve(io.cwd, opts.outputImport);
-      if (hcl) {
-        writeFileSync(file, hcl);
-        io.stderr(`Import blocks for ${found} stray(s) written to ${file}\n`);
-      } else {
-        io.stderr(`No strays: ${file} was not written\n`);
-      }
+    if (outputFile !== undefined) {
+      if (written) io.stderr(`Import blocks for ${found} stray(s) written to ${written}\n`);
+      else io.stderr(`No strays: ${outputFile} was not written\n`);
     }
     if (!opts.json) {
       if (opts.import) {
@@ -252,7 +352,10 @@ export function register(program: Command): void {
       "--import",
       "print import and resource blocks that adopt the strays on stdout (the table goes to stderr)",
     )
-    .option("--output-import <file>", "write the import and resource blocks to a file")
+    .option(
+      "--output-import <file>",
+      "write the import and resource blocks to a new file (an existing file is never replaced)",
+    )
     .option("--destroy", "destroy the stray instances and revoke the stray API keys, after confirmation")
     .option(
       "--yes",
