@@ -24,19 +24,60 @@ export function hclString(s: string): string {
 
 const UNSAFE = new RegExp(`[${UNSAFE_CHARACTERS}]`, "g");
 
-/** A resource name from a label or key name and the id: `stray_<words>_<first 8 of the id>`. */
-export function strayResourceName(words: string | null, id: string): string {
+/** The characters of an id a resource name takes: letters and digits, lower case. */
+function idChars(id: string): string {
+  return id.replace(/[^0-9a-zA-Z]/g, "").toLowerCase();
+}
+
+/**
+ * A resource name from a label or key name and the id: `stray_<words>_<first idLength characters
+ * of the id>` (8 unless names collide, see {@link strayResourceNames}).
+ */
+export function strayResourceName(words: string | null, id: string, idLength = 8): string {
   const slug = (words ?? "")
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "_")
     .replace(/^_+|_+$/g, "")
     .slice(0, 40)
     .replace(/_+$/, "");
-  const short = id
-    .replace(/[^0-9a-zA-Z]/g, "")
-    .slice(0, 8)
-    .toLowerCase();
-  return ["stray", slug, short].filter((p) => p !== "").join("_");
+  return ["stray", slug, idChars(id).slice(0, idLength)].filter((p) => p !== "").join("_");
+}
+
+/**
+ * The resource names of objects written into one configuration, each distinct: Terraform refuses
+ * two blocks of one name. Ids created close together share their first characters (time-ordered
+ * ids share the first 8 for about a minute), so where names collide, the id part of each of them
+ * is lengthened one character at a time until they differ; names that still collide (ids equal
+ * once reduced to lower-case letters and digits) are numbered `_2`, `_3`, … in the order given.
+ * The same objects always get the same names.
+ */
+export function strayResourceNames(objects: readonly { words: string | null; id: string }[]): string[] {
+  const lengths = objects.map(() => 8);
+  const names = () => objects.map((o, i) => strayResourceName(o.words, o.id, lengths[i]));
+  for (;;) {
+    const current = names();
+    const count = new Map<string, number>();
+    for (const n of current) count.set(n, (count.get(n) ?? 0) + 1);
+    let lengthened = false;
+    current.forEach((n, i) => {
+      const length = lengths[i]!;
+      if (count.get(n)! > 1 && length < idChars(objects[i]!.id).length) {
+        lengths[i] = length + 1;
+        lengthened = true;
+      }
+    });
+    if (!lengthened) break;
+  }
+  const final = names();
+  const bases = new Set(final);
+  const taken = new Set<string>();
+  return final.map((n) => {
+    let name = n;
+    // A numbered name must not be another object's own name either.
+    for (let k = 2; taken.has(name) || (name !== n && bases.has(name)); k++) name = `${n}_${k}`;
+    taken.add(name);
+    return name;
+  });
 }
 
 function block(kind: string, labels: string[], attrs: [string, string][], comments: string[] = []): string {
@@ -57,9 +98,8 @@ function comment(text: string): string {
     .join("\n");
 }
 
-function instanceBlocks(s: StrayInstance): string {
+function instanceBlocks(s: StrayInstance, name: string): string {
   const i = s.instance;
-  const name = strayResourceName(i.label, i.id);
   const attrs: [string, string][] = [
     ["offer_id", hclString(i.offer.id)],
     ["template_id", hclString(i.template.id ?? "")],
@@ -91,8 +131,7 @@ function instanceBlocks(s: StrayInstance): string {
   ].join("\n");
 }
 
-function keyBlocks(k: StrayApiKey): string {
-  const name = strayResourceName(k.key.name, k.key.id);
+function keyBlocks(k: StrayApiKey, name: string): string {
   return [
     comment(
       `API key ${k.key.id} "${k.key.name}" (${k.key.kind}, ${k.key.prefix}…), created ${k.key.created_at}.\nIts secret is not readable again: the imported key's \`secret\` stays null.`,
@@ -124,12 +163,17 @@ function keyBlocks(k: StrayApiKey): string {
 export function importConfiguration(r: StrayReport): string {
   const keys = r.apiKeys.filter((k) => !k.thisCredential);
   if (r.instances.length === 0 && keys.length === 0) return "";
+  // One set of names for both kinds: no two blocks of the output share a name.
+  const names = strayResourceNames([
+    ...r.instances.map((s) => ({ words: s.instance.label, id: s.instance.id })),
+    ...keys.map((k) => ({ words: k.key.name, id: k.key.id })),
+  ]);
   const parts = [
     comment(
       `Adopts what no state held when \`gpurental strays\` listed the organization (${new Date(r.at).toISOString()}).\nAdd this file to the configuration that should manage them; \`terraform plan\` then shows\neach as an import, and \`terraform apply\` records them in the state.`,
     ),
-    ...r.instances.map(instanceBlocks),
-    ...keys.map(keyBlocks),
+    ...r.instances.map((s, n) => instanceBlocks(s, names[n]!)),
+    ...keys.map((k, n) => keyBlocks(k, names[r.instances.length + n]!)),
   ];
   const own = r.apiKeys.find((k) => k.thisCredential);
   if (own) {

@@ -94,6 +94,14 @@ test("any state file and any listing: a report with nothing raw and no secret, o
         for (const s of SECRETS) expect(out).not.toContain(s);
       }
       expect(JSON.parse(printed[2]!)).toEqual(JSON.parse(stringify(straysJson(r)) ?? ""));
+      // The ids share their first 8 characters and many labels make the same name: still one
+      // resource block per address, and every import into one of them.
+      const resources = [...printed[1]!.matchAll(/^resource "(\S+)" "(\S+)" \{$/gm)].map(
+        (m) => `${m[1]}.${m[2]}`,
+      );
+      const imports = [...printed[1]!.matchAll(/^ {2}to = (\S+)$/gm)].map((m) => m[1]!);
+      expect(new Set(resources).size).toBe(resources.length);
+      expect(imports.sort()).toEqual(resources.sort());
       reports++;
     }),
     { seed: SEED, numRuns: RUNS },

@@ -6,7 +6,7 @@ import { UNSAFE_CHARACTERS } from "../display";
 import { parseJsonDocument } from "../tfstate/json";
 import { readTerraformDocument } from "../tfstate/plan";
 import type { StateSnapshot } from "../tfstate/state";
-import { hclString, importConfiguration, strayResourceName } from "./adopt";
+import { hclString, importConfiguration, strayResourceName, strayResourceNames } from "./adopt";
 import { findStrays, heldObjects, strayCount } from "./find";
 import { renderStraysText, straysJson } from "./render";
 
@@ -190,4 +190,97 @@ test("labels, names and statuses from the API reach the terminal escaped, never 
   expect(text).toContain(`(leaving\\x0d\\x0a${"evil\\x1b"}`);
   // Nor in the import blocks, printed on stdout with --import.
   expect(importConfiguration(r).replace(/\n/g, "")).not.toMatch(new RegExp(`[${UNSAFE_CHARACTERS}]`));
+});
+
+/** The `to` of every import block and the address of every resource block of a configuration. */
+function addresses(hcl: string): { imports: string[]; resources: string[] } {
+  return {
+    imports: [...hcl.matchAll(/^ {2}to = (\S+)$/gm)].map((m) => m[1]!),
+    resources: [...hcl.matchAll(/^resource "(\S+)" "(\S+)" \{$/gm)].map((m) => `${m[1]}.${m[2]}`),
+  };
+}
+
+describe("resource names are unique within one configuration", () => {
+  // Time-ordered ids (UUIDv7) of objects created within a minute share their first 8 characters.
+  const A = "01890a5d-ac96-774b-bcce-b302099a8057";
+  const B = "01890a5d-ac97-7c4f-8a1d-0d5e4f2a9b11";
+  const C = "01890a5d-ac97-7d00-9e2a-3c4d5e6f7a8b";
+  const D = "01890a5d-f000-7000-8000-000000000000";
+
+  test("unlabelled instances: the id part is lengthened until the names differ, and only there", () => {
+    expect(strayResourceNames([A, B, C, D].map((id) => ({ words: null, id })))).toEqual([
+      "stray_01890a5dac96",
+      "stray_01890a5dac977c",
+      "stray_01890a5dac977d",
+      "stray_01890a5df",
+    ]);
+    // A name that collides with nothing keeps its 8 characters.
+    expect(strayResourceNames([{ words: null, id: A }])).toEqual(["stray_01890a5d"]);
+  });
+
+  test("labels that make the same name collide too; other labels keep their short names", () => {
+    expect(
+      strayResourceNames([
+        { words: "GPU 1", id: A },
+        { words: "gpu-1", id: B },
+        { words: "train", id: C },
+        { words: "gpu_1", id: D },
+      ]),
+    ).toEqual([
+      "stray_gpu_1_01890a5dac96",
+      "stray_gpu_1_01890a5dac97",
+      "stray_train_01890a5d",
+      "stray_gpu_1_01890a5df",
+    ]);
+    // Labels alike in their first 40 characters only.
+    const long = "x".repeat(40);
+    expect(
+      strayResourceNames([
+        { words: `${long}a`, id: A },
+        { words: `${long}b`, id: B },
+      ]),
+    ).toEqual([`stray_${long}_01890a5dac96`, `stray_${long}_01890a5dac97`]);
+  });
+
+  test("ids alike once reduced to letters and digits are numbered, in order, never onto another's name", () => {
+    expect(
+      strayResourceNames([
+        { words: null, id: "AB-12" },
+        { words: null, id: "ab12" },
+        { words: null, id: "ab_12" },
+        { words: "ab12", id: "2" },
+        { words: null, id: "ab12-2" },
+      ]),
+    ).toEqual(["stray_ab12", "stray_ab12_3", "stray_ab12_4", "stray_ab12_2", "stray_ab122"]);
+  });
+
+  test("the same listing always gets the same names", () => {
+    const objects = [A, B, C, D].map((id) => ({ words: null, id }));
+    expect(strayResourceNames(objects)).toEqual(strayResourceNames(objects.map((o) => ({ ...o }))));
+  });
+
+  test("import configuration: one resource block per name, each import into one of them", () => {
+    const r = findStrays({
+      instances: [
+        makeInstance({ id: A, created_at: "2026-11-24T09:00:00.000Z" }),
+        makeInstance({ id: B, created_at: "2026-11-24T09:00:01.000Z" }),
+        makeInstance({ id: C, label: "job", created_at: "2026-11-24T09:00:02.000Z" }),
+        makeInstance({ id: D, label: "job", created_at: "2026-11-24T09:00:03.000Z" }),
+      ],
+      apiKeys: [key("01890a5d-ac96-7000-8000-000000000001", { name: "job" })],
+      states: [],
+      now: NOW,
+    });
+    const { imports, resources } = addresses(importConfiguration(r));
+    expect(resources).toHaveLength(5);
+    expect(new Set(resources).size).toBe(5);
+    expect(imports.sort()).toEqual([...resources].sort());
+    expect(resources).toEqual([
+      "gpurental_instance.stray_01890a5dac96",
+      "gpurental_instance.stray_01890a5dac97",
+      "gpurental_instance.stray_job_01890a5dac97",
+      "gpurental_instance.stray_job_01890a5df",
+      "gpurental_api_key.stray_job_01890a5dac96",
+    ]);
+  });
 });
