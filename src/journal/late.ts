@@ -21,6 +21,22 @@ export const LATE_ARRIVAL_WATCH_ENV = "GPURENTAL_LATE_ARRIVAL_WATCH";
 /** How long an abandoned deploy is watched by default, from when it was sent. */
 export const DEFAULT_LATE_ARRIVAL_WATCH_MS = 48 * 3600_000;
 
+/**
+ * How long an abandoned deploy is watched, as GPURENTAL_LATE_ARRIVAL_WATCH sets it (the default
+ * when unset or empty), or why its value is refused: no duration, or none at all ("0s"). The
+ * provider and `gpurental strays` both read it here, so they accept and refuse the same values in
+ * the same words.
+ */
+export function lateArrivalWatch(env: NodeJS.ProcessEnv): { ms: number } | { invalid: string } {
+  const raw = env[LATE_ARRIVAL_WATCH_ENV];
+  if (!raw) return { ms: DEFAULT_LATE_ARRIVAL_WATCH_MS };
+  const ms = parseDuration(raw);
+  if (ms) return { ms };
+  return {
+    invalid: `The ${LATE_ARRIVAL_WATCH_ENV} environment variable must be a duration such as "48h" (at most 480h); got ${JSON.stringify(raw.slice(0, 100))}.`,
+  };
+}
+
 const journalLog = logger.child("journal");
 
 /** The abandoned instance deploys still watched at `now`: sent less than `watchMs` ago. */
@@ -112,17 +128,11 @@ export async function lateArrivalDiagnostics(
   list: () => Promise<Instance[]>,
   env: NodeJS.ProcessEnv,
 ): Promise<Diagnostic[]> {
-  const raw = env[LATE_ARRIVAL_WATCH_ENV];
-  const watchMs = raw ? parseDuration(raw) : DEFAULT_LATE_ARRIVAL_WATCH_MS;
-  if (!watchMs) {
-    return [
-      {
-        severity: "error",
-        summary: `Invalid ${LATE_ARRIVAL_WATCH_ENV}`,
-        detail: `The ${LATE_ARRIVAL_WATCH_ENV} environment variable must be a duration such as "48h" (at most 480h); got ${JSON.stringify((raw ?? "").slice(0, 100))}.`,
-      },
-    ];
+  const watch = lateArrivalWatch(env);
+  if ("invalid" in watch) {
+    return [{ severity: "error", summary: `Invalid ${LATE_ARRIVAL_WATCH_ENV}`, detail: watch.invalid }];
   }
+  const watchMs = watch.ms;
   try {
     const { arrivals, watchEnds } = await lateArrivalsOf(journal, list, Date.now(), watchMs);
     return arrivals.map((a) => ({ severity: "warning", ...lateArrivalWarning(a, watchEnds(a.entry)) }));

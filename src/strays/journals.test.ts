@@ -109,3 +109,13 @@ test("a stray matching a deploy the journal gave up, created after it was sent, 
   });
   expect(markLateArrivals(later, [dir], { GPURENTAL_LATE_ARRIVAL_WATCH: "30m" }, "/", now)).toBe(0);
 });
+
+test("a watch the provider refuses is refused here in its words: no silent default", () => {
+  const report = findStrays({ instances: [], apiKeys: [], states: [], now: 0 });
+  for (const value of ["banana", "0s", "0h0m"]) {
+    expect(() => markLateArrivals(report, [dir], { GPURENTAL_LATE_ARRIVAL_WATCH: value }, "/", 0)).toThrow(
+      `The GPURENTAL_LATE_ARRIVAL_WATCH environment variable must be a duration such as "48h" (at most 480h); got "${value}".`,
+    );
+  }
+  expect(markLateArrivals(report, [dir], { GPURENTAL_LATE_ARRIVAL_WATCH: "" }, "/", 0)).toBe(0);
+});

@@ -1,14 +1,9 @@
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseDuration } from "../framework";
 import type { JournalEntry } from "../journal";
-import {
-  DEFAULT_LATE_ARRIVAL_WATCH_MS,
-  findLateArrivals,
-  LATE_ARRIVAL_WATCH_ENV,
-  watchedAbandoned,
-} from "../journal/late";
+import { findLateArrivals, lateArrivalWatch, watchedAbandoned } from "../journal/late";
 import { type OpenedJournal, workingDirJournals } from "../journal/open";
+import { UserFacingError } from "../user-facing";
 import type { StrayReport } from "./find";
 
 // What `gpurental strays` reads and writes of the deploy journals (src/journal) of the working
@@ -68,6 +63,19 @@ export function closeImportedEntries(
   return n;
 }
 
+/** A GPURENTAL_LATE_ARRIVAL_WATCH the provider would refuse, refused by `gpurental strays` in its words. */
+export class LateArrivalWatchError extends UserFacingError {}
+
+/**
+ * How long an abandoned deploy is watched (GPURENTAL_LATE_ARRIVAL_WATCH, as the provider reads it);
+ * throws a {@link LateArrivalWatchError} for a value the provider refuses.
+ */
+export function lateArrivalWatchMs(env: NodeJS.ProcessEnv): number {
+  const watch = lateArrivalWatch(env);
+  if ("invalid" in watch) throw new LateArrivalWatchError(watch.invalid);
+  return watch.ms;
+}
+
 /** Marks the report's instances that are late arrivals of a given-up deploy; returns how many. */
 export function markLateArrivals(
   report: StrayReport,
@@ -76,9 +84,7 @@ export function markLateArrivals(
   cwd: string,
   now: number,
 ): number {
-  const watchMs =
-    (env[LATE_ARRIVAL_WATCH_ENV] && parseDuration(env[LATE_ARRIVAL_WATCH_ENV])) ||
-    DEFAULT_LATE_ARRIVAL_WATCH_MS;
+  const watchMs = lateArrivalWatchMs(env);
   const abandoned: { entry: JournalEntry; journal: string }[] = [];
   const referenced = new Set<string>();
   for (const { name, journal } of sourceJournals(sources, env, cwd)) {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { CREDENTIALS } from "../../api/testing/credentials";
 import { makeInstance } from "../../api/testing/fixtures";
 import { DeployJournal, JournalError, locateJournal, type RunIdentity } from "../../journal";
+import { lateArrivalDiagnostics } from "../../journal/late";
 import * as strayJournals from "../../strays/journals";
 import type { CommandIO } from "../io";
 import { type ApiFlags, apiAccess } from "./api-access";
@@ -384,4 +385,21 @@ describe("a stray that a deploy journal names: nothing changed goes unsaid, noth
     expect(y.out).toBe("");
     expect(y.err).toContain("could not be closed, so no import blocks were printed");
   });
+
+  test.each(["banana", "0s", "481h"])(
+    "GPURENTAL_LATE_ARRIVAL_WATCH=%s is refused as the provider refuses it, before anything is read",
+    async (value) => {
+      const x = io({ ...env, GPURENTAL_LATE_ARRIVAL_WATCH: value }, dir);
+      expect(await runStrays([stack], {}, x)).toBe(STRAYS_EXIT.failed);
+      expect(requests).toEqual([]);
+      const [provider] = await lateArrivalDiagnostics(journal(), async () => [], {
+        GPURENTAL_LATE_ARRIVAL_WATCH: value,
+      });
+      expect(provider).toMatchObject({ severity: "error", summary: "Invalid GPURENTAL_LATE_ARRIVAL_WATCH" });
+      expect(x.err).toBe(`error: ${provider!.detail}\n`);
+      expect(x.err).toBe(
+        `error: The GPURENTAL_LATE_ARRIVAL_WATCH environment variable must be a duration such as "48h" (at most 480h); got "${value}".\n`,
+      );
+    },
+  );
 });

@@ -7,7 +7,7 @@ import type { ApiKey, Instance } from "../../api/schemas";
 import { jsonEscaped } from "../../display";
 import { importConfiguration } from "../../strays/adopt";
 import { findStrays, type StrayReport, strayCount } from "../../strays/find";
-import { closeImportedEntries, markLateArrivals } from "../../strays/journals";
+import { closeImportedEntries, lateArrivalWatchMs, markLateArrivals } from "../../strays/journals";
 import { type RemovalOutcome, removeStrays } from "../../strays/remove";
 import { renderStraysText, straysJson } from "../../strays/render";
 import { readStateSources, type SourceContext } from "../../tfstate/sources";
@@ -212,6 +212,7 @@ export async function runStrays(
     // Refused before anything is read, whether or not there turn out to be strays; the write
     // itself refuses a file created meanwhile.
     if (outputFile !== undefined && existsSync(outputFile)) throw outputTaken(outputFile);
+    lateArrivalWatchMs(io.env);
     const api = apiAccess(opts, io.env, "gpurental-strays");
     const ctx: SourceContext = { env: io.env, cwd: io.cwd, readStdin: () => io.readStdin() };
     const report = await listStrays(sources, opts, api, ctx, () => io.now());
