@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Command } from "commander";
 import { CREDENTIALS } from "../../api/testing/credentials";
 import { makeInstance } from "../../api/testing/fixtures";
 import { DeployJournal, JournalError, locateJournal, type RunIdentity } from "../../journal";
@@ -11,11 +12,11 @@ import * as strayJournals from "../../strays/journals";
 import type { CommandIO } from "../io";
 import { type ApiFlags, apiAccess } from "./api-access";
 import { runPlanReport } from "./plan-report";
-import { runStrays, STRAYS_EXIT, type StraysOptions } from "./strays";
+import { register, runStrays, STRAYS_EXIT, type StraysOptions } from "./strays";
 
 // `gpurental strays` refusing what it must refuse before it reads anything, the API settings it
-// shares with plan-report, and what --output-import does to the file and the deploy journal when
-// a step fails. Finding strays against the fake backend
+// shares with plan-report, its flags as the command line gives them, and what --output-import does
+// to the file and the deploy journal when a step fails. Finding strays against the fake backend
 // and the real terraform is in test/e2e/commands/strays.e2e.test.ts.
 
 const TOKEN = `gps_${"7e57".repeat(12)}`;
@@ -402,4 +403,49 @@ describe("a stray that a deploy journal names: nothing changed goes unsaid, noth
       );
     },
   );
+});
+
+describe("the command line", () => {
+  /** The sources and options `gpurental strays` gets from `args`, or commander's error. */
+  async function parsed(args: string[]): Promise<{ sources: string[]; opts: StraysOptions } | string> {
+    const program = new Command().exitOverride();
+    let err = "";
+    program.configureOutput({ writeErr: (t) => (err += t), writeOut: () => {} });
+    register(program);
+    let got: { sources: string[]; opts: StraysOptions } | undefined;
+    program.commands
+      .find((c) => c.name() === "strays")!
+      .action((sources: string[], opts: StraysOptions) => {
+        got = { sources, opts };
+      });
+    try {
+      await program.parseAsync(["strays", ...args], { from: "user" });
+    } catch {
+      return err;
+    }
+    return got!;
+  }
+
+  test.each<[string[], string[], string[] | undefined]>([
+    [["--stack", "a", "empty.tfstate"], ["empty.tfstate"], ["a"]],
+    [
+      ["--stack", "a", "--stack", "b", "app", "s.tfstate"],
+      ["app", "s.tfstate"],
+      ["a", "b"],
+    ],
+    [["app", "--stack=gpu"], ["app"], ["gpu"]],
+    [["app"], ["app"], undefined],
+  ])("%j: sources %j, stacks %j", async (args, sources, stack) => {
+    const got = await parsed(args);
+    expect(got).toMatchObject({ sources });
+    expect(typeof got === "object" && got.opts.stack).toEqual(stack);
+  });
+
+  test("--stack takes one name per use, and the help says to repeat it", async () => {
+    const program = new Command();
+    register(program);
+    const help = program.commands.find((c) => c.name() === "strays")!.helpInformation();
+    expect(help).toMatch(/--stack <name> +a CDKTF stack to read .*repeat it for several/s);
+    expect(help).not.toContain("<name...>");
+  });
 });

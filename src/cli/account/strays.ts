@@ -341,8 +341,9 @@ export function register(program: Command): void {
       "states to compare with: state files (.tfstate), `terraform show -json` output (state or plan), saved plan files, Terraform working directories (read with `terraform state pull`), CDKTF or CDK Terrain projects (every synthesized stack, or --stack) or synthesized stack directories; - reads JSON from stdin",
     )
     .option(
-      "--stack <name...>",
-      "CDKTF stacks to read from the CDKTF projects given (default: all synthesized stacks)",
+      "--stack <name>",
+      "a CDKTF stack to read from the CDKTF projects given; repeat it for several (default: all synthesized stacks)",
+      (name: string, previous: string[] | undefined) => [...(previous ?? []), name],
     )
     .option(
       "--plan-dir <dir>",

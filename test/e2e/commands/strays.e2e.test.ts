@@ -276,6 +276,10 @@ test("a CDKTF project's stacks hold what they deployed, under synthesized names"
     expect(await runStrays([s.tf.workDir, source], {}, both)).toBe(STRAYS_EXIT.none);
     expect(both.out).toContain(`CDKTF stack gpu-stack (${statePath}): 1 instance, 0 API keys`);
   }
+  // --stack takes one name per use: the project after it is a source, not a second stack.
+  const named = await runBinary(["strays", "--stack", "gpu-stack", project], s.tf.env, s.tf.root);
+  expect({ code: named.code, stderr: named.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(named.stdout).toContain(`CDKTF stack gpu-stack (${statePath}): 1 instance, 0 API keys`);
   // A stack that was never synthesized is named, with the ones that were.
   const wrong = testIO(s.tf.env, s.tf.root);
   expect(await runStrays([project], { stack: ["gpu"] }, wrong)).toBe(STRAYS_EXIT.failed);
