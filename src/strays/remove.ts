@@ -51,14 +51,24 @@ export async function removeStrays(
       `${what} ${o.id}${o.name ? ` (${o.name})` : ""}: ${o.result}${o.detail ? `: ${o.detail}` : ""}`,
     );
   };
-  // All destroys are sent first, then waited for together: instances stop billing sooner.
+  // All destroys are sent first, then waited for together: instances stop billing sooner. Each
+  // accepted destroy is said at once: the wait can be long, and a command stopped during it must
+  // not have destroyed anything unsaid.
   const sent: Instance[] = [];
   for (const s of report.instances) {
     const i = s.instance;
+    let accepted: Instance;
     try {
-      sent.push(await client.destroyInstance(i.id));
+      accepted = await client.destroyInstance(i.id);
     } catch (err) {
       record({ type: "instance", id: i.id, name: i.label, result: "failed", detail: reason(err) });
+      continue;
+    }
+    sent.push(accepted);
+    if (opts.wait) {
+      opts.progress(
+        `instance ${i.id}${i.label ? ` (${i.label})` : ""}: destroy accepted, waiting until destroyed`,
+      );
     }
   }
   await Promise.all(

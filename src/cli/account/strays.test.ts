@@ -293,6 +293,8 @@ describe("a stray that a deploy journal names: nothing changed goes unsaid, noth
   const gone: RunIdentity = { id: "gone", pid: 2 ** 22 + 1, boot: "another-boot" };
   let server: ReturnType<typeof createServer>;
   let requests: string[];
+  /** The stray instance's status as the server answers it. */
+  let status: "running" | "destroying" | "destroyed";
   let env: NodeJS.ProcessEnv;
   let stack: string;
   const journal = () => new DeployJournal(locateJournal({ cwd: stack, env: {} }), { run: gone });
@@ -303,12 +305,20 @@ describe("a stray that a deploy journal names: nothing changed goes unsaid, noth
 
   beforeEach(async () => {
     requests = [];
+    status = "running";
     server = createServer((req, res) => {
       const url = req.url ?? "";
       requests.push(`${req.method} ${url}`);
-      const items = url.startsWith("/v1/instances") ? [makeInstance({ id: STRAY, label: "lost" })] : [];
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ items }));
+      const json = (body: unknown) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
+      };
+      const instance = () => makeInstance({ id: STRAY, label: "lost", status });
+      if (url.startsWith(`/v1/instances/${STRAY}`)) {
+        if (req.method === "DELETE" && status === "running") status = "destroying";
+        return json(instance());
+      }
+      json({ items: url.startsWith("/v1/instances") ? [instance()] : [] });
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     env = {
@@ -385,6 +395,25 @@ describe("a stray that a deploy journal names: nothing changed goes unsaid, noth
     expect(await runStrays([stack], { import: true }, y)).toBe(STRAYS_EXIT.failed);
     expect(y.out).toBe("");
     expect(y.err).toContain("could not be closed, so no import blocks were printed");
+  });
+
+  test("--destroy says each destroy the API accepted at once, not only after the wait", async () => {
+    const x = io(env, dir);
+    const run = runStrays([stack], { destroy: true, yes: true, waitTimeout: 60_000 }, x);
+    let done = false;
+    void run.finally(() => {
+      done = true;
+    });
+    const until = Date.now() + 10_000;
+    while (!x.out.includes("destroy accepted") && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 20));
+    expect({ done, out: x.out }).toEqual({
+      done: false,
+      out: expect.stringContaining(`instance ${STRAY} (lost): destroy accepted, waiting until destroyed\n`),
+    });
+    status = "destroyed";
+    expect(await run).toBe(STRAYS_EXIT.none);
+    expect(x.out).toContain(`instance ${STRAY} (lost): destroyed\n`);
   });
 
   test.each(["banana", "0s", "481h"])(
