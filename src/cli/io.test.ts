@@ -94,3 +94,16 @@ test("an error event of the stream itself (a write made past the guard, e.g. the
   g.write(g.stdout, "after\n");
   expect(g.stdout.dropped).toBe(1);
 });
+
+test("delivered says whether what was written so far reached the output", async () => {
+  const fine = failingAfter(100, "EPIPE");
+  const ok = new OutputGuard(fine, failingAfter(100, "EPIPE"));
+  ok.write(ok.stdout, "import blocks\n");
+  await expect(ok.delivered(ok.stdout)).resolves.toBe(true);
+
+  const closed = failingAfter(0, "EPIPE");
+  const g = new OutputGuard(closed, failingAfter(100, "EPIPE"));
+  g.write(g.stdout, "import blocks\n");
+  await expect(g.delivered(g.stdout)).resolves.toBe(false);
+  await expect(g.delivered(g.stdout)).resolves.toBe(false);
+});

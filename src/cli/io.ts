@@ -18,6 +18,12 @@ export interface CommandIO {
   ask(question: string): Promise<string | undefined>;
   /** Now, in ms. */
   now(): number;
+  /**
+   * Resolves once what was written to stdout so far has been handed on: true when all of it was,
+   * false when the output failed (a closed pipe, a full disk). For what must be delivered before
+   * the command acts on it.
+   */
+  stdoutDelivered(): Promise<boolean>;
 }
 
 /**
@@ -116,6 +122,22 @@ export class OutputGuard {
     }
   }
 
+  /** Resolves once the writes made to `o` so far are done: true when none of them failed. */
+  delivered(o: Output): Promise<boolean> {
+    if (o.failure) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      try {
+        o.stream.write("", (err) => {
+          if (err) this.failed(o, err);
+          resolve(o.failure === undefined);
+        });
+      } catch (err) {
+        this.failed(o, err as Error);
+        resolve(false);
+      }
+    });
+  }
+
   /** What the end of the command says about its outputs (one line for stderr, or none), and the exit code it calls for. */
   verdict(): { message?: string; exitCode?: number } {
     const out = this.stdout.failure;
@@ -192,6 +214,10 @@ export function processIO(): CommandIO {
         });
       }),
     now: () => Date.now(),
+    stdoutDelivered: () => {
+      const g = guardOutput();
+      return g.delivered(g.stdout);
+    },
   };
 }
 

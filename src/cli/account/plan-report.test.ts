@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseFailOn } from "../../plan-report/gates";
+import { testIO } from "../../testing/command-io";
 import { useFakeBackend } from "../../testing/fake-backend";
-import type { CommandIO } from "../io";
 import { runCommand } from "../main";
 import { PLAN_REPORT_EXIT, type PlanReportOptions, runPlanReport } from "./plan-report";
 
@@ -12,26 +12,6 @@ import { PLAN_REPORT_EXIT, type PlanReportOptions, runPlanReport } from "./plan-
 
 const fake = useFakeBackend({ workDir: "test" });
 const PLAN = readFileSync(join(__dirname, "..", "..", "tfstate", "fixtures", "plan.json"), "utf8");
-
-function testIO(env: NodeJS.ProcessEnv, cwd: string): CommandIO & { out: string; err: string } {
-  const x = {
-    out: "",
-    err: "",
-    stdout: (t: string) => {
-      x.out += t;
-    },
-    stderr: (t: string) => {
-      x.err += t;
-    },
-    env,
-    cwd,
-    interactive: false,
-    readStdin: async () => "",
-    ask: async () => undefined,
-    now: () => Date.now(),
-  };
-  return x;
-}
 
 async function report(opts: PlanReportOptions, plan = "plan.json") {
   const io = testIO(

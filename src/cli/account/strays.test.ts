@@ -9,7 +9,7 @@ import { makeInstance } from "../../api/testing/fixtures";
 import { DeployJournal, JournalError, locateJournal, type RunIdentity } from "../../journal";
 import { lateArrivalDiagnostics } from "../../journal/late";
 import * as strayJournals from "../../strays/journals";
-import type { CommandIO } from "../io";
+import { testIO as io, testIO } from "../../testing/command-io";
 import { type ApiFlags, apiAccess } from "./api-access";
 import { runPlanReport } from "./plan-report";
 import { register, runStrays, STRAYS_EXIT, type StraysOptions } from "./strays";
@@ -20,26 +20,6 @@ import { register, runStrays, STRAYS_EXIT, type StraysOptions } from "./strays";
 // and the real terraform is in test/e2e/commands/strays.e2e.test.ts.
 
 const TOKEN = `gps_${"7e57".repeat(12)}`;
-
-function io(env: NodeJS.ProcessEnv, cwd: string): CommandIO & { out: string; err: string } {
-  const x = {
-    out: "",
-    err: "",
-    stdout: (t: string) => {
-      x.out += t;
-    },
-    stderr: (t: string) => {
-      x.err += t;
-    },
-    env,
-    cwd,
-    interactive: false,
-    readStdin: async () => "",
-    ask: async () => undefined,
-    now: () => Date.now(),
-  };
-  return x;
-}
 
 let dir: string;
 beforeEach(() => {
@@ -390,11 +370,34 @@ describe("a stray that a deploy journal names: nothing changed goes unsaid, noth
       ),
     );
     expect(x.err).not.toContain("written to");
-    // With --import, nothing is printed.
+    // With --import, the blocks were printed first: the error says not to use them.
     const y = io(env, dir);
     expect(await runStrays([stack], { import: true }, y)).toBe(STRAYS_EXIT.failed);
-    expect(y.out).toBe("");
-    expect(y.err).toContain("could not be closed, so no import blocks were printed");
+    expect(y.out).toContain(`id = "${STRAY}"`);
+    expect(y.err).toContain(
+      "could not be closed, so the import blocks printed on standard output must not be used",
+    );
+  });
+
+  test("--import: the blocks are printed and delivered, then the entry is closed", async () => {
+    const x = io(env, dir);
+    expect(await runStrays([stack], { import: true }, x)).toBe(STRAYS_EXIT.found);
+    expect(x.out).toContain(`id = "${STRAY}"`);
+    expect(openIds()).toEqual([]);
+    const j = io(env, dir);
+    expect(await runStrays([stack], { import: true, json: true }, j)).toBe(STRAYS_EXIT.found);
+    expect(JSON.parse(j.out).import_configuration).toContain(`id = "${STRAY}"`);
+  });
+
+  test("--import to a standard output that is gone (a closed pipe): an error, and the entry stays open", async () => {
+    for (const json of [false, true]) {
+      const x = testIO(env, dir, { stdoutClosed: true });
+      expect(await runStrays([stack], { import: true, json }, x)).toBe(STRAYS_EXIT.failed);
+      expect(x.err).toContain(
+        "error: the import blocks could not be written to standard output, so nothing was adopted and no deploy journal entry was closed",
+      );
+      expect(openIds()).toEqual([STRAY]);
+    }
   });
 
   test("--destroy says each destroy the API accepted at once, not only after the wait", async () => {

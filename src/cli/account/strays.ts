@@ -181,7 +181,7 @@ function closeAdoptedEntries(
         kept = `, and ${written} could not be removed (${fileProblem(rmErr)}): delete it before the next apply`;
       }
     } else {
-      kept = ", so no import blocks were printed";
+      kept = ", so the import blocks printed on standard output must not be used";
     }
     const why = (err instanceof Error ? err.message : String(err)).replace(/\.$/, "");
     throw new ImportOutputError(
@@ -222,6 +222,20 @@ export async function runStrays(
     // its instance adopted by nothing.
     const written = outputFile !== undefined && hcl ? outputFile : undefined;
     if (written) writeImportFile(written, hcl);
+    // Or printed first, and delivered: a closed pipe or a full disk under stdout loses the blocks.
+    const printed = hcl !== "" && opts.import === true;
+    if (printed) {
+      io.stdout(
+        opts.json
+          ? `${jsonEscaped(stringify({ ...straysJson(report), import_configuration: hcl }, null, 2) ?? "")}\n`
+          : hcl,
+      );
+      if (!(await io.stdoutDelivered())) {
+        throw new ImportOutputError(
+          "the import blocks could not be written to standard output, so nothing was adopted and no deploy journal entry was closed: run the command again with the output going where it can be written, or use --output-import <file>",
+        );
+      }
+    }
     // The import blocks say where these instances go: no create of a journal may adopt them too.
     if (hcl)
       closeAdoptedEntries(
@@ -237,7 +251,7 @@ export async function runStrays(
     }
     if (!opts.json) {
       if (opts.import) {
-        io.stdout(hcl);
+        if (!printed) io.stdout(hcl);
         io.stderr(renderStraysText(report));
       } else {
         io.stdout(renderStraysText(report));
@@ -283,7 +297,7 @@ export async function runStrays(
       exit = failed ? STRAYS_EXIT.failed : left > 0 ? STRAYS_EXIT.found : STRAYS_EXIT.none;
     }
 
-    if (opts.json) {
+    if (opts.json && !printed) {
       const doc: Record<string, unknown> = straysJson(report);
       if (opts.import) doc.import_configuration = hcl;
       if (removals) doc.removals = removals;
