@@ -473,6 +473,25 @@ describe("the command line", () => {
     expect(typeof got === "object" && got.opts.stack).toEqual(stack);
   });
 
+  test.each<[string, number]>([
+    ["90s", 90_000],
+    ["1h30m", 5_400_000],
+    ["480h", 480 * 3_600_000],
+  ])("--wait-timeout %s is %d ms, as the provider reads a duration", async (value, ms) => {
+    const got = await parsed(["--destroy", "--wait-timeout", value, "app"]);
+    expect(typeof got === "object" && got.opts.waitTimeout).toBe(ms);
+  });
+
+  test.each(["0s", "481h", "99999999999h", "10", "ten minutes", "-5m"])(
+    "--wait-timeout %s is refused, naming the flag, the limit and the value",
+    async (value) => {
+      const got = await parsed(["--destroy", "--wait-timeout", value, "app"]);
+      expect(typeof got).toBe("string");
+      expect(got).toContain("--wait-timeout must be");
+      expect(got).toContain(`'${value}'`);
+    },
+  );
+
   test("--stack takes one name per use, and the help says to repeat it", async () => {
     const program = new Command();
     register(program);

@@ -5,6 +5,7 @@ import { stringify } from "lossless-json";
 import { ReadGroup } from "../../api/read-group";
 import type { ApiKey, Instance } from "../../api/schemas";
 import { jsonEscaped } from "../../display";
+import { parseDuration } from "../../framework/timeouts";
 import { importConfiguration } from "../../strays/adopt";
 import { findStrays, type StrayReport, strayCount } from "../../strays/find";
 import { closeImportedEntries, lateArrivalWatchMs, markLateArrivals } from "../../strays/journals";
@@ -313,16 +314,15 @@ export async function runStrays(
   }
 }
 
-/** Parses a duration flag: "90s", "10m", "1h". */
-function parseDuration(value: string): number {
-  const m = /^(\d+)(s|m|h)$/.exec(value.trim());
-  if (!m)
+/** Parses --wait-timeout as every duration of the provider and the command is parsed: "90s", "1h30m". */
+function parseWaitTimeout(value: string): number {
+  const ms = parseDuration(value.trim());
+  if (ms === undefined)
     throw new InvalidArgumentError(
-      `--wait-timeout must be a duration such as 90s, 10m or 1h, got '${value}'.`,
+      `--wait-timeout must be a duration of at most 480h, such as 90s, 10m or 1h30m, got '${value}'.`,
     );
-  const n = Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "s" | "m" | "h"];
-  if (n <= 0) throw new InvalidArgumentError(`--wait-timeout must be longer than 0, got '${value}'.`);
-  return n;
+  if (ms <= 0) throw new InvalidArgumentError(`--wait-timeout must be longer than 0, got '${value}'.`);
+  return ms;
 }
 
 /** Adds the API flags every reading command shares. */
@@ -380,7 +380,7 @@ export function register(program: Command): void {
     .option("--no-wait", "with --destroy, do not wait until each instance is destroyed")
     .addOption(
       new Option("--wait-timeout <duration>", "with --destroy, how long to wait for each instance (e.g. 10m)")
-        .argParser(parseDuration)
+        .argParser(parseWaitTimeout)
         .default(10 * 60_000, "10m"),
     );
   addApiOptions(cmd)
