@@ -65,11 +65,15 @@ function currentRoute(): LogRoute | undefined {
 
 /** A structured logger writing hclog JSON lines. */
 export class Logger {
-  /** Creates a logger for `module` at `level`, writing whole lines to `sink`. */
+  /**
+   * Creates a logger for `module` at `level`, writing whole lines to `sink`. Without a sink, its
+   * records follow the route of the session whose call is running (LOG_ROUTE_KEY), else stderr;
+   * with one, they go there at `level`, whatever session runs.
+   */
   constructor(
     readonly module: string,
     private level: LogLevel | "off" = levelFromEnv(),
-    private readonly sink: LogSink = (line) => process.stderr.write(line),
+    private readonly sink?: LogSink,
     private readonly fields: LogFields = {},
   ) {}
 
@@ -85,7 +89,7 @@ export class Logger {
 
   /** Whether a record at `level` would be written; lets callers skip building costly fields. */
   enabled(level: LogLevel): boolean {
-    return RANK[level] >= RANK[currentRoute()?.level ?? this.level];
+    return RANK[level] >= RANK[(this.sink ? undefined : currentRoute())?.level ?? this.level];
   }
 
   /** Logs at trace level. */
@@ -115,7 +119,7 @@ export class Logger {
 
   /** Writes one record if `level` is enabled. */
   log(level: LogLevel, message: string, fields?: LogFields): void {
-    const route = currentRoute();
+    const route = this.sink ? undefined : currentRoute();
     if (RANK[level] < RANK[route?.level ?? this.level]) return;
     const head = {
       "@level": level,
@@ -135,7 +139,9 @@ export class Logger {
       // log call into a crash: the record is written without its fields.
       line = JSON.stringify({ ...head, fields: "[unserializable]" });
     }
-    (route?.sink ?? this.sink)(`${line}\n`);
+    const sink = this.sink ?? route?.sink;
+    if (sink) sink(`${line}\n`);
+    else process.stderr.write(`${line}\n`);
   }
 }
 

@@ -179,11 +179,11 @@ describe("the log records of a session's calls", () => {
     },
   });
   // The provider's records (module "gpurental"), not the session's own ("gpurental.plugin").
-  const logged = (messages: SessionMessage[]) =>
+  const logged = (messages: SessionMessage[], module = "gpurental") =>
     messages.flatMap((m) => {
       if (m.t !== "log") return [];
       const record = JSON.parse(m.line) as { "@message": unknown; "@module": unknown };
-      return record["@module"] === "gpurental" ? [String(record["@message"])] : [];
+      return record["@module"] === module ? [String(record["@message"])] : [];
     });
 
   const open = async (socket: string, env: Record<string, string>) => {
@@ -227,6 +227,8 @@ describe("the log records of a session's calls", () => {
         "schema answered",
       ]);
       expect(logged(b.messages)).toEqual(["schema answered"]);
+      // The session's own records too: each launch is told of its own session only.
+      for (const s of [a, b]) expect(logged(s.messages, "gpurental.plugin")).toEqual(["session started"]);
 
       // A session at another level gets its records at its level only.
       a.provider.close();

@@ -4,7 +4,7 @@ import { fstatSync, linkSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server as NetServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { newRun, processLives, procStat } from "../journal/run";
-import { LOG_ROUTE_KEY, Logger, type LogRoute, levelFromEnv, logger } from "../log";
+import { LOG_ROUTE_KEY, Logger, type LogRoute, levelFromEnv } from "../log";
 import type { GrpcServer } from "../plugin/grpc-server";
 import { HandshakeError, handshakeLine } from "../plugin/handshake";
 import {
@@ -86,7 +86,8 @@ export interface ResidentDaemon {
 
 /** Serves sessions on `opts.socket` until idle; resolves once the control socket is bound. */
 export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<ResidentDaemon> {
-  const log = logger.child("resident");
+  // The process's own records go to its own log, never to a session's launch.
+  const log = new Logger("gpurental.resident", levelFromEnv(), (line) => process.stderr.write(line));
   const exit = opts.exit ?? ((code: number) => process.exit(code));
   const dir = dirname(opts.socket);
   if (!privateRunDir(dir)) throw new Error(`${dir} is not a directory only this user can use`);
@@ -207,13 +208,10 @@ export async function runResidentDaemon(opts: ResidentDaemonOptions): Promise<Re
     // One service per session, even when calls ask for it while it is being made.
     let creating: Promise<ProviderService> | undefined;
     const getService = () => {
+      const make = () =>
+        opts.createService({ env, cwd: req.cwd, ppid: req.ppid, run, ended: sessionEnded.signal });
       creating ??= (async () =>
-        inSession(
-          routes,
-          sharing,
-          route,
-          await opts.createService({ env, cwd: req.cwd, ppid: req.ppid, run, ended: sessionEnded.signal }),
-        ))().then(
+        inSession(routes, sharing, route, await (sharing.shared ? routes.run(route, make) : make())))().then(
         (made) => {
           service = made;
           return made;
