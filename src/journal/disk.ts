@@ -15,7 +15,7 @@ import {
   readSync,
   rmSync,
   statSync,
-  writeSync,
+  writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { type ParsedJournal, parseJournal } from "./records";
@@ -60,7 +60,7 @@ export function lockJournal(file: string, run: RunIdentity): () => void {
   for (;;) {
     try {
       const fd = openSync(lockPath, "wx", 0o600);
-      writeSync(fd, `${JSON.stringify(run)}\n`);
+      writeFileSync(fd, `${JSON.stringify(run)}\n`);
       closeSync(fd);
       return () => rmSync(lockPath, { force: true });
     } catch (err) {
@@ -114,7 +114,7 @@ export function append(
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const fd = openSync(file, "a", 0o600);
   try {
-    writeSync(fd, text);
+    writeFileSync(fd, text);
     if (durable) fdatasyncSync(fd);
   } finally {
     closeSync(fd);

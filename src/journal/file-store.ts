@@ -14,7 +14,7 @@ import {
   renameSync,
   rmSync,
   statSync,
-  writeSync,
+  writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { append, cutTornLine, JournalError, lockJournal, parseFile, syncDir } from "./disk";
@@ -103,6 +103,15 @@ export class FileStore implements JournalStore {
           this.file,
         );
       }
+      // What this version cannot apply was not moved with the entries: the file stays where the
+      // versions that read it look (the next process moves the entries again, adding none twice).
+      const unread = this.read().unread.length;
+      if (unread > 0) {
+        throw new JournalError(
+          `${unread} line${unread === 1 ? "" : "s"} of the deploy journal ${this.file} could not be read and ${unread === 1 ? "was" : "were"} not moved; it is kept.`,
+          this.file,
+        );
+      }
       renameSync(this.file, `${this.file}${RETIRED_SUFFIX}`);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
@@ -184,7 +193,7 @@ export class FileStore implements JournalStore {
     const tmp = `${this.file}.${process.pid}.tmp`;
     const fd = openSync(tmp, "w", 0o600);
     try {
-      writeSync(fd, `${text}\n`);
+      writeFileSync(fd, `${text}\n`);
       fsyncSync(fd);
     } finally {
       closeSync(fd);

@@ -114,7 +114,7 @@ export interface ParsedJournal {
   /** The file ends in a torn line (no newline): the next append must start on a line of its own. */
   torn?: boolean;
   /**
-   * That torn line is not a record: what remains of a write a crash cut short, which never took
+   * That torn line is not even JSON: what remains of a write a crash cut short, which never took
    * effect (a `sent` is written before its request leaves). The next write cuts it off.
    */
   tornFragment?: boolean;
@@ -210,9 +210,11 @@ export function parseJournal(text: string): ParsedJournal {
     if (!line.trim()) return;
     count++;
     let rec: JournalRecord | "other" | undefined;
+    let json = true;
     try {
       rec = readRecord(JSON.parse(line));
     } catch {
+      json = false;
       rec = undefined;
     }
     if (rec === "other") {
@@ -220,7 +222,8 @@ export function parseJournal(text: string): ParsedJournal {
       return;
     }
     if (rec === undefined) {
-      if (i === last) {
+      // Cut short by a crash: not even JSON. A whole JSON value this version cannot apply is kept.
+      if (i === last && !json) {
         tornFragment = true;
         return;
       }

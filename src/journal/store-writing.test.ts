@@ -544,6 +544,23 @@ describe("the journal a state had under an older key", () => {
     expect(k.entries()).toHaveLength(2);
   });
 
+  test("one holding lines this version cannot apply is kept where its versions look; its entries are moved once", () => {
+    const today = locateJournal({ cwd: dir, env: {} });
+    const older = { ...today, file: join(today.dir, "default-0123456789ab.jsonl") };
+    const old = new DeployJournal(older, { run: gone("old") });
+    old.answered(old.sent("instance", "sha256:x", {}), "i-9");
+    appendFileSync(older.file, '{"op":"a later version\'s","entry":"e"}\n');
+    const move = () =>
+      new DeployJournal(today, {
+        run: currentRun(),
+        legacy: new FileStore(older, { run: currentRun(), log: () => {} }),
+      }).entries();
+    expect(move().map((e) => e.id)).toEqual(["i-9"]);
+    expect(existsSync(older.file)).toBe(true);
+    expect(readFileSync(older.file, "utf8")).toContain("a later version's");
+    expect(move().map((e) => e.id)).toEqual(["i-9"]);
+  });
+
   test("one that changed while it was moved is kept, and moved again by the next process", () => {
     const today = locateJournal({ cwd: dir, env: {} });
     const older = { ...today, file: join(today.dir, "default-0123456789ab.jsonl") };

@@ -205,6 +205,12 @@ describe.each(STORE_KINDS)("store (%s)", (kind) => {
       expect([...read.entries.keys()]).toEqual([e, f]);
       expect(read.entries.get(e)?.id).toBe("i-4");
       expect(read.problems).toEqual([]);
+      // Whole JSON that this version cannot apply is no fragment: it is kept, as a damaged line.
+      appendFileSync(j.file, '{"op":"sent","entry":"later"}');
+      k.sent("instance", "sha256:z", {});
+      const after = parseJournal(readFileSync(j.file, "utf8"));
+      expect(after.unread.map((u) => u.text)).toEqual(['{"op":"sent","entry":"later"}']);
+      expect(after.entries.size).toBe(3);
     },
   );
 

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, lstatSync, openSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "lossless-json";
@@ -135,7 +135,7 @@ function writeNewFile(output: string, file: string, text: string): void {
     throw outputFailure(output, file, err);
   }
   try {
-    writeSync(fd, text);
+    writeFileSync(fd, text);
     closeSync(fd);
   } catch (err) {
     try {
