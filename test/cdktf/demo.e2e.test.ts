@@ -321,7 +321,7 @@ describe("gpurental demo", () => {
 
   it("rejects a malformed port", async () => {
     const run = await runCli(["demo", "--port", "http"]);
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(1);
     expect(run.stderr).toContain("--port must be a number");
   });
 });
