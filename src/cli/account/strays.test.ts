@@ -398,6 +398,16 @@ describe("a stray that a deploy journal names: nothing changed goes unsaid, noth
       );
       expect(openIds()).toEqual([STRAY]);
     }
+    // With --output-import too, the file it wrote first is removed again.
+    const both = testIO(env, dir, { stdoutClosed: true });
+    expect(await runStrays([stack], { import: true, outputImport: "adopt.tf" }, both)).toBe(
+      STRAYS_EXIT.failed,
+    );
+    expect(both.err).toContain(
+      `no deploy journal entry was closed, so ${join(dir, "adopt.tf")} was removed again`,
+    );
+    expect(existsSync(join(dir, "adopt.tf"))).toBe(false);
+    expect(openIds()).toEqual([STRAY]);
   });
 
   test("--destroy says each destroy the API accepted at once, not only after the wait", async () => {

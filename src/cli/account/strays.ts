@@ -175,12 +175,7 @@ function closeAdoptedEntries(
   } catch (err) {
     let kept = "";
     if (written) {
-      try {
-        rmSync(written, { force: true });
-        kept = `, so ${written} was removed again`;
-      } catch (rmErr) {
-        kept = `, and ${written} could not be removed (${fileProblem(rmErr)}): delete it before the next apply`;
-      }
+      kept = removedAgain(written);
     } else {
       kept = ", so the import blocks printed on standard output must not be used";
     }
@@ -188,6 +183,16 @@ function closeAdoptedEntries(
     throw new ImportOutputError(
       `the deploy journal entries of the instances to adopt could not be closed${kept} (with the entries open, an apply could adopt an instance the import blocks also import): ${why}. Run the command again once the journal can be written.`,
     );
+  }
+}
+
+/** Removes the import file the command wrote, and says so: ", so <file> was removed again". */
+function removedAgain(written: string): string {
+  try {
+    rmSync(written, { force: true });
+    return `, so ${written} was removed again`;
+  } catch (err) {
+    return `, and ${written} could not be removed (${fileProblem(err)}): delete it before the next apply`;
   }
 }
 
@@ -232,8 +237,10 @@ export async function runStrays(
           : hcl,
       );
       if (!(await io.stdoutDelivered())) {
+        // The file holds the same blocks: beside open entries, it must not stay either.
+        const removed = written ? removedAgain(written) : "";
         throw new ImportOutputError(
-          "the import blocks could not be written to standard output, so nothing was adopted and no deploy journal entry was closed: run the command again with the output going where it can be written, or use --output-import <file>",
+          `the import blocks could not be written to standard output, so nothing was adopted and no deploy journal entry was closed${removed}: run the command again with the output going where it can be written, or use --output-import <file>`,
         );
       }
     }
