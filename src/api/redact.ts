@@ -64,7 +64,15 @@ export function maskUrl(value: string | URL): string {
     /^(\s*(?:[a-z][a-z0-9+.-]*:)?\/\/|\s*)([^/?#\\\s]*)@/i,
     (_, before: string) => `${before}${URL_USERINFO_MASK}@`,
   );
-  if (!parsesAsUrl(text)) {
+  const url = parsedUrl(text);
+  if (url && (url.username || url.password)) {
+    // A URL parser takes spaces in the user information (and encodes them): so does the mask.
+    out = out.replace(
+      /^(\s*[a-z][a-z0-9+.-]*:\/\/)([^/?#\\]*)@/i,
+      (_, before: string) => `${before}${URL_USERINFO_MASK}@`,
+    );
+  }
+  if (!url) {
     // Not a URL a client would use: a password holding "/" or "?" may hide its @ further on, so
     // mask up to the last @ of the first word.
     out = out.replace(
@@ -77,12 +85,11 @@ export function maskUrl(value: string | URL): string {
   );
 }
 
-function parsesAsUrl(text: string): boolean {
+function parsedUrl(text: string): URL | undefined {
   try {
-    new URL(text.trim());
-    return true;
+    return new URL(text.trim());
   } catch {
-    return false;
+    return undefined;
   }
 }
 
