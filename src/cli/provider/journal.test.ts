@@ -114,6 +114,32 @@ describePg("gpurental journal import and export", () => {
     expect(rows.entries().map((x) => x.id)).toEqual(["i-1"]);
   });
 
+  test("export keeps the state's rows, and fails, when what is left is only rows it cannot read", async () => {
+    const location = locateJournal({ cwd: dir, env: {} });
+    // The state's row, as the first write of a journal makes it, and one record of a later version.
+    journalIn("postgresql", location).entries();
+    const c = new Client({ connectionString: journalServer().connStr() });
+    await c.connect();
+    try {
+      await c.query(
+        `insert into gpurental_journal.journals (state_key, workspace, backend, header, generation, seq)
+           values ($1, 'default', 'local', '{"op":"header"}'::jsonb, nextval('gpurental_journal.seq'), 0)`,
+        [stateKeyOf(location)],
+      );
+    } finally {
+      await c.end();
+    }
+    await appendRaw("postgresql", location, ['{"op":"renewed","entry":"b","until":"t"}']);
+    const io = testIO({ GPURENTAL_JOURNAL_URL: url() }, dir);
+    expect(runJournalExport({}, io)).toBe(JOURNAL_EXIT.failed);
+    expect(io.out).toContain(
+      "no entries. The state's rows are kept in the database: 1 of them could not be read (a record of a later version)",
+    );
+    expect(await rawRecords("postgresql", location)).toContain(
+      '{"op": "renewed", "entry": "b", "until": "t"}',
+    );
+  });
+
   /** A file journal with one entry, then `lines` as they are. */
   function fileWith(lines: string[]) {
     const location = locateJournal({ cwd: dir, env: {} });

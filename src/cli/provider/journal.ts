@@ -235,16 +235,19 @@ export function runJournalExport(opts: JournalMoveOptions, io: CommandIO): numbe
       legacy: legacyStoreOf(location, url, { env: io.env, run: currentRun() }),
     });
     const entries = kept(source.entries(), Date.now());
-    if (entries.length === 0) {
+    // Rows that could not be read (damaged, or a later version's) are not copied: deleting them
+    // would lose them for good.
+    const unread = store.read().unread.map((u) => u.problem ?? "a record of a later version");
+    if (entries.length === 0 && unread.length === 0) {
       io.stdout(`${source.file}: no entries: nothing to export.\n`);
       return JOURNAL_EXIT.done;
     }
     const existed = existsSync(location.file);
-    const added = new DeployJournal(location).importEntries(entries);
-    const copied = `${source.file}: ${describe(entries)} entries; ${added} added to ${location.file}${existed ? `, ${entries.length - added} there already` : ""}.`;
-    // Rows that could not be read (damaged, or a later version's) were not copied: deleting them
-    // would lose them for good.
-    const unread = store.read().unread.map((u) => u.problem ?? "a record of a later version");
+    const added = entries.length > 0 ? new DeployJournal(location).importEntries(entries) : 0;
+    const copied =
+      entries.length > 0
+        ? `${source.file}: ${describe(entries)} entries; ${added} added to ${location.file}${existed ? `, ${entries.length - added} there already` : ""}.`
+        : `${source.file}: no entries.`;
     if (unread.length > 0) {
       io.stdout(
         `${copied} The state's rows are kept in the database: ${unread.length} of them could not be read (${unread.slice(0, 3).join("; ")}${unread.length > 3 ? "; …" : ""}); repair or delete them, then export again.\n`,
