@@ -80,6 +80,49 @@ test("a run that ignores SIGTERM is killed after the grace period", async () => 
   expect([running(shell!), running(sleeper!)]).toEqual([false, false]);
 });
 
+test("an interrupt reaches terraform's own process group and is waited for; the process ends only after the failure was handled", async () => {
+  const binary = join(root, "terraform");
+  const got = join(root, "got");
+  const pids = join(root, "pids");
+  // As Terraform does: on an interrupt it stops, takes a moment to finish, and exits.
+  writeFileSync(
+    binary,
+    `#!/bin/sh
+trap 'echo INT > "${got}"; sleep 0.2; exit 1' INT
+sleep 300 &
+echo "$$ $!" > "${pids}"
+wait
+`,
+  );
+  chmodSync(binary, 0o755);
+  const listening = process.listenerCount("SIGINT");
+  const raised: string[] = [];
+  let handled = false;
+  const run = runTerraform(
+    ["show", "-json"],
+    root,
+    { PATH: process.env.PATH, TERRAFORM_BINARY_NAME: binary },
+    {
+      graceMs: 5000,
+      raise: (signal) => raised.push(`${signal} after handling: ${handled}`),
+    },
+  ).catch((e: unknown) => {
+    handled = true;
+    return e;
+  });
+  await until(() => existsSync(pids));
+  process.emit("SIGINT", "SIGINT");
+  const failure = await run;
+  expect((failure as Error).message).toBe(`\`terraform show -json\` in ${root} was interrupted (SIGINT)`);
+  expect(readFileSync(got, "utf8")).toBe("INT\n");
+  await until(() => raised.length > 0);
+  expect(raised).toEqual(["SIGINT after handling: true"]);
+  const [shell, sleeper] = readFileSync(pids, "utf8").trim().split(" ").map(Number);
+  await until(() => !running(shell!) && !running(sleeper!));
+  expect([running(shell!), running(sleeper!)]).toEqual([false, false]);
+  expect(process.listenerCount("SIGINT")).toBe(listening);
+});
+
 test("the limit: 10 minutes by default, a duration from the environment, a bad one named", () => {
   expect(terraformTimeout({})).toBe(DEFAULT_TERRAFORM_TIMEOUT_MS);
   expect(DEFAULT_TERRAFORM_TIMEOUT_MS).toBe(600_000);

@@ -82,6 +82,11 @@ export interface RunOptions {
   timeoutMs?: number;
   /** How long a stopped run is given after SIGTERM before SIGKILL (default 5 s). */
   graceMs?: number;
+  /**
+   * Ends this process as an interrupt would have, once the run is stopped and its failure has been
+   * handled (default: the signal raised again, when nothing else listens for it).
+   */
+  raise?: (signal: NodeJS.Signals) => void;
 }
 
 /** What one CLI command printed. */
@@ -118,13 +123,36 @@ export function runTerraform(
     child.stderr.on("data", (c: Buffer) => err.push(c));
 
     // Its own process group does not hear the terminal's Ctrl-C: an interrupt or a termination of
-    // this process is passed on to it, then this process ends as the signal would have ended it.
+    // this process is passed on to it, as Terraform takes a Ctrl-C (it stops what it does and
+    // exits), and waited for as long as a stop at the time limit is; a second one stops it at
+    // once. Then the run fails, and once what awaited it has cleaned up after itself (a saved
+    // plan's temporary copy), this process ends as the signal would have ended it.
     const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+    const raise =
+      opts.raise ??
+      ((signal: NodeJS.Signals) => {
+        if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+      });
+    let interrupted = false;
     const onSignal = (signal: NodeJS.Signals) => {
-      signalGroup(child, "SIGTERM");
-      settle();
-      reject(new TerraformCliError(`\`terraform ${args.join(" ")}\` in ${cwd} was interrupted (${signal})`));
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+      if (interrupted) {
+        signalGroup(child, "SIGKILL");
+        return;
+      }
+      interrupted = true;
+      clearTimeout(timer);
+      signalGroup(child, signal);
+      const stop = () => {
+        if (settled) return;
+        signalGroup(child, "SIGKILL");
+        settle();
+        reject(
+          new TerraformCliError(`\`terraform ${args.join(" ")}\` in ${cwd} was interrupted (${signal})`),
+        );
+        setImmediate(() => raise(signal));
+      };
+      child.once("exit", stop);
+      killer = setTimeout(stop, graceMs);
     };
     const onExit = () => signalGroup(child, "SIGKILL");
     for (const s of SIGNALS) process.on(s, onSignal);
