@@ -20,7 +20,14 @@ import { dirname, join } from "node:path";
 import { append, cutTornLine, JournalError, lockJournal, parseFile, syncDir } from "./disk";
 import type { JournalStore, UpdateOptions } from "./journal-store";
 import type { JournalLocation } from "./location";
-import { applyRecord, type JournalRecord, type ParsedJournal, parseJournal, readRecord } from "./records";
+import {
+  applyRecord,
+  type JournalRecord,
+  type ParsedJournal,
+  parseJournal,
+  readRecord,
+  UnreadEntries,
+} from "./records";
 import type { RunIdentity } from "./run";
 
 /** Compaction waits for at least this many lines. */
@@ -139,9 +146,15 @@ export class FileStore implements JournalStore {
       const newline = current.torn && !current.tornFragment ? "\n" : "";
       const text = `${newline}${lines.map((r) => JSON.stringify(r)).join("\n")}\n`;
       append(this.file, text, { created: !current.header, durable: opts.durable });
-      // Records this version cannot apply (moved from another store as they were) are kept as
-      // lines it did not read: the file is read again, so that a compaction keeps them.
-      if (records.every((r) => isApplied(readRecord(r)))) this.remember(current, lines);
+      // Records this version cannot apply (moved from another store as they were, or following
+      // up an entry only such a line names) are kept as lines it did not read: the file is read
+      // again, so that a compaction keeps them.
+      const unreadEntries = UnreadEntries.of(current.unread);
+      const applied = (r: JournalRecord) => {
+        const rec = readRecord(r);
+        return isApplied(rec) && !unreadEntries.follows(current.entries, rec as JournalRecord);
+      };
+      if (records.every(applied)) this.remember(current, lines);
       else this.cache = null;
       this.compactIfWorth(opts);
     } finally {

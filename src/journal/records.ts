@@ -195,6 +195,46 @@ export function readRecord(value: unknown): JournalRecord | "other" | undefined 
   return parsed.success ? (parsed.data as JournalRecord) : undefined;
 }
 
+/**
+ * What a journal keeps of the lines it cannot apply: the entry ids they name, so that the records
+ * that follow one of them (an `answered` carrying the object's id, after a damaged `sent`) are
+ * kept with it rather than dropped as naming no entry, and a repaired line finds them.
+ */
+export class UnreadEntries {
+  private readonly ids = new Set<string>();
+
+  /** The entries named by the lines a journal could not apply, as read. */
+  static of(unread: readonly UnreadRecord[]): UnreadEntries {
+    const u = new UnreadEntries();
+    for (const { text } of unread) {
+      try {
+        u.note(JSON.parse(text));
+      } catch {
+        // Not JSON: it names no entry.
+      }
+    }
+    return u;
+  }
+
+  /** Notes the entry a line this version cannot apply names, if it names one. */
+  note(value: unknown): void {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return;
+    const entry = (value as { entry?: unknown }).entry;
+    if (typeof entry === "string") this.ids.add(entry);
+  }
+
+  /** Whether `rec` follows up an entry known only from such a line (not applied: kept as it is). */
+  follows(entries: ReadonlyMap<string, JournalEntry>, rec: JournalRecord): boolean {
+    return (
+      "entry" in rec &&
+      rec.op !== "sent" &&
+      rec.op !== "entry" &&
+      !entries.has(rec.entry) &&
+      this.ids.has(rec.entry)
+    );
+  }
+}
+
 /** Reads a journal's text; a damaged line is skipped, reported and kept (`unread`), never fatal. */
 export function parseJournal(text: string): ParsedJournal {
   const entries = new Map<string, JournalEntry>();
@@ -206,18 +246,22 @@ export function parseJournal(text: string): ParsedJournal {
   const last = lines.length - 1;
   let count = 0;
   let tornFragment = false;
+  const unreadEntries = new UnreadEntries();
   lines.forEach((line, i) => {
     if (!line.trim()) return;
     count++;
     let rec: JournalRecord | "other" | undefined;
     let json = true;
+    let value: unknown;
     try {
-      rec = readRecord(JSON.parse(line));
+      value = JSON.parse(line);
+      rec = readRecord(value);
     } catch {
       json = false;
       rec = undefined;
     }
-    if (rec === "other") {
+    if (rec === "other" || (rec !== undefined && unreadEntries.follows(entries, rec))) {
+      unreadEntries.note(value);
       unread.push({ text: line });
       return;
     }
@@ -229,6 +273,7 @@ export function parseJournal(text: string): ParsedJournal {
       }
       const problem = `line ${i + 1} is not a journal record`;
       problems.push(problem);
+      unreadEntries.note(value);
       unread.push({ text: line, problem });
       return;
     }

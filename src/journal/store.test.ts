@@ -296,19 +296,21 @@ describe.each(STORE_KINDS)("store (%s)", (kind) => {
       },
     });
     const open = j.sent("instance", "sha256:open", {});
-    // A sent record without its run, and a later version's record about the open entry.
+    // A sent record without its run, a later version's record about the open entry, and the
+    // answer to the damaged sent, with the object's id: kept with it, for whoever repairs it.
     await appendRaw(kind, here(), [
       '{"op":"sent","entry":"b","kind":"instance","fingerprint":"sha256:b","at":"t"}',
       `{"op":"renewed","entry":"${open}","until":"2026-02-01T00:00:00.000Z"}`,
+      '{"op":"answered","entry":"b","id":"i-b","at":"t"}',
     ]);
     // As the store keeps them (PostgreSQL writes its own JSON).
-    const unread = (await rawRecords(kind, here())).slice(-2);
+    const unread = (await rawRecords(kind, here())).slice(-3);
     for (let i = 0; i < 40; i++) j.close(j.sent("instance", "sha256:x", {}), "destroyed");
     t += 8 * day;
     const fresh = j.sent("instance", "sha256:y", {});
     const compacted = await rawRecords(kind, here());
-    expect(compacted.slice(-2)).toEqual(unread);
-    expect(compacted.slice(0, -2).map((r) => (JSON.parse(r) as { op: string }).op)).toEqual([
+    expect(compacted.slice(-3)).toEqual(unread);
+    expect(compacted.slice(0, -3).map((r) => (JSON.parse(r) as { op: string }).op)).toEqual([
       ...(kind === "file" ? ["header"] : []),
       "entry",
       "entry",

@@ -18,6 +18,7 @@ import {
   type JournalRecord,
   type ParsedJournal,
   readRecord,
+  UnreadEntries,
 } from "../records";
 import { type Bridge, loadClientModule, PgCallError, pgBridge } from "./bridge";
 import type { PgTarget, ReadAnswer, Since } from "./protocol";
@@ -119,13 +120,15 @@ export class PgStore implements JournalStore {
     const problems = [...base.problems];
     const unread = [...base.unread];
     const keep = [...(previous?.keep ?? [])];
+    const unreadEntries = UnreadEntries.of(unread);
     for (const [i, value] of answer.records.entries()) {
       const rec = readRecord(value);
-      if (rec === undefined || rec === "other") {
+      if (rec === undefined || rec === "other" || unreadEntries.follows(base.entries, rec)) {
         // Its row stays: no compaction deletes it (see update).
         keep.push(answer.seqs[i] as string);
+        unreadEntries.note(value);
         const text = JSON.stringify(value);
-        if (rec === "other") {
+        if (rec !== undefined) {
           unread.push({ text });
           continue;
         }
@@ -240,10 +243,13 @@ export class PgStore implements JournalStore {
     // import`) are written as they are and applied to nothing.
     const after = new Map([...current.entries].map(([k, e]) => [k, structuredClone(e)]));
     let unapplied = 0;
+    const unreadEntries = UnreadEntries.of(current.unread);
     for (const rec of records) {
       const known = readRecord(rec);
-      if (known === undefined || known === "other") unapplied++;
-      else applyRecord(after, rec, () => {});
+      if (known === undefined || known === "other" || unreadEntries.follows(after, known)) {
+        unreadEntries.note(rec);
+        unapplied++;
+      } else applyRecord(after, rec, () => {});
     }
     const kept = opts.keep(after.values());
     const lines = current.lines + records.length;
