@@ -3,7 +3,16 @@ import { Construct } from "constructs";
 import { z } from "zod";
 import { isUuid } from "../api/ids";
 import { apiKey, dataGpurentalApiKeys } from "../bindings/cdktf";
-import { boundedString, oneOf, type PropList, problems, providerProp, readProps, show } from "./validation";
+import {
+  boundedString,
+  oneOf,
+  type PropList,
+  problems,
+  providerProp,
+  readProps,
+  referenceProvider,
+  show,
+} from "./validation";
 
 /** Kind of an API key: personal keys stop working when their creator leaves, team keys do not. */
 export type ApiKeyKind = "personal" | "team";
@@ -143,7 +152,7 @@ class ExistingApiKey extends Construct implements IApiKey {
     this.apiKeyId = apiKeyId;
     const filter = `val if val.id == ${JSON.stringify(apiKeyId)}`;
     const keys = new dataGpurentalApiKeys.DataGpurentalApiKeys(this, "Default", {
-      provider,
+      provider: referenceProvider(`ApiKey.fromApiKeyId(${JSON.stringify(id)})`, provider),
       lifecycle: {
         postcondition: [
           {

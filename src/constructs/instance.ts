@@ -28,6 +28,8 @@ import {
   problems,
   providerProp,
   readProps,
+  referenceId,
+  referenceProvider,
   show,
   unlessToken,
 } from "./validation";
@@ -533,10 +535,11 @@ class ExistingInstance extends Construct implements IInstance {
 
   public constructor(scope: Construct, id: string, instanceId: string, provider?: TerraformProvider) {
     super(scope, id);
-    this.instanceId = instanceId;
+    const reference = `Instance.fromInstanceId(${JSON.stringify(id)})`;
+    this.instanceId = referenceId(reference, instanceId);
     this.data = new dataGpurentalInstance.DataGpurentalInstance(this, "Default", {
       id: instanceId,
-      provider,
+      provider: referenceProvider(reference, provider),
     });
   }
 

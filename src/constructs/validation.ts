@@ -424,3 +424,24 @@ function editDistance(a: string, b: string): number {
   }
   return row[b.length]!;
 }
+
+/**
+ * The provider of a `from…Id` reference, checked when it is made, as a construct's `provider` prop
+ * is: one of this app's providers, or unset (null is unset). Anything else is an error naming the
+ * reference, where the bindings would drop it without a word and the default provider would answer.
+ */
+export function referenceProvider(reference: string, provider: unknown): TerraformProvider | undefined {
+  if (provider === undefined || provider === null) return undefined;
+  const checked = providerProp.safeParse(provider);
+  if (!checked.success)
+    throw new Error(`${reference}: ${checked.error.issues.map((i) => i.message).join("; ")}`);
+  return provider as TerraformProvider;
+}
+
+/** The id of a `from…Id` reference to an object of the API: a UUID, or a token resolved at deploy. */
+export function referenceId(reference: string, id: unknown): string {
+  const checked = apiId("id").safeParse(id);
+  if (!checked.success)
+    throw new Error(`${reference}: ${checked.error.issues.map((i) => i.message).join("; ")}`);
+  return id as string;
+}

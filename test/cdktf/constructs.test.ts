@@ -102,6 +102,37 @@ describe("ApiKey", () => {
     );
     expect(() => ApiKey.fromApiKeyId(stack, "b", 'x" || true || "${a}')).toThrow("needs an API key id");
   });
+
+  it("refuses, when made, a reference to an existing object by an id or through a provider it cannot use", () => {
+    const stack = new TerraformStack(Testing.app(), "s");
+    const id = "00000000-0000-4000-8000-0000000000a2";
+    const token = `gps_${"ab".repeat(24)}`;
+    // From JavaScript: what TypeScript would refuse.
+    const loose = Instance.fromInstanceId as (...a: unknown[]) => unknown;
+    const looseKey = ApiKey.fromApiKeyId as (...a: unknown[]) => unknown;
+    expect(() => loose(stack, "n", 42)).toThrow(
+      'Instance.fromInstanceId("n"): id must be an ID, a UUID such as',
+    );
+    expect(() => loose(stack, "s", "inst-1")).toThrow('Instance.fromInstanceId("s"): id must be an ID');
+    for (const [name, from] of [
+      ["Instance.fromInstanceId", loose],
+      ["ApiKey.fromApiKeyId", looseKey],
+    ] as const) {
+      let message = "";
+      try {
+        from(stack, `${name}-p`, id, { token });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toBe(
+        `${name}("${name}-p"): provider must be a provider of this app (a GpurentalProvider), got an object with the keys token`,
+      );
+      // Null is unset, as for a construct's provider prop.
+      expect(() => from(stack, `${name}-null`, id, null)).not.toThrow();
+    }
+    const json = JSON.parse(Testing.synth(stack)) as { data: Record<string, Record<string, object>> };
+    expect(Object.values(json.data.gpurental_instance ?? {})).toEqual([{ id }]);
+  });
 });
 
 describe("Instance", () => {
@@ -201,11 +232,11 @@ describe("Instance", () => {
 
   it("references an existing instance through the instance data source", () => {
     const synthesized = Testing.synthScope((scope) => {
-      const existing = Instance.fromInstanceId(scope, "old", "inst-1");
+      const existing = Instance.fromInstanceId(scope, "old", "00000000-0000-4000-8000-0000000000b1");
       new ApiKey(scope, "k", { name: existing.status });
     });
     expect(synthesized).toHaveDataSourceWithProperties(dataGpurentalInstance.DataGpurentalInstance, {
-      id: "inst-1",
+      id: "00000000-0000-4000-8000-0000000000b1",
     });
     expect(synthesized).toHaveResourceWithProperties(apiKey.ApiKey, {
       name: "${data.gpurental_instance.old.status}",
