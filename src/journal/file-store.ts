@@ -110,14 +110,21 @@ export class FileStore implements JournalStore {
           this.file,
         );
       }
-      // What this version cannot apply was not moved with the entries: the file stays where the
-      // versions that read it look (the next process moves the entries again, adding none twice).
-      const unread = this.read().unread.length;
-      if (unread > 0) {
-        throw new JournalError(
-          `${unread} line${unread === 1 ? "" : "s"} of the deploy journal ${this.file} could not be read and ${unread === 1 ? "was" : "were"} not moved; it is kept.`,
-          this.file,
+      // What this version cannot apply was not moved with the entries: it stays where the versions
+      // that read it look, alone. The entries, moved, go: kept, every later process would move
+      // them again, and bring back one that today's journal has closed and since compacted away.
+      const { header, unread } = this.read();
+      if (unread.length > 0) {
+        this.rewrite([...(header ? [JSON.stringify(header)] : []), ...unread.map((u) => u.text)]);
+        this.opts.log(
+          "warn",
+          "deploy journal: the older journal keeps only the lines this version cannot read",
+          {
+            file: this.file,
+            lines: unread.length,
+          },
         );
+        return;
       }
       renameSync(this.file, `${this.file}${RETIRED_SUFFIX}`);
     } catch (err) {
@@ -156,7 +163,16 @@ export class FileStore implements JournalStore {
       };
       if (records.every(applied)) this.remember(current, lines);
       else this.cache = null;
-      this.compactIfWorth(opts);
+      try {
+        this.compactIfWorth(opts);
+      } catch (err) {
+        // The records are written: a compaction that fails (a full disk) leaves the file as it was.
+        this.cache = null;
+        this.opts.log("warn", "deploy journal: could not compact; the file is kept as it is", {
+          file: this.file,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
     } finally {
       release();
     }
@@ -199,26 +215,36 @@ export class FileStore implements JournalStore {
     if (parsed.lines < COMPACT_MIN_LINES || parsed.lines < 2 * (kept.length + unread.length + 1)) return;
     // After the entries: an `entry` line sets its entry whole, and would undo a later version's
     // record about it that came first.
-    const text = [opts.header(), ...kept.map((e) => ({ op: "entry" as const, ...e }))]
-      .map((r) => JSON.stringify(r))
-      .concat(unread)
-      .join("\n");
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    const fd = openSync(tmp, "w", 0o600);
-    try {
-      writeFileSync(fd, `${text}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, this.file);
-    syncDir(dirname(this.file));
-    this.cache = null;
+    this.rewrite(
+      [opts.header(), ...kept.map((e) => ({ op: "entry" as const, ...e }))]
+        .map((r) => JSON.stringify(r))
+        .concat(unread),
+    );
     this.opts.log("debug", "deploy journal compacted", {
       file: this.file,
       lines: parsed.lines,
       kept: kept.length,
     });
+  }
+
+  /** Replaces the file with `lines`, whole or not at all (temp file, fsync, rename). Under the lock. */
+  private rewrite(lines: readonly string[]): void {
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    try {
+      const fd = openSync(tmp, "w", 0o600);
+      try {
+        writeFileSync(fd, `${lines.join("\n")}\n`);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, this.file);
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      throw err;
+    }
+    syncDir(dirname(this.file));
+    this.cache = null;
   }
 
   /** Ids named by the entries of every journal in the directory (other workspaces' too). */

@@ -97,8 +97,15 @@ export type JournalRecord =
 export interface UnreadRecord {
   /** As written: the line, or the row's record as JSON. */
   text: string;
-  /** Why a damaged one is not a record ("line 3 is not a journal record"); none for a later version's. */
+  /** Why a damaged one is not a record ("line 3 is not a journal record"); none for the others. */
   problem?: string;
+  /** A record this version reads, kept unapplied: it follows up an entry only a damaged line names. */
+  follows?: true;
+}
+
+/** What an unread record is, in a few words: "damaged", "a later version's", or what it follows. */
+export function unreadKind(u: UnreadRecord): string {
+  return u.problem ? "damaged" : u.follows ? "following up a damaged record" : "a later version's";
 }
 
 /** A journal file read back. */
@@ -262,7 +269,7 @@ export function parseJournal(text: string): ParsedJournal {
     }
     if (rec === "other" || (rec !== undefined && unreadEntries.follows(entries, rec))) {
       unreadEntries.note(value);
-      unread.push({ text: line });
+      unread.push(rec === "other" ? { text: line } : { text: line, follows: true });
       return;
     }
     if (rec === undefined) {

@@ -114,6 +114,8 @@ export class DeployJournal {
     const old = legacy.read();
     this.legacy = undefined;
     if (!old.header && old.entries.size === 0) return;
+    // What is left there is only what this version cannot move (see retire).
+    if (old.entries.size === 0 && old.unread.length > 0) return;
     try {
       const moved = this.importEntries([...old.entries.values()]);
       this.log("warn", "deploy journal: moved the entries an older version kept under another key", {

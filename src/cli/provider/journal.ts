@@ -18,7 +18,7 @@ import {
 import { journalUrlOf, legacyStoreOf } from "../../journal/open";
 import { PgStore } from "../../journal/pg/store";
 import { JOURNAL_URL_ENV } from "../../journal/pg/url";
-import type { UnreadRecord } from "../../journal/records";
+import { type UnreadRecord, unreadKind } from "../../journal/records";
 import { type CommandIO, processIO } from "../io";
 
 // `gpurental journal import|export`: moves a working directory's deploy journal between its files
@@ -198,7 +198,7 @@ export function runJournalImport(opts: JournalMoveOptions, io: CommandIO): numbe
         parsed.unread.length === 0
           ? ""
           : ` ${parsed.unread.length} ${parsed.unread.length === 1 ? "record" : "records"} this version cannot apply (${listed(
-              parsed.unread.map((u, i) => `line ${at[i]}: ${u.problem ? "damaged" : "a later version's"}`),
+              parsed.unread.map((u, i) => `line ${at[i]}: ${unreadKind(u)}`),
             )}) kept as ${parsed.unread.length === 1 ? "it is" : "they are"}: ${added.unread} added, ${parsed.unread.length - added.unread} there already.`;
       io.stdout(
         `${file}: ${describe(entries)} entries; ${added.entries} added to ${target.file}, ${entries.length - added.entries} there already.${unread} The file is now ${file}${IMPORTED_SUFFIX}.\n`,
@@ -230,14 +230,17 @@ export function runJournalExport(opts: JournalMoveOptions, io: CommandIO): numbe
     });
     const store = new PgStore(url, location, { env: io.env });
     // What an older version kept under the state's older key comes along.
-    const source = new DeployJournal(location, {
-      store,
-      legacy: legacyStoreOf(location, url, { env: io.env, run: currentRun() }),
-    });
+    const legacy = legacyStoreOf(location, url, { env: io.env, run: currentRun() });
+    const source = new DeployJournal(location, { store, legacy });
     const entries = kept(source.entries(), Date.now());
     // Rows that could not be read (damaged, or a later version's) are not copied: deleting them
-    // would lose them for good.
-    const unread = store.read().unread.map((u) => u.problem ?? "a record of a later version");
+    // would lose them for good. So are those left under the state's older key.
+    const unread = [store, ...(legacy ? [legacy] : [])]
+      .flatMap((s) => s.read().unread)
+      .map(
+        (u) =>
+          u.problem ?? (u.follows ? "a record following up a damaged one" : "a record of a later version"),
+      );
     if (entries.length === 0 && unread.length === 0) {
       io.stdout(`${source.file}: no entries: nothing to export.\n`);
       return JOURNAL_EXIT.done;

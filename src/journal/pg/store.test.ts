@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "pg";
-import { appendRaw, journalIn, journalServer, STORE_KINDS } from "../../testing/journal-stores";
+import { appendRaw, journalIn, journalServer, rawRecords, STORE_KINDS } from "../../testing/journal-stores";
 import { DeployJournal, JournalError, locateJournal, type RunIdentity } from "..";
 import { currentRun } from "../run";
 import { PgStore, stateKeyOf } from "./store";
@@ -333,7 +333,7 @@ describePg("the PostgreSQL store", () => {
       "default-0123456789ab",
     ],
     ["a later version's row", '{"op":"renewed","entry":"b","until":"t"}', "default-0123456789ac"],
-  ])("a journal under an older key with %s is moved but kept", async (_what, row, olderKey) => {
+  ])("a journal under an older key with %s is moved, keeping only that row", async (_what, row, olderKey) => {
     const today = location();
     const older = { ...today, file: join(dir, `${olderKey}.jsonl`) };
     const old = journalIn("postgresql", older, { run: gone });
@@ -346,14 +346,25 @@ describePg("the PostgreSQL store", () => {
       log: (_level, message) => logged.push(message),
     });
     expect(j.adoptable("instance", "sha256:x").map((x) => x.id)).toEqual(["i-7"]);
-    expect(logged).toContain(
-      "deploy journal: could not retire the older journal; the next run moves it again",
-    );
     const rows = await sql<{ state_key: string }>(
       "SELECT state_key FROM gpurental_journal.journals WHERE state_key = ANY($1) ORDER BY 1",
       [[olderKey, stateKeyOf(today)]],
     );
     expect(rows.map((r) => r.state_key)).toEqual([olderKey, stateKeyOf(today)].sort());
+    // Only what could not be moved stays there: moved again later, an entry today's journal has
+    // closed and compacted away would come back.
+    const left = await rawRecords("postgresql", older);
+    expect(left.map((r) => JSON.parse(r))).toEqual([JSON.parse(row)]);
+    const again = new DeployJournal(today, {
+      store: new PgStore(url(), today, {}),
+      legacy: new PgStore(url(), older, {}),
+      log: (_level, message) => logged.push(message),
+    });
+    expect(again.entries().map((x) => x.id)).toEqual(["i-7"]);
+    expect(await rawRecords("postgresql", older)).toEqual(left);
+    expect(logged.filter((m) => m.includes("older"))).toEqual([
+      "deploy journal: moved the entries an older version kept under another key",
+    ]);
   });
 
   test("dropping a state's journal (its export) deletes nothing a run wrote after it was read", () => {

@@ -21,7 +21,11 @@ import {
   UnreadEntries,
 } from "../records";
 import { type Bridge, loadClientModule, PgCallError, pgBridge } from "./bridge";
-import type { PgTarget, ReadAnswer, Since } from "./protocol";
+import type { PgTarget, ReadAnswer, Request, Since } from "./protocol";
+
+/** A write that ends a journal's transaction. */
+type CommitRequest = Extract<Request, { kind: "commit" }>;
+
 import { JOURNAL_SCHEMA, type JournalUrl } from "./url";
 
 /** How long one journal request may take by default, connecting included (the file lock's wait). */
@@ -129,7 +133,7 @@ export class PgStore implements JournalStore {
         unreadEntries.note(value);
         const text = JSON.stringify(value);
         if (rec !== undefined) {
-          unread.push({ text });
+          unread.push(rec === "other" ? { text } : { text, follows: true });
           continue;
         }
         const problem = `record ${base.lines + i + 1} is not a journal record`;
@@ -313,14 +317,19 @@ export class PgStore implements JournalStore {
    * (the next process moves the rest again, and adds nothing twice).
    */
   retire(): void {
-    const unread = this.cache?.parsed.unread.length ?? 0;
-    if (unread > 0) {
-      throw new JournalError(
-        `${unread} of the rows of the deploy journal in PostgreSQL (database ${this.url.display}, schema ${JOURNAL_SCHEMA}, state ${this.key}) could not be read and were not moved; its rows are kept.`,
-        this.name,
-      );
+    const keep = this.cache?.keep ?? [];
+    if (keep.length === 0) {
+      this.drop();
+      return;
     }
-    this.drop();
+    // The rows this version cannot apply were not moved: they stay, alone. The entries, moved, go:
+    // kept, every later process would move them again, and bring back one that today's journal
+    // has closed and since compacted away.
+    this.commitUnchanged({ kind: "commit", records: [], compact: [], keep, drop: false });
+    this.log("warn", "deploy journal: the older journal keeps only the rows this version cannot read", {
+      journal: this.name,
+      rows: keep.length,
+    });
   }
 
   /**
@@ -329,6 +338,11 @@ export class PgStore implements JournalStore {
    * meanwhile (a deploy's `sent`) must not lose its record with the rows.
    */
   drop(): void {
+    this.commitUnchanged({ kind: "commit", records: [], compact: null, keep: [], drop: true });
+  }
+
+  /** Commits `request` under the state's lock if nothing was written since this store last read. */
+  private commitUnchanged(request: CommitRequest): void {
     const since = this.cache?.since ?? null;
     let answer: ReadAnswer | null;
     try {
@@ -349,10 +363,7 @@ export class PgStore implements JournalStore {
       );
     }
     try {
-      this.bridge.call(
-        { kind: "commit", records: [], compact: null, keep: [], drop: true },
-        this.target.timeoutMs,
-      );
+      this.bridge.call(request, this.target.timeoutMs);
     } catch (err) {
       throw this.failed("written", err);
     }
