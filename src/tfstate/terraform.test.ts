@@ -123,6 +123,57 @@ wait
   expect(process.listenerCount("SIGINT")).toBe(listening);
 });
 
+test("an interrupt after terraform exited, its group still holding the output open, still fails the run", async () => {
+  const binary = join(root, "terraform");
+  const pids = join(root, "pids");
+  writeFileSync(binary, `#!/bin/sh\nsleep 300 &\necho "$!" > "${pids}"\nexit 0\n`);
+  chmodSync(binary, 0o755);
+  const raised: string[] = [];
+  const run = runTerraform(
+    ["show", "-json"],
+    root,
+    { PATH: process.env.PATH, TERRAFORM_BINARY_NAME: binary },
+    {
+      // Longer than the test may take: the run must fail on the interrupt, not after the grace.
+      graceMs: 120_000,
+      raise: (signal) => raised.push(signal),
+    },
+  ).catch((e: unknown) => e);
+  await until(() => existsSync(pids));
+  await new Promise((r) => setTimeout(r, 200));
+  process.emit("SIGINT", "SIGINT");
+  expect(((await run) as Error).message).toBe(`\`terraform show -json\` in ${root} was interrupted (SIGINT)`);
+  await until(() => raised.length > 0);
+  expect(raised).toEqual(["SIGINT"]);
+  const sleeper = Number(readFileSync(pids, "utf8"));
+  await until(() => !running(sleeper));
+  expect(running(sleeper)).toBe(false);
+});
+
+test("an interrupt while a run is stopped at its time limit is what ends the command", async () => {
+  const tf = hangingTerraform({ ignoreTerm: true });
+  const raised: string[] = [];
+  const run = runTerraform(
+    ["show", "-json"],
+    root,
+    { PATH: process.env.PATH, TERRAFORM_BINARY_NAME: tf.binary },
+    {
+      timeoutMs: 200,
+      graceMs: 5000,
+      raise: (signal) => raised.push(signal),
+    },
+  ).catch((e: unknown) => e);
+  await until(() => tf.pids().length === 2);
+  await new Promise((r) => setTimeout(r, 400));
+  process.emit("SIGINT", "SIGINT");
+  expect(((await run) as Error).message).toBe(`\`terraform show -json\` in ${root} was interrupted (SIGINT)`);
+  await until(() => raised.length > 0);
+  expect(raised).toEqual(["SIGINT"]);
+  const [shell, sleeper] = tf.pids();
+  await until(() => !running(shell!) && !running(sleeper!));
+  expect([running(shell!), running(sleeper!)]).toEqual([false, false]);
+});
+
 test("the limit: 10 minutes by default, a duration from the environment, a bad one named", () => {
   expect(terraformTimeout({})).toBe(DEFAULT_TERRAFORM_TIMEOUT_MS);
   expect(DEFAULT_TERRAFORM_TIMEOUT_MS).toBe(600_000);

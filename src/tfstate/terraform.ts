@@ -133,34 +133,50 @@ export function runTerraform(
       ((signal: NodeJS.Signals) => {
         if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
       });
-    let interrupted = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (interrupted) {
-        signalGroup(child, "SIGKILL");
-        return;
-      }
-      interrupted = true;
+    const interruptedBy = (signal: NodeJS.Signals) =>
+      new TerraformCliError(`\`terraform ${args.join(" ")}\` in ${cwd} was interrupted (${signal})`);
+
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    let killer: NodeJS.Timeout | undefined;
+    /** Why the run is being stopped, and the signal to raise once it has failed. */
+    let stopping: { error: TerraformCliError; raise?: NodeJS.Signals } | undefined;
+
+    /** Ends a stopped run: what is left of its group (a provider, a helper) goes, and it fails. */
+    const finish = () => {
+      if (settled || !stopping) return;
+      const { error, raise: signal } = stopping;
+      signalGroup(child, "SIGKILL");
+      settle();
+      reject(error);
+      if (signal) setImmediate(() => raise(signal));
+    };
+    /** Stops the run with `signal` to its group, and ends it when it exits or after the grace. */
+    const stop = (error: TerraformCliError, signal: NodeJS.Signals, raiseAfter?: NodeJS.Signals) => {
+      stopping = { error, ...(raiseAfter ? { raise: raiseAfter } : {}) };
       clearTimeout(timer);
       signalGroup(child, signal);
-      const stop = () => {
-        if (settled) return;
-        signalGroup(child, "SIGKILL");
-        settle();
-        reject(
-          new TerraformCliError(`\`terraform ${args.join(" ")}\` in ${cwd} was interrupted (${signal})`),
-        );
-        setImmediate(() => raise(signal));
-      };
-      child.once("exit", stop);
-      killer = setTimeout(stop, graceMs);
+      // Terraform itself may be gone already, its group still holding the output open.
+      if (child.exitCode !== null || child.signalCode !== null) return finish();
+      child.once("exit", finish);
+      killer = setTimeout(finish, graceMs);
+    };
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping?.raise) {
+        // A second interrupt: at once.
+        finish();
+      } else if (stopping) {
+        // Interrupted while stopped at the time limit: the interrupt is what ends the command.
+        stopping = { error: interruptedBy(signal), raise: signal };
+        signalGroup(child, signal);
+      } else {
+        stop(interruptedBy(signal), signal, signal);
+      }
     };
     const onExit = () => signalGroup(child, "SIGKILL");
     for (const s of SIGNALS) process.on(s, onSignal);
     process.on("exit", onExit);
 
-    let settled = false;
-    let timer: NodeJS.Timeout | undefined;
-    let killer: NodeJS.Timeout | undefined;
     const settle = () => {
       settled = true;
       clearTimeout(timer);
@@ -170,20 +186,13 @@ export function runTerraform(
     };
 
     timer = setTimeout(() => {
-      if (settled) return;
-      const failure = new TerraformCliError(
-        `\`terraform ${args.join(" ")}\` in ${cwd} did not finish within ${durationText(timeoutMs)} and was stopped: a backend that does not answer (unreachable, or a state lock that is never released) holds it. Set ${TERRAFORM_TIMEOUT_ENV} (e.g. 30m) for a slower one.`,
+      if (settled || stopping) return;
+      stop(
+        new TerraformCliError(
+          `\`terraform ${args.join(" ")}\` in ${cwd} did not finish within ${durationText(timeoutMs)} and was stopped: a backend that does not answer (unreachable, or a state lock that is never released) holds it. Set ${TERRAFORM_TIMEOUT_ENV} (e.g. 30m) for a slower one.`,
+        ),
+        "SIGTERM",
       );
-      signalGroup(child, "SIGTERM");
-      const stop = () => {
-        if (settled) return;
-        // Whatever is left of the group (a provider, a helper that ignored SIGTERM) goes too.
-        signalGroup(child, "SIGKILL");
-        settle();
-        reject(failure);
-      };
-      child.once("exit", stop);
-      killer = setTimeout(stop, graceMs);
     }, timeoutMs);
 
     child.on("error", (e) => {
@@ -193,6 +202,8 @@ export function runTerraform(
     });
     child.on("close", (code) => {
       if (settled) return;
+      // A stopped run fails, even when terraform exited before the stop was seen.
+      if (stopping) return finish();
       settle();
       resolve({
         code,
