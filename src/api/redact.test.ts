@@ -195,6 +195,9 @@ describe("maskUrl, the one rule for every address printed", () => {
     ["https://b.example/o?X-Amz-Signature=s3cr3t", `https://b.example/o?X-Amz-Signature=${REDACTED}`],
     ["  http://u:s3cr3t@h  ", "  http://***@h  "],
     ["postgres://u:my s3cr3t%@h/db", "postgres://***@h/db"],
+    ["postgres://u:my s3cr/et@h/db", "postgres://***@h/db"],
+    ["postgres://u:a\\s3cr3t@h/db", "postgres://***@h/db"],
+    ["http://u:a\\b@h/x", "http://***@h/x"],
     ["postgres://my user:s3 cr3t@h:5432/db?sslmode=require", "postgres://***@h:5432/db?sslmode=require"],
   ])("%j is shown as %j", (input, output) => {
     expect(maskUrl(input)).toBe(output);

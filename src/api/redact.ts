@@ -66,24 +66,31 @@ export function maskUrl(value: string | URL): string {
   );
   const url = parsedUrl(text);
   if (url && (url.username || url.password)) {
-    // A URL parser takes spaces in the user information (and encodes them): so does the mask.
-    out = out.replace(
-      /^(\s*[a-z][a-z0-9+.-]*:\/\/)([^/?#\\]*)@/i,
-      (_, before: string) => `${before}${URL_USERINFO_MASK}@`,
-    );
+    // A URL parser takes spaces in the user information (and encodes them), and a backslash too
+    // where the scheme is not one of the web's (postgres://u:a\b@h): so does the mask.
+    const userinfo = SPECIAL_SCHEMES.has(url.protocol)
+      ? /^(\s*[a-z][a-z0-9+.-]*:\/\/)([^/?#\\]*)@/i
+      : /^(\s*[a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i;
+    out = out.replace(userinfo, (_, before: string) => `${before}${URL_USERINFO_MASK}@`);
   }
   if (!url) {
-    // Not a URL a client would use: a password holding "/" or "?" may hide its @ further on, so
-    // mask up to the last @ of the first word.
-    out = out.replace(
-      /^(\s*(?:[a-z][a-z0-9+.-]*:\/\/)?)(?:[^\s@]*@)+/i,
-      (_, before: string) => `${before}${URL_USERINFO_MASK}@`,
-    );
+    // Not a URL a client would use: a password holding "/", "?" or a space may hide its @ further
+    // on. After a scheme, mask up to the text's last @; without one, up to the last @ of its first
+    // word (a proxy as `user:pw@proxy:3128`).
+    out = /^\s*[a-z][a-z0-9+.-]*:\/\//i.test(out)
+      ? out.replace(
+          /^(\s*[a-z][a-z0-9+.-]*:\/\/)(?:[^@]*@)+/i,
+          (_, before: string) => `${before}${URL_USERINFO_MASK}@`,
+        )
+      : out.replace(/^(\s*)(?:[^\s@]*@)+/i, (_, before: string) => `${before}${URL_USERINFO_MASK}@`);
   }
   return out.replace(/([?&#;])([^=&#;?\s]*)=([^&#;\s]*)/g, (whole, sep: string, name: string) =>
     CREDENTIAL_PARAM.test(name) ? `${sep}${name}=${REDACTED}` : whole,
   );
 }
+
+/** The schemes whose URLs end their user information at a backslash too (WHATWG's special ones). */
+const SPECIAL_SCHEMES = new Set(["http:", "https:", "ws:", "wss:", "ftp:", "file:"]);
 
 function parsedUrl(text: string): URL | undefined {
   try {
