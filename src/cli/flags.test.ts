@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { buildProgram, runCommand } from "./main";
+import { runCommandInProcess } from "../testing/command-run";
+import { buildProgram } from "./main";
 
 // No flag or argument of the `gpurental` command means anything by an empty value: each is refused
 // before the command does anything, naming what was typed, with exit code 1. Read as given, an
@@ -17,26 +18,7 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
-/** Runs the command in this process; returns what it printed and its exit code. */
-async function run(args: string[]): Promise<{ printed: string; code: number }> {
-  let printed = "";
-  const capture = (chunk: string | Uint8Array) => {
-    printed += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
-    return true;
-  };
-  const out = jest.spyOn(process.stdout, "write").mockImplementation(capture);
-  const err = jest.spyOn(process.stderr, "write").mockImplementation(capture);
-  const before = process.exitCode;
-  process.exitCode = 0;
-  try {
-    await runCommand(["node", "gpurental", ...args]);
-    return { printed, code: Number(process.exitCode ?? 0) };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    process.exitCode = before;
-  }
-}
+const run = runCommandInProcess;
 
 test.each([
   [["provider", "resident", "status", "--dir", ""], "--dir"],

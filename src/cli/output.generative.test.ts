@@ -4,8 +4,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { CREDENTIALS } from "../api/testing/credentials";
 import { firstUnsafeCharacter } from "../display";
+import { runCommandInProcess } from "../testing/command-run";
 import { controlText, generativeRuns, generativeSeed } from "../testing/generative";
-import { runCommand } from "./main";
 
 // Nothing the `gpurental` command prints can drive a terminal, whatever it is given: random flag
 // values, option names, arguments and paths holding ESC, BEL, CR, NUL, C1 controls and
@@ -46,26 +46,7 @@ const commandLine: fc.Arbitrary<string[]> = fc.oneof(
   hostile.map((h) => ["journal", "import", join(work, h)]),
 );
 
-/** Runs the command in this process; returns everything it printed and its exit code. */
-async function run(args: string[]): Promise<{ printed: string; code: number }> {
-  let printed = "";
-  const capture = (chunk: string | Uint8Array) => {
-    printed += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
-    return true;
-  };
-  const out = jest.spyOn(process.stdout, "write").mockImplementation(capture);
-  const err = jest.spyOn(process.stderr, "write").mockImplementation(capture);
-  const before = process.exitCode;
-  process.exitCode = 0;
-  try {
-    await runCommand(["node", "gpurental", ...args]);
-    return { printed, code: Number(process.exitCode ?? 0) };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    process.exitCode = before;
-  }
-}
+const run = runCommandInProcess;
 
 const env = { ...process.env };
 beforeAll(() => {

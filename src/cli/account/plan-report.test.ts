@@ -2,8 +2,8 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseFailOn } from "../../plan-report/gates";
 import { testIO } from "../../testing/command-io";
+import { runCommandInProcess } from "../../testing/command-run";
 import { useFakeBackend } from "../../testing/fake-backend";
-import { runCommand } from "../main";
 import { PLAN_REPORT_EXIT, type PlanReportOptions, runPlanReport } from "./plan-report";
 
 // Where `gpurental plan-report --output` may write: a new file only, never the plan it reads nor
@@ -85,22 +85,8 @@ test("--fail-on with no condition is refused naming the flag", async () => {
     "--fail-on needs at least one of disk-loss, replace, destroy, key-revoke, refusal, balance-rule, forget, unjudged (comma-separated), got ''",
   );
   expect(() => parseFailOn(" , ")).toThrow(/--fail-on needs at least one of/);
-  let printed = "";
-  const capture = (chunk: string | Uint8Array) => {
-    printed += String(chunk);
-    return true;
-  };
-  const out = jest.spyOn(process.stdout, "write").mockImplementation(capture);
-  const err = jest.spyOn(process.stderr, "write").mockImplementation(capture);
-  const before = process.exitCode;
-  try {
-    await runCommand(["node", "gpurental", "plan-report", "plan.json", "--fail-on", ""]);
-    expect(process.exitCode).toBe(1);
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    process.exitCode = before;
-  }
+  const { printed, code } = await runCommandInProcess(["plan-report", "plan.json", "--fail-on", ""]);
+  expect(code).toBe(1);
   expect(printed).toMatch(
     /option '--fail-on <conditions>' argument '' is invalid\. --fail-on needs at least one of/,
   );
