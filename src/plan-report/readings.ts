@@ -10,6 +10,7 @@ import { type Micro, toMicro } from "../report/money";
 import { listMarketOffers } from "../resources/instance/ops";
 import { planCreateChecks } from "../resources/instance/plan";
 import type { PlanDocument } from "../tfstate/plan";
+import { UserFacingError } from "../user-facing";
 import { deploys, type PlannedDeploy, plannedDeploy, priceMicro } from "./inputs";
 import type { Price } from "./model";
 
@@ -59,7 +60,40 @@ function noPrice(offer: Offer): string {
     : `offer ${offer.id} lists no price`;
 }
 
-/** Reads what the report needs for a plan; throws only when the organization's instances cannot be listed. */
+/**
+ * Refuses a listed instance whose disk or prices are out of range: the burn now is the sum over
+ * every instance, so a negative price would lower it and let a money gate pass that should trip,
+ * and a burn past 2^53 - 1 micro units would not add up exactly. The server's answer is at fault,
+ * not the plan; the report says which instance, which field, the limit and the value.
+ */
+function checkListed(instances: readonly Instance[]): void {
+  for (const i of instances) {
+    const fields = [
+      ["disk_gb", i.disk_gb],
+      ["price_per_hour_micro", i.price_per_hour_micro],
+      ["storage_price_per_gb_hour_micro", i.storage_price_per_gb_hour_micro],
+    ] as const;
+    for (const [name, value] of fields) {
+      if (value < 0) {
+        throw new UserFacingError(
+          `GET /v1/instances lists instance ${i.id} with ${name} ${value}, out of range (a whole number from 0): the hourly burn cannot be added up.`,
+        );
+      }
+    }
+    const burn =
+      BigInt(i.disk_gb) * BigInt(i.storage_price_per_gb_hour_micro) + BigInt(i.price_per_hour_micro);
+    if (burn > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw new UserFacingError(
+        `GET /v1/instances lists instance ${i.id} with a burn of ${burn} micro units per hour (${i.price_per_hour_micro} + ${i.disk_gb} GB × ${i.storage_price_per_gb_hour_micro}), over the most that adds up exactly, ${Number.MAX_SAFE_INTEGER}.`,
+      );
+    }
+  }
+}
+
+/**
+ * Reads what the report needs for a plan; throws only when the organization's instances cannot be
+ * listed, or are listed with a disk or a price out of range.
+ */
 export async function readForPlan(
   client: GpurentalClient,
   credential: CredentialKind,
@@ -73,6 +107,7 @@ export async function readForPlan(
     reads: new SharedReads(),
   };
   const instances = await client.listInstances();
+  checkListed(instances);
 
   let balance: PlanReadings["balance"];
   if (credential === "api_key") {

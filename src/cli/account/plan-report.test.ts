@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { GpurentalClient } from "../../api/client";
 import { parseFailOn } from "../../plan-report/gates";
 import { testIO } from "../../testing/command-io";
 import { runCommandInProcess } from "../../testing/command-run";
@@ -90,4 +91,35 @@ test("--fail-on with no condition is refused naming the flag", async () => {
   expect(printed).toMatch(
     /option '--fail-on <conditions>' argument '' is invalid\. --fail-on needs at least one of/,
   );
+});
+
+test.each([
+  [
+    "price_per_hour_micro",
+    -2_500_000,
+    "with price_per_hour_micro -2500000, out of range (a whole number from 0)",
+  ],
+  ["disk_gb", -50, "with disk_gb -50, out of range (a whole number from 0)"],
+  ["storage_price_per_gb_hour_micro", 2 ** 52, "over the most that adds up exactly, 9007199254740991"],
+] as const)("an instance listed with %s %d fails the report, naming it", async (field, value, said) => {
+  const client = new GpurentalClient({
+    baseUrl: fake.url,
+    token: fake.creds.admin_session_token,
+    dispatcher: fake.agent,
+  });
+  const inst = await client.deployInstance({
+    offer_id: fake.creds.offer_id,
+    template_id: fake.creds.template_id,
+    disk_gb: 50,
+  });
+  // What a faulty server could list: the burn now is their sum, and a negative price would lower it.
+  const record = fake.backend.instance(inst.id)!;
+  (record as unknown as Record<string, number>)[field] = value;
+  const r = await report({ failOn: ["balance-rule"] });
+  expect(r).toEqual({
+    code: PLAN_REPORT_EXIT.failed,
+    out: "",
+    err: expect.stringContaining(`GET /v1/instances lists instance ${inst.id} `),
+  });
+  expect(r.err).toContain(said);
 });
