@@ -141,7 +141,7 @@ class ExistingApiKey extends Construct implements IApiKey {
   private readonly match: ReturnType<typeof propertyAccess>;
 
   public constructor(scope: Construct, id: string, apiKeyId: string, provider?: TerraformProvider) {
-    super(scope, id);
+    // Checked before the construct joins the tree: a refused reference leaves nothing behind.
     if (Token.isUnresolved(apiKeyId)) {
       throw new Error(`ApiKey.fromApiKeyId("${id}") needs a literal key id, not a token`);
     }
@@ -149,10 +149,12 @@ class ExistingApiKey extends Construct implements IApiKey {
     if (typeof apiKeyId !== "string" || !isUuid(apiKeyId)) {
       throw new Error(`ApiKey.fromApiKeyId("${id}") needs an API key id (a UUID), got ${show(apiKeyId)}`);
     }
+    const checkedProvider = referenceProvider(`ApiKey.fromApiKeyId(${JSON.stringify(id)})`, provider);
+    super(scope, id);
     this.apiKeyId = apiKeyId;
     const filter = `val if val.id == ${JSON.stringify(apiKeyId)}`;
     const keys = new dataGpurentalApiKeys.DataGpurentalApiKeys(this, "Default", {
-      provider: referenceProvider(`ApiKey.fromApiKeyId(${JSON.stringify(id)})`, provider),
+      provider: checkedProvider,
       lifecycle: {
         postcondition: [
           {

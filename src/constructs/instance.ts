@@ -534,12 +534,15 @@ class ExistingInstance extends Construct implements IInstance {
   private readonly data: dataGpurentalInstance.DataGpurentalInstance;
 
   public constructor(scope: Construct, id: string, instanceId: string, provider?: TerraformProvider) {
-    super(scope, id);
+    // Checked before the construct joins the tree: a refused reference leaves nothing behind.
     const reference = `Instance.fromInstanceId(${JSON.stringify(id)})`;
-    this.instanceId = referenceId(reference, instanceId);
+    const checkedId = referenceId(reference, instanceId);
+    const checkedProvider = referenceProvider(reference, provider);
+    super(scope, id);
+    this.instanceId = checkedId;
     this.data = new dataGpurentalInstance.DataGpurentalInstance(this, "Default", {
-      id: instanceId,
-      provider: referenceProvider(reference, provider),
+      id: checkedId,
+      provider: checkedProvider,
     });
   }
 

@@ -130,8 +130,14 @@ describe("ApiKey", () => {
       // Null is unset, as for a construct's provider prop.
       expect(() => from(stack, `${name}-null`, id, null)).not.toThrow();
     }
+    // A refused reference leaves nothing in the tree: its id is free again.
+    const refused = ["n", "s", "Instance.fromInstanceId-p", "ApiKey.fromApiKeyId-p"];
+    for (const name of refused) expect(stack.node.tryFindChild(name)).toBeUndefined();
+    expect(() => ApiKey.fromApiKeyId(stack, "a", "key-1")).toThrow("needs an API key id");
+    expect(stack.node.tryFindChild("a")).toBeUndefined();
+    expect(() => Instance.fromInstanceId(stack, "n", id)).not.toThrow();
     const json = JSON.parse(Testing.synth(stack)) as { data: Record<string, Record<string, object>> };
-    expect(Object.values(json.data.gpurental_instance ?? {})).toEqual([{ id }]);
+    expect(Object.values(json.data.gpurental_instance ?? {})).toEqual([{ id }, { id }]);
   });
 });
 
