@@ -127,6 +127,23 @@ export function toProtoDiagnostic(d: Diagnostic): DiagnosticOut {
   return out;
 }
 
+/**
+ * A diagnostic whose path starts inside a block of the configuration Terraform places it in. A list
+ * block's filters are in its nested `config` block, but Terraform resolves the paths of
+ * ValidateListResourceConfig (every version), and of ListResource before 1.16, against the list
+ * block's own body: without the `config` step a filter's error is shown at the list block's first
+ * line instead of at the filter.
+ */
+export function inBlock(block: string, d: DiagnosticOut): DiagnosticOut {
+  if (!d.attribute || d.attribute.steps.length === 0) return d;
+  return {
+    ...d,
+    attribute: {
+      steps: [{ selector: "attribute_name", attribute_name: block }, ...d.attribute.steps],
+    },
+  };
+}
+
 /** Turns anything thrown into an error diagnostic, so no handler failure becomes a gRPC error. */
 export function errorDiagnostic(summary: string, err: unknown): Diagnostic {
   const detail = err instanceof Error ? err.message || err.name : String(err);

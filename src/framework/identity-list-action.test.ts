@@ -157,7 +157,7 @@ const poke = {
   },
 } satisfies ActionDefinition<typeof pokeSchema, Store>;
 
-function setup(boxes: Box[] = []) {
+function setup(boxes: Box[] = [], terraformVersion = "1.14.0") {
   const store: Store = { boxes: [...boxes], zone: "a", pulled: 0, poked: [] };
   const provider: ProviderDefinition<ReturnType<typeof defineSchema>, Store> = {
     typeName: "gpurental",
@@ -170,7 +170,7 @@ function setup(boxes: Box[] = []) {
   };
   const service = createProviderService(provider);
   const configured = service.ConfigureProvider({
-    terraform_version: "1.14.0",
+    terraform_version: terraformVersion,
     config: { msgpack: encodeMsgpack({}, t.object({})), json: Buffer.alloc(0) },
     client_capabilities: null,
   });
@@ -402,6 +402,12 @@ describe("resource identity", () => {
     const old = await upgrade(0, '{"box_id":"b9"}');
     expect(old.diagnostics).toEqual([]);
     expect(identityValue(old.upgraded_identity)).toEqual({ id: "b9", zone: null });
+    // An object stored without an identity (by Terraform before 1.12, or before the resource had
+    // one) has none to upgrade: the answer holds none, and the next read gives it one.
+    for (const none of ["", "null"]) {
+      const empty = await upgrade(0, none);
+      expect(empty).toEqual({ diagnostics: [] });
+    }
     const newer = await upgrade(2, '{"id":"b1"}');
     expect(newer.diagnostics?.[0]).toMatchObject({ severity: 1, summary: "Identity from a newer provider" });
     expect(newer.upgraded_identity).toBeUndefined();
@@ -518,16 +524,38 @@ describe("list resources", () => {
       },
       bad.stream,
     );
+    // Terraform before 1.16 places the path in the list block's body: the filter is in its `config` block.
     expect(bad.events).toEqual([
       {
         diagnostic: [
           expect.objectContaining({
             severity: 1,
-            attribute: { steps: [expect.objectContaining({ attribute_name: "zone" })] },
+            attribute: {
+              steps: [
+                expect.objectContaining({ attribute_name: "config" }),
+                expect.objectContaining({ attribute_name: "zone" }),
+              ],
+            },
           }),
         ],
       },
     ]);
+    // 1.16 adds the `config` step itself.
+    const newer = setup(boxes, "1.16.0");
+    await newer.configured;
+    const placed = collector<proto.ListResource.Event>();
+    await newer.service.ListResource(
+      {
+        type_name: "gpurental_box",
+        config: listConfig({ zone: "q" }),
+        include_resource_object: false,
+        limit: 10,
+      },
+      placed.stream,
+    );
+    expect(placed.events[0]?.diagnostic?.[0]?.attribute).toEqual({
+      steps: [expect.objectContaining({ attribute_name: "zone" })],
+    });
 
     const broken = collector<proto.ListResource.Event>();
     await service.ListResource(
@@ -558,6 +586,12 @@ describe("list resources", () => {
       limit: dv(-1, t.number),
     });
     expect(res.diagnostics?.map((d) => d.summary)).toEqual(["Invalid attribute value", "Invalid limit"]);
+    // Every version places these paths in the list block's body, where the filters are `config`'s.
+    expect(res.diagnostics?.[0]?.attribute?.steps).toEqual([
+      expect.objectContaining({ attribute_name: "config" }),
+      expect.objectContaining({ attribute_name: "zone" }),
+    ]);
+    expect(res.diagnostics?.[1]?.attribute).toBeUndefined();
   });
 
   it("needs a managed resource of its name with an identity", () => {

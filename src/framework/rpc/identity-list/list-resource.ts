@@ -5,9 +5,12 @@
 // listing, and it stops at the limit or when Terraform cancels the call.
 import { fromDynamicValue, isWhollyKnown } from "../../../plugin/cty";
 import type * as proto from "../../../plugin/tfplugin6";
-import { Diagnostics, toProtoDiagnostic } from "../../diagnostics";
+import { Diagnostics, inBlock, toProtoDiagnostic } from "../../diagnostics";
 import { context, encode, fail, finish, identityOut, listResourceFor, type ServerCore } from "../core";
-import { asRec, checkAsValidated, compose } from "../values";
+import { asRec, checkAsValidated, compose, olderThan } from "../values";
+
+/** The first Terraform that adds the `config` step to ListResource's diagnostic paths itself. */
+const ADDS_CONFIG_STEP = "1.16.0";
 
 /** Streams what a list block finds; problems go out as events carrying only diagnostics. */
 export async function listResource<P>(
@@ -18,8 +21,13 @@ export async function listResource<P>(
   const diags = new Diagnostics();
   // Diagnostics go out with the event that follows them, or alone at the end.
   let sentDiags = 0;
+  // Older ones resolve the paths in the list block's body, away from the filters (see inBlock).
+  const addStep = core.clientVersion !== "" && olderThan(core.clientVersion, ADDS_CONFIG_STEP);
   const pending = () => {
-    const items = diags.items.slice(sentDiags).map(toProtoDiagnostic);
+    const items = diags.items
+      .slice(sentDiags)
+      .map(toProtoDiagnostic)
+      .map((d) => (addStep ? inBlock("config", d) : d));
     sentDiags = diags.items.length;
     return items;
   };

@@ -33,6 +33,13 @@ export async function upgradeResourceIdentity<P>(
     if (req.version === current) {
       value = decodeStoredIdentity(raw, identity.schema);
     } else {
+      // Terraform asks for every object whose stored version differs, those stored without an
+      // identity too (version 0, nothing stored): there is none to upgrade, and an upgrader given
+      // nothing would make one with its required attributes null. None is answered; the next read
+      // gives the object its identity.
+      const text = Buffer.from(raw).toString("utf8").trim();
+      if (text === "" || text === "null") return { diagnostics: out(diags) };
+      const stored = decodeStoredIdentity(raw);
       const upgrader = identity.upgrade?.[req.version];
       if (!upgrader) {
         diags.addError(
@@ -41,7 +48,7 @@ export async function upgradeResourceIdentity<P>(
         );
         return { diagnostics: out(diags) };
       }
-      value = upgrader(decodeStoredIdentity(raw) ?? {});
+      value = stored && upgrader(stored);
     }
     if (!value) {
       diags.addError("Invalid identity", `The stored identity of ${req.type_name} is not an object.`);

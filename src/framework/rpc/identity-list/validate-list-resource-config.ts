@@ -2,7 +2,7 @@
 // attribute validators and the definition's `validateConfig`, before the provider is configured.
 import { fromDynamicValue, isUnknown, type NumberValue, toNumber } from "../../../plugin/cty";
 import type * as proto from "../../../plugin/tfplugin6";
-import { Diagnostics } from "../../diagnostics";
+import { Diagnostics, inBlock } from "../../diagnostics";
 import { fail, listResourceFor, out, type ServerCore, validate } from "../core";
 
 /** Checks a list block's filters and its limit. */
@@ -21,5 +21,6 @@ export async function validateListResourceConfig<P>(
   } catch (err) {
     fail(core, diags, `Validating the list of ${req.type_name}`, err);
   }
-  return { diagnostics: out(diags) };
+  // Terraform places these paths in the list block's body, where the filters are the `config` block's.
+  return { diagnostics: out(diags).map((d) => inBlock("config", d)) };
 }
