@@ -14,7 +14,9 @@ describe("redactText", () => {
     [`GPS_${"ab".repeat(24)}`, `GPS_${"ab".repeat(24)}`],
     ["gpr_0a0a0a0", "gpr_0a0a0a0"],
     ["gpr_0a0a0a0a", REDACTED],
-    ["xgpr_0a0a0a0a0a", "xgpr_0a0a0a0a0a"],
+    ["xgpr_0a0a0a0a0a", `x${REDACTED}`],
+    [`/v1/instances/id_${CREDENTIALS.session}`, `/v1/instances/id_${REDACTED}`],
+    [`/v1/instances/%20${CREDENTIALS.session}`, `/v1/instances/%20${REDACTED}`],
     ["Authorization: Bearer abc.def", `Authorization: ${REDACTED}`],
     ["sent Bearer xyz123, then", `sent Bearer ${REDACTED}, then`],
     ['{"authorization":"Bearer q"}', `{"authorization":"${REDACTED}"}`],
@@ -189,6 +191,11 @@ describe("maskUrl, the one rule for every address printed", () => {
     [
       "postgresql://db/state?user=tf&password=s3cr3t&sslpassword=s3cr3t2",
       `postgresql://db/state?user=tf&password=${REDACTED}&sslpassword=${REDACTED}`,
+    ],
+    // libpq decodes a parameter's name: %70assword is its password.
+    [
+      "postgres://u@h/tf?%70assword=s3cr3t&%73slmode=disable&pass%zz=s3cr3t2",
+      `postgres://***@h/tf?%70assword=${REDACTED}&%73slmode=disable&pass%zz=${REDACTED}`,
     ],
     ["https://relay.example/lab?token=s3cr3t&tab=2", `https://relay.example/lab?token=${REDACTED}&tab=2`],
     ["https://app.example/cb#access_token=s3cr3t", `https://app.example/cb#access_token=${REDACTED}`],

@@ -26,8 +26,9 @@ export const URL_USERINFO_MASK = "***";
 
 /** Credentials inside free text, each with its replacement. */
 const CREDENTIAL_TEXT: readonly (readonly [RegExp, string])[] = [
-  // API key secrets (gpr_) and session tokens (gps_): a 4-character prefix and hex digits.
-  [/\bgp[rs]_[0-9a-fA-F]{8,}/g, REDACTED],
+  // API key secrets (gpr_) and session tokens (gps_): a 4-character prefix and hex digits, whatever
+  // comes before it (`id_gps_…`, a percent escape's `%20gps_…` in a path).
+  [/gp[rs]_[0-9a-fA-F]{8,}/g, REDACTED],
   // A bearer credential, as in an Authorization header.
   [/\b(Bearer)\s+[^\s"',;]+/gi, `$1 ${REDACTED}`],
   // An Authorization header's value: its scheme and credential.
@@ -84,9 +85,21 @@ export function maskUrl(value: string | URL): string {
         )
       : out.replace(/^(\s*)(?:[^\s@]*@)+/i, (_, before: string) => `${before}${URL_USERINFO_MASK}@`);
   }
+  // A parameter's name as a client decodes it: `%70assword` is libpq's `password`.
   return out.replace(/([?&#;])([^=&#;?\s]*)=([^&#;\s]*)/g, (whole, sep: string, name: string) =>
-    CREDENTIAL_PARAM.test(name) ? `${sep}${name}=${REDACTED}` : whole,
+    CREDENTIAL_PARAM.test(name) || CREDENTIAL_PARAM.test(decodedName(name))
+      ? `${sep}${name}=${REDACTED}`
+      : whole,
   );
+}
+
+/** A query parameter's name percent-decoded (`+` as a space), or as it is when it cannot be. */
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, " "));
+  } catch {
+    return name;
+  }
 }
 
 /** The schemes whose URLs end their user information at a backslash too (WHATWG's special ones). */
