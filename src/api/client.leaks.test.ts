@@ -59,6 +59,43 @@ describe("credentials never leak", () => {
     for (const text of renderings(err)) expect(text).not.toContain(secret.slice(0, 10));
   });
 
+  test("nor a deploy's secret environment values, when the server quotes the request back", async () => {
+    const secretValue = "S3cretValueXyz42";
+    const echo = (body: string) => `bad env ${body}`;
+    server.queue(
+      (_req, res, body) => {
+        res.writeHead(422, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { code: "VALIDATION_ERROR", message: echo(body), env: body } }));
+      },
+      (_req, res, body) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ ...makeInstance(), status: body }));
+      },
+    );
+    const c = client({ retry: { maxAttempts: 1 } });
+    const deploy = () =>
+      c
+        .deployInstance({
+          offer_id: "o1",
+          template_id: "t1",
+          disk_gb: 20,
+          env_overrides: [
+            { key: "DB_PASS", value: secretValue, secret: true },
+            { key: "PLAIN", value: "plain-value-123", secret: false },
+          ],
+        })
+        .catch((x: unknown) => x);
+    const errors = [await deploy(), await deploy()];
+    expect(errors[0]).toBeInstanceOf(ApiError);
+    expect(errors[1]).toBeInstanceOf(ResponseValidationError);
+    for (const err of errors) {
+      for (const text of renderings(err)) expect(text).not.toContain(secretValue);
+    }
+    // What is not secret stays readable, so the error still says what was refused.
+    expect((errors[0] as ApiError).message).toContain("plain-value-123");
+    expect(JSON.stringify(logs)).not.toContain(secretValue);
+  });
+
   test("not in logs", async () => {
     server.queue(fail(503, "SERVICE_UNAVAILABLE", { message_token: TOKEN }), drop, ok(makeInstance()));
     await client().getInstance("i1");

@@ -256,6 +256,8 @@ export class GpurentalClient {
         path: "/v1/instances",
         body,
         schema: InstanceSchema,
+        // A server that quotes the request back in an error must not print a secret value.
+        secrets: (body.env_overrides ?? []).flatMap((e) => (e.secret && e.value !== null ? [e.value] : [])),
       },
       opts,
     );

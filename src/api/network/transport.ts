@@ -75,6 +75,11 @@ export interface Call<T> {
   deadlineMs?: number | undefined;
   /** Not stopped by the client's signal when it has a signal of its own (RequestOptions.outlivesStop). */
   outlivesStop?: boolean | undefined;
+  /**
+   * Values this request sends that are secret (a deploy's secret environment values): masked,
+   * with the client's token, in its errors and log records, should the server echo one back.
+   */
+  secrets?: readonly string[] | undefined;
 }
 
 /** What the transport is built with; the client validates it first. */
@@ -206,7 +211,7 @@ export class Transport {
               retryAfterMs,
               possiblyApplied,
             },
-            [this.#s.token],
+            this.#secrets(call),
           );
           detail = `HTTP ${outcome.status} ${(error as ApiError).code}`;
           break;
@@ -363,15 +368,15 @@ export class Transport {
 
   #parse<T>(call: Call<T>, endpoint: Endpoint, status: number, text: string, requestId?: string): T {
     try {
-      return parseBody(call.schema, endpoint, status, text, requestId, [this.#s.token]);
+      return parseBody(call.schema, endpoint, status, text, requestId, this.#secrets(call));
     } catch (err) {
       if (err instanceof ResponseValidationError) {
-        this.#log("error", "response does not match schema", {
-          endpoint,
-          status,
-          requestId,
-          issues: err.issues,
-        });
+        this.#log(
+          "error",
+          "response does not match schema",
+          { endpoint, status, requestId, issues: err.issues },
+          call,
+        );
       }
       throw err;
     }
@@ -471,12 +476,22 @@ export class Transport {
     return e;
   }
 
-  #log(level: LogLevel, msg: string, fields: Record<string, unknown>): void {
+  /** The secrets masked in a call's errors and log records: the token, and what the call sends. */
+  #secrets(call?: Pick<Call<unknown>, "secrets">): string[] {
+    return [this.#s.token, ...(call?.secrets ?? [])];
+  }
+
+  #log(
+    level: LogLevel,
+    msg: string,
+    fields: Record<string, unknown>,
+    call?: Pick<Call<unknown>, "secrets">,
+  ): void {
     const logger = this.#s.logger;
     if (!logger) return;
     try {
       if (logger.enabled?.(level) === false) return;
-      const secrets = [this.#s.token];
+      const secrets = this.#secrets(call);
       logger(level, redactText(msg, secrets), redactValue(fields, secrets) as Record<string, unknown>);
     } catch {
       // A failing logger must not fail the request.
