@@ -1,10 +1,10 @@
 import {
   DISPLAY_MAX_LENGTH,
+  ESCAPED_CHARACTERS,
   firstUnsafeCharacter,
   jsonEscaped,
   markdownText,
   terminalText,
-  UNSAFE_CHARACTERS,
 } from "./display";
 
 // What a terminal or a Markdown renderer receives from text that came from outside: no byte of it
@@ -14,7 +14,7 @@ import {
 const EVIL = "evil\u001b]0;PWNED\u0007\u001b[2Jx";
 
 /** Every character that may not reach a terminal raw. */
-const RAW = new RegExp(`[${UNSAFE_CHARACTERS}]`);
+const RAW = new RegExp(`[${ESCAPED_CHARACTERS}]`);
 
 describe("terminalText", () => {
   it("shows ESC and BEL escaped, so the title is not set and the screen not cleared", () => {
@@ -32,6 +32,11 @@ describe("terminalText", () => {
     ["an isolate", "a\u2066b\u2069", "a\\u2066b\\u2069"],
     ["a line separator", "a\u2028b", "a\\u2028b"],
     ["a lone surrogate", "a\ud800b", "a\ufffdb"],
+    ["right-to-left and Arabic letter marks", "a\u200fb\u061cc\u200ed", "a\\u200fb\\u061cc\\u200ed"],
+    // Invisible: `a\u200bb` would read as `ab`, another label.
+    ["a zero-width space", "a\u200bb", "a\\u200bb"],
+    ["a word joiner and a byte order mark", "a\u2060b\ufeffc", "a\\u2060b\\ufeffc"],
+    ["a soft hyphen", "a\u00adb", "a\\xadb"],
   ])("escapes %s", (_what, input, output) => {
     expect(terminalText(input)).toBe(output);
   });
@@ -41,7 +46,8 @@ describe("terminalText", () => {
   });
 
   it("keeps printable text of any script as it is", () => {
-    const text = "GPU × 2 — Größe ¥1,000 日本語 🚀 عربي";
+    // The zero-width joiners, which scripts and emoji sequences need, included.
+    const text = "GPU × 2 — Größe ¥1,000 日本語 🚀 عربي می\u200cخواهم 👩\u200d💻";
     expect(terminalText(text)).toBe(text);
   });
 
@@ -107,5 +113,8 @@ describe("firstUnsafeCharacter", () => {
     expect(firstUnsafeCharacter(EVIL)).toBe("\\x1b");
     expect(firstUnsafeCharacter("ok\u202e")).toBe("\\u202e");
     expect(firstUnsafeCharacter("plain label-1 ü")).toBeUndefined();
+    expect(firstUnsafeCharacter("a\u200fb")).toBe("\\u200f");
+    // Invisible but harmless to order: shown escaped, accepted where configured.
+    expect(firstUnsafeCharacter("a\u200bb\ufeff")).toBeUndefined();
   });
 });

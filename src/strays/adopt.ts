@@ -1,4 +1,4 @@
-import { terminalText, UNSAFE_CHARACTERS } from "../display";
+import { ESCAPED_CHARACTERS, terminalText } from "../display";
 import { templateEscaped } from "../hcl-text";
 import { formatMicro, formatPerHour } from "../report/money";
 import { API_KEY_TYPE, INSTANCE_TYPE, type StrayApiKey, type StrayInstance, type StrayReport } from "./find";
@@ -16,13 +16,13 @@ export function hclString(s: string): string {
     .replace(/\n/g, "\\n")
     .replace(/\r/g, "\\r")
     .replace(/\t/g, "\\t")
-    // Any other control character or bidirectional override as HCL's \uNNNN: the same string to
-    // Terraform, and nothing a terminal obeys when the blocks are printed.
+    // Any other control character, bidirectional override or invisible character as HCL's
+    // \uNNNN: the same string to Terraform, and nothing a terminal obeys or hides when printed.
     .replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
   return `"${templateEscaped(body)}"`;
 }
 
-const UNSAFE = new RegExp(`[${UNSAFE_CHARACTERS}]`, "g");
+const UNSAFE = new RegExp(`[${ESCAPED_CHARACTERS}]`, "g");
 
 /** The characters of an id a resource name takes: letters and digits, lower case. */
 function idChars(id: string): string {
