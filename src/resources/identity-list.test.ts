@@ -189,10 +189,14 @@ describe("the gpurental_instance list resource", () => {
     const h = await configured();
     const bad = await h.list("gpurental_instance", { created_after: "yesterday", status: "destroyed" });
     expect(bad.found).toEqual([]);
+    // In the list block's `config` block, where Terraform 1.14 and 1.15 look for the filters.
     expect(bad.diags.map((d) => [d.path, d.detail])).toEqual([
-      [[{ attribute: "status" }], expect.stringContaining('"destroyed" is not one of')],
       [
-        [{ attribute: "created_after" }],
+        [{ attribute: "config" }, { attribute: "status" }],
+        expect.stringContaining('"destroyed" is not one of'),
+      ],
+      [
+        [{ attribute: "config" }, { attribute: "created_after" }],
         expect.stringContaining(
           'created_after must be a time in RFC 3339 with its offset, e.g. "2026-11-01T00:00:00Z"; got "yesterday"',
         ),
