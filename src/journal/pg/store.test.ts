@@ -404,6 +404,24 @@ describePg("the PostgreSQL store", () => {
     expect(calls).toEqual(["begin"]);
   });
 
+  test("rows are read in the order they were written, past the ninth too, ahead and by the worker", async () => {
+    // Row 10 sorts before row 2 as text: its record (an answer) must still follow the entry's `sent`.
+    const loc = location();
+    const a = journalIn("postgresql", loc, { run: gone });
+    const sent = Array.from({ length: 9 }, () => a.sent("instance", "sha256:x", {}));
+    a.answered(sent[1]!, "i-2");
+    a.close(sent[2]!, "claimed");
+    const ahead = new PgStore(url(), loc);
+    await ahead.prime();
+    const fresh = [new DeployJournal(loc, { store: ahead }), journalIn("postgresql", loc, { run: gone })];
+    for (const j of fresh) {
+      const entries = j.entries();
+      expect(entries.map((e) => e.entry)).toEqual(sent);
+      expect(entries[1]).toMatchObject({ id: "i-2" });
+      expect(entries[2]!.closed).toMatchObject({ reason: "claimed" });
+    }
+  });
+
   test("a database user without the journal's grants is told what it needs", async () => {
     journal().sent("instance", "sha256:x", {});
     await sql("drop role if exists nojournal; create role nojournal login");

@@ -209,7 +209,9 @@ async function readJournal(client: Client, key: string, since: Since | null): Pr
     return { generation: j.generation, seq: j.seq, header: j.header, full: false, records: [], seqs: [] };
   }
   const records = await client.query(
-    `SELECT seq::text AS seq, record FROM ${q("records")} WHERE state_key = $1 AND seq > $2 ORDER BY seq`,
+    // Ordered by the column, a number: `ORDER BY seq` would name the text alias, and row 10 would
+    // come before row 2.
+    `SELECT r.seq::text AS seq, r.record FROM ${q("records")} AS r WHERE r.state_key = $1 AND r.seq > $2 ORDER BY r.seq`,
     [key, full ? "0" : since.seq],
   );
   return {
