@@ -13,6 +13,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { formatBytes, readBounded, TooLargeError } from "../bounded-read";
 import { UserFacingError } from "../user-facing";
 import { isJsonObject, type JsonObject, parseJsonDocument } from "./json";
 import { type PlanDocument, plannedImports, readTerraformDocument } from "./plan";
@@ -109,34 +110,16 @@ const MAX_STREAM_BYTES = 512 * 1024 * 1024;
 
 /** The whole of a pipe or a device, read once from its current position (it has no other). */
 function readStream(path: string, arg: string): Buffer {
-  let fd: number;
   try {
-    fd = openSync(path, "r");
+    return readBounded(path, MAX_STREAM_BYTES);
   } catch (err) {
-    throw unreadable(arg, path, err);
-  }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const chunk = Buffer.alloc(64 * 1024);
-      const n = readSync(fd, chunk, 0, chunk.length, null);
-      if (n === 0) break;
-      total += n;
-      if (total > MAX_STREAM_BYTES) {
-        throw new SourceError(
-          `${arg === path ? path : `${arg} (${path})`} gives more than ${MAX_STREAM_BYTES / 1024 / 1024} MiB: it is no state or plan`,
-        );
-      }
-      chunks.push(chunk.subarray(0, n));
+    if (err instanceof TooLargeError) {
+      throw new SourceError(
+        `${arg === path ? path : `${arg} (${path})`} gives more than ${formatBytes(MAX_STREAM_BYTES)}: it is no state or plan`,
+      );
     }
-  } catch (err) {
-    if (err instanceof SourceError) throw err;
     throw unreadable(arg, path, err);
-  } finally {
-    closeSync(fd);
   }
-  return Buffer.concat(chunks);
 }
 
 /** Whether bytes begin as a zip archive does: saved plan files are zip archives. */

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createSecureContext, rootCertificates, type SecureContext } from "node:tls";
 import { Agent, type Dispatcher, ProxyAgent } from "undici";
+import { formatBytes, readBounded, TooLargeError } from "../../bounded-read";
 import { displayProxy, type ProxySettings, proxyFor, proxySettingsFromEnv, type SourcedValue } from "./proxy";
 
 // How the client reaches the API: directly or through the proxy the environment (or the provider
@@ -172,12 +173,24 @@ export function systemRoots(env: NodeJS.ProcessEnv): string[] {
   return out;
 }
 
+/**
+ * The most a CA file the user names is read: the largest system bundles are well under 1 MiB, and
+ * a device such as /dev/zero never ends.
+ */
+export const MAX_CA_FILE_BYTES = 16 * 1024 * 1024;
+
 /** The certificates of a PEM file the user named; an error naming the setting when there are none. */
 export function readBundle(path: string, source: string): string[] {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readBounded(path, MAX_CA_FILE_BYTES).toString("utf8");
   } catch (err) {
+    if (err instanceof TooLargeError) {
+      throw new TrustSettingError(
+        source,
+        `${source}: the CA file ${path} gives more than ${formatBytes(MAX_CA_FILE_BYTES)}: it is no CA bundle; give a PEM file of certificates`,
+      );
+    }
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new TrustSettingError(source, `${source}: the CA file ${path} cannot be read (${code})`);
   }

@@ -1,3 +1,4 @@
+import { execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeBackend, startFakeBackend } from "../../fake-backend";
@@ -39,6 +40,31 @@ test("an unreadable GPURENTAL_CA_CERT_FILE is a settings error naming the variab
   expect(() => apiAccess({}, env, "test")).toThrow(
     /GPURENTAL_CA_CERT_FILE: the CA file .*none\.pem cannot be read/,
   );
+});
+
+test("a file of a setting is read whole only up to a bound: a device that never ends is refused, a pipe is read", () => {
+  const base = { GPURENTAL_BASE_URL: "https://api.example.com" };
+  expect(() => apiAccess({ tokenFile: "/dev/zero" }, base, "test")).toThrow(
+    "--token-file /dev/zero gives more than 64 KiB: it is no token file",
+  );
+  expect(() =>
+    apiAccess(
+      {},
+      { ...base, GPURENTAL_TOKEN: fake.creds.admin_session_token, GPURENTAL_CA_CERT_FILE: "/dev/zero" },
+      "test",
+    ),
+  ).toThrow("GPURENTAL_CA_CERT_FILE: the CA file /dev/zero gives more than 16 MiB: it is no CA bundle");
+  // A token given through a pipe (`--token-file <(vault read …)`), as /dev/stdin of a child is.
+  const fifo = join(fake.workDir, "token.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const writer = spawn("sh", ["-c", `printf '%s\\n' "$T" > ${fifo}`], {
+    env: { ...process.env, T: fake.creds.admin_session_token },
+  });
+  try {
+    expect(apiAccess({ tokenFile: fifo }, base, "test").credential).toBe("session");
+  } finally {
+    writer.kill();
+  }
 });
 
 describe("a private CA", () => {

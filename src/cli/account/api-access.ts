@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { GpurentalClient } from "../../api/client";
 import {
   ClientConfigError,
@@ -8,6 +7,7 @@ import {
   TimeoutError,
 } from "../../api/errors";
 import { maskUrl, redactText } from "../../api/redact";
+import { formatBytes, readBounded, TooLargeError } from "../../bounded-read";
 import { terminalText } from "../../display";
 import { type CredentialKind, credentialKindOf } from "../../provider/provider-data";
 import { UserFacingError } from "../../user-facing";
@@ -70,6 +70,9 @@ function setting(flag: string | undefined, flagName: string, env: NodeJS.Process
  */
 export const COMMAND_REQUEST_BUDGET_MS = 20_000;
 
+/** The most --token-file is read: a token is one short line, and /dev/zero never ends. */
+const MAX_TOKEN_FILE_BYTES = 64 * 1024;
+
 /** Builds the client from flags and the environment; `userAgent` names the command. */
 export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: string): ApiAccess {
   const base = setting(flags.baseUrl, "--base-url", env, API_ENV.baseUrl);
@@ -99,8 +102,13 @@ export function apiAccess(flags: ApiFlags, env: NodeJS.ProcessEnv, userAgent: st
   if (flags.tokenFile !== undefined) {
     let text: string;
     try {
-      text = readFileSync(flags.tokenFile, "utf8");
+      text = readBounded(flags.tokenFile, MAX_TOKEN_FILE_BYTES).toString("utf8");
     } catch (err) {
+      if (err instanceof TooLargeError) {
+        throw new ApiSettingsError(
+          `--token-file ${flags.tokenFile} gives more than ${formatBytes(MAX_TOKEN_FILE_BYTES)}: it is no token file (one line: an API key secret or a session token)`,
+        );
+      }
       throw new ApiSettingsError(
         `--token-file ${flags.tokenFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
       );
