@@ -80,6 +80,15 @@ describe("choosing the proxy", () => {
     }
     expect(msg).toMatch(/^https_proxy must be a proxy address/);
     expect(msg).not.toContain("s3cret");
+    // Credentials that would not decode when sent: refused here, masked.
+    for (const value of ["http://u:%E0%A4%A@proxy.example:3128", "http://%zz@proxy.example:3128"]) {
+      expect(() => parseProxyUrl({ value, source: "HTTPS_PROXY" })).toThrow(
+        /^HTTPS_PROXY: the proxy's (user name|password) holds a percent escape that does not decode .*"http:\/\/\*\*\*@proxy\.example:3128"$/,
+      );
+    }
+    expect(
+      parseProxyUrl({ value: "http://u:p%40ss@proxy.example:3128", source: "HTTPS_PROXY" }).password,
+    ).toBe("p%40ss");
   });
 
   it("keeps credentials of a proxy URL out of its display form", () => {

@@ -86,6 +86,21 @@ export function parseProxyUrl(setting: SourcedValue): URL {
       `${setting.source} must be a proxy address such as http://proxy.example:3128 or proxy.example:3128; got ${JSON.stringify(displayProxy(raw))}`,
     );
   }
+  // The user name and password are sent decoded (Proxy-Authorization): an escape that does not
+  // decode would fail every request later, far from this setting. Neither is ever shown.
+  for (const [part, text] of [
+    ["user name", url.username],
+    ["password", url.password],
+  ] as const) {
+    try {
+      decodeURIComponent(text);
+    } catch {
+      throw new ProxySettingError(
+        setting.source,
+        `${setting.source}: the proxy's ${part} holds a percent escape that does not decode (each % begins two hex digits of UTF-8 text; write %25 for a % itself); got ${JSON.stringify(displayProxy(raw))}`,
+      );
+    }
+  }
   return url;
 }
 
