@@ -4,6 +4,7 @@ import { stringify } from "lossless-json";
 import type { Instance } from "../api/schemas";
 import { makeInstance } from "../api/testing/fixtures";
 import { UNSAFE_CHARACTERS } from "../display";
+import { parseYen } from "../report/money";
 import { parseJsonDocument } from "../tfstate/json";
 import { type PlanDocument, readTerraformDocument } from "../tfstate/plan";
 import { buildPlanReport } from "./build";
@@ -216,6 +217,24 @@ test("gates: conditions and limits, not judged without their figure", () => {
   expect(() => parseFailOn("disk-loss,typo")).toThrow(/--fail-on takes disk-loss, replace, .* got 'typo'/);
   expect(() => parseHours("1.25")).toThrow(/at most one decimal/);
 });
+
+test.each([
+  ["12.5", 12_500_000n],
+  ["¥12.50", 12_500_000n],
+  ["1,250", 1_250_000_000n],
+  ["1,250,000.000001", 1_250_000_000_001n],
+])("an amount %s is %d micro", (text, micro) => {
+  expect(parseYen(text, "--max-burn-per-hour")).toBe(micro);
+});
+
+test.each(["25,50", "1,2,3", ",5", "1,2500", "12,50.5", "1.2345678", "-1", "1e3"])(
+  "an amount %s is refused, naming the flag, not read another way",
+  (text) => {
+    expect(() => parseYen(text, "--max-burn-per-hour")).toThrow(
+      `--max-burn-per-hour must be an amount in ¥ with at most 6 decimals and a comma only between groups of three digits, e.g. 12.50, ¥12.50 or 1,250, got '${text}'`,
+    );
+  },
+);
 
 test("a certain refusal trips refusal", () => {
   const r = report(

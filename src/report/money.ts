@@ -57,17 +57,19 @@ export class AmountError extends UserFacingError {
 
 /**
  * Parses an amount in ¥ as a person writes it ("12.5", "¥12.50", "1,250"), exactly, into micro
- * units. At most six decimals; `what` names the flag in the error.
+ * units. At most six decimals; a comma only between groups of three digits, as it reads (so
+ * "25,50", a decimal comma, is refused rather than read as 2550); `what` names the flag in the
+ * error.
  */
 export function parseYen(text: string, what: string): Micro {
-  const t = text.trim().replace(/^¥/, "").replace(/,/g, "");
-  const m = /^(\d+)(?:\.(\d{1,6}))?$/.exec(t);
+  const t = text.trim().replace(/^¥/, "");
+  const m = /^(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,6}))?$/.exec(t);
   if (!m) {
     throw new AmountError(
-      `${what} must be an amount in ¥ with at most 6 decimals, e.g. 12.50 or ¥12.50, got '${text}'`,
+      `${what} must be an amount in ¥ with at most 6 decimals and a comma only between groups of three digits, e.g. 12.50, ¥12.50 or 1,250, got '${text}'`,
     );
   }
-  return BigInt(m[1]!) * MICRO_PER_YEN + BigInt((m[2] ?? "").padEnd(6, "0"));
+  return BigInt(m[1]!.replace(/,/g, "")) * MICRO_PER_YEN + BigInt((m[2] ?? "").padEnd(6, "0"));
 }
 
 /** A number of hours with one decimal, floored: balance / burn, computed on integers. */
