@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setCommandHost } from "../host";
 import { HCL_EXAMPLE_FILES, hclExample, writeHclExample } from "./example";
+import { openWorkDir } from "./workdir";
 
 const ROOT = join(__dirname, "..", "..", "..");
 
@@ -51,5 +52,31 @@ describe("the HCL example the command carries", () => {
     );
     expect(readdirSync(mine)).toEqual(["main.tf"]);
     expect(readFileSync(join(mine, "main.tf"), "utf8")).toBe("# my own\n");
+  });
+
+  it("names the argument, the path and the reason when the folder cannot take it", () => {
+    const file = join(dir, "a-file");
+    writeFileSync(file, "");
+    expect(() => writeHclExample(file)).toThrow(
+      `<dir> ${file}: cannot create the folder ${file}: a file that is not a folder is in its place (EEXIST)`,
+    );
+    expect(() => writeHclExample(join(file, "sub"))).toThrow(
+      `<dir> ${join(file, "sub")}: cannot create the folder ${join(file, "sub")}: a part of its path is not a directory (ENOTDIR)`,
+    );
+  });
+});
+
+describe("the demo's --work-dir", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gpurental-workdir-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("names the flag, the path and the reason when no folder can be made there", () => {
+    const file = join(dir, "a-file");
+    writeFileSync(file, "");
+    expect(() => openWorkDir(file, undefined)).toThrow(
+      `--work-dir ${file}: cannot create the folder ${file}: a file that is not a folder is in its place (EEXIST)`,
+    );
+    const kept = openWorkDir(join(dir, "new"), undefined);
+    expect(kept).toMatchObject({ dir: join(dir, "new"), kept: true });
   });
 });

@@ -1,9 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
+import { fsReason } from "../../tfstate/sources";
 import { packageName } from "../../version";
 import { standaloneExecutable } from "../host";
 import { printErr, printOut } from "../io";
+import { folderProblem } from "./workdir";
 
 // The plain Terraform example (examples/hcl) as the command carries it: `gpurental demo --hcl`
 // runs it, and `gpurental example hcl <dir>` writes it out for a person to plan, apply and destroy
@@ -19,8 +21,11 @@ export interface ExampleFile {
   text: string;
 }
 
-/** A file of the example that cannot be found: the package or the executable is incomplete. */
-export class ExampleMissingError extends Error {}
+/**
+ * Why the example cannot be written: a file of it cannot be found (the package or the executable
+ * is incomplete), or the folder named cannot take it.
+ */
+export class ExampleError extends Error {}
 
 /** The package root (the folder of our package.json), from dist/cli/demo or src/cli/demo alike. */
 function packageRoot(): string | undefined {
@@ -45,12 +50,12 @@ export function hclExample(): ExampleFile[] {
     const path = `examples/hcl/${name}`;
     if (standalone) {
       const data = standalone.asset(path);
-      if (!data) throw new ExampleMissingError(`the executable carries no ${path}: download it again`);
+      if (!data) throw new ExampleError(`the executable carries no ${path}: download it again`);
       return { name, text: data.toString("utf8") };
     }
     const file = root && join(root, path);
     if (!file || !existsSync(file))
-      throw new ExampleMissingError(`${path} is missing from the ${packageName} package: install it again`);
+      throw new ExampleError(`${path} is missing from the ${packageName} package: install it again`);
     return { name, text: readFileSync(file, "utf8") };
   });
 }
@@ -64,11 +69,22 @@ export function writeHclExample(dir: string): string[] {
   const files = hclExample();
   const present = files.map((f) => join(target, f.name)).filter((f) => existsSync(f));
   if (present.length > 0)
-    throw new ExampleMissingError(
+    throw new ExampleError(
       `${present.join(", ")} already ${present.length === 1 ? "exists" : "exist"}: choose an empty or new folder`,
     );
-  mkdirSync(target, { recursive: true });
-  for (const f of files) writeFileSync(join(target, f.name), f.text);
+  let path = target;
+  try {
+    mkdirSync(target, { recursive: true });
+    for (const f of files) {
+      path = join(target, f.name);
+      writeFileSync(path, f.text, { flag: "wx" });
+    }
+  } catch (err) {
+    const why = path === target ? folderProblem(err) : fsReason(err);
+    throw new ExampleError(
+      `<dir> ${dir}: cannot ${path === target ? "create the folder" : "write"} ${path}: ${why}`,
+    );
+  }
   return files.map((f) => join(target, f.name));
 }
 
@@ -91,7 +107,7 @@ export function register(program: Command): void {
             "With GPURENTAL_BASE_URL and GPURENTAL_TOKEN set: terraform init, plan, apply, destroy there.\n",
         );
       } catch (err) {
-        if (!(err instanceof ExampleMissingError) && !isFsError(err)) throw err;
+        if (!(err instanceof ExampleError) && !isFsError(err)) throw err;
         printErr(`gpurental example: ${err.message}\n`);
         process.exitCode = 1;
       }

@@ -13,6 +13,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { fsReason } from "../../tfstate/sources";
 import { packageName } from "../../version";
 import { DemoError } from "./output";
 
@@ -44,7 +45,11 @@ export interface WorkDir {
 export function openWorkDir(workDir: string | undefined, tempDir: string | undefined): WorkDir {
   const kept = workDir !== undefined;
   const dir = kept ? resolve(workDir) : mkdtempSync(join(tempDir ?? tmpdir(), "gpurental-demo-"));
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw new DemoError(`--work-dir ${workDir}: cannot create the folder ${dir}: ${folderProblem(err)}`);
+  }
   // The last resort for a temp folder: an exit that skips the demo's own cleanup (process.exit elsewhere).
   const removeOnExit = () => rmSync(dir, { recursive: true, force: true });
   if (!kept) process.once("exit", removeOnExit);
@@ -102,4 +107,11 @@ export async function prepareApp(root: string, appName: string, appDir: string):
       2,
     )}\n`,
   );
+}
+
+/** Why a folder could not be made: a file in its place said so, any other reason as the system gives it. */
+export function folderProblem(err: unknown): string {
+  return (err as NodeJS.ErrnoException).code === "EEXIST"
+    ? "a file that is not a folder is in its place (EEXIST)"
+    : fsReason(err);
 }
