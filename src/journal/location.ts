@@ -110,8 +110,17 @@ const CREDENTIAL_SETTING =
 
 /** A URL: its scheme, user (with a password or not), host and path. */
 const URL_PARTS = /^([a-z][a-z0-9+.-]*:\/\/)(?:([^@/?#:]*)(?::[^@/?#]*)?@)?([^/?#]*)(\/[^?#]*)?/i;
-/** A URL's query parameters that are credentials. */
-const URL_CREDENTIAL_PARAM = /([?&])(password|sslpassword|user)=[^&#]*/gi;
+/**
+ * libpq's settings that say who connects and how it proves it, not where the state is: the user,
+ * the passwords, and the files of a client certificate, its key, the server's CA and revocations,
+ * and the password file. A CI job often gets those files at a path of its own
+ * (`…/secretFiles/<uuid>/client.key`), so the key of a state must not follow them.
+ */
+const LIBPQ_CREDENTIALS = "password|sslpassword|sslcert|sslkey|sslrootcert|sslcrl|sslcrldir|passfile";
+/** The name of a URL's query parameter that is a credential or names its file. */
+const URL_CREDENTIAL_NAME = new RegExp(`^(?:${LIBPQ_CREDENTIALS})$`);
+/** The credential parameters the version before took out of a URL, leaving their separator. */
+const URL_CREDENTIAL_PARAM_BEFORE = /([?&])(password|sslpassword|user)=[^&#]*/gi;
 /** libpq's key/value settings that are credentials; a value is quoted or runs to a space. */
 const LIBPQ_SETTING = (name: string) =>
   new RegExp(`(^|\\s)${name}\\s*=\\s*('(?:[^'\\\\]|\\\\.)*'|\\S*)`, "gi");
@@ -121,20 +130,46 @@ const LIBPQ_SETTING = (name: string) =>
  * where it also names the database (where it does not, a PostgreSQL server takes the user's name
  * for the database, so the user says where the state is). Unchanged when it holds neither.
  */
-function connectionWithoutCredentials(text: string): string {
+function connectionWithoutCredentials(text: string, rule: KeyRule): string {
   const url = URL_PARTS.exec(text);
   if (url) {
     const [whole, scheme, user, host, path] = url;
     const namesDatabase = path !== undefined && path.length > 1;
     const kept = `${scheme}${user !== undefined && !namesDatabase ? `${user}@` : ""}${host}${path ?? ""}`;
-    return (kept + text.slice(whole.length)).replace(URL_CREDENTIAL_PARAM, (m, sep: string, name: string) =>
-      name.toLowerCase() === "user" && !namesDatabase ? m : sep,
-    );
+    const rest = text.slice(whole.length);
+    if (rule === "before-files") {
+      return (kept + rest).replace(URL_CREDENTIAL_PARAM_BEFORE, (m, sep: string, name: string) =>
+        name.toLowerCase() === "user" && !namesDatabase ? m : sep,
+      );
+    }
+    // Each credential parameter goes whole, its `&` with it, so that which of them a job sets does
+    // not count either.
+    const hash = rest.indexOf("#");
+    const query = hash < 0 ? rest : rest.slice(0, hash);
+    const params = query
+      .replace(/^\?/, "")
+      .split("&")
+      .filter((p) => {
+        const name = p.split("=")[0]!.toLowerCase();
+        return p !== "" && !URL_CREDENTIAL_NAME.test(name) && !(name === "user" && namesDatabase);
+      });
+    return `${kept}${params.length > 0 ? `?${params.join("&")}` : ""}${hash < 0 ? "" : rest.slice(hash)}`;
   }
   const namesDatabase = /(^|\s)dbname\s*=/i.test(text);
-  const out = text.replace(LIBPQ_SETTING("(?:ssl)?password"), "$1");
-  return namesDatabase ? out.replace(LIBPQ_SETTING("user"), "$1") : out;
+  if (rule === "before-files") {
+    const out = text.replace(LIBPQ_SETTING("(?:ssl)?password"), "$1");
+    return namesDatabase ? out.replace(LIBPQ_SETTING("user"), "$1") : out;
+  }
+  const out = text.replace(LIBPQ_SETTING(`(?:${LIBPQ_CREDENTIALS})`), "$1");
+  // The spaces a setting leaves count no more than the setting.
+  return (namesDatabase ? out.replace(LIBPQ_SETTING("user"), "$1") : out).trim().replace(/\s+/g, " ");
 }
+
+/**
+ * Which rule a key is made by: today's, or the one before it, which left the files of a client
+ * certificate in the key (a journal kept under that key is moved into today's at its first use).
+ */
+type KeyRule = "today" | "before-files";
 
 /**
  * A backend's settings as they locate the state: a credential's text becomes null, as an unset
@@ -142,19 +177,19 @@ function connectionWithoutCredentials(text: string): string {
  * configuration without credentials locates exactly as it always hashed), and a connection string
  * or address loses its user information.
  */
-function locating(value: unknown, name = ""): unknown {
+function locating(value: unknown, rule: KeyRule, name = ""): unknown {
   if (typeof value === "string") {
     if (CREDENTIAL_SETTING.test(name)) return null;
     return name === "conn_str" || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)
-      ? connectionWithoutCredentials(value)
+      ? connectionWithoutCredentials(value, rule)
       : value;
   }
-  if (Array.isArray(value)) return value.map((v) => locating(v, name));
+  if (Array.isArray(value)) return value.map((v) => locating(v, rule, name));
   if (value === null || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     // A block of credentials (s3's assume_role) is nulled whole, as an unset one is recorded.
-    out[k] = CREDENTIAL_SETTING.test(k) && v !== null && typeof v === "object" ? null : locating(v, k);
+    out[k] = CREDENTIAL_SETTING.test(k) && v !== null && typeof v === "object" ? null : locating(v, rule, k);
   }
   return out;
 }
@@ -181,15 +216,15 @@ const SETTINGS_FROM_ENV: Readonly<Record<string, readonly (readonly [setting: st
  * Where a backend keeps the state: its settings without credentials, with those it takes from the
  * environment filled in. A configuration with neither hashes as it always did.
  */
-function stateLocation(type: string, config: unknown, env: NodeJS.ProcessEnv): unknown {
-  const place = locating(config);
+function stateLocation(type: string, config: unknown, env: NodeJS.ProcessEnv, rule: KeyRule): unknown {
+  const place = locating(config, rule);
   const fromEnv = (SETTINGS_FROM_ENV[type] ?? []).filter(([setting, variable]) => {
     const given = (place as Record<string, unknown> | null)?.[setting];
     return (given === undefined || given === null || given === "") && env[variable];
   });
   if (fromEnv.length === 0) return place;
   const filled: Record<string, unknown> = { ...((place as Record<string, unknown> | null) ?? {}) };
-  for (const [setting, variable] of fromEnv) filled[setting] = locating(env[variable]!, setting);
+  for (const [setting, variable] of fromEnv) filled[setting] = locating(env[variable]!, rule, setting);
   return filled;
 }
 
@@ -231,8 +266,13 @@ function backendIdentity(
     };
   }
   const config = backend?.config ?? null;
-  const identity = `${type}:${stableJson(stateLocation(type, config, env))}`;
-  const legacy = `${type}:${stableJson(config)}`;
+  const identity = `${type}:${stableJson(stateLocation(type, config, env, "today"))}`;
+  // The key the version before gave this state, else the one before it (the whole configuration,
+  // credentials included): a journal there was moved to the one before at its first use, so only
+  // a run of an older version still writes there.
+  const before = `${type}:${stableJson(stateLocation(type, config, env, "before-files"))}`;
+  const whole = `${type}:${stableJson(config)}`;
+  const legacy = before !== identity ? before : whole;
   return { type, identity, ...(legacy === identity ? {} : { legacy }), stateFile: null };
 }
 

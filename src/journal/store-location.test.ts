@@ -155,6 +155,24 @@ describe("location", () => {
         { conn_str: "host=db.example dbname=tf user=u2 password=c" },
       ],
       [
+        "a client certificate's files at a path of the job's own, in a URL",
+        "pg",
+        {
+          conn_str:
+            "postgres://u@db.example/tf?sslmode=verify-full&sslcert=/tmp/j1/c.crt&sslkey=/tmp/j1/c.key",
+        },
+        {
+          conn_str:
+            "postgres://u@db.example/tf?sslcert=/tmp/j2/c.crt&sslmode=verify-full&sslkey=/tmp/j2/c.key&sslrootcert=/tmp/j2/ca.crt",
+        },
+      ],
+      [
+        "a client certificate's files in a libpq string",
+        "pg",
+        { conn_str: "host=db.example dbname=tf sslkey=/run/secrets/1/k passfile=/run/secrets/1/p" },
+        { conn_str: "host=db.example  dbname=tf sslkey='/run/secrets/2/k'" },
+      ],
+      [
         "azurerm's secrets",
         "azurerm",
         { storage_account_name: "sa", container_name: "c", key: "k", sas_token: "x", client_secret: "y" },
@@ -241,6 +259,19 @@ describe("location", () => {
       expect(today.legacyFile).not.toBe(today.file);
       // A configuration without credentials has one key, as it always had.
       expect(fileWith("http", { address: "https://state.example/prod" }).legacyFile).toBeUndefined();
+      // The version before left a client certificate's files in the key, and took the password out:
+      // its key is the older one, where a run of it wrote.
+      const withFiles = { conn_str: "postgres://u:pw@db.example/tf?sslkey=/tmp/j1/c.key", schema_name: null };
+      const before = fileWith("pg", {
+        ...withFiles,
+        conn_str: "postgres://u:other@db.example/tf?sslkey=/tmp/j1/c.key",
+      });
+      expect(before.file).toBe(fileWith("pg", withFiles).file);
+      expect(before.legacyFile).toBe(fileWith("pg", withFiles).legacyFile);
+      expect(before.legacyFile).not.toBe(
+        fileWith("pg", { ...withFiles, conn_str: "postgres://u:pw@db.example/tf?sslkey=/tmp/j2/c.key" })
+          .legacyFile,
+      );
     });
   });
 
