@@ -51,7 +51,7 @@ describe("runAlive", () => {
   test("a process that has exited but is not reaped yet (a zombie) is gone: its deploys can be adopted", async () => {
     // sh starts a short sleep and becomes a long one, which never reaps it: the short one stays a
     // zombie, as a killed terraform's launches do until pid 1 reaps them.
-    const parent = spawn("sh", ["-c", "sleep 0.05 & echo $!; exec sleep 30"], {
+    const parent = spawn("sh", ["-c", "sleep 1 & echo $!; exec sleep 30"], {
       stdio: ["ignore", "pipe", "ignore"],
     });
     try {
