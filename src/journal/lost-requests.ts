@@ -17,9 +17,15 @@ export function createdInWindow(createdAt: string | null, sentAt: number): boole
   return created >= sentAt - CLOCK_SKEW_MS && created <= sentAt + LATE_COMMIT_HORIZON_MS;
 }
 
+/** What a request's instance is recognised by: an instance of the API, or one a state holds. */
+export type LandedShape = Pick<Instance, "id" | "disk_gb" | "label" | "status" | "created_at"> & {
+  offer: { id: string };
+  template: { id: string };
+};
+
 /** Whether a listed instance is what a request with these fields would have created. */
 export function matchesRequest(
-  inst: Instance,
+  inst: LandedShape,
   req: { offer_id?: unknown; template_id?: unknown; disk_gb?: unknown; label?: unknown },
 ): boolean {
   return (
@@ -37,12 +43,12 @@ export function matchesRequest(
  * earlier than it was sent (less the clock skew) nor implausibly later, and named by no journal
  * entry (of any workspace of the directory).
  */
-export function landedCandidates(
-  instances: readonly Instance[],
+export function landedCandidates<T extends LandedShape>(
+  instances: readonly T[],
   req: Record<string, unknown>,
   sent: { before: readonly string[]; sentAt: number },
   referenced: ReadonlySet<string>,
-): Instance[] {
+): T[] {
   const before = new Set(sent.before);
   return instances.filter(
     (i) =>

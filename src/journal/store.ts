@@ -11,6 +11,7 @@ import { JournalError } from "./disk";
 import { FileStore } from "./file-store";
 import type { JournalStore } from "./journal-store";
 import { type JournalLocation, stableJson } from "./location";
+import { type LandedShape, landedCandidates } from "./lost-requests";
 import {
   type CloseReason,
   type EntryKind,
@@ -275,6 +276,43 @@ export class DeployJournal {
       }));
     });
     return n;
+  }
+
+  /**
+   * Called by a read of an instance a state holds: the deploy entries whose answer was never
+   * recorded (the journal was out of reach when it came, or the process died just then) are
+   * looked at, and one whose request this instance answers (the same request, created after it was
+   * sent, absent before it, named by no entry) is this instance's. The state holds it, so the entry
+   * is closed with its id: otherwise a create of the same configuration would take it for a lost
+   * deploy's and adopt, by listing, the instance another address holds. Entries of a live run are
+   * left to it. Returns whether one was closed; a failure is the caller's to log.
+   */
+  claimLanded(instance: LandedShape): boolean {
+    const pending = () => this.live("instance").filter((e) => e.id === null && !runServing(e.run, this.run));
+    if (pending().length === 0) return false;
+    const referenced = this.referencedIds();
+    const answers = (e: JournalEntry) =>
+      landedCandidates([instance], e.request, { before: e.before, sentAt: Date.parse(e.sent_at) }, referenced)
+        .length === 1;
+    let closed = false;
+    this.write((entries) => {
+      const e = [...entries.values()].find(
+        (x) =>
+          x.kind === "instance" &&
+          x.id === null &&
+          this.isOpen(x) &&
+          !runServing(x.run, this.run) &&
+          answers(x),
+      );
+      if (!e) return [];
+      closed = true;
+      const at = this.iso();
+      return [
+        { op: "answered" as const, entry: e.entry, id: instance.id, at },
+        { op: "closed" as const, entry: e.entry, reason: "claimed" as const, at, detail: "read in a state" },
+      ];
+    });
+    return closed;
   }
 
   /** The adoptable entries of a fingerprint, oldest first. */

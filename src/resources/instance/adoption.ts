@@ -4,6 +4,7 @@ import { logger } from "../../log";
 import { bestEffort } from "../../provider/journal-notes";
 import { deployOf, type ProviderData } from "../../provider/provider-data";
 import { known, toArgs } from "./convert";
+import type { InstanceModel } from "./model";
 import { plannedAdoptionOf } from "./ops";
 import type { InstancePlan } from "./schema";
 
@@ -60,6 +61,26 @@ export function holdInPlan(ctx: HandlerContext<ProviderData>, id: string, how: s
 export function claim(ctx: HandlerContext<ProviderData>, id: string | null): void {
   const journal = deployOf(ctx.providerData).journal;
   if (journal && id) journal.closeIdSoon(id, "claimed");
+}
+
+/**
+ * A read of an instance a state holds: a deploy entry whose answer was never recorded, and whose
+ * request this instance answers, is this instance's, and is closed (DeployJournal.claimLanded).
+ */
+export function claimRead(ctx: HandlerContext<ProviderData>, inst: InstanceModel): void {
+  const journal = deployOf(ctx.providerData).journal;
+  if (!journal || !inst.id) return;
+  bestEffort("the deploy of an instance a state holds", () =>
+    journal.claimLanded({
+      id: inst.id!,
+      offer: { id: inst.offer_id ?? "" },
+      template: { id: inst.template_id },
+      disk_gb: inst.disk_gb,
+      label: inst.label,
+      status: inst.status,
+      created_at: inst.created_at,
+    }),
+  );
 }
 
 /** Closes the journal's entries of an instance that is gone. */

@@ -102,7 +102,7 @@ function journalOf(run: RunIdentity): DeployJournal {
  * What a provider killed (kill -9) while its instance was creating leaves: the instance, and a
  * journal entry sent and answered by a process that is gone, never handed to Terraform.
  */
-async function killedDeploy(cfg: Rec = config()): Promise<string> {
+async function killedDeploy(cfg: Rec = config(), answered = true): Promise<string> {
   const res = await fetch(`${fake.url}/v1/instances`, {
     method: "POST",
     headers: {
@@ -132,8 +132,11 @@ async function killedDeploy(cfg: Rec = config()): Promise<string> {
   };
   const journal = journalOf(deadRun());
   const fp = instanceFingerprint(args, { base_url: fake.url, org_id: null });
-  const entry = journal.sent("instance", fp, { offer_id: args.offer_id, label: args.label }, []);
-  journal.answered(entry, inst.id);
+  const request = answered
+    ? { offer_id: args.offer_id, label: args.label }
+    : { offer_id: args.offer_id, template_id: args.template_id, disk_gb: args.disk_gb, label: args.label };
+  const entry = journal.sent("instance", fp, request, []);
+  if (answered) journal.answered(entry, inst.id);
   return inst.id;
 }
 
@@ -248,6 +251,31 @@ describe.each(STORE_KINDS)("interrupted deploys are adopted, never duplicated (%
     expect(applied[0]!.value!.id).toBe(ids[1]);
     expect(applied[1]!.value!.id).not.toBe(ids[0]);
     expect(live()).toHaveLength(3);
+  });
+
+  test("a deploy whose answer the journal never recorded, read where a state holds it, is that state's: no create adopts it", async () => {
+    // The journal was out of reach when the answer came: `sent` and no `answered`, and the
+    // instance saved in a state (of a backend the provider cannot read) at another address.
+    const inst = await killedDeploy(config(), false);
+    const lost = journalOf(currentRun()).entries()[0]!.entry;
+    const next = await provider(currentRun());
+    const held = await next.import("gpurental_instance", inst);
+    expect(held.diags.filter((d) => d.severity === "error")).toEqual([]);
+    const read = await next.read("gpurental_instance", held.value!);
+    expect(read.value).toMatchObject({ id: inst });
+    expect(
+      journalOf(currentRun())
+        .entries()
+        .find((e) => e.entry === lost),
+    ).toMatchObject({
+      id: inst,
+      closed: { reason: "claimed", detail: "read in a state" },
+    });
+    // A create of the same configuration deploys its own, and looks for nothing.
+    const { plan, apply } = await create(next);
+    expect(plan.diags.map((d) => d.summary)).toEqual([]);
+    expect(apply.value!.id).not.toBe(inst);
+    expect(live()).toHaveLength(2);
   });
 
   test("each journal counts its own: two sessions of one resident process both tell of the entry", async () => {

@@ -19,7 +19,15 @@ import { errorToDiagnostic } from "../../provider/refusals";
 import { sweepLostKeysOf } from "../api-key/journal";
 import { noStateToGenerateFrom } from "../generate-config";
 import { objectIdentity } from "../identity";
-import { claim, holdInPlan, PLANNED_ADOPTION, planAdoption, plannedAdoption, release } from "./adoption";
+import {
+  claim,
+  claimRead,
+  holdInPlan,
+  PLANNED_ADOPTION,
+  planAdoption,
+  plannedAdoption,
+  release,
+} from "./adoption";
 import { ACCESS_SECRETS, known, priorArgs, storesSecrets, toArgs, toState } from "./convert";
 import { OVERLAY_KEYS, validateEnv } from "./env";
 import {
@@ -440,8 +448,10 @@ export const instanceResource = {
       r.state.status !== "error"
     )
       req.private = withoutKey(req.private, CREATE_UNFINISHED);
-    if (r.state) claim(ctx, state.id);
-    else release(ctx, state.id);
+    if (r.state) {
+      claim(ctx, state.id);
+      claimRead(ctx, r.state);
+    } else release(ctx, state.id);
     req.private = notePowerChange(req.private, state, r.state);
     return r.state ? toState(r.state, state.store_access_secrets, storesSecrets(state)) : null;
   },
