@@ -1,6 +1,27 @@
 import { z } from "zod";
 import { ApiFailure, type ErrorExtras, UnreadableBody } from "../errors";
 
+/**
+ * A number as the range checks read it: Infinity (a body's `1e999`, which JSON.parse reads so, or a
+ * query's) as the largest double, so that it fails the range with the limit, not zod's type check
+ * ("received Infinity") without one. parseOr422 repeats the value as it was sent, not this one.
+ */
+function beyondEveryDouble(value: unknown): unknown {
+  if (value === Number.POSITIVE_INFINITY) return Number.MAX_VALUE;
+  if (value === Number.NEGATIVE_INFINITY) return -Number.MAX_VALUE;
+  return value;
+}
+
+/**
+ * An integer from `min` to `max` (no upper bound without one), of a JSON body or, coerced from its
+ * text, of a query. The range comes before int(): zod reports its safe-integer bound otherwise, not
+ * ours (`1e300` would be refused with a limit of 9007199254740991).
+ */
+function intIn(from: "body" | "query", min: number, max?: number) {
+  const inRange = max === undefined ? z.number().min(min) : z.number().min(min).max(max);
+  return z.preprocess((v) => beyondEveryDouble(from === "query" ? Number(v) : v), inRange.int());
+}
+
 const uuid = z
   .string()
   .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
@@ -15,7 +36,7 @@ export const createApiKeyBody = z.object({
 export const deployBody = z.object({
   offer_id: uuid,
   template_id: uuid,
-  disk_gb: z.number().int().min(10).max(20000),
+  disk_gb: intIn("body", 10, 20000),
   label: z.string().max(64).nullable().optional(),
   ssh_key_id: uuid.nullable().optional(),
   env_overrides: z
@@ -39,12 +60,12 @@ const boolQuery = z
 export const listInstancesQuery = z.object({ include_destroyed: boolQuery });
 
 /** GET /v1/instances/{id}/logs query. */
-export const logsQuery = z.object({ tail: z.coerce.number().int().min(1).max(1000).default(200) });
+export const logsQuery = z.object({ tail: intIn("query", 1, 1000).default(200) });
 
 /** GET /v1/offers query. */
 export const offersQuery = z.object({
   gpu_model: z.string().optional(),
-  num_gpus: z.coerce.number().int().min(1).optional(),
+  num_gpus: intIn("query", 1).optional(),
   sort: z.enum(["price_asc", "price_desc"]).optional(),
   include_unavailable: boolQuery,
 });
@@ -58,15 +79,14 @@ export const templatesQuery = z.object({
 /** GET /v1/billing/transactions query. */
 export const transactionsQuery = z.object({
   instance_id: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  limit: intIn("query", 1, 1000).default(100),
 });
 
 /** GET /v1/billing/spend-daily query. */
-export const spendDailyQuery = z.object({ days: z.coerce.number().int().min(1).max(90).default(30) });
+export const spendDailyQuery = z.object({ days: intIn("query", 1, 90).default(30) });
 
 /** POST /v1/billing/orders body. */
-// Range before int(): zod reports its safe-integer bound otherwise, not ours.
-export const orderBody = z.object({ amount_micro: z.number().min(1).max(1_000_000_000_000).int() });
+export const orderBody = z.object({ amount_micro: intIn("body", 1, 1_000_000_000_000) });
 
 /** POST /v1/ssh-keys body. */
 export const sshKeyBody = z.object({
@@ -113,6 +133,9 @@ function echoable(
   value: unknown,
 ): { ok: true; value: string | number | boolean | null } | { ok: false } {
   if (path[path.length - 1] === "value") return { ok: false };
+  // A number beyond every double (`1e999` in the body text) as what was sent: JSON has no Infinity,
+  // and would say null.
+  if (typeof value === "number" && !Number.isFinite(value)) return { ok: true, value: String(value) };
   if (typeof value === "number" || typeof value === "boolean" || value === null) return { ok: true, value };
   if (typeof value === "string" && value.length <= 64 && !/gp[rs]_/.test(value)) return { ok: true, value };
   return { ok: false };
