@@ -23,7 +23,11 @@ export class Auth {
   authenticate(authorization: string | undefined, orgHeader: string | undefined): Caller {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
     const token = match?.[1];
-    if (!token) throw tokenInvalid("Missing or malformed Authorization header; expected 'Bearer <token>'");
+    if (!token) {
+      throw tokenInvalid(
+        "Missing or malformed Authorization header: it must hold the scheme Bearer, a space and the token",
+      );
+    }
     const caller = token.startsWith("gpr_") ? this.authenticateKey(token) : this.authenticateSession(token);
     if (orgHeader !== undefined && orgHeader !== "" && orgHeader !== caller.org.id) {
       throw new ApiFailure(403, "ORG_MISMATCH", "X-Org-Id names an organization other than the credential's");

@@ -16,8 +16,12 @@ export class ApiFailure extends Error {
   }
 }
 
-/** 401 TOKEN_INVALID with a message that never repeats the token. */
-export function tokenInvalid(message = "The bearer token is missing, unknown or revoked"): ApiFailure {
+/**
+ * 401 TOKEN_INVALID with a message that never repeats the token. Its words must read the same once
+ * masked (src/api/redact.ts): "Bearer" followed by a space and a word is masked as a credential
+ * wherever it stands, so no message puts a word after it.
+ */
+export function tokenInvalid(message = "The token is missing, unknown or revoked"): ApiFailure {
   return new ApiFailure(401, "TOKEN_INVALID", message);
 }
 
