@@ -1,8 +1,11 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
+import { isIP, isIPv4, isIPv6 } from "node:net";
 import { dirname, join, resolve } from "node:path";
+import { domainToASCII } from "node:url";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { redactText } from "../api/redact";
+import { formatBytes, readBounded, TooLargeError } from "../bounded-read";
 import type { TransitionMode } from "../fake-backend/types";
 import { portOf } from "./flags";
 import { printErr, printOut } from "./io";
@@ -15,12 +18,77 @@ function parsePort(value: string): number {
   return port;
 }
 
+/**
+ * The longest --transitions delay: what one Node.js timer can wait (2^31 - 1 ms, about 24.8 days).
+ * A longer one would not survive a restart anyway: past 1e308 it is Infinity, which the state file
+ * stores as null.
+ */
+const MAX_TRANSITION_MS = 2_147_483_647;
+
 function parseTransitions(value: string): TransitionMode {
   if (value === "immediate" || value === "manual" || value === "realistic") return value;
-  if (/^\d+$/.test(value)) return { afterMs: Number(value) };
+  if (/^\d+$/.test(value)) {
+    const afterMs = Number(value);
+    if (afterMs > MAX_TRANSITION_MS) {
+      throw new InvalidArgumentError(
+        `--transitions must be at most ${MAX_TRANSITION_MS} milliseconds (about 24.8 days), got '${value}'.`,
+      );
+    }
+    return { afterMs };
+  }
   throw new InvalidArgumentError(
     `--transitions must be immediate, realistic, manual or a number of milliseconds, got '${value}'.`,
   );
+}
+
+/** A label of a DNS name as a certificate holds it: letters, digits and hyphens, 1 to 63 of them. */
+const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** What --tls-name takes, said once for every refusal. */
+const TLS_NAME_RULE =
+  'a DNS name (dot-separated labels of 1 to 63 letters, digits and hyphens, no hyphen first or last, 253 characters at most; an international name is taken in its xn-- form), optionally after one leading "*." with at least two labels after it, or an IP address';
+
+/**
+ * A --tls-name as the generated certificate holds it, or why not, naming the flag and the value.
+ * A DNS name is written in ASCII (an international one converted to its xn-- form, which is what a
+ * client looks for) and lower case; an IPv6 address in its canonical form (an IPv4-mapped one as
+ * its IPv4 address, the host a client reaches through it).
+ */
+export function parseTlsName(value: string): string {
+  if (value === "") {
+    throw new InvalidArgumentError(`--tls-name must not be empty: give ${TLS_NAME_RULE}.`);
+  }
+  if (isIPv4(value)) return value;
+  if (isIPv6(value)) return ipv6Name(value);
+  const wildcard = value.startsWith("*.");
+  const ascii = domainToASCII(wildcard ? value.slice(2) : value);
+  const labels = ascii.split(".");
+  // domainToASCII reads numbers as a URL host does: "1.2.3" and "0x7f.1" come back as addresses.
+  const dns =
+    ascii !== "" &&
+    isIP(ascii) === 0 &&
+    ascii.length <= (wildcard ? 251 : 253) &&
+    labels.length >= (wildcard ? 2 : 1) &&
+    labels.every((l) => LDH_LABEL.test(l));
+  if (!dns) throw new InvalidArgumentError(`--tls-name must be ${TLS_NAME_RULE}, got '${value}'.`);
+  return wildcard ? `*.${ascii}` : ascii;
+}
+
+/** An IPv6 --tls-name in its canonical form, or an IPv4-mapped one's IPv4 address. */
+function ipv6Name(value: string): string {
+  let host: string;
+  try {
+    host = new URL(`http://[${value}]/`).hostname.slice(1, -1);
+  } catch {
+    // node:net takes a zone (fe80::1%eth0); a URL, and a certificate, has none.
+    throw new InvalidArgumentError(
+      `--tls-name must be an IP address without a zone (no %), got '${value}': a certificate holds none.`,
+    );
+  }
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
+  if (!mapped) return host;
+  const [hi, lo] = [Number.parseInt(mapped[1] ?? "", 16), Number.parseInt(mapped[2] ?? "", 16)];
+  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join(".");
 }
 
 function parseHost(value: string): string {
@@ -99,8 +167,8 @@ export function register(program: Command): void {
     .option("--tls-key <file>", "the private key (PEM) of --tls-cert")
     .option(
       "--tls-name <name>",
-      "a further host name or IP of the generated certificate (repeatable); localhost, 127.0.0.1 and ::1 are always in it",
-      (v: string, prev: string[]) => [...prev, v],
+      "a further DNS name (an international one in its xn-- form, a wildcard as *.example.test) or IP address of the generated certificate (repeatable); localhost, 127.0.0.1 and ::1 are always in it",
+      (v: string, prev: string[]) => [...prev, parseTlsName(v)],
       [] as string[],
     )
     .option(
@@ -134,11 +202,19 @@ export function register(program: Command): void {
     });
 }
 
+/** The most a certificate or key file is read: PEM of a few KiB, and /dev/zero never ends. */
+const MAX_PEM_FILE_BYTES = 1024 * 1024;
+
 /** A file a flag names, read; why not, naming the flag and the path, when it cannot be. */
 function readFlagFile(flag: string, path: string): string | { problem: string } {
   try {
-    return readFileSync(path, "utf8");
+    return readBounded(path, MAX_PEM_FILE_BYTES).toString("utf8");
   } catch (err) {
+    if (err instanceof TooLargeError) {
+      return {
+        problem: `${flag} ${path} gives more than ${formatBytes(MAX_PEM_FILE_BYTES)}: it is no PEM file`,
+      };
+    }
     const e = err as NodeJS.ErrnoException;
     return { problem: `${flag} ${path} cannot be read (${e.code ?? e.message})` };
   }

@@ -59,7 +59,7 @@ export function issueCertificate(opts: IssueOptions): IssuedCertificate {
   const { spki, privateKey } = p256KeyPair();
   const subject = sequence(rdn(OID.organization, "gpurental test"), rdn(OID.commonName, opts.commonName));
   const names = [
-    ...(opts.dnsNames ?? []).map((n) => tlv(0x82, Buffer.from(n, "ascii"))),
+    ...(opts.dnsNames ?? []).map((n) => tlv(0x82, dnsNameBytes(n))),
     ...(opts.ipAddresses ?? []).map((ip) => tlv(0x87, ipBytes(ip))),
   ];
   const extensions = opts.ca
@@ -118,6 +118,20 @@ export function createTestPki(
     issuer: ca,
   });
   return { ca, server };
+}
+
+/**
+ * The bytes of a DNS name, as the dNSName general name holds them: an IA5String, so ASCII. Node's
+ * "ascii" encoding would keep the low byte of any other character (a name no client matches);
+ * such a name, or one with a space or a control character, is refused instead.
+ */
+function dnsNameBytes(name: string): Buffer {
+  if (!/^[\x21-\x7e]+$/.test(name)) {
+    throw new Error(
+      `not a DNS name a certificate can hold: ${JSON.stringify(name)}; it must be printable ASCII without spaces (give an international name in its xn-- form, as domainToASCII of node:url converts it)`,
+    );
+  }
+  return Buffer.from(name, "ascii");
 }
 
 /** The 4 or 16 bytes of an IP address, as the iPAddress general name holds them. */
