@@ -22,7 +22,7 @@ const MAX_ADVANCE_MS = 100 * 365 * 24 * 3_600_000;
 
 const transitionMode = z.union([
   z.enum(["immediate", "manual", "realistic"]),
-  z.object({ afterMs: z.number().int().min(0) }),
+  z.object({ afterMs: z.number().min(0).max(2_147_483_647).int() }),
 ]);
 
 const hostBehaviour = z
@@ -44,22 +44,22 @@ const faultSpec = z.object({
   method: z.string().optional(),
   route: z.string().min(1),
   kind: z.enum(["status", "latency", "drop", "lost-response", "late-commit"]),
-  status: z.number().int().min(400).max(599).optional(),
-  retryAfterSeconds: z.number().int().min(0).optional(),
+  status: z.number().min(400).max(599).int().optional(),
+  retryAfterSeconds: z.number().min(0).int().optional(),
   // setTimeout fires at once above 2^31-1 ms, which would turn a long delay into none.
-  latencyMs: z.number().int().min(0).max(2_147_483_647).optional(),
-  delayMs: z.number().int().min(0).max(2_147_483_647).optional(),
+  latencyMs: z.number().min(0).max(2_147_483_647).int().optional(),
+  delayMs: z.number().min(0).max(2_147_483_647).int().optional(),
   probability: z.number().min(0).max(1).optional(),
-  times: z.number().int().min(1).optional(),
+  times: z.number().min(1).int().optional(),
 });
 
 const offerPatch = z
   .object({
     availability: z.enum(["available", "sold_out", "withdrawn"]),
-    free_units: z.number().int().min(0),
-    price_per_hour_micro: z.number().int().min(0),
-    storage_price_per_gb_hour_micro: z.number().int().min(0),
-    hold_price_per_hour_micro: z.number().int().min(0).nullable(),
+    free_units: z.number().min(0).int(),
+    price_per_hour_micro: z.number().min(0).int(),
+    storage_price_per_gb_hour_micro: z.number().min(0).int(),
+    hold_price_per_hour_micro: z.number().min(0).int().nullable(),
     next_maintenance: z.iso.datetime({ offset: true }).nullable(),
   })
   .partial()
@@ -183,8 +183,8 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
       body(
         z.object({
           id: z.string().optional(),
-          disk_gb: z.number().int().min(1),
-          available_disk_gb: z.number().int().min(0).optional(),
+          disk_gb: z.number().min(1).int(),
+          available_disk_gb: z.number().min(0).int().optional(),
           public_ip: z.string().optional(),
           cuda_version: z.string().optional(),
           vm_capable: z.boolean().optional(),
@@ -204,11 +204,11 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
           id: z.string().optional(),
           machine_id: z.string(),
           gpu_model: z.string().optional(),
-          num_gpus: z.number().int().min(1).optional(),
-          price_per_hour_micro: z.number().int().min(0).optional(),
-          storage_price_per_gb_hour_micro: z.number().int().min(0).optional(),
+          num_gpus: z.number().min(1).int().optional(),
+          price_per_hour_micro: z.number().min(0).int().optional(),
+          storage_price_per_gb_hour_micro: z.number().min(0).int().optional(),
           availability: z.enum(["available", "sold_out", "withdrawn"]).optional(),
-          free_units: z.number().int().min(0).optional(),
+          free_units: z.number().min(0).int().optional(),
           // An ISO time, as PATCH takes it: anything else would be stored as NaN and break every read.
           next_maintenance: z.iso.datetime({ offset: true }).nullish(),
           region: z.string().optional(),
@@ -255,7 +255,7 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
   route("POST", "/orgs/:org_id/top-up", (req) => ({
     balance_micro: engine.topUp(
       p(req, "org_id"),
-      body(z.object({ amount_micro: z.number().int().min(1) }), req).amount_micro,
+      body(z.object({ amount_micro: z.number().min(1).int() }), req).amount_micro,
     ),
   }));
   route("PUT", "/machines/:machine_id/behaviour", (req) => {
@@ -263,7 +263,7 @@ export function registerControl(app: FastifyInstance, ctx: ControlContext): void
     return engine.host(p(req, "machine_id"));
   });
   route("POST", "/offers/:offer_id/lose-next-race", (req) => {
-    const b = body(z.object({ times: z.number().int().min(1).optional() }).optional(), req);
+    const b = body(z.object({ times: z.number().min(1).int().optional() }).optional(), req);
     engine.loseNextRace(p(req, "offer_id"), b?.times ?? 1);
   });
   route("POST", "/instances/:id/complete", (req) => ({ completed: engine.completeTransition(p(req, "id")) }));

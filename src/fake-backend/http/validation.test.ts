@@ -133,3 +133,20 @@ describe("a body number beyond every double (1e999, read as Infinity) is named a
     });
   });
 });
+
+test("the control API refuses a number out of range with its own limit", async () => {
+  for (const text of ["1e300", "-1"]) {
+    const res = await fetch(`${fake.url}/_control/faults`, {
+      method: "POST",
+      headers: { "x-control-token": fake.backend.controlToken, "content-type": "application/json" },
+      body: `{"route":"GET /v1/me","kind":"latency","latencyMs":${text}}`,
+    });
+    expect(res.status).toBe(422);
+    const { error } = (await res.json()) as { error: Record<string, unknown> };
+    expect(error).toMatchObject({
+      code: "VALIDATION_ERROR",
+      field: "latencyMs",
+      limit: text === "-1" ? 0 : 2_147_483_647,
+    });
+  }
+});
