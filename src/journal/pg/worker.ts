@@ -239,6 +239,10 @@ async function handle(req: Request, deadline: number): Promise<unknown> {
         await client.query("BEGIN");
         try {
           await client.query(`SET LOCAL lock_timeout = ${Math.max(1, deadline - Date.now())}`);
+          // A record is written before the request it names is sent: its commit must be on disk
+          // when it returns, whatever the database's default (synchronous_commit = off would
+          // acknowledge it first, and a crash of the server would lose it).
+          await client.query("SET LOCAL synchronous_commit = on");
           // The state's row is its lock: writers of one state wait for each other, other states'
           // writers never do. A state written for the first time gets its row here.
           await client.query(
