@@ -15,6 +15,7 @@ export {
   CLOCK_SKEW_MS,
   createdInWindow,
   LATE_COMMIT_HORIZON_MS,
+  type LandedShape,
   type ListingLoop,
   landedCandidates,
   listUntilFound,

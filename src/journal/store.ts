@@ -11,7 +11,6 @@ import { JournalError } from "./disk";
 import { FileStore } from "./file-store";
 import type { JournalStore } from "./journal-store";
 import { type JournalLocation, stableJson } from "./location";
-import { type LandedShape, landedCandidates } from "./lost-requests";
 import {
   type CloseReason,
   type EntryKind,
@@ -279,36 +278,33 @@ export class DeployJournal {
   }
 
   /**
-   * Called by a read of an instance a state holds: the deploy entries whose answer was never
-   * recorded (the journal was out of reach when it came, or the process died just then) are
-   * looked at, and one whose request this instance answers (the same request, created after it was
-   * sent, absent before it, named by no entry) is this instance's. The state holds it, so the entry
-   * is closed with its id: otherwise a create of the same configuration would take it for a lost
-   * deploy's and adopt, by listing, the instance another address holds. Entries of a live run are
-   * left to it. Returns whether one was closed; a failure is the caller's to log.
+   * Called by a read of an object a state holds (an instance, an API key): the entries of its kind
+   * whose answer was never recorded (the journal was out of reach when it came, or the process died
+   * just then) are looked at, and one whose request this object answers (`answers`: the same
+   * request, created after it was sent, absent before it, named by no entry of `referenced`) is
+   * this object's. The state holds it, so the entry is closed with its id: otherwise a create of
+   * the same configuration would adopt, by listing, an instance another address holds, and the
+   * next apply would revoke a key a state holds. Entries of a live run are left to it. Returns
+   * whether one was closed; a failure is the caller's to log.
    */
-  claimLanded(instance: LandedShape): boolean {
-    const pending = () => this.live("instance").filter((e) => e.id === null && !runServing(e.run, this.run));
-    if (pending().length === 0) return false;
+  claimLanded(
+    kind: EntryKind,
+    id: string,
+    answers: (e: JournalEntry, referenced: ReadonlySet<string>) => boolean,
+  ): boolean {
+    const unanswered = (e: JournalEntry) =>
+      e.kind === kind && e.id === null && this.isOpen(e) && !runServing(e.run, this.run);
+    if (!this.live(kind).some(unanswered)) return false;
     const referenced = this.referencedIds();
-    const answers = (e: JournalEntry) =>
-      landedCandidates([instance], e.request, { before: e.before, sentAt: Date.parse(e.sent_at) }, referenced)
-        .length === 1;
+    if (referenced.has(id)) return false;
     let closed = false;
     this.write((entries) => {
-      const e = [...entries.values()].find(
-        (x) =>
-          x.kind === "instance" &&
-          x.id === null &&
-          this.isOpen(x) &&
-          !runServing(x.run, this.run) &&
-          answers(x),
-      );
+      const e = [...entries.values()].find((x) => unanswered(x) && answers(x, referenced));
       if (!e) return [];
       closed = true;
       const at = this.iso();
       return [
-        { op: "answered" as const, entry: e.entry, id: instance.id, at },
+        { op: "answered" as const, entry: e.entry, id, at },
         { op: "closed" as const, entry: e.entry, reason: "claimed" as const, at, detail: "read in a state" },
       ];
     });

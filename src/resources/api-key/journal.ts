@@ -69,6 +69,14 @@ function lostKeyCandidates(
   );
 }
 
+/** Whether `key` is what the key creation of entry `e` made (see lostKeyCandidates). */
+export function answersKeyRequest(key: ApiKey, e: JournalEntry, referenced: ReadonlySet<string>): boolean {
+  return (
+    lostKeyCandidates([key], e.request, { before: e.before, sentAt: Date.parse(e.sent_at) }, referenced)
+      .length === 1
+  );
+}
+
 // Key creations of one provider process with the same name and kind are serialized from the
 // listing before them to the end of their reconciliation, so that a key appearing after a lost
 // answer can only be that creation's; others run side by side (no key can match both).

@@ -25,7 +25,7 @@ import {
 import { errorToDiagnostic } from "../../provider/refusals";
 import { noStateToGenerateFrom } from "../generate-config";
 import { objectIdentity } from "../identity";
-import { createKeyJournaled, KeyOutcomeUnknownError, sweepLostKeysOf } from "./journal";
+import { answersKeyRequest, createKeyJournaled, KeyOutcomeUnknownError, sweepLostKeysOf } from "./journal";
 
 // gpurental_api_key: an API key of the organization. There is no update endpoint, so both
 // arguments force replacement. The secret exists only in the create response; it is kept in state
@@ -178,6 +178,19 @@ function claim(ctx: HandlerContext<ProviderData>, id: string | null, reason: "cl
   else bestEffort("a revoked key", () => journal.closeId(id, reason));
 }
 
+/**
+ * A read of a key a state holds: a key creation whose answer the journal never recorded, and whose
+ * request this key answers, is this key's, and is closed (DeployJournal.claimLanded), so that no
+ * sweep revokes a key a state holds.
+ */
+function claimLandedKey(ctx: HandlerContext<ProviderData>, key: ApiKey): void {
+  const journal = deployOf(ctx.providerData).journal;
+  if (!journal) return;
+  bestEffort("the creation of a key a state holds", () =>
+    journal.claimLanded("api_key", key.id, (e, referenced) => answersKeyRequest(key, e, referenced)),
+  );
+}
+
 /** The `gpurental_api_key` resource. */
 export const apiKeyResource = {
   typeName: "gpurental_api_key",
@@ -252,6 +265,7 @@ export const apiKeyResource = {
       const key = await findKey(data.client, state.id!, budgetFor(ctx, "read"));
       // A key no longer listed was revoked (or its personal creator left): it is gone.
       claim(ctx, state.id, key ? "claimed" : "revoked");
+      if (key) claimLandedKey(ctx, key);
       if (!key) return null;
       return apiKeyToState(key, state.secret);
     } catch (err) {

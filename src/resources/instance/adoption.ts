@@ -1,5 +1,5 @@
 import { type HandlerContext, isWhollyKnown, readPrivate, writePrivate } from "../../framework";
-import { JournalError } from "../../journal";
+import { JournalError, type LandedShape, landedCandidates } from "../../journal";
 import { logger } from "../../log";
 import { bestEffort } from "../../provider/journal-notes";
 import { deployOf, type ProviderData } from "../../provider/provider-data";
@@ -69,17 +69,25 @@ export function claim(ctx: HandlerContext<ProviderData>, id: string | null): voi
  */
 export function claimRead(ctx: HandlerContext<ProviderData>, inst: InstanceModel): void {
   const journal = deployOf(ctx.providerData).journal;
-  if (!journal || !inst.id) return;
+  const id = inst.id;
+  if (!journal || !id) return;
+  const shape: LandedShape = {
+    id,
+    offer: { id: inst.offer_id ?? "" },
+    template: { id: inst.template_id },
+    disk_gb: inst.disk_gb,
+    label: inst.label,
+    status: inst.status,
+    created_at: inst.created_at,
+  };
   bestEffort("the deploy of an instance a state holds", () =>
-    journal.claimLanded({
-      id: inst.id!,
-      offer: { id: inst.offer_id ?? "" },
-      template: { id: inst.template_id },
-      disk_gb: inst.disk_gb,
-      label: inst.label,
-      status: inst.status,
-      created_at: inst.created_at,
-    }),
+    journal.claimLanded(
+      "instance",
+      id,
+      (e, referenced) =>
+        landedCandidates([shape], e.request, { before: e.before, sentAt: Date.parse(e.sent_at) }, referenced)
+          .length === 1,
+    ),
   );
 }
 

@@ -517,6 +517,39 @@ describe("API keys nobody holds are revoked", () => {
     expect(a2.value!.id).not.toBe(lost);
   });
 
+  test("a key whose creation answer the journal never recorded, read where a state holds it, is never revoked", async () => {
+    // The journal was out of reach when the answer came: `sent` and `handed`, no id; the state saved it.
+    const gone = journalOf(deadRun());
+    const unanswered = gone.sent("api_key", "sha256:ci-journal", keyConfig, []);
+    const key = (
+      await fetch(`${fake.url}/v1/api-keys`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${fake.creds.admin_session_token}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify(keyConfig),
+      }).then((r) => r.json() as Promise<{ key: { id: string } }>)
+    ).key;
+    gone.handed(unanswered);
+    const next = await provider(currentRun());
+    const held = await next.import("gpurental_api_key", key.id);
+    expect((await next.read("gpurental_api_key", held.value!)).value).toMatchObject({ id: key.id });
+    expect(
+      journalOf(currentRun())
+        .entries()
+        .find((e) => e.entry === unanswered),
+    ).toMatchObject({
+      id: key.id,
+      closed: { reason: "claimed", detail: "read in a state" },
+    });
+    // The next apply's sweep leaves it alone.
+    const other: Rec = { name: "another", kind: "team" };
+    const p = await next.plan("gpurental_api_key", null, other);
+    await next.apply("gpurental_api_key", null, p.planned, other);
+    expect(liveKeys("ci-journal").map((k) => k.id)).toEqual([key.id]);
+  });
+
   test("a key returned to Terraform and claimed by a plan is never revoked", async () => {
     const first = await provider(deadRun());
     const p = await first.plan("gpurental_api_key", null, keyConfig);
