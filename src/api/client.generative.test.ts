@@ -60,8 +60,10 @@ const SETTLE_MS = 5_000;
 /**
  * The time the whole run may take, shrinking a counterexample included (a hang costs SETTLE_MS
  * for each shrinking step): past it, the run fails with the smallest counterexample found so far.
+ * A guard against hangs, not a speed target: six times what the run takes on a quiet machine, so
+ * that a busy one (a CI runner running other suites) does not fail it.
  */
-const RUN_LIMIT_MS = RUNS > 600 ? 24 * 3600_000 : 20_000;
+const RUN_LIMIT_MS = RUNS > 600 ? 24 * 3600_000 : 60_000;
 
 jest.setTimeout(RUN_LIMIT_MS + 10_000);
 
