@@ -346,6 +346,7 @@ async function openJournal(
       : {}),
     run,
     ...(opts.ended ? { ended: opts.ended } : {}),
+    ...(ctx.signal ? { stopped: ctx.signal } : {}),
     legacy,
   });
   // The PostgreSQL journal is read once here, asynchronously: a command that writes nothing

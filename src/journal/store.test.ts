@@ -557,26 +557,30 @@ describe.each(STORE_KINDS)("handed entries: only what no saved state got is adop
     expect(adoptable()).toEqual(["i-2"]);
   });
 
-  test("where the state cannot be read, the end of a run closes no handed entry: the next plan decides", () => {
-    // Terraform ends the run (Shutdown) before it writes the state to a backend other than local;
-    // a write that then fails leaves the object in no state, so its entry must stay adoptable.
+  test("where the state cannot be read, a run that ended normally closes every handed entry, a stopped one none", () => {
     mkdirSync(join(dir, ".terraform"));
     writeFileSync(
       join(dir, ".terraform", "terraform.tfstate"),
       JSON.stringify({ backend: { type: "pg", config: { conn_str: "postgres://h/db" } } }),
     );
-    const ended = deadRun();
-    const b = journalIn(kind, locateJournal({ cwd: dir, env: {} }), { run: ended });
+    const stopped = new AbortController();
+    const a = journalIn(kind, locateJournal({ cwd: dir, env: {} }), {
+      run: { ...currentRun(), id: "run-a" },
+      stopped: stopped.signal,
+    });
+    const e = a.sent("instance", "sha256:x", {});
+    a.answered(e, "i-a");
+    a.handed(e);
+    stopped.abort();
+    expect(a.settleHanded()).toBe(0);
+    const b = journalIn(kind, locateJournal({ cwd: dir, env: {} }), {
+      run: { ...currentRun(), id: "run-b" },
+    });
     const f = b.sent("instance", "sha256:x", {});
     b.answered(f, "i-b");
     b.handed(f);
-    expect(b.settleHanded()).toBe(0);
-    expect(b.live().map((x) => x.id)).toEqual(["i-b"]);
-    // The next run finds it adoptable; a plan whose state holds it claims it for good.
-    const next = journalIn(kind, locateJournal({ cwd: dir, env: {} }), { run: currentRun() });
-    expect(next.adoptable("instance", "sha256:x").map((x) => x.id)).toEqual(["i-b"]);
-    expect(next.closeId("i-b", "claimed")).toBe(1);
-    expect(next.adoptable("instance", "sha256:x")).toEqual([]);
+    expect(b.settleHanded()).toBe(1);
+    expect(b.live().map((x) => x.id)).toEqual(["i-a"]);
   });
 
   test("takeEntry takes the one entry a plan named, and only while it is adoptable", () => {

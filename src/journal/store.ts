@@ -39,6 +39,12 @@ export interface DeployJournalOptions {
    * Terraform never got.
    */
   ended?: AbortSignal;
+  /**
+   * Aborted when Terraform stopped the provider (StopProvider: a Ctrl-C). Where the state cannot be
+   * read (a backend other than local), the handed objects of a run that was stopped are not taken
+   * as saved when it ends (see settleHanded).
+   */
+  stopped?: AbortSignal;
   /** Told about damaged lines and compactions. */
   log?: (level: "debug" | "warn", message: string, fields?: Record<string, unknown>) => void;
   /**
@@ -61,6 +67,7 @@ export class DeployJournal {
   readonly run: RunIdentity;
   private readonly now: () => number;
   private readonly ended: AbortSignal | undefined;
+  private readonly stopped: AbortSignal | undefined;
   private saved: SavedStateCache | null = null;
   private readonly log: NonNullable<DeployJournalOptions["log"]>;
   /** Where the records are kept. */
@@ -89,6 +96,7 @@ export class DeployJournal {
     this.run = opts.run ?? currentRun();
     this.now = opts.now ?? Date.now;
     this.ended = opts.ended;
+    this.stopped = opts.stopped;
     this.log = opts.log ?? (() => {});
     this.store = opts.store ?? new FileStore(location, { run: this.run, log: this.log });
     this.legacy = opts.legacy;
@@ -238,11 +246,9 @@ export class DeployJournal {
    * state cut short) stays open, to be adopted. A local state file that cannot be read (Terraform
    * may be rewriting it, in place, at that very moment, or was cut short writing it) proves
    * nothing, so nothing is closed. Where the backend's state cannot be read at all (a backend
-   * other than local), nothing is closed either: Terraform ends the run before it writes the state
-   * to such a backend, and a write that then fails (the database out of reach, the job killed)
-   * leaves the objects in no state. Their entries stay open; the next plan claims those its state
-   * holds, and adopts the rest. A closed entry is never adopted, so a later `terraform state rm`
-   * is respected. What a local state file held is closed with the file's lineage and serial: Terraform
+   * other than local), every handed entry is closed, unless Terraform stopped the run (a Ctrl-C),
+   * when they stay open. A closed entry is never adopted, so a later `terraform state rm` is
+   * respected. What a local state file held is closed with the file's lineage and serial: Terraform
    * may go on writing the file after the run ended (a second Ctrl-C) and be cut short doing it, and
    * should an earlier state be put back (its backup), or none, the entry is open again
    * ({@link isOpen}). Returns how many were closed.
@@ -255,23 +261,28 @@ export class DeployJournal {
         (e) => e.closed === null && e.handed_at !== null && e.id !== null && e.run.id === this.run.id,
       );
     if (mine(this.read().entries).length === 0) return 0;
-    // Another backend, whose state cannot be read here and is written only after the run ends.
-    if (!this.location.stateFile) return 0;
-    const state = this.savedState();
-    // A local state file that cannot be read (being written, or cut short) proves nothing.
-    if (state === undefined) return 0;
-    const saved: SavedState = state ?? { ids: new Set() };
+    let saved: SavedState | null;
+    if (this.location.stateFile) {
+      const state = this.savedState();
+      // A local state file that cannot be read (being written, or cut short) proves nothing.
+      if (state === undefined) return 0;
+      saved = state ?? { ids: new Set() };
+    } else {
+      // Another backend, whose state cannot be read: a run Terraform stopped settles nothing.
+      if (this.stopped?.aborted) return 0;
+      saved = null;
+    }
     let n = 0;
     this.write((entries) => {
-      const found = mine(entries).filter((e) => saved.ids.has(e.id!));
+      const found = mine(entries).filter((e) => saved === null || saved.ids.has(e.id!));
       n = found.length;
       return found.map((e) => ({
         op: "closed" as const,
         entry: e.entry,
         reason: "claimed" as const,
         at: this.iso(),
-        detail: "saved in the state",
-        ...(saved.mark ? { state: saved.mark } : {}),
+        detail: saved ? "saved in the state" : "handed to Terraform, whose run ended normally",
+        ...(saved?.mark ? { state: saved.mark } : {}),
       }));
     });
     return n;

@@ -23,8 +23,6 @@ type Plan = InstancePlan;
  */
 interface PlanTrack {
   promised: Map<string, string | null>;
-  /** Entries a create said it may adopt (left to the apply, see plannedAdoptionOf): one create each. */
-  offered: Set<string>;
   claimed: Set<string>;
 }
 const planTracks = new WeakMap<object, PlanTrack>();
@@ -32,7 +30,7 @@ const planTracks = new WeakMap<object, PlanTrack>();
 function planTrack(journal: object): PlanTrack {
   let t = planTracks.get(journal);
   if (!t) {
-    t = { promised: new Map(), offered: new Set(), claimed: new Set() };
+    t = { promised: new Map(), claimed: new Set() };
     planTracks.set(journal, t);
   }
   return t;
@@ -138,16 +136,10 @@ export function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerC
     const next = plannedAdoptionOf(
       toArgs(plan),
       settings,
-      (e) => t.promised.has(e.entry) || t.offered.has(e.entry) || Boolean(e.id && t.claimed.has(e.id)),
+      (e) => t.promised.has(e.entry) || Boolean(e.id && t.claimed.has(e.id)),
     );
     if (!next) {
       record(null);
-      return;
-    }
-    if (next.deferred) {
-      // Nothing recorded: the apply takes whatever is adoptable then (see plannedAdoptionOf).
-      t.offered.add(next.entry.entry);
-      ctx.diags.add(next.note);
       return;
     }
     t.promised.set(next.entry.entry, next.entry.id);

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createHarness } from "../../framework/testing";
 import {
@@ -218,39 +218,6 @@ describe.each(STORE_KINDS)("interrupted deploys are adopted, never duplicated (%
     ]);
     // The third plan found no entry left for it: nothing went wrong, so nothing is logged.
     expect(warned).toEqual([]);
-  });
-
-  test("handed in a run whose state is in another backend: plans say May adopt, promise nothing, and the apply adopts only what no read claimed", async () => {
-    // The pg backend: the provider cannot read the state, which Terraform writes after the run.
-    mkdirSync(join(fake.workDir, ".terraform"), { recursive: true });
-    writeFileSync(
-      join(fake.workDir, ".terraform", "terraform.tfstate"),
-      JSON.stringify({ backend: { type: "pg", config: { conn_str: "postgres://state.example/tf" } } }),
-    );
-    const ids = [await killedDeploy(), await killedDeploy()];
-    const gone = journalOf(deadRun());
-    for (const e of gone.entries()) gone.handed(e.entry);
-
-    const next = await provider(currentRun());
-    const plans = [
-      await next.plan("gpurental_instance", null, config()),
-      await next.plan("gpurental_instance", null, config()),
-    ];
-    // One entry each, and neither promised: a read later in the plan may claim it.
-    expect(plans.map((p) => p.diags.map((d) => d.summary))).toEqual([
-      [expect.stringMatching(`^May adopt instance ${ids[0]}, handed to Terraform at `)],
-      [expect.stringMatching(`^May adopt instance ${ids[1]}, handed to Terraform at `)],
-    ]);
-    // The state saved the first: the plan's read of the address holding it claims it.
-    journalOf(currentRun()).closeId(ids[0]!, "claimed");
-    const applied = [];
-    for (const p of plans)
-      applied.push(await next.apply("gpurental_instance", null, p.planned, config(), p.private));
-    expect(applied.map((a) => a.diags.filter((d) => d.severity === "error"))).toEqual([[], []]);
-    // The one no state holds is adopted; the other create deploys.
-    expect(applied[0]!.value!.id).toBe(ids[1]);
-    expect(applied[1]!.value!.id).not.toBe(ids[0]);
-    expect(live()).toHaveLength(3);
   });
 
   test("a deploy whose answer the journal never recorded, read where a state holds it, is that state's: no create adopts it", async () => {

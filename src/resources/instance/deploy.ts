@@ -401,19 +401,6 @@ function abandonedNote(e: JournalEntry): Diagnostic {
 }
 
 /** The warning of a plan whose create will adopt an instance the journal holds. */
-/**
- * The warning of a create that may adopt an entry handed to Terraform in a run whose state this
- * provider cannot read (a backend other than local): the plan leaves the choice to the apply,
- * after its own reads have claimed what the state holds.
- */
-export function mayAdoptNote(e: JournalEntry, backend: string): Diagnostic {
-  return {
-    severity: "warning",
-    summary: `May adopt instance ${e.id}, handed to Terraform at ${e.handed_at}`,
-    detail: `An earlier apply deployed instance ${e.id} for this configuration (sent at ${e.sent_at}) and handed it to Terraform, which writes the state to its ${backend} backend only after the run ends. If that state was saved, the read of the resource that holds it claims it and applying deploys a new instance for this one; if it was not (the state write failed, or the job was lost), applying adopts it instead of deploying another one. Deploy journal entry ${e.entry}.`,
-  };
-}
-
 export function willAdoptNote(e: JournalEntry): Diagnostic {
   if (e.id)
     return {

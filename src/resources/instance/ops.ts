@@ -24,7 +24,6 @@ import {
   DeployReconcileError,
   deployJournaled,
   instanceFingerprint,
-  mayAdoptNote,
   willAdoptNote,
 } from "./deploy";
 import { toEnvOverrides } from "./env";
@@ -360,18 +359,12 @@ export function plannedAdoptionOf(
   args: InstanceArgs,
   settings: DeploySettings,
   taken: (e: JournalEntry) => boolean,
-): { entry: JournalEntry; note: Diagnostic; deferred: boolean } | undefined {
+): { entry: JournalEntry; note: Diagnostic } | undefined {
   const journal = settings.journal;
   if (!journal) return undefined;
   const fingerprint = instanceFingerprint(args, settings.account);
   const next = journal.adoptable("instance", fingerprint, settings.partial).find((e) => !taken(e));
-  if (!next) return undefined;
-  // Handed to Terraform, in a state this provider cannot read: the state most likely holds it, and
-  // the read that proves it may come after this plan. Not promised; the apply decides, once the
-  // plan's reads have claimed what the state holds.
-  if (next.handed_at !== null && journal.savedIds() === null)
-    return { entry: next, note: mayAdoptNote(next, journal.location.backend), deferred: true };
-  return { entry: next, note: willAdoptNote(next), deferred: false };
+  return next ? { entry: next, note: willAdoptNote(next) } : undefined;
 }
 
 /** The warning of a create cut short while its instance is still being created. */
