@@ -52,12 +52,15 @@ function fingerprint(body: { name: string; kind: ApiKeyKind }, account: DeploySe
 }
 
 /** Keys that a creation of `req` may have made: same name and kind, new, in time, named by no entry. */
-function lostKeyCandidates(
-  keys: readonly ApiKey[],
+/** What a key creation's key is recognised by: a listed key, or one a state holds. */
+export type KeyShape = Pick<ApiKey, "id" | "name" | "kind" | "created_at">;
+
+function lostKeyCandidates<K extends KeyShape>(
+  keys: readonly K[],
   req: Record<string, unknown>,
   sent: { before: readonly string[]; sentAt: number },
   referenced: ReadonlySet<string>,
-): ApiKey[] {
+): K[] {
   const before = new Set(sent.before);
   return keys.filter(
     (k) =>
@@ -70,7 +73,7 @@ function lostKeyCandidates(
 }
 
 /** Whether `key` is what the key creation of entry `e` made (see lostKeyCandidates). */
-export function answersKeyRequest(key: ApiKey, e: JournalEntry, referenced: ReadonlySet<string>): boolean {
+export function answersKeyRequest(key: KeyShape, e: JournalEntry, referenced: ReadonlySet<string>): boolean {
   return (
     lostKeyCandidates([key], e.request, { before: e.before, sentAt: Date.parse(e.sent_at) }, referenced)
       .length === 1

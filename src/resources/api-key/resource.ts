@@ -25,7 +25,13 @@ import {
 import { errorToDiagnostic } from "../../provider/refusals";
 import { noStateToGenerateFrom } from "../generate-config";
 import { objectIdentity } from "../identity";
-import { answersKeyRequest, createKeyJournaled, KeyOutcomeUnknownError, sweepLostKeysOf } from "./journal";
+import {
+  answersKeyRequest,
+  createKeyJournaled,
+  KeyOutcomeUnknownError,
+  type KeyShape,
+  sweepLostKeysOf,
+} from "./journal";
 
 // gpurental_api_key: an API key of the organization. There is no update endpoint, so both
 // arguments force replacement. The secret exists only in the create response; it is kept in state
@@ -183,7 +189,7 @@ function claim(ctx: HandlerContext<ProviderData>, id: string | null, reason: "cl
  * request this key answers, is this key's, and is closed (DeployJournal.claimLanded), so that no
  * sweep revokes a key a state holds.
  */
-function claimLandedKey(ctx: HandlerContext<ProviderData>, key: ApiKey): void {
+function claimLandedKey(ctx: HandlerContext<ProviderData>, key: KeyShape): void {
   const journal = deployOf(ctx.providerData).journal;
   if (!journal) return;
   bestEffort("the creation of a key a state holds", () =>
@@ -197,8 +203,14 @@ export const apiKeyResource = {
   schema,
 
   async modifyPlan(req, ctx) {
-    // Every plan shows the provider the keys its state holds: the journal's proof of a claim.
-    if (req.state !== null) claim(ctx, req.state.id, "claimed");
+    // Every plan shows the provider the keys its state holds: the journal's proof of a claim
+    // (with -refresh=false, the only one).
+    if (req.state !== null) {
+      claim(ctx, req.state.id, "claimed");
+      const { id, name, kind, created_at } = req.state;
+      if (id && name !== null && kind !== null)
+        claimLandedKey(ctx, { id, name, kind: kind as ApiKeyKind, created_at: created_at ?? "" });
+    }
     // Only a creation can be checked, and only what is certain from the credential's kind.
     if (req.state !== null || !req.plan) return;
     const data = ctx.providerData;

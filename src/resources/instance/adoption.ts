@@ -1,10 +1,16 @@
-import { type HandlerContext, isWhollyKnown, readPrivate, writePrivate } from "../../framework";
+import {
+  type HandlerContext,
+  isWhollyKnown,
+  type NumberValue,
+  readPrivate,
+  toNumber,
+  writePrivate,
+} from "../../framework";
 import { JournalError, type LandedShape, landedCandidates } from "../../journal";
 import { logger } from "../../log";
 import { bestEffort } from "../../provider/journal-notes";
 import { deployOf, type ProviderData } from "../../provider/provider-data";
 import { known, toArgs } from "./convert";
-import type { InstanceModel } from "./model";
 import { plannedAdoptionOf } from "./ops";
 import type { InstancePlan } from "./schema";
 
@@ -65,17 +71,28 @@ export function claim(ctx: HandlerContext<ProviderData>, id: string | null): voi
  * A read of an instance a state holds: a deploy entry whose answer was never recorded, and whose
  * request this instance answers, is this instance's, and is closed (DeployJournal.claimLanded).
  */
-export function claimRead(ctx: HandlerContext<ProviderData>, inst: InstanceModel): void {
+export function claimRead(
+  ctx: HandlerContext<ProviderData>,
+  inst: {
+    readonly id: string | null;
+    readonly offer_id: string | null;
+    readonly template_id: string | null;
+    readonly disk_gb: number | NumberValue | null;
+    readonly label: string | null;
+    readonly status: string | null;
+    readonly created_at: string | null;
+  },
+): void {
   const journal = deployOf(ctx.providerData).journal;
   const id = inst.id;
-  if (!journal || !id) return;
+  if (!journal || !id || inst.disk_gb === null) return;
   const shape: LandedShape = {
     id,
     offer: { id: inst.offer_id ?? "" },
-    template: { id: inst.template_id },
-    disk_gb: inst.disk_gb,
+    template: { id: inst.template_id ?? "" },
+    disk_gb: typeof inst.disk_gb === "number" ? inst.disk_gb : toNumber(inst.disk_gb),
     label: inst.label,
-    status: inst.status,
+    status: (inst.status ?? "creating") as LandedShape["status"],
     created_at: inst.created_at,
   };
   bestEffort("the deploy of an instance a state holds", () =>

@@ -220,30 +220,44 @@ describe.each(STORE_KINDS)("interrupted deploys are adopted, never duplicated (%
     expect(warned).toEqual([]);
   });
 
-  test("a deploy whose answer the journal never recorded, read where a state holds it, is that state's: no create adopts it", async () => {
-    // The journal was out of reach when the answer came: `sent` and no `answered`, and the
-    // instance saved in a state (of a backend the provider cannot read) at another address.
-    const inst = await killedDeploy(config(), false);
-    const lost = journalOf(currentRun()).entries()[0]!.entry;
-    const next = await provider(currentRun());
-    const held = await next.import("gpurental_instance", inst);
-    expect(held.diags.filter((d) => d.severity === "error")).toEqual([]);
-    const read = await next.read("gpurental_instance", held.value!);
-    expect(read.value).toMatchObject({ id: inst });
-    expect(
-      journalOf(currentRun())
-        .entries()
-        .find((e) => e.entry === lost),
-    ).toMatchObject({
-      id: inst,
-      closed: { reason: "claimed", detail: "read in a state" },
-    });
-    // A create of the same configuration deploys its own, and looks for nothing.
-    const { plan, apply } = await create(next);
-    expect(plan.diags.map((d) => d.summary)).toEqual([]);
-    expect(apply.value!.id).not.toBe(inst);
-    expect(live()).toHaveLength(2);
-  });
+  test.each([
+    ["read (a refresh)", "read"],
+    ["planned with -refresh=false", "plan"],
+  ])(
+    "a deploy whose answer the journal never recorded, %s where a state holds it, is that state's: no create adopts it",
+    async (_how, how) => {
+      // The journal was out of reach when the answer came: `sent` and no `answered`, and the
+      // instance saved in a state (of a backend the provider cannot read) at another address.
+      const inst = await killedDeploy(config(), false);
+      const lost = journalOf(currentRun()).entries()[0]!.entry;
+      const next = await provider(currentRun());
+      const held = await next.import("gpurental_instance", inst);
+      expect(held.diags.filter((d) => d.severity === "error")).toEqual([]);
+      if (how === "read") {
+        expect((await next.read("gpurental_instance", held.value!)).value).toMatchObject({ id: inst });
+      } else {
+        // The state an apply saved holds everything a read gives (an import's leaves most of it to
+        // the read): read here by a provider of another workspace, whose journal is another.
+        const elsewhere = await provider(currentRun(), { TF_WORKSPACE: "elsewhere" });
+        const saved = (await elsewhere.read("gpurental_instance", held.value!)).value!;
+        const p = await next.plan("gpurental_instance", saved, config());
+        expect(p.diags.filter((d) => d.severity === "error")).toEqual([]);
+      }
+      expect(
+        journalOf(currentRun())
+          .entries()
+          .find((e) => e.entry === lost),
+      ).toMatchObject({
+        id: inst,
+        closed: { reason: "claimed", detail: "read in a state" },
+      });
+      // A create of the same configuration deploys its own, and looks for nothing.
+      const { plan, apply } = await create(next);
+      expect(plan.diags.map((d) => d.summary)).toEqual([]);
+      expect(apply.value!.id).not.toBe(inst);
+      expect(live()).toHaveLength(2);
+    },
+  );
 
   test("each journal counts its own: two sessions of one resident process both tell of the entry", async () => {
     const id = await killedDeploy();
@@ -484,38 +498,49 @@ describe("API keys nobody holds are revoked", () => {
     expect(a2.value!.id).not.toBe(lost);
   });
 
-  test("a key whose creation answer the journal never recorded, read where a state holds it, is never revoked", async () => {
-    // The journal was out of reach when the answer came: `sent` and `handed`, no id; the state saved it.
-    const gone = journalOf(deadRun());
-    const unanswered = gone.sent("api_key", "sha256:ci-journal", keyConfig, []);
-    const key = (
-      await fetch(`${fake.url}/v1/api-keys`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${fake.creds.admin_session_token}`,
-          "content-type": "application/json",
-        },
-        body: JSON.stringify(keyConfig),
-      }).then((r) => r.json() as Promise<{ key: { id: string } }>)
-    ).key;
-    gone.handed(unanswered);
-    const next = await provider(currentRun());
-    const held = await next.import("gpurental_api_key", key.id);
-    expect((await next.read("gpurental_api_key", held.value!)).value).toMatchObject({ id: key.id });
-    expect(
-      journalOf(currentRun())
-        .entries()
-        .find((e) => e.entry === unanswered),
-    ).toMatchObject({
-      id: key.id,
-      closed: { reason: "claimed", detail: "read in a state" },
-    });
-    // The next apply's sweep leaves it alone.
-    const other: Rec = { name: "another", kind: "team" };
-    const p = await next.plan("gpurental_api_key", null, other);
-    await next.apply("gpurental_api_key", null, p.planned, other);
-    expect(liveKeys("ci-journal").map((k) => k.id)).toEqual([key.id]);
-  });
+  test.each([
+    ["read (a refresh)", "read"],
+    ["planned with -refresh=false", "plan"],
+  ])(
+    "a key whose creation answer the journal never recorded, %s where a state holds it, is never revoked",
+    async (_how, how) => {
+      // The journal was out of reach when the answer came: `sent` and `handed`, no id; the state saved it.
+      const gone = journalOf(deadRun());
+      const unanswered = gone.sent("api_key", "sha256:ci-journal", keyConfig, []);
+      const key = (
+        await fetch(`${fake.url}/v1/api-keys`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${fake.creds.admin_session_token}`,
+            "content-type": "application/json",
+          },
+          body: JSON.stringify(keyConfig),
+        }).then((r) => r.json() as Promise<{ key: { id: string } }>)
+      ).key;
+      gone.handed(unanswered);
+      const next = await provider(currentRun());
+      const held = await next.import("gpurental_api_key", key.id);
+      if (how === "read") {
+        expect((await next.read("gpurental_api_key", held.value!)).value).toMatchObject({ id: key.id });
+      } else {
+        const p = await next.plan("gpurental_api_key", held.value!, keyConfig);
+        expect(p.diags.filter((d) => d.severity === "error")).toEqual([]);
+      }
+      expect(
+        journalOf(currentRun())
+          .entries()
+          .find((e) => e.entry === unanswered),
+      ).toMatchObject({
+        id: key.id,
+        closed: { reason: "claimed", detail: "read in a state" },
+      });
+      // The next apply's sweep leaves it alone.
+      const other: Rec = { name: "another", kind: "team" };
+      const p = await next.plan("gpurental_api_key", null, other);
+      await next.apply("gpurental_api_key", null, p.planned, other);
+      expect(liveKeys("ci-journal").map((k) => k.id)).toEqual([key.id]);
+    },
+  );
 
   test("a key returned to Terraform and claimed by a plan is never revoked", async () => {
     const first = await provider(deadRun());

@@ -351,8 +351,10 @@ export const instanceResource = {
       if (notice) ctx.diags.addWarning(notice.summary, notice.detail);
       return;
     }
-    // Every plan shows the provider the instances its state holds: the journal's proof of a claim.
+    // Every plan shows the provider the instances its state holds: the journal's proof of a claim
+    // (with -refresh=false, the only one).
     claim(ctx, state.id);
+    claimRead(ctx, state);
     if (state.id) holdInPlan(ctx, state.id, "held");
     if (unreadAfterImport(req.private)) {
       const adopted = CREATE_ONLY.filter((a) => state[a] === null && plan[a] !== null);
