@@ -35,7 +35,7 @@ describe("terminalText", () => {
     ["right-to-left and Arabic letter marks", "a\u200fb\u061cc\u200ed", "a\\u200fb\\u061cc\\u200ed"],
     // Invisible: `a\u200bb` would read as `ab`, another label.
     ["a zero-width space", "a\u200bb", "a\\u200bb"],
-    ["a word joiner and a byte order mark", "a\u2060b\ufeffc", "a\\u2060b\\ufeffc"],
+    ["an invisible operator and a byte order mark", "a\u2062b\ufeffc", "a\\u2062b\\ufeffc"],
     ["a soft hyphen", "a\u00adb", "a\\xadb"],
   ])("escapes %s", (_what, input, output) => {
     expect(terminalText(input)).toBe(output);
@@ -77,6 +77,12 @@ describe("markdownText", () => {
     expect(markdownText("a\nb\r\nc")).toBe("a b c");
   });
 
+  it("keeps its word joiners when printed: the terminal escaping leaves them", () => {
+    const md = markdownText("owner @org/team see https://example.com www.example.com");
+    expect(terminalText(md)).toBe(md);
+    expect(md).toContain("@\u2060org");
+  });
+
   it("mentions nobody", () => {
     expect(markdownText("@org/team")).toBe("@\u2060org/team");
   });
@@ -113,8 +119,8 @@ describe("firstUnsafeCharacter", () => {
     expect(firstUnsafeCharacter(EVIL)).toBe("\\x1b");
     expect(firstUnsafeCharacter("ok\u202e")).toBe("\\u202e");
     expect(firstUnsafeCharacter("plain label-1 ü")).toBeUndefined();
-    expect(firstUnsafeCharacter("a\u200fb")).toBe("\\u200f");
-    // Invisible but harmless to order: shown escaped, accepted where configured.
+    // Shown escaped, but accepted where configured: a Hebrew or Arabic label may hold a mark.
+    expect(firstUnsafeCharacter("שלום\u200e abc \u061c \u200f")).toBeUndefined();
     expect(firstUnsafeCharacter("a\u200bb\ufeff")).toBeUndefined();
   });
 });

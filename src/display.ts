@@ -11,20 +11,21 @@
 /**
  * The characters configuration refuses and output never prints as they are, as a regular
  * expression's character class: C0 controls, DEL, C1 controls (0x80-0x9f, which some terminals
- * read as 8-bit escape sequences), the Unicode line and paragraph separators, and what changes the
- * order text is read in: the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
- * U+2066-U+2069) and marks (U+200E, U+200F, U+061C).
+ * read as 8-bit escape sequences), the Unicode line and paragraph separators, and the
+ * bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069).
  */
-export const UNSAFE_CHARACTERS =
-  "\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069";
+export const UNSAFE_CHARACTERS = "\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069";
 /**
- * Characters that show nothing (a soft hyphen, zero-width spaces and joiners, invisible operators,
- * the byte order mark, deprecated format characters): `a\u200bb` reads as `ab`, so two labels could
- * look the same. Printed escaped, but not refused in configuration, where they may be meant. The
- * zero-width joiner and non-joiner (U+200C, U+200D) are left as they are: scripts such as Persian
- * and Devanagari, and emoji sequences, need them to be read at all.
+ * Characters output shows escaped but configuration takes, where they may be meant: the
+ * bidirectional marks (U+200E, U+200F, U+061C), which a Hebrew or Arabic label may hold and which
+ * reorder what follows them, and characters that show nothing (a soft hyphen, the zero-width
+ * space, invisible operators, the byte order mark, deprecated format characters): `a\u200bb`
+ * reads as `ab`, so two labels could look the same. Left as they are: the zero-width joiner and
+ * non-joiner (U+200C, U+200D), which scripts such as Persian and Devanagari, and emoji sequences,
+ * need; and the word joiner (U+2060), which markdownText puts in itself.
  */
-const INVISIBLE_CHARACTERS = "\\u00ad\\u180e\\u200b\\u2060-\\u2064\\u206a-\\u206f\\ufeff";
+const INVISIBLE_CHARACTERS =
+  "\\u00ad\\u061c\\u180e\\u200b\\u200e\\u200f\\u2061-\\u2064\\u206a-\\u206f\\ufeff";
 /** Every character output shows escaped. */
 export const ESCAPED_CHARACTERS = `${UNSAFE_CHARACTERS}${INVISIBLE_CHARACTERS}`;
 const UNSAFE = new RegExp(`[${ESCAPED_CHARACTERS}]`, "g");
