@@ -58,6 +58,10 @@ describe("redactText", () => {
       ]),
     ).toBe(`${REDACTED} leaked twice: ${REDACTED}`);
     expect(redactText("abcdefgh!", ["abcdefgh"])).toBe(`${REDACTED}!`);
+    // Echoed inside JSON, its quotes and backslashes escaped.
+    expect(redactText('{"value":"p\\"ss\\\\word-long"}', ['p"ss\\word-long'])).toBe(
+      `{"value":"${REDACTED}"}`,
+    );
     expect(redactText("abcdefg and the rest", ["abcdefg"])).toBe("abcdefg and the rest");
   });
 });

@@ -126,7 +126,11 @@ export function isCredentialKey(key: string): boolean {
 export function redactText(text: string, secrets: readonly string[] = []): string {
   let out = text;
   for (const secret of secrets) {
-    if (secret.length >= 8) out = out.split(secret).join(REDACTED);
+    if (secret.length < 8) continue;
+    out = out.split(secret).join(REDACTED);
+    // As a JSON string quotes it (a server that echoes the request's body): "p\"ss…".
+    const quoted = JSON.stringify(secret).slice(1, -1);
+    if (quoted !== secret) out = out.split(quoted).join(REDACTED);
   }
   for (const [pattern, replacement] of CREDENTIAL_TEXT) out = out.replace(pattern, replacement);
   return out;
