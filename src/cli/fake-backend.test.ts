@@ -48,8 +48,7 @@ describe("--tls-name", () => {
     "-a.example",
     "a-.example",
     "a..example",
-    "example.com.",
-    "a_b.example",
+    "example.com..",
     "1.2.3",
     "0x7f.0.0.1",
     "256.1.1.1",
@@ -66,7 +65,7 @@ describe("--tls-name", () => {
     const { printed, code } = await run(["fake-backend", "--tls-name", value, ...NEVER_STARTS]);
     expect(code).toBe(1);
     expect(printed).toContain(
-      `error: option '--tls-name <name>' argument '${value}' is invalid. --tls-name must be a DNS name (dot-separated labels of 1 to 63 letters, digits and hyphens, no hyphen first or last, 253 characters at most; an international name is taken in its xn-- form), optionally after one leading "*." with at least two labels after it, or an IP address, got '${value}'.`,
+      `error: option '--tls-name <name>' argument '${value}' is invalid. --tls-name must be a DNS name (dot-separated labels of 1 to 63 letters, digits, underscores and hyphens, no hyphen first or last, 253 characters at most, one final dot allowed; an international name is taken in its xn-- form), optionally after one leading "*." with at least two labels after it, or an IP address, got '${value}'.`,
     );
     expect(printed).not.toContain("listening");
   });
@@ -87,6 +86,9 @@ describe("--tls-name", () => {
     ["*.ü.example", "*.xn--tda.example"],
     ["*.a.example", "*.a.example"],
     ["myhost", "myhost"],
+    // A compose service name, and a fully qualified name's final dot.
+    ["fake_backend", "fake_backend"],
+    ["api.gpurental.test.", "api.gpurental.test"],
     ["10.0.0.1", "10.0.0.1"],
     ["::ffff:1.2.3.4", "1.2.3.4"],
     ["::FFFF:0102:0304", "1.2.3.4"],

@@ -42,11 +42,11 @@ function parseTransitions(value: string): TransitionMode {
 }
 
 /** A label of a DNS name as a certificate holds it: letters, digits and hyphens, 1 to 63 of them. */
-const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const LDH_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 
 /** What --tls-name takes, said once for every refusal. */
 const TLS_NAME_RULE =
-  'a DNS name (dot-separated labels of 1 to 63 letters, digits and hyphens, no hyphen first or last, 253 characters at most; an international name is taken in its xn-- form), optionally after one leading "*." with at least two labels after it, or an IP address';
+  'a DNS name (dot-separated labels of 1 to 63 letters, digits, underscores and hyphens, no hyphen first or last, 253 characters at most, one final dot allowed; an international name is taken in its xn-- form), optionally after one leading "*." with at least two labels after it, or an IP address';
 
 /**
  * A --tls-name as the generated certificate holds it, or why not, naming the flag and the value.
@@ -61,7 +61,9 @@ export function parseTlsName(value: string): string {
   if (isIPv4(value)) return value;
   if (isIPv6(value)) return ipv6Name(value);
   const wildcard = value.startsWith("*.");
-  const ascii = domainToASCII(wildcard ? value.slice(2) : value);
+  // A fully qualified name's final dot says nothing a certificate holds.
+  const name = (wildcard ? value.slice(2) : value).replace(/\.$/, "");
+  const ascii = domainToASCII(name);
   const labels = ascii.split(".");
   // domainToASCII reads numbers as a URL host does: "1.2.3" and "0x7f.1" come back as addresses.
   const dns =
