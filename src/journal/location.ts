@@ -10,6 +10,8 @@
 import { createHash } from "node:crypto";
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { libpqEnv, parseJournalUrl } from "./pg/url";
+import type { StateDb } from "./saved-state";
 
 /** The environment variable that moves the journal directory. */
 export const JOURNAL_DIR_ENV = "GPURENTAL_JOURNAL_DIR";
@@ -60,6 +62,12 @@ export interface JournalLocation {
    * null for any other backend. Absent in locations built by hand (tests): treated as null.
    */
   stateFile?: string | null;
+  /**
+   * The state of a `pg` backend whose `conn_str` is a URL, which the provider may read in its
+   * database as it reads a local state file; absent for any other backend (and in locations built
+   * by hand).
+   */
+  stateDb?: StateDb;
   /**
    * The journal file this state had under the key of provider versions that hashed the backend's
    * whole configuration, credentials included, when that key differs from today's: what it holds
@@ -239,7 +247,7 @@ function backendIdentity(
   cwd: string,
   workspace: string,
   env: NodeJS.ProcessEnv,
-): { type: string; identity: string; legacy?: string; stateFile: string | null } {
+): { type: string; identity: string; legacy?: string; stateFile: string | null; stateDb?: StateDb } {
   let backend: { type?: unknown; config?: unknown } | undefined;
   try {
     const meta = JSON.parse(readText(join(dataDir, "terraform.tfstate")) ?? "null") as {
@@ -273,7 +281,42 @@ function backendIdentity(
   const before = `${type}:${stableJson(stateLocation(type, config, env, "before-files"))}`;
   const whole = `${type}:${stableJson(config)}`;
   const legacy = before !== identity ? before : whole;
-  return { type, identity, ...(legacy === identity ? {} : { legacy }), stateFile: null };
+  const stateDb = type === "pg" ? pgStateDb(config, workspace, env) : undefined;
+  return {
+    type,
+    identity,
+    ...(legacy === identity ? {} : { legacy }),
+    stateFile: null,
+    ...(stateDb ? { stateDb } : {}),
+  };
+}
+
+/** How long a read of a `pg` backend's state may take, connecting included. */
+const STATE_DB_TIMEOUT_MS = 1_500;
+
+/**
+ * Where a `pg` backend keeps the state of `workspace`, as the backend reads its settings (the
+ * block's, else PG_CONN_STR and PG_SCHEMA_NAME; the schema `terraform_remote_state` by default);
+ * undefined when its `conn_str` is not a postgres:// URL (a key/value string is not read).
+ */
+function pgStateDb(config: unknown, workspace: string, env: NodeJS.ProcessEnv): StateDb | undefined {
+  const cfg = (config ?? {}) as { conn_str?: unknown; schema_name?: unknown };
+  const connStr = typeof cfg.conn_str === "string" && cfg.conn_str ? cfg.conn_str : env.PG_CONN_STR;
+  if (!connStr) return undefined;
+  const schema =
+    (typeof cfg.schema_name === "string" && cfg.schema_name) ||
+    env.PG_SCHEMA_NAME ||
+    "terraform_remote_state";
+  try {
+    const url = parseJournalUrl(connStr, "the pg backend's conn_str");
+    return {
+      target: { url: url.value, env: libpqEnv(env), timeoutMs: STATE_DB_TIMEOUT_MS },
+      schema,
+      workspace,
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 /** A workspace name as a file name part (Terraform allows letters, digits, `-`, `_` and `.`). */
@@ -293,7 +336,7 @@ export function locateJournal(opts: LocateOptions = {}): JournalLocation {
   const given = opts.configured || env[JOURNAL_DIR_ENV] || undefined;
   const dir = given ? (isAbsolute(given) ? given : resolve(cwd, given)) : join(dataDir, "gpurental-journal");
   const workspace = env.TF_WORKSPACE || readText(join(dataDir, "environment"))?.trim() || "default";
-  const { type, identity, legacy, stateFile } = backendIdentity(dataDir, cwd, workspace, env);
+  const { type, identity, legacy, stateFile, stateDb } = backendIdentity(dataDir, cwd, workspace, env);
   const fileOf = (id: string) =>
     join(
       dir,
@@ -307,6 +350,7 @@ export function locateJournal(opts: LocateOptions = {}): JournalLocation {
     workspace,
     backend: type,
     stateFile,
+    ...(stateDb ? { stateDb } : {}),
     ...(legacyFile ? { legacyFile } : {}),
   };
 }

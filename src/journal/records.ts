@@ -57,13 +57,20 @@ export interface JournalEntry {
 }
 
 /**
- * The local state file that held an entry's object when its run was settled: its lineage and
- * serial. Terraform may rewrite the file after the run ended (a second Ctrl-C) and be cut short
- * writing it; the backup put back then has a lower serial and may not hold the object.
+ * The state an entry was closed against when its run was settled: its lineage and serial.
+ *
+ * - The local backend's state file, which held the entry's object: Terraform may rewrite the file
+ *   after the run ended (a second Ctrl-C) and be cut short writing it; the backup put back then
+ *   has a lower serial and may not hold the object.
+ * - `pending`: a `pg` backend's state, read before Terraform wrote the run's results (it writes a
+ *   remote state after the run ends), which did not hold the object. The write that follows has
+ *   a higher serial; while the state is still this one, the write failed and the object is in no
+ *   state. A lineage of "" is no state at all.
  */
 export interface StateMark {
   lineage: string;
   serial: number;
+  pending?: true;
 }
 
 /** The first line of a journal file. */
@@ -149,7 +156,10 @@ const closed = z.looseObject({
   reason: text,
   at: when,
   detail: text.optional().catch(undefined),
-  state: z.looseObject({ lineage: text, serial: z.number() }).optional().catch(undefined),
+  state: z
+    .looseObject({ lineage: text, serial: z.number(), pending: z.literal(true).optional().catch(undefined) })
+    .optional()
+    .catch(undefined),
 });
 const requestFields = {
   request: z.record(z.string(), z.unknown()).optional(),
@@ -350,7 +360,13 @@ export function applyRecord(
         at: rec.at,
         ...(rec.detail ? { detail: rec.detail } : {}),
         ...(isStateMark(rec.state)
-          ? { state: { lineage: rec.state.lineage, serial: rec.state.serial } }
+          ? {
+              state: {
+                lineage: rec.state.lineage,
+                serial: rec.state.serial,
+                ...(rec.state.pending === true ? { pending: true as const } : {}),
+              },
+            }
           : {}),
       };
       break;

@@ -1,12 +1,14 @@
 /**
- * What the local backend's state file holds, as the journal's settle and reopen rules read it: the
- * ids of its objects, and its lineage and serial (the state mark a settled entry is closed with).
- * An entry closed with a mark is open again while the state file is an earlier state of the same
- * lineage, another lineage, or no file at all (see DeployJournal.isOpen and settleHanded).
+ * What a saved state holds, as the journal's settle and reopen rules read it: the ids of its
+ * objects, and its lineage and serial (the state mark a settled entry is closed with). Two states
+ * can be read: the local backend's file, and a `pg` backend's row in its database. An entry closed
+ * with a mark is open again as {@link reopenedBy} says (see DeployJournal.isOpen and settleHanded).
  */
 import { readFileSync, statSync } from "node:fs";
 import type { JsonObject } from "../tfstate/json";
 import { objectId, readRawState } from "../tfstate/state";
+import { pgBridge } from "./pg/bridge";
+import type { PgTarget, StateAnswer } from "./pg/protocol";
 import type { StateMark } from "./records";
 
 /** What the local backend's state file holds: its objects' ids, and its lineage and serial. */
@@ -37,34 +39,107 @@ export function readSavedState(
     return { state: (err as NodeJS.ErrnoException).code === "ENOENT" ? null : undefined, cache };
   }
   if (cache?.key === key) return { state: cache.state ?? undefined, cache };
-  let state: SavedState | null;
+  const state = parsedState(() => readFileSync(file, "utf8"), file);
+  return { state: state ?? undefined, cache: { key, state } };
+}
+
+/** A state's JSON text as the rules read it; null when it is no state this version reads. */
+function parsedState(text: () => string, name: string): SavedState | null {
   try {
-    const doc = JSON.parse(readFileSync(file, "utf8")) as JsonObject;
+    const doc = JSON.parse(text()) as JsonObject;
     const ids = new Set(
-      readRawState(doc, file)
+      readRawState(doc, name)
         .objects.map(objectId)
         .filter((id): id is string => id !== undefined),
     );
-    state = {
+    return {
       ids,
       ...(typeof doc.lineage === "string" && typeof doc.serial === "number"
         ? { mark: { lineage: doc.lineage, serial: doc.serial } }
         : {}),
     };
   } catch {
-    state = null;
+    return null;
   }
-  return { state: state ?? undefined, cache: { key, state } };
 }
 
 /**
- * Whether an entry closed with `mark` is open again given the state file now: none (null), or an
- * earlier state of the same lineage, or another lineage. A file that cannot be read (undefined),
- * or a later state of the same lineage, keeps it closed.
+ * A `pg` backend's state: its database (`conn_str`, with the launch's libpq variables), its schema
+ * (`schema_name`) and the workspace, whose row of `<schema>.states` holds the state.
+ */
+export interface StateDb {
+  target: PgTarget;
+  schema: string;
+  workspace: string;
+}
+
+/** The last read of a `pg` backend's state: the row's version, and when it was read. */
+export interface PgStateCache {
+  version: string | null;
+  state: SavedState | null;
+  readAt: number;
+}
+
+/**
+ * How long a read of a `pg` backend's state is used again: Terraform holds the state's lock for
+ * the whole command, and writes it only at the end (and every 20 s of a long apply), so one read
+ * serves the checks of one step (a plan's adoption checks, a run's settling) without a round trip
+ * each.
+ */
+export const PG_STATE_FRESH_MS = 2_000;
+
+/**
+ * A `pg` backend's state as it is now (read again after {@link PG_STATE_FRESH_MS}, its data sent
+ * again only when the row changed): null when there is none, undefined when it cannot be read (the
+ * database out of reach, or a state this version does not read). Returns the cache to keep.
+ */
+export function readPgSavedState(
+  db: StateDb,
+  cache: PgStateCache | null,
+  now: number = Date.now(),
+): { state: SavedState | null | undefined; cache: PgStateCache | null } {
+  if (cache && now - cache.readAt >= 0 && now - cache.readAt < PG_STATE_FRESH_MS) {
+    return { state: cache.state, cache };
+  }
+  let answer: StateAnswer;
+  try {
+    answer = pgBridge().call<StateAnswer>(
+      {
+        kind: "state",
+        target: db.target,
+        schema: db.schema,
+        workspace: db.workspace,
+        known: cache?.version ?? null,
+      },
+      db.target.timeoutMs,
+    );
+  } catch {
+    return { state: undefined, cache };
+  }
+  if (answer === null) return { state: null, cache: { version: null, state: null, readAt: now } };
+  if (answer.data === null && cache && cache.version === answer.version) {
+    return { state: cache.state, cache: { ...cache, readAt: now } };
+  }
+  const data = answer.data;
+  const state =
+    data === null ? null : parsedState(() => data, `the ${db.schema}.states row "${db.workspace}"`);
+  // A row this version cannot read proves nothing: it changes nothing (as a file cut short).
+  if (state === null) return { state: undefined, cache };
+  return { state, cache: { version: answer.version, state, readAt: now } };
+}
+
+/**
+ * Whether an entry closed with `mark` is open again given the state now. None (null) opens it.
+ * A local file's mark: an earlier state of the same lineage, or another lineage, opens it. A
+ * pending mark (read before the run's own write): the same state or an earlier one of its lineage,
+ * since the write that followed it then failed. A state that cannot be read (undefined), or a
+ * later state of the same lineage, keeps it closed.
  */
 export function reopenedBy(mark: StateMark, now: SavedState | null | undefined): boolean {
   if (now === undefined) return false;
   if (now === null) return true;
+  // Read before the run's own write: open while no later state of that lineage was written.
+  if (mark.pending) return !!now.mark && now.mark.lineage === mark.lineage && now.mark.serial <= mark.serial;
   if (!now.mark) return false;
   return now.mark.lineage !== mark.lineage || now.mark.serial < mark.serial;
 }

@@ -559,9 +559,10 @@ describe.each(STORE_KINDS)("handed entries: only what no saved state got is adop
 
   test("where the state cannot be read, a run that ended normally closes every handed entry, a stopped one none", () => {
     mkdirSync(join(dir, ".terraform"));
+    // A key/value conn_str: the provider reads the state of a pg backend given a URL only.
     writeFileSync(
       join(dir, ".terraform", "terraform.tfstate"),
-      JSON.stringify({ backend: { type: "pg", config: { conn_str: "postgres://h/db" } } }),
+      JSON.stringify({ backend: { type: "pg", config: { conn_str: "host=h dbname=db" } } }),
     );
     const stopped = new AbortController();
     const a = journalIn(kind, locateJournal({ cwd: dir, env: {} }), {

@@ -21,9 +21,17 @@ import {
   type JournalHeader,
   type JournalRecord,
   type ParsedJournal,
+  type StateMark,
 } from "./records";
 import { currentRun, type RunIdentity, runServing } from "./run";
-import { readSavedState, reopenedBy, type SavedState, type SavedStateCache } from "./saved-state";
+import {
+  type PgStateCache,
+  readPgSavedState,
+  readSavedState,
+  reopenedBy,
+  type SavedState,
+  type SavedStateCache,
+} from "./saved-state";
 
 /** How long a closed entry is kept, so that its id is not mistaken for a lost deploy's instance. */
 export const CLOSED_KEPT_MS = 7 * 24 * 3600_000;
@@ -69,6 +77,7 @@ export class DeployJournal {
   private readonly ended: AbortSignal | undefined;
   private readonly stopped: AbortSignal | undefined;
   private saved: SavedStateCache | null = null;
+  private savedPg: PgStateCache | null = null;
   private readonly log: NonNullable<DeployJournalOptions["log"]>;
   /** Where the records are kept. */
   readonly store: JournalStore;
@@ -186,18 +195,33 @@ export class DeployJournal {
   }
 
   /**
-   * Whether an entry is open: never closed, or closed only because the local state file held its
-   * object when its run ended (settleHanded) while the state file now is an earlier one (a lower
-   * serial: a state cut short by a second Ctrl-C, and its backup put back) or another state (none,
-   * or another lineage). A later state of the same lineage keeps it closed, whatever it holds: a
-   * `terraform state rm` is never undone. A state file that cannot be read proves nothing and
+   * Whether an entry is open: never closed, or closed with a state mark when its run ended
+   * (settleHanded) that the state now undoes ({@link reopenedBy}). With the local backend: the
+   * state file held its object then, and now is an earlier one (a lower serial: a state cut short
+   * by a second Ctrl-C, and its backup put back) or another state (none, or another lineage).
+   * With a `pg` backend: the state read then, before Terraform's write of the run, is still the
+   * state, so that write failed. A later state of the same lineage keeps it closed, whatever it
+   * holds: a `terraform state rm` is never undone. A state that cannot be read proves nothing and
    * changes nothing.
    */
   isOpen(e: JournalEntry): boolean {
     if (e.closed === null) return true;
     const mark = e.closed.state;
-    if (!mark || !this.location.stateFile) return false;
+    if (!mark || !this.readsState()) return false;
     return reopenedBy(mark, this.savedState());
+  }
+
+  /** Whether the provider reads the state: a local backend's file, or a `pg` backend's row. */
+  private readsState(): boolean {
+    return !!this.location.stateFile || !!this.location.stateDb;
+  }
+
+  /**
+   * Whether a claim of `id` (a state holds it, or it is gone) closes this entry: open, or closed
+   * with a pending mark, which the claim makes final without reading the state.
+   */
+  private claimable(e: JournalEntry, id: string): boolean {
+    return e.id === id && (e.closed?.state?.pending === true || this.isOpen(e));
   }
 
   /**
@@ -216,26 +240,34 @@ export class DeployJournal {
   }
 
   /**
-   * The ids of the objects the local backend's state file holds now, read again only when it
-   * changed; null when the state cannot be read (another backend, or a file cut short).
+   * The ids of the objects the saved state holds now (a local backend's file, read again only when
+   * it changed; a `pg` backend's row); null when the state cannot be read (another backend, a file
+   * cut short, a database out of reach).
    */
   savedIds(): Set<string> | null {
-    if (!this.location.stateFile) return null;
+    if (!this.readsState()) return null;
     const state = this.savedState();
     if (state === undefined) return null;
     return state?.ids ?? new Set();
   }
 
   /**
-   * The local backend's state file as it is now, read again only when it changed: null when there
-   * is none, undefined when it cannot be read (another backend, or a file cut short or being
-   * written).
+   * The saved state as it is now: the local backend's file, read again only when it changed, or a
+   * `pg` backend's row (saved-state.ts, readPgSavedState). Null when there is none, undefined when
+   * it cannot be read (another backend, a file cut short or being written, a database out of
+   * reach).
    */
-  private savedState(): SavedState | null | undefined {
+  private savedState(fresh = false): SavedState | null | undefined {
     const file = this.location.stateFile;
-    if (!file) return undefined;
-    const read = readSavedState(file, this.saved);
-    this.saved = read.cache;
+    if (file) {
+      const read = readSavedState(file, this.saved);
+      this.saved = read.cache;
+      return read.state;
+    }
+    const db = this.location.stateDb;
+    if (!db) return undefined;
+    const read = readPgSavedState(db, fresh ? null : this.savedPg);
+    this.savedPg = read.cache;
     return read.state;
   }
 
@@ -245,13 +277,18 @@ export class DeployJournal {
    * read, and only what it holds is closed: an object Terraform never saved (a second Ctrl-C, a
    * state cut short) stays open, to be adopted. A local state file that cannot be read (Terraform
    * may be rewriting it, in place, at that very moment, or was cut short writing it) proves
-   * nothing, so nothing is closed. Where the backend's state cannot be read at all (a backend
-   * other than local), every handed entry is closed, unless Terraform stopped the run (a Ctrl-C),
-   * when they stay open. A closed entry is never adopted, so a later `terraform state rm` is
-   * respected. What a local state file held is closed with the file's lineage and serial: Terraform
-   * may go on writing the file after the run ended (a second Ctrl-C) and be cut short doing it, and
-   * should an earlier state be put back (its backup), or none, the entry is open again
-   * ({@link isOpen}). Returns how many were closed.
+   * nothing, so nothing is closed. What a local state file held is closed with the file's lineage
+   * and serial: Terraform may go on writing the file after the run ended (a second Ctrl-C) and be
+   * cut short doing it, and should an earlier state be put back (its backup), or none, the entry
+   * is open again ({@link isOpen}).
+   *
+   * Any other backend gets the run's results only after this (Terraform writes a remote state once
+   * the run ended): every handed entry is closed, unless Terraform stopped the run (a Ctrl-C), when
+   * they stay open for the next plan to claim. A `pg` backend's state is read first: what it does
+   * not hold yet is closed with a pending mark of that state, so that should Terraform's write fail
+   * (the database out of reach, the job killed), the state is still that one and the entries are
+   * open again, to be adopted by the next apply instead of deployed twice. A closed entry is never
+   * adopted, so a later `terraform state rm` is respected. Returns how many were closed.
    */
   settleHanded(): number {
     // Ids this run could not write before: the last chance to (a failure is the caller's to log).
@@ -261,29 +298,43 @@ export class DeployJournal {
         (e) => e.closed === null && e.handed_at !== null && e.id !== null && e.run.id === this.run.id,
       );
     if (mine(this.read().entries).length === 0) return 0;
+    /** What the state holds now; null when it cannot be read (all handed entries then close). */
     let saved: SavedState | null;
+    /** A `pg` backend's state, read before Terraform's write: the mark of what it does not hold. */
+    let pending: StateMark | undefined;
     if (this.location.stateFile) {
       const state = this.savedState();
       // A local state file that cannot be read (being written, or cut short) proves nothing.
       if (state === undefined) return 0;
       saved = state ?? { ids: new Set() };
     } else {
-      // Another backend, whose state cannot be read: a run Terraform stopped settles nothing.
+      // Another backend: a run Terraform stopped settles nothing.
       if (this.stopped?.aborted) return 0;
-      saved = null;
+      // Read now, not from a copy: a long apply writes its state every 20 s.
+      const state = this.location.stateDb ? this.savedState(true) : undefined;
+      saved = state === undefined ? null : (state ?? { ids: new Set() });
+      if (saved) pending = { ...(saved.mark ?? { lineage: "", serial: 0 }), pending: true };
     }
     let n = 0;
     this.write((entries) => {
-      const found = mine(entries).filter((e) => saved === null || saved.ids.has(e.id!));
+      const found = mine(entries).filter((e) => saved === null || pending || saved.ids.has(e.id!));
       n = found.length;
-      return found.map((e) => ({
-        op: "closed" as const,
-        entry: e.entry,
-        reason: "claimed" as const,
-        at: this.iso(),
-        detail: saved ? "saved in the state" : "handed to Terraform, whose run ended normally",
-        ...(saved?.mark ? { state: saved.mark } : {}),
-      }));
+      return found.map((e) => {
+        const held = saved?.ids.has(e.id!) === true;
+        const mark = pending ? (held ? undefined : pending) : saved?.mark;
+        return {
+          op: "closed" as const,
+          entry: e.entry,
+          reason: "claimed" as const,
+          at: this.iso(),
+          detail: held
+            ? "saved in the state"
+            : pending
+              ? "handed to Terraform, whose run ended normally; open again should the state's write fail"
+              : "handed to Terraform, whose run ended normally",
+          ...(mark ? { state: mark } : {}),
+        };
+      });
     });
     return n;
   }
@@ -369,8 +420,7 @@ export class DeployJournal {
    * and takes no lock, when no open entry names it: the common case of every plan.
    */
   closeId(id: string, reason: CloseReason): number {
-    const open = (m: Map<string, JournalEntry>) =>
-      [...m.values()].filter((e) => e.id === id && this.isOpen(e));
+    const open = (m: Map<string, JournalEntry>) => [...m.values()].filter((e) => this.claimable(e, id));
     if (open(this.read().entries).length === 0) return 0;
     let n = 0;
     this.write((entries) => {
@@ -390,7 +440,7 @@ export class DeployJournal {
    */
   closeIdSoon(id: string, reason: CloseReason): void {
     try {
-      if (![...this.read().entries.values()].some((e) => e.id === id && this.isOpen(e))) return;
+      if (![...this.read().entries.values()].some((e) => this.claimable(e, id))) return;
     } catch (err) {
       this.log("warn", "deploy journal: could not read it to record a claim", {
         file: this.file,
@@ -422,7 +472,7 @@ export class DeployJournal {
       this.write(
         (entries) =>
           [...entries.values()]
-            .filter((e) => e.id !== null && queued.has(e.id) && this.isOpen(e))
+            .filter((e) => e.id !== null && queued.has(e.id) && this.claimable(e, e.id))
             .map((e) => ({
               op: "closed" as const,
               entry: e.entry,

@@ -38,6 +38,12 @@ export interface StateRow {
   backend: string;
 }
 
+/**
+ * A `pg` backend's state as read: the row's version (its xmin) and its JSON text, null when it is
+ * the version the caller knew; null for no state (no row, no table, no schema).
+ */
+export type StateAnswer = { version: string; data: string | null } | null;
+
 /** A request to the worker. */
 export type Request =
   | { kind: "read"; target: PgTarget; key: string; since: Since | null }
@@ -57,6 +63,12 @@ export type Request =
     }
   | { kind: "rollback" }
   | { kind: "referenced"; target: PgTarget }
+  /**
+   * A `pg` backend's state of `workspace`, from its table `<schema>.states` (the backend's
+   * database: the journal's schema is not created there). `known`: the row version the caller
+   * has, whose data is then not sent again.
+   */
+  | { kind: "state"; target: PgTarget; schema: string; workspace: string; known: string | null }
   | { kind: "states"; target: PgTarget };
 
 /** What a request answers: its value, or why it failed. */

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -439,5 +439,128 @@ describePg("the PostgreSQL store", () => {
     expect(() => j.sent("instance", "sha256:y", {})).toThrow(
       /permission denied for schema gpurental_journal: the journal's database user needs USAGE on the schema gpurental_journal, .* set by journal_url in the provider block\./,
     );
+  });
+});
+
+describePg("a pg backend's state, read in its database", () => {
+  let schema: string;
+  let n = 0;
+  beforeEach(async () => {
+    schema = `tfstate_${process.pid}_${++n}`;
+    mkdirSync(join(dir, ".terraform"));
+    writeFileSync(
+      join(dir, ".terraform", "terraform.tfstate"),
+      JSON.stringify({
+        backend: { type: "pg", config: { conn_str: journalServer().connStr(), schema_name: schema } },
+      }),
+    );
+    // The backend's table, as `terraform init` creates it.
+    await sql(
+      `create schema ${schema}; create table ${schema}.states (id bigserial primary key, name text unique, data text)`,
+    );
+  });
+  afterEach(() => sql(`drop schema if exists ${schema} cascade`));
+
+  /** Writes the workspace's state as the backend does: its lineage, serial and instance ids. */
+  const writeState = (serial: number, ids: string[], lineage = "lineage-a") =>
+    sql(
+      `insert into ${schema}.states (name, data) values ('default', $1)
+       on conflict (name) do update set data = excluded.data`,
+      [
+        JSON.stringify({
+          version: 4,
+          lineage,
+          serial,
+          resources: [
+            {
+              mode: "managed",
+              type: "gpurental_instance",
+              name: "n",
+              instances: ids.map((id, i) => ({ index_key: i, attributes: { id } })),
+            },
+          ],
+        }),
+      ],
+    );
+  /** A journal of another run, which reads the state afresh. */
+  const fresh = (opts: { run?: RunIdentity; stopped?: AbortSignal } = {}) =>
+    new DeployJournal(locateJournal({ cwd: dir, env: {} }), { run: opts.run ?? currentRun(), ...opts });
+  const adoptable = () =>
+    fresh()
+      .adoptable("instance", "sha256:x")
+      .map((e) => e.id);
+  /** A run of `ids`, handed to Terraform, whose process is gone once it settled. */
+  const handedBy = (j: DeployJournal, ids: string[]) => {
+    for (const id of ids) {
+      const e = j.sent("instance", "sha256:x", {});
+      j.answered(e, id);
+      j.handed(e);
+    }
+  };
+
+  test("a run's handed entries the state does not hold yet are open again while Terraform's write of it failed, never after", async () => {
+    await writeState(3, ["i-old"]);
+    const j = fresh({ run: gone });
+    handedBy(j, ["i-old", "i-new"]);
+    // The run ends (Shutdown): Terraform writes the state only after it.
+    expect(j.settleHanded()).toBe(2);
+    expect(j.entries().map((e) => [e.id, e.closed?.detail, e.closed?.state])).toEqual([
+      ["i-old", "saved in the state", undefined],
+      [
+        "i-new",
+        "handed to Terraform, whose run ended normally; open again should the state's write fail",
+        { lineage: "lineage-a", serial: 3, pending: true },
+      ],
+    ]);
+    // The write failed: the state is still serial 3, and the next apply adopts i-new.
+    expect(adoptable()).toEqual(["i-new"]);
+    // The write went through (or errored.tfstate was pushed): closed.
+    await writeState(4, ["i-old", "i-new"]);
+    expect(adoptable()).toEqual([]);
+    // A `terraform state rm` afterwards is respected.
+    await writeState(5, ["i-old"]);
+    expect(adoptable()).toEqual([]);
+    expect(fresh().live()).toEqual([]);
+  });
+
+  test("a first apply, with no state yet: open again while there is none, closed once one is written", async () => {
+    const j = fresh({ run: gone });
+    handedBy(j, ["i-1"]);
+    expect(j.settleHanded()).toBe(1);
+    expect(j.entries()[0]!.closed?.state).toEqual({ lineage: "", serial: 0, pending: true });
+    expect(adoptable()).toEqual(["i-1"]);
+    await writeState(1, ["i-1"]);
+    expect(adoptable()).toEqual([]);
+  });
+
+  test("a plan's claim of a pending entry makes it final, without reading the state", async () => {
+    await writeState(3, []);
+    const j = fresh({ run: gone });
+    handedBy(j, ["i-1"]);
+    j.settleHanded();
+    expect(fresh().closeId("i-1", "claimed")).toBe(1);
+    expect(adoptable()).toEqual([]);
+  });
+
+  test("what the state holds is never adopted, from an open entry of a stopped run too", async () => {
+    const stopped = new AbortController();
+    const j = fresh({ run: gone, stopped: stopped.signal });
+    handedBy(j, ["i-1", "i-2"]);
+    stopped.abort();
+    expect(j.settleHanded()).toBe(0);
+    // Terraform saved i-1 after the Ctrl-C; the plan that would claim it never ran.
+    await writeState(1, ["i-1"]);
+    expect(adoptable()).toEqual(["i-2"]);
+  });
+
+  test("a state that cannot be read proves nothing: every handed entry closes, as with any remote backend", async () => {
+    await writeState(3, []);
+    await sql(`update ${schema}.states set data = '{"version": 4, "resour'`);
+    const j = fresh({ run: gone });
+    handedBy(j, ["i-1"]);
+    expect(j.settleHanded()).toBe(1);
+    expect(j.entries()[0]!.closed).toMatchObject({ detail: "handed to Terraform, whose run ended normally" });
+    expect(j.entries()[0]!.closed?.state).toBeUndefined();
+    expect(adoptable()).toEqual([]);
   });
 });

@@ -26,7 +26,7 @@ import type { PgTarget, ReadAnswer, Request, Since } from "./protocol";
 /** A write that ends a journal's transaction. */
 type CommitRequest = Extract<Request, { kind: "commit" }>;
 
-import { JOURNAL_SCHEMA, type JournalUrl } from "./url";
+import { JOURNAL_SCHEMA, type JournalUrl, libpqEnv } from "./url";
 
 /** How long one journal request may take by default, connecting included (the file lock's wait). */
 export const DEFAULT_JOURNAL_TIMEOUT_MS = 15_000;
@@ -41,9 +41,6 @@ export const FRESH_MS = 2_000;
 
 /** Compaction waits for at least this many records, as the file store's. */
 const COMPACT_MIN_RECORDS = 64;
-
-/** libpq's variables passed on to the client (the URL's own values win). */
-const LIBPQ_ENV = ["PGUSER", "PGPASSWORD", "PGSSLMODE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY"];
 
 /** What a PostgreSQL store is told. */
 export interface PgStoreOptions {
@@ -82,12 +79,11 @@ export class PgStore implements JournalStore {
     opts: PgStoreOptions = {},
   ) {
     this.key = stateKeyOf(location);
-    const env: Record<string, string> = {};
-    for (const k of LIBPQ_ENV) {
-      const v = opts.env?.[k];
-      if (v) env[k] = v;
-    }
-    this.target = { url: url.value, env, timeoutMs: opts.timeoutMs ?? DEFAULT_JOURNAL_TIMEOUT_MS };
+    this.target = {
+      url: url.value,
+      env: libpqEnv(opts.env),
+      timeoutMs: opts.timeoutMs ?? DEFAULT_JOURNAL_TIMEOUT_MS,
+    };
     this.bridge = opts.bridge ?? pgBridge();
     this.log = opts.log ?? (() => {});
   }

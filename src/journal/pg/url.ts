@@ -27,6 +27,19 @@ export interface JournalUrl {
   readonly source: string;
 }
 
+/** libpq's variables passed on to the client (a URL's own values win). */
+const LIBPQ_ENV = ["PGUSER", "PGPASSWORD", "PGSSLMODE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY"];
+
+/** The launch's libpq variables, for what a URL leaves out (as Terraform's `pg` backend reads them). */
+export function libpqEnv(env: NodeJS.ProcessEnv | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of LIBPQ_ENV) {
+    const v = env?.[k];
+    if (v) out[k] = v;
+  }
+  return out;
+}
+
 /** libpq's sslmode values. */
 const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
 

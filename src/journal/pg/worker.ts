@@ -11,7 +11,16 @@ import { isMainThread, workerData } from "node:worker_threads";
 import { Client, type ClientConfig, type QueryResultRow } from "pg";
 import { parse } from "pg-connection-string";
 import type { JournalRecord } from "../records";
-import type { Answer, PgTarget, ReadAnswer, Request, Since, StateRow, WorkerSetup } from "./protocol";
+import type {
+  Answer,
+  PgTarget,
+  ReadAnswer,
+  Request,
+  Since,
+  StateAnswer,
+  StateRow,
+  WorkerSetup,
+} from "./protocol";
 import { ensureSchema, q, type SchemaState } from "./schema";
 
 /** Waits between connection attempts before the database was first reached: doubling to this. */
@@ -54,8 +63,8 @@ const connections = new Map<string, Connection>();
 /** The write under way: its connection, inside a transaction holding the state's row. */
 let tx: { client: Client; key: string; conn: Connection; seq: string } | null = null;
 
-function connectionOf(target: PgTarget): Connection {
-  const id = `${target.url}\0${JSON.stringify(target.env)}`;
+function connectionOf(target: PgTarget, journal: boolean): Connection {
+  const id = `${target.url}\0${JSON.stringify(target.env)}${journal ? "" : "\0state"}`;
   let c = connections.get(id);
   if (!c) {
     c = { client: null, schema: null, contacted: false, gaveUp: false };
@@ -131,8 +140,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * connection is tried again until the request's deadline (a database starting, a network coming
  * up); once it was reached, or once a whole request's time went by without reaching it, once.
  */
-async function connect(target: PgTarget, deadline: number): Promise<{ client: Client; conn: Connection }> {
-  const conn = connectionOf(target);
+async function connect(
+  target: PgTarget,
+  deadline: number,
+  journal: boolean,
+): Promise<{ client: Client; conn: Connection }> {
+  const conn = connectionOf(target, journal);
   if (conn.client) return { client: conn.client, conn };
   const started = Date.now();
   let attempt = 0;
@@ -149,7 +162,8 @@ async function connect(target: PgTarget, deadline: number): Promise<{ client: Cl
     });
     try {
       await client.connect();
-      conn.schema = await ensureSchema(client, conn.schema);
+      // A connection to read a backend's state (journal false) leaves that database as it is.
+      if (journal) conn.schema = await ensureSchema(client, conn.schema);
       conn.contacted = true;
       conn.gaveUp = false;
       conn.client = client;
@@ -178,8 +192,9 @@ async function withClient<T>(
   target: PgTarget,
   deadline: number,
   fn: (client: Client, conn: Connection) => Promise<T>,
+  journal = true,
 ): Promise<T> {
-  const { client, conn } = await connect(target, deadline);
+  const { client, conn } = await connect(target, deadline, journal);
   try {
     return await fn(client, conn);
   } catch (err) {
@@ -324,6 +339,29 @@ async function handle(req: Request, deadline: number): Promise<unknown> {
         );
         return r.rows.map((row) => row.id as string);
       });
+    case "state":
+      return withClient(
+        req.target,
+        deadline,
+        async (client): Promise<StateAnswer> => {
+          const table = `"${req.schema.replace(/"/g, '""')}".states`;
+          try {
+            const r = await client.query(
+              `SELECT xmin::text AS version, CASE WHEN xmin::text = $2 THEN NULL ELSE data END AS data
+               FROM ${table} WHERE name = $1`,
+              [req.workspace, req.known ?? ""],
+            );
+            const row = r.rows[0];
+            return row ? { version: row.version as string, data: (row.data as string | null) ?? null } : null;
+          } catch (err) {
+            // No schema or no table: the backend never wrote a state there.
+            const code = (err as { code?: string }).code;
+            if (code === "42P01" || code === "3F000") return null;
+            throw err;
+          }
+        },
+        false,
+      );
     case "states":
       return withClient(req.target, deadline, async (client) => {
         const r = await client.query(

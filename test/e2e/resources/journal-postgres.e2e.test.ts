@@ -191,6 +191,56 @@ describeWithPostgres("the deploy journal in PostgreSQL", () => {
     expect(deploysEver(s)).toBe(6);
   });
 
+  test("the state's write fails after an apply: a fresh runner adopts what it deployed, and a later state rm is respected", async () => {
+    const config = pgConfig(paidConfig(s, offerId, 2));
+    const r1 = await runner(config);
+    // The database refuses the state's write, as one that goes away right after the apply would:
+    // Terraform writes a pg backend's state only once the provider's run ended.
+    await sql(`create function terraform_remote_state.refuse() returns trigger language plpgsql
+                 as $$ begin raise exception 'the state write was refused'; end $$;
+               create trigger refuse before insert or update on terraform_remote_state.states
+                 for each row execute function terraform_remote_state.refuse()`);
+    const failed = await r1.run(["apply", "-auto-approve", "-input=false", "-no-color"]);
+    expect(failed.code).toBe(1);
+    expect(output(failed)).toContain("errored.tfstate");
+    const paid = liveInstances(s).map((i) => i.id);
+    expect(paid).toHaveLength(2);
+    // The run settled at its Shutdown, in time, before the write: the two instances and the key
+    // closed against the state it read then (none), to open again should that write fail.
+    const pending = await sql(
+      `select count(*) from gpurental_journal.records
+        where record->>'op' = 'closed' and record->'state'->>'pending' = 'true'`,
+    );
+    expect(Number(pending)).toBe(3);
+    await sql("drop trigger refuse on terraform_remote_state.states");
+
+    // Runner 2: only the configuration. No state holds them; the journal says what was deployed.
+    const r2 = await runner(config);
+    expect(await stateIds(r2)).toEqual([]);
+    const p = expectCode(await r2.run(["plan", "-input=false", "-no-color"]), 0);
+    for (const id of paid) expect(output(p)).toContain(`Will adopt instance ${id}`);
+    const a = expectCode(await r2.run(["apply", "-auto-approve", "-input=false", "-no-color"]), 0);
+    for (const id of paid) expect(output(a)).toContain(`Adopted instance ${id}`);
+    expectNoPassword(a);
+    expect(deploysEver(s)).toBe(2);
+    expect((await stateIds(r2)).sort()).toEqual([...paid].sort());
+    // The key runner 1 created and no state got is revoked; runner 2's own is the only one left.
+    expect(liveKeys()).toHaveLength(1);
+
+    // This time the write went through: a `terraform state rm` afterwards is the user's word.
+    const removed = (await r2.state()).values?.root_module?.resources?.find(
+      (x) => x.address === "gpurental_instance.gpu[1]",
+    )?.values.id;
+    expect(paid).toContain(removed);
+    expectCode(await r2.run(["state", "rm", "gpurental_instance.gpu[1]"]), 0);
+    const again = expectCode(await r2.run(["apply", "-auto-approve", "-input=false", "-no-color"]), 0);
+    expect(output(again)).not.toContain("Adopted instance");
+    expect(deploysEver(s)).toBe(3);
+    expectCode(await r2.run(["destroy", "-auto-approve", "-input=false"]), 0);
+    // What the state no longer held is left running, as the user asked.
+    expect(liveInstances(s).map((i) => i.id)).toEqual([removed]);
+  });
+
   test("a runner lost with an ephemeral API key open: the next runner revokes it, and adopts the instance", async () => {
     const name = "run-key-journal-pg";
     const config = pgConfig(`ephemeral "gpurental_api_key" "run" {
