@@ -186,6 +186,27 @@ describe("control API over HTTP", () => {
     expect(offers.status).toBe(200);
   });
 
+  test("a value of neither form of a union is refused naming every form; a wrong field of one, naming the field", async () => {
+    const name = await ctl("PUT", "/transitions", { mode: "fast" });
+    expect([name.status, errorOf(name).field, errorOf(name).message]).toEqual([
+      422,
+      "mode",
+      'mode: Invalid input: expected one of "immediate"|"manual"|"realistic", or expected object, received string; got "fast"',
+    ]);
+    const empty = await ctl("PUT", "/transitions", { mode: {} });
+    expect([empty.status, errorOf(empty).field]).toEqual([422, "mode.afterMs"]);
+    const far = await ctl("PUT", "/transitions", { mode: { afterMs: 1e12 } });
+    expect([far.status, errorOf(far).field, errorOf(far).limit]).toEqual([
+      422,
+      "mode.afterMs",
+      2_147_483_647,
+    ]);
+    const machine = Object.values(fb().state().machines)[0]!;
+    const refuse = await ctl("PUT", `/machines/${machine.id}/behaviour`, { refuseStart: "sometimes" });
+    expect([refuse.status, errorOf(refuse).field]).toEqual([422, "refuseStart"]);
+    expect(errorOf(refuse).message).toContain('expected one of "refused"|"workload_missing"');
+  });
+
   test("seeding records one by one through the control API", async () => {
     await ctl("POST", "/reset");
     const org = (await ctl("POST", "/orgs", { name: "Acme", balance_micro: 50_000_000 })).body;

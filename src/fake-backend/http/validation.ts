@@ -111,6 +111,28 @@ export const inviteBody = z
   })
   .refine((v) => v.email !== undefined || v.phone !== undefined, { message: "email or phone is required" });
 
+/**
+ * The issue of a union (`mode`: a name or `{ afterMs }`) that says what is wrong: zod's own is
+ * "Invalid input", which names no form. The branch that got furthest into the value (an object
+ * whose field is wrong) gives its issue; when none got past the value itself, the message lists
+ * what each branch expected.
+ */
+function unionIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== "invalid_union") return issue;
+  const firsts = issue.errors.map((branch) => branch[0]).filter((i): i is z.core.$ZodIssue => !!i);
+  const deepest = firsts.reduce<z.core.$ZodIssue | undefined>(
+    (best, i) => (best === undefined || i.path.length > best.path.length ? i : best),
+    undefined,
+  );
+  if (!deepest) return issue;
+  if (deepest.path.length > 0) {
+    const inner = unionIssue(deepest);
+    return { ...inner, path: [...issue.path, ...inner.path] };
+  }
+  const expected = firsts.map((i) => i.message.replace(/^Invalid (input|option): /, ""));
+  return { ...issue, message: `Invalid input: ${[...new Set(expected)].join(", or ")}` };
+}
+
 function valueAt(data: unknown, path: PropertyKey[]): unknown {
   let cur: unknown = data;
   for (const p of path) {
@@ -164,9 +186,10 @@ export function parseOr422<S extends z.ZodType>(
   // A JSON null body reads as a missing one; a query is always an object (the router's).
   const result = schema.safeParse(data ?? undefined);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
+  const first = result.error.issues[0];
   // Stryker disable next-line all: a failed parse always carries at least one issue
-  if (!issue) throw new ApiFailure(422, "VALIDATION_ERROR", `Invalid ${where}`, { field: where });
+  if (!first) throw new ApiFailure(422, "VALIDATION_ERROR", `Invalid ${where}`, { field: where });
+  const issue = unionIssue(first);
   const field = issue.path.map(String).join(".") || where;
   const extras: ErrorExtras = { field };
   if (issue.code === "too_big") extras.limit = Number(issue.maximum);
