@@ -2,7 +2,6 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { actions } from "./actions";
-import { GpurentalClient } from "./api/client";
 import { dataSources } from "./data-sources";
 import { ephemeralResources } from "./ephemeral-resources";
 import { maskedService } from "./executable/masked-service";
@@ -639,11 +638,7 @@ test("every RPC answers any configuration, plan, state, identity or private data
   // Objects to list, import by identity and power: running and stopped instances, one of them
   // with a label that is a terminal command, and an API key. The actions' instances are named
   // only by `instance_id`, so that no random destroy of a resource takes them early in the run.
-  const client = new GpurentalClient({
-    baseUrl: fake.url,
-    token: fake.creds.admin_session_token,
-    dispatcher: fake.agent,
-  });
+  const client = fake.client();
   const deploy = (label: string) =>
     client.deployInstance({
       offer_id: fake.creds.offer_id,

@@ -1,7 +1,7 @@
 import { inspect } from "node:util";
 import { DEMO_IDS, startFakeBackend } from "../fake-backend";
 import { useFakeBackend } from "../testing/fake-backend";
-import { type ClientOptions, GpurentalClient, type LogLevel } from "./client";
+import type { ClientOptions, GpurentalClient, LogLevel } from "./client";
 import {
   AmbiguousRequestError,
   ApiError,
@@ -26,10 +26,7 @@ beforeEach(() => {
 });
 
 function client(extra: Partial<ClientOptions> = {}): GpurentalClient {
-  return new GpurentalClient({
-    baseUrl: fake.url,
-    token: fake.creds.admin_session_token,
-    dispatcher: fake.agent,
+  return fake.client({
     retry: { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 50 },
     // Retry waits are recorded, not slept: asserting Retry-After is honoured takes no real time.
     sleep: async (ms) => {

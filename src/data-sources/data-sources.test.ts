@@ -1,4 +1,4 @@
-import { GpurentalClient } from "../api/client";
+import type { GpurentalClient } from "../api/client";
 import { DEMO_IDS } from "../fake-backend";
 import { type CtyValue, type Diagnostic, unknown } from "../framework";
 import type { Attributes, Schema } from "../framework/schema";
@@ -63,7 +63,7 @@ async function harnessWith(token: string, extra: Rec = {}) {
 }
 
 function adminClient(): GpurentalClient {
-  return new GpurentalClient({ baseUrl: fake.url, token: fake.creds.admin_session_token });
+  return fake.client();
 }
 
 function list(value: Rec | null, name: string): Rec[] {

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { GpurentalClient } from "../api/client";
+import type { GpurentalClient } from "../api/client";
 import { journalFiles, readJournalFile } from "../journal";
 import type { CtyValue } from "../plugin/cty";
 import { useFakeBackend } from "../testing/fake-backend";
@@ -21,11 +21,7 @@ async function configured(token = fake.creds.admin_session_token, terraformVersi
 }
 
 function admin(): GpurentalClient {
-  return new GpurentalClient({
-    baseUrl: fake.url,
-    token: fake.creds.admin_session_token,
-    dispatcher: fake.agent,
-  });
+  return fake.client();
 }
 
 function key(id: string) {

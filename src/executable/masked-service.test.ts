@@ -1,5 +1,4 @@
 import { instancePowerAction } from "../actions";
-import { GpurentalClient } from "../api/client";
 import { CREDENTIAL_TEXTS, CREDENTIALS } from "../api/testing/credentials";
 import { UNSAFE_CHARACTERS } from "../display";
 import type { Schema } from "../framework";
@@ -140,11 +139,7 @@ describe("what Terraform prints of an instance's label, from the provider the ex
   /** The executable's service, configured for the fake backend, and an instance with LABEL. */
   async function setUp() {
     expect(LABEL.length).toBe(64);
-    const client = new GpurentalClient({
-      baseUrl: fake.url,
-      token: fake.creds.admin_session_token,
-      dispatcher: fake.agent,
-    });
+    const client = fake.client();
     const inst = await client.deployInstance({
       offer_id: fake.creds.offer_id,
       template_id: fake.creds.template_id,

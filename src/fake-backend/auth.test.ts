@@ -1,4 +1,4 @@
-import { GpurentalClient } from "../api/client";
+import type { GpurentalClient } from "../api/client";
 import { ApiError } from "../api/errors";
 import { redactText } from "../api/redact";
 import { useFakeBackend } from "../testing/fake-backend";
@@ -10,12 +10,7 @@ import { useFakeBackend } from "../testing/fake-backend";
 const fake = useFakeBackend();
 
 function client(token: string): GpurentalClient {
-  return new GpurentalClient({
-    baseUrl: fake.url,
-    token,
-    dispatcher: fake.agent,
-    retry: { maxAttempts: 1 },
-  });
+  return fake.client({ token, retry: { maxAttempts: 1 } });
 }
 
 /** The error of a GET /v1/instances with these headers, as the fake answers it. */

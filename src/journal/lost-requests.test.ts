@@ -1,4 +1,3 @@
-import { GpurentalClient } from "../api/client";
 import { ApiError, NetworkError } from "../api/errors";
 import { findDeployCandidates } from "../api/reconcile";
 import { isTransient } from "../api/waiter";
@@ -189,8 +188,7 @@ describe("findDeployCandidates", () => {
     }).id;
   });
 
-  const client = () =>
-    new GpurentalClient({ baseUrl: fake.url, token: fake.creds.admin_session_token, dispatcher: fake.agent });
+  const client = () => fake.client();
   const body = (over: Record<string, unknown> = {}) => ({
     offer_id: offerId,
     template_id: fake.creds.template_id,

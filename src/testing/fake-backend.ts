@@ -1,6 +1,7 @@
 // The fake backend as unit tests use it: one in-process server on port 0 for the test file (or the
 // describe block that calls this), the demo seed afresh before each test with transitions immediate
-// and no fault left from the test before, a keep-alive undici agent of the test's own, and, when
+// and no fault left from the test before, a keep-alive undici agent of the test's own (and clients
+// through it), and, when
 // asked, a temporary working directory, removed afterwards. It registers Jest hooks, so the build
 // leaves this folder out (tsconfig.build.json). The contract suites have their own useFake()
 // (test/contract/helpers.ts), which speaks raw HTTP and starts with no seed.
@@ -8,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { Agent } from "undici";
+import { type ClientOptions, GpurentalClient } from "../api/client";
 import { type DemoCredentials, type FakeBackend, startFakeBackend } from "../fake-backend";
 import { createHarness } from "../framework/testing";
 import type { CtyValue } from "../plugin/cty";
@@ -31,6 +33,11 @@ export interface FakeBackendFixture {
    * (none by default) for its fallbacks.
    */
   provider(opts?: ProviderHarnessOptions): ReturnType<typeof createHarness>;
+  /**
+   * A client of the fake backend as the demo admin, through this test's agent; `options` change
+   * any of that (another token, its retries, a logger).
+   */
+  client(options?: Partial<ClientOptions>): GpurentalClient;
   /** The same, configured with the demo admin's session and `config`; the test fails on any diagnostic. */
   configured(
     config?: Record<string, CtyValue>,
@@ -86,6 +93,14 @@ export function useFakeBackend(options: FakeBackendFixtureOptions = {}): FakeBac
   });
 
   const fixture: FakeBackendFixture = {
+    client(clientOptions = {}) {
+      return new GpurentalClient({
+        baseUrl: present(backend, "backend").url,
+        token: present(creds, "creds").admin_session_token,
+        dispatcher: present(agent, "agent"),
+        ...clientOptions,
+      });
+    },
     provider(opts = {}) {
       return createHarness(
         createProvider({

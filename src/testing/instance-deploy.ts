@@ -1,7 +1,7 @@
 // What the tests of a journaled deploy share: the in-process fake backend, clients of it, journals
 // of this run or of a gone one, the deploy's settings and body, and a lost entry. It registers Jest
 // hooks, so the build leaves this folder out (tsconfig.build.json).
-import { GpurentalClient } from "../api/client";
+import type { GpurentalClient } from "../api/client";
 import { currentRun, DeployJournal, locateJournal, type RunIdentity } from "../journal";
 import type { DeployEnv } from "../resources/instance/deploy";
 import type { InstanceApi } from "../resources/instance/model";
@@ -14,11 +14,9 @@ export const goneRun: RunIdentity = { id: "gone-run", pid: 1, boot: "a-boot-befo
 
 /** A client; with `stop`, one the provider builds, whose calls Terraform's stop ends. */
 export function client(token = fake.creds.admin_session_token, stop?: AbortSignal): GpurentalClient {
-  return new GpurentalClient({
-    baseUrl: fake.url,
+  return fake.client({
     token,
     signal: stop,
-    dispatcher: fake.agent,
     retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
     sleep: async () => {},
   });

@@ -1,6 +1,5 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { GpurentalClient } from "../../api/client";
 import { parseFailOn } from "../../plan-report/gates";
 import { testIO } from "../../testing/command-io";
 import { runCommandInProcess } from "../../testing/command-run";
@@ -102,11 +101,7 @@ test.each([
   ["disk_gb", -50, "with disk_gb -50, out of range (a whole number from 0)"],
   ["storage_price_per_gb_hour_micro", 2 ** 52, "over the most that adds up exactly, 9007199254740991"],
 ] as const)("an instance listed with %s %d fails the report, naming it", async (field, value, said) => {
-  const client = new GpurentalClient({
-    baseUrl: fake.url,
-    token: fake.creds.admin_session_token,
-    dispatcher: fake.agent,
-  });
+  const client = fake.client();
   const inst = await client.deployInstance({
     offer_id: fake.creds.offer_id,
     template_id: fake.creds.template_id,

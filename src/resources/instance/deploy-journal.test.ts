@@ -98,26 +98,31 @@ function journalOf(run: RunIdentity): DeployJournal {
   return journalIn(kind, locateJournal({ cwd: fake.workDir, env: {} }), { run });
 }
 
+/** Sends `body` to the fake backend's /v1 as its administrator, outside any provider; its JSON answer. */
+async function adminCall<T>(method: "POST" | "DELETE", path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${fake.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${fake.creds.admin_session_token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return (await res.json()) as T;
+}
+
 /**
  * What a provider killed (kill -9) while its instance was creating leaves: the instance, and a
  * journal entry sent and answered by a process that is gone, never handed to Terraform.
  */
 async function killedDeploy(cfg: Rec = config(), answered = true): Promise<string> {
-  const res = await fetch(`${fake.url}/v1/instances`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${fake.creds.admin_session_token}`,
-      "content-type": "application/json",
-    },
-    body: JSON.stringify({
-      offer_id: cfg.offer_id,
-      template_id: cfg.template_id,
-      disk_gb: cfg.disk_gb,
-      label: cfg.label,
-      env_overrides: [{ key: "A", value: "1", secret: false }],
-    }),
+  const inst = await adminCall<{ id: string }>("POST", "/v1/instances", {
+    offer_id: cfg.offer_id,
+    template_id: cfg.template_id,
+    disk_gb: cfg.disk_gb,
+    label: cfg.label,
+    env_overrides: [{ key: "A", value: "1", secret: false }],
   });
-  const inst = (await res.json()) as { id: string };
   const args = {
     offer_id: cfg.offer_id as string,
     offer_filter: null,
@@ -383,10 +388,7 @@ describe.each(STORE_KINDS)("interrupted deploys are adopted, never duplicated (%
 
   test("an instance destroyed meanwhile is skipped and a new one deployed", async () => {
     const id = await interruptedDeploy();
-    await fetch(`${fake.url}/v1/instances/${id}`, {
-      method: "DELETE",
-      headers: { authorization: `Bearer ${fake.creds.admin_session_token}` },
-    });
+    await adminCall("DELETE", `/v1/instances/${id}`);
     const next = await provider(currentRun());
     const { apply } = await create(next);
     expect(apply.value!.id).not.toBe(id);
@@ -507,16 +509,7 @@ describe("API keys nobody holds are revoked", () => {
       // The journal was out of reach when the answer came: `sent` and `handed`, no id; the state saved it.
       const gone = journalOf(deadRun());
       const unanswered = gone.sent("api_key", "sha256:ci-journal", keyConfig, []);
-      const key = (
-        await fetch(`${fake.url}/v1/api-keys`, {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${fake.creds.admin_session_token}`,
-            "content-type": "application/json",
-          },
-          body: JSON.stringify(keyConfig),
-        }).then((r) => r.json() as Promise<{ key: { id: string } }>)
-      ).key;
+      const { key } = await adminCall<{ key: { id: string } }>("POST", "/v1/api-keys", keyConfig);
       gone.handed(unanswered);
       const next = await provider(currentRun());
       const held = await next.import("gpurental_api_key", key.id);

@@ -15,10 +15,8 @@ import { updateInstance } from "./power";
 const fake = useFakeBackend();
 
 function ctx(timeoutMs = 5000, token?: string, retry: RetryOptions = { maxAttempts: 4 }): OpContext {
-  const client = new GpurentalClient({
-    baseUrl: fake.url,
-    token: token ?? fake.creds.admin_session_token,
-    dispatcher: fake.agent,
+  const client = fake.client({
+    ...(token ? { token } : {}),
     retry: { baseDelayMs: 5, maxDelayMs: 20, ...retry },
     // Retry-After of 429/503 answers is honoured, but not slept for real in these tests.
     sleep: (ms, signal) => fastSleep(ms, signal),
@@ -416,10 +414,7 @@ describe("retries within the operation's time limit", () => {
     fake.backend.addFault({ route: "GET /v1/instances/:id", kind: "status", status: 500 });
     let attempts = 0;
     const c = untilDeadline(2000);
-    c.client = new GpurentalClient({
-      baseUrl: fake.url,
-      token: fake.creds.admin_session_token,
-      dispatcher: fake.agent,
+    c.client = fake.client({
       retry: { baseDelayMs: 5, maxDelayMs: 20 },
       logger: (_level, msg) => {
         if (msg === "request") attempts++;
