@@ -44,7 +44,7 @@ import {
   type Setting,
 } from "./provider/configure/settings";
 import { budgetOf, within } from "./provider/deadline";
-import { orphanedEntriesWarning } from "./provider/journal-notes";
+import { orphanedEntriesWarning, reopenedEntriesWarning } from "./provider/journal-notes";
 import { credentialKindOf, type ProviderData, unconfiguredProvider } from "./provider/provider-data";
 import { SharedReads } from "./provider/shared-reads";
 import { inAutomation } from "./resident/resident";
@@ -242,6 +242,8 @@ export async function configureClient(
       },
       reads: new SharedReads(),
     };
+    const reopened = reopenedEntriesWarning(journal);
+    if (reopened) ctx.diags.addWarning(reopened.summary, reopened.detail);
     const orphaned = orphanedEntriesWarning(journal);
     if (orphaned) ctx.diags.addWarning(orphaned.summary, orphaned.detail);
     ctx.diags.add(

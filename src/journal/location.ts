@@ -291,32 +291,38 @@ function backendIdentity(
   };
 }
 
-/** How long a read of a `pg` backend's state may take, connecting included. */
-const STATE_DB_TIMEOUT_MS = 1_500;
+/**
+ * How long a read of a `pg` backend's state may take, connecting included: the read at the end of
+ * a run must be done well within the 2 s Terraform gives a provider to exit after Shutdown.
+ */
+const STATE_DB_TIMEOUT_MS = 1_000;
 
 /**
  * Where a `pg` backend keeps the state of `workspace`, as the backend reads its settings (the
- * block's, else PG_CONN_STR and PG_SCHEMA_NAME; the schema `terraform_remote_state` by default);
- * undefined when its `conn_str` is not a postgres:// URL (a key/value string is not read).
+ * block's, else PG_CONN_STR, PG_SCHEMA_NAME and OpenTofu's PG_TABLE_NAME; the table
+ * `terraform_remote_state.states` by default; PGPORT when the URL has no port); undefined when its
+ * `conn_str` is not a postgres:// URL (a key/value string is not read).
  */
 function pgStateDb(config: unknown, workspace: string, env: NodeJS.ProcessEnv): StateDb | undefined {
-  const cfg = (config ?? {}) as { conn_str?: unknown; schema_name?: unknown };
-  const connStr = typeof cfg.conn_str === "string" && cfg.conn_str ? cfg.conn_str : env.PG_CONN_STR;
+  const cfg = (config ?? {}) as { conn_str?: unknown; schema_name?: unknown; table_name?: unknown };
+  const setting = (v: unknown) => (typeof v === "string" && v ? v : undefined);
+  const connStr = setting(cfg.conn_str) ?? env.PG_CONN_STR;
   if (!connStr) return undefined;
-  const schema =
-    (typeof cfg.schema_name === "string" && cfg.schema_name) ||
-    env.PG_SCHEMA_NAME ||
-    "terraform_remote_state";
+  const schema = setting(cfg.schema_name) ?? (env.PG_SCHEMA_NAME || "terraform_remote_state");
+  const table = setting(cfg.table_name) ?? (env.PG_TABLE_NAME || "states");
+  let url: URL;
   try {
-    const url = parseJournalUrl(connStr, "the pg backend's conn_str");
-    return {
-      target: { url: url.value, env: libpqEnv(env), timeoutMs: STATE_DB_TIMEOUT_MS },
-      schema,
-      workspace,
-    };
+    url = new URL(parseJournalUrl(connStr, "the pg backend's conn_str").value);
   } catch {
     return undefined;
   }
+  // libpq takes the port from PGPORT when the URL has none, as Terraform's backend does.
+  if (!url.port && env.PGPORT) {
+    if (!/^\d{1,5}$/.test(env.PGPORT)) return undefined;
+    url.port = env.PGPORT;
+  }
+  const target = { url: url.toString(), env: libpqEnv(env), timeoutMs: STATE_DB_TIMEOUT_MS };
+  return { target, schema, table, workspace };
 }
 
 /** A workspace name as a file name part (Terraform allows letters, digits, `-`, `_` and `.`). */

@@ -124,6 +124,18 @@ export function runServing(run: RunIdentity, self: RunIdentity = currentRun()): 
   return processLives(run.parent.pid, run.parent.start);
 }
 
+/**
+ * Whether the terraform command `run` served is over: the machine restarted, or its terraform
+ * process is gone. Nothing of it can still reach a state, and its state write has happened or
+ * never will. A run that does not know its terraform (an older version's) is never over.
+ */
+export function runOver(run: RunIdentity, self: RunIdentity = currentRun()): boolean {
+  if (run.id === self.id) return false;
+  if (run.boot !== self.boot) return true;
+  if (!run.parent) return false;
+  return !processLives(run.parent.pid, run.parent.start);
+}
+
 /** What the command that started this provider asks for, as far as the provider can see it. */
 export interface ParentCommand {
   /** `-target` was given: the plan walked only part of the configuration, so a missing claim proves nothing. */

@@ -65,42 +65,55 @@ function parsedState(text: () => string, name: string): SavedState | null {
 
 /**
  * A `pg` backend's state: its database (`conn_str`, with the launch's libpq variables), its schema
- * (`schema_name`) and the workspace, whose row of `<schema>.states` holds the state.
+ * (`schema_name`), its table and the workspace, whose row of `<schema>.<table>` holds the state.
  */
 export interface StateDb {
   target: PgTarget;
   schema: string;
+  /** `states`; OpenTofu's backend takes another (`table_name`, PG_TABLE_NAME). */
+  table: string;
   workspace: string;
 }
 
-/** The last read of a `pg` backend's state: the row's version, and when it was read. */
+/** The last read of a `pg` backend's state: the row's version and state, and when it was read. */
 export interface PgStateCache {
   version: string | null;
   state: SavedState | null;
   readAt: number;
+  /** That read failed: for PG_STATE_FRESH_MS the state counts as unreadable, without a round trip. */
+  failed?: string;
 }
 
 /**
- * How long a read of a `pg` backend's state is used again: Terraform holds the state's lock for
- * the whole command, and writes it only at the end (and every 20 s of a long apply), so one read
- * serves the checks of one step (a plan's adoption checks, a run's settling) without a round trip
- * each.
+ * How long a read of a `pg` backend's state is used again, a failed one too: Terraform holds the
+ * state's lock for the whole command and writes it only at the end (and every 20 s of a long
+ * apply), so one read serves the checks of one step (a plan's adoption checks) without a round
+ * trip each, and a database out of reach costs one wait, not one per check.
  */
 export const PG_STATE_FRESH_MS = 2_000;
 
 /**
  * A `pg` backend's state as it is now (read again after {@link PG_STATE_FRESH_MS}, its data sent
- * again only when the row changed): null when there is none, undefined when it cannot be read (the
- * database out of reach, or a state this version does not read). Returns the cache to keep.
+ * again only when the row changed): null when there is none, undefined when it cannot be read.
+ * There is none when the default workspace has no row, or a workspace's row is empty (`terraform
+ * workspace new` writes one). It cannot be read when the database is out of reach, when the schema
+ * or table is missing (Terraform creates both when it configures the backend, so this is not the
+ * backend's place), when another workspace has no row, or when the row holds no state this version
+ * reads. `failed` says why, for the log. Returns the cache to keep.
  */
 export function readPgSavedState(
   db: StateDb,
   cache: PgStateCache | null,
   now: number = Date.now(),
-): { state: SavedState | null | undefined; cache: PgStateCache | null } {
+): { state: SavedState | null | undefined; cache: PgStateCache | null; failed?: string } {
   if (cache && now - cache.readAt >= 0 && now - cache.readAt < PG_STATE_FRESH_MS) {
-    return { state: cache.state, cache };
+    return cache.failed === undefined ? { state: cache.state, cache } : { state: undefined, cache };
   }
+  const fail = (why: string) => ({
+    state: undefined,
+    cache: { version: null, state: null, readAt: now, failed: why },
+    failed: why,
+  });
   let answer: StateAnswer;
   try {
     answer = pgBridge().call<StateAnswer>(
@@ -108,25 +121,35 @@ export function readPgSavedState(
         kind: "state",
         target: db.target,
         schema: db.schema,
+        table: db.table,
         workspace: db.workspace,
-        known: cache?.version ?? null,
+        known: cache?.failed === undefined ? (cache?.version ?? null) : null,
       },
       db.target.timeoutMs,
+      STATE_BACKSTOP_MS,
     );
-  } catch {
-    return { state: undefined, cache };
+  } catch (err) {
+    return fail(err instanceof Error ? err.message : String(err));
   }
-  if (answer === null) return { state: null, cache: { version: null, state: null, readAt: now } };
-  if (answer.data === null && cache && cache.version === answer.version) {
+  const where = `the row "${db.workspace}" of ${db.schema}.${db.table}`;
+  if (answer === null) {
+    if (db.workspace !== "default") return fail(`${where} is missing`);
+    return { state: null, cache: { version: null, state: null, readAt: now } };
+  }
+  if (answer.data === null && cache && cache.failed === undefined && cache.version === answer.version) {
     return { state: cache.state, cache: { ...cache, readAt: now } };
   }
-  const data = answer.data;
-  const state =
-    data === null ? null : parsedState(() => data, `the ${db.schema}.states row "${db.workspace}"`);
-  // A row this version cannot read proves nothing: it changes nothing (as a file cut short).
-  if (state === null) return { state: undefined, cache };
+  const data = answer.data ?? "";
+  // The empty row `terraform workspace new` writes: no state yet.
+  if (data.trim() === "")
+    return { state: null, cache: { version: answer.version, state: null, readAt: now } };
+  const state = parsedState(() => data, where);
+  if (state === null) return fail(`${where} holds no state this version reads`);
   return { state, cache: { version: answer.version, state, readAt: now } };
 }
+
+/** How long past its own deadline the worker's answer to a state read is waited for. */
+const STATE_BACKSTOP_MS = 250;
 
 /**
  * Whether an entry closed with `mark` is open again given the state now. None (null) opens it.

@@ -437,6 +437,29 @@ describe.each(STORE_KINDS)("handed entries: only what no saved state got is adop
     ).toEqual(["i-lost"]);
   });
 
+  test("a run that adopts an entry settles it as its own; a take whose adoption handed nothing leaves it open", () => {
+    const t0 = Date.parse("2026-06-01T00:00:00Z");
+    const old = journalIn(kind, locateJournal({ cwd: dir, env: {} }), { run: deadRun(), now: () => t0 });
+    const ids = ["i-a", "i-b"].map((id) => {
+      const e = old.sent("instance", "sha256:x", {});
+      old.answered(e, id);
+      old.handed(e);
+      return e;
+    });
+    // The run that sent them was killed: nothing settled them. The next one adopts i-a; its
+    // adoption of i-b fails (the instance could not be read), so it hands only i-a.
+    const run = { ...currentRun(), id: "adopting-run" };
+    const j = journalIn(kind, locateJournal({ cwd: dir, env: {} }), { run, now: () => t0 + 60_000 });
+    for (const e of ids) expect(j.takeEntry(e)?.entry).toBe(e);
+    j.handed(ids[0]!);
+    stateWith("i-a");
+    expect(j.settleHanded()).toBe(1);
+    expect(j.entries().map((e) => [e.id, e.closed?.detail ?? null])).toEqual([
+      ["i-a", "saved in the state"],
+      ["i-b", null],
+    ]);
+  });
+
   test("what the local state holds is never adopted, whatever the journal says", () => {
     const old = journal(deadRun());
     const e = old.sent("instance", "sha256:x", {});

@@ -23,7 +23,7 @@ import {
   type ParsedJournal,
   type StateMark,
 } from "./records";
-import { currentRun, type RunIdentity, runServing } from "./run";
+import { currentRun, type RunIdentity, runOver, runServing } from "./run";
 import {
   type PgStateCache,
   readPgSavedState,
@@ -78,6 +78,7 @@ export class DeployJournal {
   private readonly stopped: AbortSignal | undefined;
   private saved: SavedStateCache | null = null;
   private savedPg: PgStateCache | null = null;
+  private pgStateFailureLogged = false;
   private readonly log: NonNullable<DeployJournalOptions["log"]>;
   /** Where the records are kept. */
   readonly store: JournalStore;
@@ -195,20 +196,56 @@ export class DeployJournal {
   }
 
   /**
-   * Whether an entry is open: never closed, or closed with a state mark when its run ended
-   * (settleHanded) that the state now undoes ({@link reopenedBy}). With the local backend: the
-   * state file held its object then, and now is an earlier one (a lower serial: a state cut short
-   * by a second Ctrl-C, and its backup put back) or another state (none, or another lineage).
-   * With a `pg` backend: the state read then, before Terraform's write of the run, is still the
-   * state, so that write failed. A later state of the same lineage keeps it closed, whatever it
-   * holds: a `terraform state rm` is never undone. A state that cannot be read proves nothing and
-   * changes nothing.
+   * Whether an entry is open: never closed, or closed because the local state file held its object
+   * when its run ended (settleHanded) while the state file now is an earlier one (a lower serial: a
+   * state cut short by a second Ctrl-C, and its backup put back) or another state (none, or
+   * another lineage). A later state of the same lineage keeps it closed, whatever it holds: a
+   * `terraform state rm` is never undone. A state file that cannot be read proves nothing and
+   * changes nothing. An entry closed with a pending mark (a `pg` backend) is closed until
+   * {@link resolvePending} opens it again, in a record.
    */
   isOpen(e: JournalEntry): boolean {
     if (e.closed === null) return true;
     const mark = e.closed.state;
-    if (!mark || !this.readsState()) return false;
+    if (!mark || mark.pending || !this.location.stateFile) return false;
     return reopenedBy(mark, this.savedState());
+  }
+
+  /**
+   * Settles the entries closed with a pending mark (settleHanded, a `pg` backend) whose run is
+   * over: the terraform process it served is gone, so its state write has happened or never will.
+   * The state is read once. Where it is still the one the mark names (or an earlier one of its
+   * lineage, or none), the write failed: the entry is written back open (a whole entry record), to
+   * be adopted or revoked as any open entry, and whatever writes the state from then on changes
+   * that only by holding it. Where a later state was written, the entry is closed for good. A state
+   * that cannot be read settles nothing. Called once per configure, before anything judges the
+   * entries. Returns the entries opened again.
+   */
+  resolvePending(): JournalEntry[] {
+    const ripe = (m: Map<string, JournalEntry>) =>
+      [...m.values()].filter((e) => e.closed?.state?.pending === true && runOver(handler(e), this.run));
+    if (ripe(this.read().entries).length === 0) return [];
+    const state = this.savedState(true);
+    if (state === undefined) return [];
+    const reopened: JournalEntry[] = [];
+    this.write((entries) =>
+      ripe(entries).map((e) => {
+        const failed = reopenedBy(e.closed!.state!, state) && !state?.ids.has(e.id ?? "");
+        if (failed) {
+          const open = { ...structuredClone(e), closed: null };
+          reopened.push(open);
+          return { op: "entry" as const, ...open };
+        }
+        return {
+          op: "closed" as const,
+          entry: e.entry,
+          reason: e.closed!.reason,
+          at: this.iso(),
+          detail: state?.ids.has(e.id ?? "") ? "saved in the state" : "a later state was written",
+        };
+      }),
+    );
+    return reopened;
   }
 
   /** Whether the provider reads the state: a local backend's file, or a `pg` backend's row. */
@@ -218,7 +255,7 @@ export class DeployJournal {
 
   /**
    * Whether a claim of `id` (a state holds it, or it is gone) closes this entry: open, or closed
-   * with a pending mark, which the claim makes final without reading the state.
+   * with a pending mark, which the claim makes final.
    */
   private claimable(e: JournalEntry, id: string): boolean {
     return e.id === id && (e.closed?.state?.pending === true || this.isOpen(e));
@@ -268,12 +305,19 @@ export class DeployJournal {
     if (!db) return undefined;
     const read = readPgSavedState(db, fresh ? null : this.savedPg);
     this.savedPg = read.cache;
+    if (read.failed !== undefined && !this.pgStateFailureLogged) {
+      this.pgStateFailureLogged = true;
+      this.log("warn", "deploy journal: the pg backend's state could not be read", {
+        file: this.file,
+        error: read.failed,
+      });
+    }
     return read.state;
   }
 
   /**
    * Called when Terraform ends this run normally (its Shutdown): closes, as claimed, the entries
-   * this run handed to Terraform that the saved state now holds. A local backend's state file is
+   * this run handed to Terraform (sent, or adopted) that the saved state now holds. A local backend's state file is
    * read, and only what it holds is closed: an object Terraform never saved (a second Ctrl-C, a
    * state cut short) stays open, to be adopted. A local state file that cannot be read (Terraform
    * may be rewriting it, in place, at that very moment, or was cut short writing it) proves
@@ -294,9 +338,7 @@ export class DeployJournal {
     // Ids this run could not write before: the last chance to (a failure is the caller's to log).
     if (this.unwrittenAnswers.size > 0) this.write(() => []);
     const mine = (m: Map<string, JournalEntry>) =>
-      [...m.values()].filter(
-        (e) => e.closed === null && e.handed_at !== null && e.id !== null && e.run.id === this.run.id,
-      );
+      [...m.values()].filter((e) => e.closed === null && e.id !== null && handedByRun(e, this.run));
     if (mine(this.read().entries).length === 0) return 0;
     /** What the state holds now; null when it cannot be read (all handed entries then close). */
     let saved: SavedState | null;
@@ -628,11 +670,33 @@ export class DeployJournal {
     };
   }
 
-  /** The entries a compaction keeps: every open one, and those closed within CLOSED_KEPT_MS. */
+  /**
+   * The entries a compaction keeps: every open one, those closed within CLOSED_KEPT_MS, and those
+   * closed with a pending mark, whatever their age, until resolvePending settles them.
+   */
   private kept(entries: Iterable<JournalEntry>): JournalEntry[] {
     const cutoff = this.now() - CLOSED_KEPT_MS;
-    return [...entries].filter((e) => e.closed === null || Date.parse(e.closed.at) >= cutoff);
+    return [...entries].filter(
+      (e) => e.closed === null || e.closed.state?.pending === true || Date.parse(e.closed.at) >= cutoff,
+    );
   }
+}
+
+/**
+ * The run that handed an entry's object to Terraform last, and settles it: the one that took it
+ * (an adoption) when one did, else the one that sent it.
+ */
+function handler(e: JournalEntry): RunIdentity {
+  return e.taken?.run ?? e.run;
+}
+
+/**
+ * Whether `run` handed the entry's object to Terraform: it sent it and handed it, or it took it
+ * (an adoption) and handed it after that. A take whose adoption failed hands nothing.
+ */
+function handedByRun(e: JournalEntry, run: RunIdentity): boolean {
+  if (e.handed_at === null || handler(e).id !== run.id) return false;
+  return !e.taken || Date.parse(e.handed_at) >= Date.parse(e.taken.at);
 }
 
 /** A line or row as written, as JSON with its keys sorted (stableJson); the text itself when it is no JSON. */

@@ -47,6 +47,29 @@ export function lostRunNotice(journal: DeployJournal): { summary: string; detail
 }
 
 /**
+ * Settles the entries that ended runs closed pending their state's write (a `pg` backend:
+ * DeployJournal.resolvePending), and warns about those that write never saved: they are in no
+ * state, and the next apply adopts or revokes them. Said by the command that finds them.
+ */
+export function reopenedEntriesWarning(journal: DeployJournal): { summary: string; detail: string } | null {
+  let reopened: JournalEntry[];
+  try {
+    reopened = journal.resolvePending();
+  } catch (err) {
+    log.warn("deploy journal: could not settle the entries pending a state write", {
+      error: err instanceof Error ? err.message : String(err),
+    });
+    return null;
+  }
+  if (reopened.length === 0) return null;
+  const n = reopened.length;
+  return {
+    summary: `An apply's state write failed: ${n} object${n === 1 ? "" : "s"} it created ${n === 1 ? "is" : "are"} in no state`,
+    detail: `An earlier apply of this state created these, and Terraform could not write the state after it (it kept errored.tfstate on the machine that ran it):\n${reopened.map(describe).join("\n")}\nThe next apply adopts each instance into a gpurental_instance of the same configuration that it creates, instead of deploying another, and revokes the API keys, whose secret only errored.tfstate holds. To keep that apply's state instead, push it before any other apply: terraform state push errored.tfstate. terraform destroy does not see them; gpurental strays lists what no state holds.\nDeploy journal: ${journal.file}`,
+  };
+}
+
+/**
  * The warning about what interrupted applies created and no Terraform state can hold (it was never
  * returned to Terraform): instances the next matching create adopts, keys the next apply revokes.
  */

@@ -136,15 +136,18 @@ class Bridge {
     this.failure = null;
   }
 
-  /** Sends `req` and waits for its answer until `timeoutMs` has passed; throws PgCallError. */
-  call<T>(req: Request, timeoutMs: number): T {
+  /**
+   * Sends `req` and waits for its answer until `timeoutMs` has passed (and `backstopMs` more, for
+   * the worker's own answer saying why); throws PgCallError.
+   */
+  call<T>(req: Request, timeoutMs: number, backstopMs = 2_000): T {
     if (!this.worker) this.start();
     const port = this.port!;
     const flag = this.flag!;
     const id = this.next++;
     const started = Date.now();
     // The worker gives up first (its deadline), so that its answer says why; this is the backstop.
-    const backstop = started + timeoutMs + 2_000;
+    const backstop = started + timeoutMs + backstopMs;
     port.postMessage({ id, deadline: started + timeoutMs, req });
     for (;;) {
       const seen = Atomics.load(flag, 0);

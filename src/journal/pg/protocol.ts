@@ -40,7 +40,7 @@ export interface StateRow {
 
 /**
  * A `pg` backend's state as read: the row's version (its xmin) and its JSON text, null when it is
- * the version the caller knew; null for no state (no row, no table, no schema).
+ * the version the caller knew; null when the workspace has no row.
  */
 export type StateAnswer = { version: string; data: string | null } | null;
 
@@ -64,11 +64,18 @@ export type Request =
   | { kind: "rollback" }
   | { kind: "referenced"; target: PgTarget }
   /**
-   * A `pg` backend's state of `workspace`, from its table `<schema>.states` (the backend's
-   * database: the journal's schema is not created there). `known`: the row version the caller
-   * has, whose data is then not sent again.
+   * A `pg` backend's state of `workspace`, from its table `<schema>.<table>` (the backend's
+   * database: the journal's schema is not created there), within the request's deadline, connecting
+   * included. `known`: the row version the caller has, whose data is then not sent again.
    */
-  | { kind: "state"; target: PgTarget; schema: string; workspace: string; known: string | null }
+  | {
+      kind: "state";
+      target: PgTarget;
+      schema: string;
+      table: string;
+      workspace: string;
+      known: string | null;
+    }
   | { kind: "states"; target: PgTarget };
 
 /** What a request answers: its value, or why it failed. */

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -461,10 +461,10 @@ describePg("a pg backend's state, read in its database", () => {
   });
   afterEach(() => sql(`drop schema if exists ${schema} cascade`));
 
-  /** Writes the workspace's state as the backend does: its lineage, serial and instance ids. */
-  const writeState = (serial: number, ids: string[], lineage = "lineage-a") =>
+  /** Writes a workspace's state as the backend does: its lineage, serial and instance ids. */
+  const writeState = (serial: number, ids: string[], lineage = "lineage-a", ws = "default") =>
     sql(
-      `insert into ${schema}.states (name, data) values ('default', $1)
+      `insert into ${schema}.states (name, data) values ($2, $1)
        on conflict (name) do update set data = excluded.data`,
       [
         JSON.stringify({
@@ -480,27 +480,44 @@ describePg("a pg backend's state, read in its database", () => {
             },
           ],
         }),
+        ws,
       ],
     );
-  /** A journal of another run, which reads the state afresh. */
-  const fresh = (opts: { run?: RunIdentity; stopped?: AbortSignal } = {}) =>
-    new DeployJournal(locateJournal({ cwd: dir, env: {} }), { run: opts.run ?? currentRun(), ...opts });
-  const adoptable = () =>
-    fresh()
-      .adoptable("instance", "sha256:x")
-      .map((e) => e.id);
-  /** A run of `ids`, handed to Terraform, whose process is gone once it settled. */
-  const handedBy = (j: DeployJournal, ids: string[]) => {
+  /** A run whose provider process and terraform are both gone (another pid, same boot). */
+  const ended = (): RunIdentity => {
+    const child = spawnSync(process.execPath, ["-e", "0"]);
+    return {
+      id: `ended-${child.pid}`,
+      pid: child.pid!,
+      boot: currentRun().boot,
+      parent: { pid: child.pid!, start: "1" },
+    };
+  };
+  /** A provider process of this terraform (the test's runner) that has exited: a sibling of the same apply. */
+  const sibling = (): RunIdentity => ({ ...ended(), id: "sibling", parent: currentRun().parent ?? null });
+  /** A journal of another process, which reads everything afresh. */
+  const fresh = (opts: { run?: RunIdentity; stopped?: AbortSignal; ws?: string; now?: () => number } = {}) =>
+    new DeployJournal(locateJournal({ cwd: dir, env: opts.ws ? { TF_WORKSPACE: opts.ws } : {} }), {
+      run: opts.run ?? currentRun(),
+      ...opts,
+    });
+  /** What the next command adopts: it settles what ended runs left pending first, as configure does. */
+  const adoptable = (ws?: string) => {
+    const j = fresh(ws ? { ws } : {});
+    j.resolvePending();
+    return j.adoptable("instance", "sha256:x").map((e) => e.id);
+  };
+  const handedBy = (j: DeployJournal, ids: string[], kind: "instance" | "api_key" = "instance") => {
     for (const id of ids) {
-      const e = j.sent("instance", "sha256:x", {});
+      const e = j.sent(kind, "sha256:x", {});
       j.answered(e, id);
       j.handed(e);
     }
   };
 
-  test("a run's handed entries the state does not hold yet are open again while Terraform's write of it failed, never after", async () => {
+  test("a run's handed entries the state does not hold yet open again once the write failed, and stay open", async () => {
     await writeState(3, ["i-old"]);
-    const j = fresh({ run: gone });
+    const j = fresh({ run: ended() });
     handedBy(j, ["i-old", "i-new"]);
     // The run ends (Shutdown): Terraform writes the state only after it.
     expect(j.settleHanded()).toBe(2);
@@ -512,30 +529,85 @@ describePg("a pg backend's state, read in its database", () => {
         { lineage: "lineage-a", serial: 3, pending: true },
       ],
     ]);
-    // The write failed: the state is still serial 3, and the next apply adopts i-new.
+    // The write failed (the state is still serial 3): the next command opens it again, in a record.
+    const next = fresh();
+    expect(next.resolvePending().map((e) => e.id)).toEqual(["i-new"]);
+    expect(next.entries().find((e) => e.id === "i-new")!.closed).toBeNull();
+    // A state written since (another apply's, every 20 s of a long one) does not close it again.
+    await writeState(4, ["i-old"]);
     expect(adoptable()).toEqual(["i-new"]);
-    // The write went through (or errored.tfstate was pushed): closed.
-    await writeState(4, ["i-old", "i-new"]);
+    // Once a state holds it, it is that state's.
+    await writeState(5, ["i-old", "i-new"]);
     expect(adoptable()).toEqual([]);
-    // A `terraform state rm` afterwards is respected.
-    await writeState(5, ["i-old"]);
+  });
+
+  test("a write that went through closes them for good: a later state rm or a state put back changes nothing", async () => {
+    await writeState(3, []);
+    const j = fresh({ run: ended() });
+    handedBy(j, ["i-1", "i-2"]);
+    j.settleHanded();
+    await writeState(4, ["i-1", "i-2"]);
+    const next = fresh();
+    expect(next.resolvePending()).toEqual([]);
+    expect(next.entries().map((e) => [e.closed?.detail, e.closed?.state])).toEqual([
+      ["saved in the state", undefined],
+      ["saved in the state", undefined],
+    ]);
+    await writeState(5, ["i-1"]);
+    expect(adoptable()).toEqual([]);
+    await writeState(3, []);
+    expect(adoptable()).toEqual([]);
+  });
+
+  test("while the terraform the run served lives (another provider process of the same apply), nothing is opened", async () => {
+    await writeState(3, []);
+    const j = fresh({ run: sibling() });
+    handedBy(j, ["i-1"]);
+    handedBy(j, ["k-1"], "api_key");
+    j.settleHanded();
+    const next = fresh();
+    expect(next.resolvePending()).toEqual([]);
+    expect(next.live()).toEqual([]);
+    expect(adoptable()).toEqual([]);
+  });
+
+  test("a first apply, with no state yet: opened while there is none, closed once one is written", async () => {
+    const j = fresh({ run: ended() });
+    handedBy(j, ["i-1", "i-2"]);
+    expect(j.settleHanded()).toBe(2);
+    expect(j.entries()[0]!.closed?.state).toEqual({ lineage: "", serial: 0, pending: true });
+    // errored.tfstate pushed before anything else ran: a state now exists, and holds them.
+    await writeState(1, ["i-1", "i-2"]);
     expect(adoptable()).toEqual([]);
     expect(fresh().live()).toEqual([]);
   });
 
-  test("a first apply, with no state yet: open again while there is none, closed once one is written", async () => {
-    const j = fresh({ run: gone });
+  test("a first apply whose write failed: the next command opens what it deployed", async () => {
+    const j = fresh({ run: ended() });
     handedBy(j, ["i-1"]);
-    expect(j.settleHanded()).toBe(1);
-    expect(j.entries()[0]!.closed?.state).toEqual({ lineage: "", serial: 0, pending: true });
+    j.settleHanded();
     expect(adoptable()).toEqual(["i-1"]);
-    await writeState(1, ["i-1"]);
-    expect(adoptable()).toEqual([]);
   });
 
-  test("a plan's claim of a pending entry makes it final, without reading the state", async () => {
+  test("another workspace: its empty row is no state yet; no row at all cannot be read", async () => {
+    await sql(`insert into ${schema}.states (name, data) values ('pr-7', '')`);
+    const j = fresh({ run: ended(), ws: "pr-7" });
+    handedBy(j, ["i-1"]);
+    j.settleHanded();
+    expect(j.entries()[0]!.closed?.state).toEqual({ lineage: "", serial: 0, pending: true });
+    expect(adoptable("pr-7")).toEqual(["i-1"]);
+    const gone = fresh({ run: ended(), ws: "pr-8" });
+    handedBy(gone, ["i-2"]);
+    gone.settleHanded();
+    expect(gone.entries()[0]!.closed).toMatchObject({
+      detail: "handed to Terraform, whose run ended normally",
+    });
+    expect(gone.entries()[0]!.closed?.state).toBeUndefined();
+  });
+
+  test("a plan's claim of a pending entry makes it final", async () => {
     await writeState(3, []);
-    const j = fresh({ run: gone });
+    const j = fresh({ run: ended() });
     handedBy(j, ["i-1"]);
     j.settleHanded();
     expect(fresh().closeId("i-1", "claimed")).toBe(1);
@@ -544,7 +616,7 @@ describePg("a pg backend's state, read in its database", () => {
 
   test("what the state holds is never adopted, from an open entry of a stopped run too", async () => {
     const stopped = new AbortController();
-    const j = fresh({ run: gone, stopped: stopped.signal });
+    const j = fresh({ run: ended(), stopped: stopped.signal });
     handedBy(j, ["i-1", "i-2"]);
     stopped.abort();
     expect(j.settleHanded()).toBe(0);
@@ -553,14 +625,38 @@ describePg("a pg backend's state, read in its database", () => {
     expect(adoptable()).toEqual(["i-2"]);
   });
 
-  test("a state that cannot be read proves nothing: every handed entry closes, as with any remote backend", async () => {
+  test.each([
+    [
+      "a row this version does not read",
+      (s: string) => `update ${s}.states set data = '{"version": 4, "resour'`,
+    ],
+    ["no table (not the backend's place)", (s: string) => `drop table ${s}.states`],
+  ])(
+    "a state that cannot be read (%s) proves nothing: every handed entry closes, as with any remote backend",
+    async (_what, broken) => {
+      await writeState(3, []);
+      await sql(broken(schema));
+      const j = fresh({ run: ended() });
+      handedBy(j, ["i-1"]);
+      expect(j.settleHanded()).toBe(1);
+      expect(j.entries()[0]!.closed).toMatchObject({
+        detail: "handed to Terraform, whose run ended normally",
+      });
+      expect(j.entries()[0]!.closed?.state).toBeUndefined();
+      expect(adoptable()).toEqual([]);
+    },
+  );
+
+  test("a pending entry is kept by compaction past a week, until it is settled", async () => {
     await writeState(3, []);
-    await sql(`update ${schema}.states set data = '{"version": 4, "resour'`);
-    const j = fresh({ run: gone });
+    const t0 = Date.now();
+    let t = t0;
+    const j = fresh({ run: ended(), now: () => t });
     handedBy(j, ["i-1"]);
-    expect(j.settleHanded()).toBe(1);
-    expect(j.entries()[0]!.closed).toMatchObject({ detail: "handed to Terraform, whose run ended normally" });
-    expect(j.entries()[0]!.closed?.state).toBeUndefined();
-    expect(adoptable()).toEqual([]);
+    j.settleHanded();
+    t = t0 + 8 * 24 * 3600_000;
+    j.close("no-such-entry", "abandoned");
+    expect(j.entries().map((e) => e.id)).toEqual(["i-1"]);
+    expect(adoptable()).toEqual(["i-1"]);
   });
 });

@@ -8,7 +8,7 @@
  * the URL's password into an answer.
  */
 import { isMainThread, workerData } from "node:worker_threads";
-import { Client, type ClientConfig, type QueryResultRow } from "pg";
+import { Client, type ClientConfig, type QueryConfig, type QueryResultRow } from "pg";
 import { parse } from "pg-connection-string";
 import type { JournalRecord } from "../records";
 import type {
@@ -344,21 +344,18 @@ async function handle(req: Request, deadline: number): Promise<unknown> {
         req.target,
         deadline,
         async (client): Promise<StateAnswer> => {
-          const table = `"${req.schema.replace(/"/g, '""')}".states`;
-          try {
-            const r = await client.query(
-              `SELECT xmin::text AS version, CASE WHEN xmin::text = $2 THEN NULL ELSE data END AS data
-               FROM ${table} WHERE name = $1`,
-              [req.workspace, req.known ?? ""],
-            );
-            const row = r.rows[0];
-            return row ? { version: row.version as string, data: (row.data as string | null) ?? null } : null;
-          } catch (err) {
-            // No schema or no table: the backend never wrote a state there.
-            const code = (err as { code?: string }).code;
-            if (code === "42P01" || code === "3F000") return null;
-            throw err;
-          }
+          const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+          // Within what is left of the request's time: connecting took some of it.
+          // pg reads a query's own query_timeout (QueryConfig's type leaves it out).
+          const query: QueryConfig & { query_timeout: number } = {
+            text: `SELECT xmin::text AS version, CASE WHEN xmin::text = $2 THEN NULL ELSE data END AS data
+                   FROM ${quote(req.schema)}.${quote(req.table)} WHERE name = $1`,
+            values: [req.workspace, req.known ?? ""],
+            query_timeout: Math.max(1, deadline - Date.now()),
+          };
+          const r = await client.query(query);
+          const row = r.rows[0];
+          return row ? { version: row.version as string, data: (row.data as string | null) ?? null } : null;
         },
         false,
       );

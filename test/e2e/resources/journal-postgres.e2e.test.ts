@@ -218,6 +218,7 @@ describeWithPostgres("the deploy journal in PostgreSQL", () => {
     const r2 = await runner(config);
     expect(await stateIds(r2)).toEqual([]);
     const p = expectCode(await r2.run(["plan", "-input=false", "-no-color"]), 0);
+    expect(output(p)).toContain("An apply's state write failed: 3 objects it created are in no state");
     for (const id of paid) expect(output(p)).toContain(`Will adopt instance ${id}`);
     const a = expectCode(await r2.run(["apply", "-auto-approve", "-input=false", "-no-color"]), 0);
     for (const id of paid) expect(output(a)).toContain(`Adopted instance ${id}`);
