@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import fc from "fast-check";
 import { generativeRuns, generativeSeed, hostileText } from "../testing/generative";
-import { gone, journal } from "../testing/journal-dir";
-import { JOURNAL_FORMAT, JOURNAL_VERSION, parseJournal } from ".";
+import { dir, gone, journal } from "../testing/journal-dir";
+import { JOURNAL_FORMAT, JOURNAL_VERSION, locateJournal, parseJournal } from ".";
 import { readRecord } from "./records";
 
 // A journal is read from a file or a database row that anything may have damaged: a disk, an
@@ -69,6 +69,15 @@ function wholeRecords(): Record<string, unknown>[] {
       taken: null,
       closed: null,
     },
+    sent("e"),
+    { op: "answered", entry: "e", id: "i-e", at: AT },
+    {
+      op: "closed",
+      entry: "e",
+      reason: "claimed",
+      at: AT,
+      state: { lineage: "l", serial: 3, pending: true },
+    },
   ];
 }
 
@@ -120,6 +129,7 @@ test("a damaged journal is read and used without a crash, and every whole record
         ["b", [4, 5]],
         ["c", [6, 7]],
         ["d", [8]],
+        ["e", [9, 10, 11]],
       ] as const) {
         if (lines.some((i) => touched.has(i))) continue;
         const e = parsed.entries.get(entry);
@@ -133,6 +143,7 @@ test("a damaged journal is read and used without a crash, and every whole record
         expect(e.closed === null || typeof e.closed.reason === "string").toBe(true);
       }
 
+      j.resolvePending();
       j.entries();
       j.live("instance");
       j.adoptable("instance", "sha256:f");
@@ -146,6 +157,61 @@ test("a damaged journal is read and used without a crash, and every whole record
     }),
     { seed: SEED, numRuns: RUNS },
   );
+});
+
+test("whatever a data directory says of its backend, a journal is located, and a pg backend's state read only at a postgres URL", () => {
+  const setting = fc.oneof(hostileText, fc.jsonValue({ maxDepth: 1 }), fc.constant(undefined));
+  const conn = fc.oneof(
+    setting,
+    fc.constantFrom(
+      "postgres://u:pw@db.example/tfstate",
+      "postgresql://db.example:5432/tfstate?sslmode=disable",
+      "postgres://db.example/tfstate?sslmode=bogus",
+      "host=db.example dbname=tfstate",
+      "postgres://%zz@db.example/tfstate",
+    ),
+  );
+  let located = 0;
+  fc.assert(
+    fc.property(
+      fc.record(
+        {
+          type: fc.oneof(fc.constant("pg"), setting),
+          config: fc.oneof(
+            fc.record({ conn_str: conn, schema_name: setting, table_name: setting }, { requiredKeys: [] }),
+            setting,
+          ),
+        },
+        { requiredKeys: [] },
+      ),
+      fc.record(
+        { PG_CONN_STR: conn, PGPORT: setting, PG_SCHEMA_NAME: setting, TF_WORKSPACE: setting },
+        { requiredKeys: [] },
+      ),
+      (backend, rawEnv) => {
+        const dataDir = `${dir}/.terraform`;
+        mkdirSync(dataDir, { recursive: true });
+        writeFileSync(`${dataDir}/terraform.tfstate`, JSON.stringify({ backend }) ?? "null");
+        const env = Object.fromEntries(
+          Object.entries(rawEnv).filter((kv): kv is [string, string] => typeof kv[1] === "string"),
+        );
+        const at = locateJournal({ cwd: dir, env });
+        expect(typeof at.file).toBe("string");
+        if (at.stateDb) {
+          located++;
+          expect(at.backend).toBe("pg");
+          const url = new URL(at.stateDb.target.url);
+          expect(["postgres:", "postgresql:"]).toContain(url.protocol);
+          expect(url.port).toMatch(/^\d*$/);
+          expect(typeof at.stateDb.schema).toBe("string");
+          expect(at.stateDb.table.length).toBeGreaterThan(0);
+        }
+      },
+    ),
+    { seed: SEED, numRuns: RUNS },
+  );
+  // The runs did reach a pg backend's state source, not only the refusals.
+  expect(located).toBeGreaterThan(0);
 });
 
 test("a record holds what its op needs, or it is damaged; a later version's op is skipped", () => {
