@@ -225,6 +225,7 @@ export async function configureClient(
     const opened = await openJournal(ctx, opts, { journalDir, journalUrl, journalTimeoutMs, env });
     if (!opened) return unconfiguredProvider([]);
     const { journal, location } = opened;
+    const parent = parentCommand(env, opts.ppid);
     const data: ProviderData = {
       configured: true,
       client,
@@ -235,14 +236,16 @@ export async function configureClient(
       deploy: {
         journal,
         reconcileTimeoutMs,
-        partial: parentCommand(env, opts.ppid).partial,
+        partial: parent.partial,
         announceLostRuns:
           !journalUrl && location.backend !== "local" && inAutomation(env) && !journal.store.exists(),
         account: { base_url: client.baseUrl, org_id: client.orgId ?? null },
       },
       reads: new SharedReads(),
     };
-    const reopened = reopenedEntriesWarning(journal);
+    // Without the state's lock, another runner's apply may still be writing the state: what it
+    // left pending is not settled here.
+    const reopened = parent.unlocked ? null : reopenedEntriesWarning(journal);
     if (reopened) ctx.diags.addWarning(reopened.summary, reopened.detail);
     const orphaned = orphanedEntriesWarning(journal);
     if (orphaned) ctx.diags.addWarning(orphaned.summary, orphaned.detail);

@@ -292,10 +292,10 @@ function backendIdentity(
 }
 
 /**
- * How long a read of a `pg` backend's state may take, connecting included: the read at the end of
- * a run must be done well within the 2 s Terraform gives a provider to exit after Shutdown.
+ * How long a read of a `pg` backend's state may take, connecting included (the read at Shutdown
+ * has less: DeployJournal.settleHanded).
  */
-const STATE_DB_TIMEOUT_MS = 1_000;
+const STATE_DB_TIMEOUT_MS = 5_000;
 
 /**
  * Where a `pg` backend keeps the state of `workspace`, as the backend reads its settings (the

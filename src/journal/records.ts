@@ -51,6 +51,11 @@ export interface JournalEntry {
   answered_at: string | null;
   /** When the object was returned to Terraform (which may still not have saved it). */
   handed_at: string | null;
+  /**
+   * The id of the run that returned it last: the one that sent it, or one that adopted it. Absent
+   * in what older versions wrote (the sender's, then).
+   */
+  handed_by?: string | null;
   /** A create that adopted the entry, and its process. */
   taken: { run: RunIdentity; at: string } | null;
   closed: { reason: CloseReason; at: string; detail?: string; state?: StateMark } | null;
@@ -91,7 +96,7 @@ export type JournalRecord =
       "entry" | "kind" | "fingerprint" | "request" | "before" | "run"
     >)
   | { op: "answered"; entry: string; id: string; at: string }
-  | { op: "handed"; entry: string; at: string }
+  | { op: "handed"; entry: string; at: string; run_id?: string }
   | { op: "taken"; entry: string; run: RunIdentity; at: string }
   | { op: "closed"; entry: string; reason: CloseReason; at: string; detail?: string; state?: StateMark }
   /** A whole entry, as compaction rewrites it. */
@@ -179,7 +184,12 @@ const RECORDS = {
     ...requestFields,
   }),
   answered: z.looseObject({ op: z.literal("answered"), entry: text, id: text, at: when }),
-  handed: z.looseObject({ op: z.literal("handed"), entry: text, at: when }),
+  handed: z.looseObject({
+    op: z.literal("handed"),
+    entry: text,
+    at: when,
+    run_id: text.optional().catch(undefined),
+  }),
   taken: z.looseObject({ op: z.literal("taken"), entry: text, run, at: when }),
   closed: closed.extend({ op: z.literal("closed"), entry: text }),
   entry: z.looseObject({
@@ -194,6 +204,7 @@ const RECORDS = {
     id: text.nullable(),
     answered_at: when.nullable(),
     handed_at: when.nullable(),
+    handed_by: text.nullable().optional().catch(undefined),
     taken: z.looseObject({ run, at: when }).nullable(),
     closed: closed.nullable(),
   }),
@@ -350,6 +361,7 @@ export function applyRecord(
       break;
     case "handed":
       e.handed_at = rec.at;
+      e.handed_by = rec.run_id ?? null;
       break;
     case "taken":
       e.taken = { run: rec.run, at: rec.at };

@@ -163,7 +163,20 @@ describe("parentCommand", () => {
     ["an empty TF_CLI_ARGS", { TF_CLI_ARGS: "" }, false],
     ["an unset TF_CLI_ARGS_apply", { TF_CLI_ARGS_apply: undefined }, false],
   ])("%s: partial %s", (_what, env, partial) => {
-    expect(cmd(env)).toEqual({ partial });
+    expect(cmd(env).partial).toBe(partial);
+  });
+
+  test.each<[string, NodeJS.ProcessEnv, boolean]>([
+    ["nothing", {}, false],
+    ["TF_CLI_ARGS_plan with -lock=false", { TF_CLI_ARGS_plan: "-input=false -lock=false" }, true],
+    ["--lock=0", { TF_CLI_ARGS: "--lock=0" }, true],
+    ["-lock=F", { TF_CLI_ARGS: "-lock=F" }, true],
+    ["-lock=true", { TF_CLI_ARGS: "-lock=true" }, false],
+    ["-lock-timeout=5m", { TF_CLI_ARGS: "-lock-timeout=5m" }, false],
+    // A boolean flag takes no value apart: Terraform would refuse it, so it says nothing.
+    ["-lock false", { TF_CLI_ARGS: "-lock false" }, false],
+  ])("%s: unlocked %s", (_what, env, unlocked) => {
+    expect(cmd(env).unlocked).toBe(unlocked);
   });
 
   test("a parent whose command line has -target is partial, read from /proc", async () => {
@@ -182,15 +195,15 @@ describe("parentCommand", () => {
       });
       const pid = parent.pid ?? NO_SUCH_PID;
       expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("-target=gpurental_instance.a");
-      expect(parentCommand({}, pid)).toEqual({ partial: true });
+      expect(parentCommand({}, pid)).toEqual({ partial: true, unlocked: false });
     } finally {
       parent.kill("SIGKILL");
     }
   });
 
   test("a parent command line without -target is not partial", () => {
-    expect(parentCommand({})).toEqual({ partial: false });
+    expect(parentCommand({})).toEqual({ partial: false, unlocked: false });
     // Read from /proc: jest's own command line has no -target either, and it is read without error.
-    expect(parentCommand({}, process.pid)).toEqual({ partial: false });
+    expect(parentCommand({}, process.pid)).toEqual({ partial: false, unlocked: false });
   });
 });

@@ -140,6 +140,11 @@ export function runOver(run: RunIdentity, self: RunIdentity = currentRun()): boo
 export interface ParentCommand {
   /** `-target` was given: the plan walked only part of the configuration, so a missing claim proves nothing. */
   partial: boolean;
+  /**
+   * `-lock=false` was given: the command holds no state lock, so another runner's apply of the
+   * same state may still be going on (and its state write still to come).
+   */
+  unlocked: boolean;
 }
 
 /**
@@ -156,5 +161,9 @@ export function parentCommand(env: NodeJS.ProcessEnv = process.env, ppid = proce
   for (const [k, v] of Object.entries(env)) {
     if ((k === "TF_CLI_ARGS" || k.startsWith("TF_CLI_ARGS_")) && v) args.push(...v.split(/\s+/));
   }
-  return { partial: args.some((a) => /^--?target(=|$)/.test(a)) };
+  return {
+    partial: args.some((a) => /^--?target(=|$)/.test(a)),
+    // Go's flag package: a boolean flag takes its value only after "=", as strconv.ParseBool reads it.
+    unlocked: args.some((a) => /^--?lock=(0|f|F|false|FALSE|False)$/.test(a)),
+  };
 }

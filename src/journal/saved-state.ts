@@ -105,6 +105,7 @@ export function readPgSavedState(
   db: StateDb,
   cache: PgStateCache | null,
   now: number = Date.now(),
+  timeoutMs: number = db.target.timeoutMs,
 ): { state: SavedState | null | undefined; cache: PgStateCache | null; failed?: string } {
   if (cache && now - cache.readAt >= 0 && now - cache.readAt < PG_STATE_FRESH_MS) {
     return cache.failed === undefined ? { state: cache.state, cache } : { state: undefined, cache };
@@ -119,13 +120,13 @@ export function readPgSavedState(
     answer = pgBridge().call<StateAnswer>(
       {
         kind: "state",
-        target: db.target,
+        target: { ...db.target, timeoutMs },
         schema: db.schema,
         table: db.table,
         workspace: db.workspace,
         known: cache?.failed === undefined ? (cache?.version ?? null) : null,
       },
-      db.target.timeoutMs,
+      timeoutMs,
       STATE_BACKSTOP_MS,
     );
   } catch (err) {
@@ -154,15 +155,18 @@ const STATE_BACKSTOP_MS = 250;
 /**
  * Whether an entry closed with `mark` is open again given the state now. None (null) opens it.
  * A local file's mark: an earlier state of the same lineage, or another lineage, opens it. A
- * pending mark (read before the run's own write): the same state or an earlier one of its lineage,
- * since the write that followed it then failed. A state that cannot be read (undefined), or a
- * later state of the same lineage, keeps it closed.
+ * pending mark (read before the run's own write): a state of its lineage up to one serial later,
+ * which, lacking the object, is not the run's write (the caller checks that). A state that cannot be
+ * read (undefined), or a later state of the same lineage, keeps it closed.
  */
 export function reopenedBy(mark: StateMark, now: SavedState | null | undefined): boolean {
   if (now === undefined) return false;
   if (now === null) return true;
-  // Read before the run's own write: open while no later state of that lineage was written.
-  if (mark.pending) return !!now.mark && now.mark.lineage === mark.lineage && now.mark.serial <= mark.serial;
+  // Read before the run's own write, whose first state (serial + 1) holds the run's objects: a
+  // state of that lineage up to serial + 1 is the one read or another command's (the caller
+  // checks it does not hold the object).
+  if (mark.pending)
+    return !!now.mark && now.mark.lineage === mark.lineage && now.mark.serial <= mark.serial + 1;
   if (!now.mark) return false;
   return now.mark.lineage !== mark.lineage || now.mark.serial < mark.serial;
 }

@@ -35,6 +35,10 @@ import {
 
 /** How long a closed entry is kept, so that its id is not mistaken for a lost deploy's instance. */
 export const CLOSED_KEPT_MS = 7 * 24 * 3600_000;
+/** How long the read of a `pg` backend's state at Shutdown may take, connecting included. */
+const SHUTDOWN_READ_MS = 1_000;
+/** How long after its close a pending entry of a run whose terraform cannot be watched is settled. */
+const UNKNOWN_RUN_OVER_MS = 24 * 3600_000;
 
 /** Options of {@link DeployJournal}. */
 export interface DeployJournalOptions {
@@ -79,6 +83,11 @@ export class DeployJournal {
   private saved: SavedStateCache | null = null;
   private savedPg: PgStateCache | null = null;
   private pgStateFailureLogged = false;
+  /**
+   * The last resolvePending left entries it should have settled, the state being unreadable: a plan
+   * then leaves a create's adoption to its apply, which settles them first.
+   */
+  pendingUnsettled = false;
   private readonly log: NonNullable<DeployJournalOptions["log"]>;
   /** Where the records are kept. */
   readonly store: JournalStore;
@@ -223,10 +232,14 @@ export class DeployJournal {
    */
   resolvePending(): JournalEntry[] {
     const ripe = (m: Map<string, JournalEntry>) =>
-      [...m.values()].filter((e) => e.closed?.state?.pending === true && runOver(handler(e), this.run));
+      [...m.values()].filter((e) => e.closed?.state?.pending === true && this.runIsOver(e));
+    this.pendingUnsettled = false;
     if (ripe(this.read().entries).length === 0) return [];
     const state = this.savedState(true);
-    if (state === undefined) return [];
+    if (state === undefined) {
+      this.pendingUnsettled = true;
+      return [];
+    }
     const reopened: JournalEntry[] = [];
     this.write((entries) =>
       ripe(entries).map((e) => {
@@ -246,6 +259,16 @@ export class DeployJournal {
       }),
     );
     return reopened;
+  }
+
+  /**
+   * Whether the terraform command that handed a pending entry is over (runOver). Where that cannot
+   * be known (no /proc: macOS, Windows), a day after the entry was closed.
+   */
+  private runIsOver(e: JournalEntry): boolean {
+    const run = handler(e);
+    if (run.parent || run.boot !== this.run.boot) return runOver(run, this.run);
+    return this.now() - Date.parse(e.closed?.at ?? "") > UNKNOWN_RUN_OVER_MS;
   }
 
   /** Whether the provider reads the state: a local backend's file, or a `pg` backend's row. */
@@ -294,7 +317,7 @@ export class DeployJournal {
    * it cannot be read (another backend, a file cut short or being written, a database out of
    * reach).
    */
-  private savedState(fresh = false): SavedState | null | undefined {
+  private savedState(fresh = false, timeoutMs?: number): SavedState | null | undefined {
     const file = this.location.stateFile;
     if (file) {
       const read = readSavedState(file, this.saved);
@@ -303,7 +326,7 @@ export class DeployJournal {
     }
     const db = this.location.stateDb;
     if (!db) return undefined;
-    const read = readPgSavedState(db, fresh ? null : this.savedPg);
+    const read = readPgSavedState(db, fresh ? null : this.savedPg, Date.now(), timeoutMs);
     this.savedPg = read.cache;
     if (read.failed !== undefined && !this.pgStateFailureLogged) {
       this.pgStateFailureLogged = true;
@@ -352,8 +375,9 @@ export class DeployJournal {
     } else {
       // Another backend: a run Terraform stopped settles nothing.
       if (this.stopped?.aborted) return 0;
-      // Read now, not from a copy: a long apply writes its state every 20 s.
-      const state = this.location.stateDb ? this.savedState(true) : undefined;
+      // Read now, not from a copy (a long apply writes its state every 20 s), and well within the
+      // 2 s Terraform gives a provider to exit after Shutdown.
+      const state = this.location.stateDb ? this.savedState(true, SHUTDOWN_READ_MS) : undefined;
       saved = state === undefined ? null : (state ?? { ids: new Set() });
       if (saved) pending = { ...(saved.mark ?? { lineage: "", serial: 0 }), pending: true };
     }
@@ -449,7 +473,7 @@ export class DeployJournal {
 
   /** Records that the object was returned to Terraform. */
   handed(entry: string): void {
-    this.write(() => [{ op: "handed", entry, at: this.iso() }]);
+    this.write(() => [{ op: "handed", entry, at: this.iso(), run_id: this.run.id }]);
   }
 
   /** Closes an entry. */
@@ -684,19 +708,19 @@ export class DeployJournal {
 
 /**
  * The run that handed an entry's object to Terraform last, and settles it: the one that took it
- * (an adoption) when one did, else the one that sent it.
+ * (an adoption) when that one handed it, else the one that sent it.
  */
 function handler(e: JournalEntry): RunIdentity {
-  return e.taken?.run ?? e.run;
+  return e.taken && e.handed_by === e.taken.run.id ? e.taken.run : e.run;
 }
 
 /**
- * Whether `run` handed the entry's object to Terraform: it sent it and handed it, or it took it
- * (an adoption) and handed it after that. A take whose adoption failed hands nothing.
+ * Whether `run` handed the entry's object to Terraform last: it sent it and handed it, or took it
+ * (an adoption) and handed it. A take whose adoption failed hands nothing. A record of an older
+ * version does not say who handed it: the sender, then.
  */
 function handedByRun(e: JournalEntry, run: RunIdentity): boolean {
-  if (e.handed_at === null || handler(e).id !== run.id) return false;
-  return !e.taken || Date.parse(e.handed_at) >= Date.parse(e.taken.at);
+  return e.handed_at !== null && (e.handed_by ?? e.run.id) === run.id;
 }
 
 /** A line or row as written, as JSON with its keys sorted (stableJson); the text itself when it is no JSON. */

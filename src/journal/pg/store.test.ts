@@ -559,6 +559,71 @@ describePg("a pg backend's state, read in its database", () => {
     expect(adoptable()).toEqual([]);
   });
 
+  test("another command's state written before the next configure (a taint): one serial later and without it, it is opened", async () => {
+    await writeState(3, ["i-other"]);
+    const j = fresh({ run: ended() });
+    handedBy(j, ["i-1"]);
+    j.settleHanded();
+    // The run's own write would have been serial 4 and held i-1: this serial 4 is another command's.
+    await writeState(4, ["i-other"]);
+    expect(adoptable()).toEqual(["i-1"]);
+  });
+
+  test("two serials later without it, the state may be the run's write and a state rm after it: closed", async () => {
+    await writeState(3, []);
+    const j = fresh({ run: ended() });
+    handedBy(j, ["i-1"]);
+    j.settleHanded();
+    await writeState(5, []);
+    expect(adoptable()).toEqual([]);
+    expect(fresh().entries()[0]!.closed?.detail).toBe("a later state was written");
+  });
+
+  test("a take whose adoption handed nothing settles nothing, whatever the clocks of the two runs say", async () => {
+    await writeState(3, []);
+    // The run that sent it, on a machine whose clock runs ten minutes ahead, was killed.
+    const ahead = Date.now() + 600_000;
+    const sender = fresh({ run: ended(), now: () => ahead });
+    handedBy(sender, ["i-1"]);
+    // The next run takes it, and its adoption fails (the instance could not be read).
+    const run = { ...currentRun(), id: "taker" };
+    const taker = fresh({ run });
+    expect(taker.take("instance", "sha256:x")?.id).toBe("i-1");
+    expect(taker.settleHanded()).toBe(0);
+    expect(taker.entries()[0]!.closed).toBeNull();
+  });
+
+  test("a pending entry of a run whose terraform cannot be watched (no /proc) is settled a day after", async () => {
+    await writeState(3, []);
+    const t0 = Date.now();
+    const blind: RunIdentity = { ...ended(), parent: null };
+    const j = fresh({ run: blind, now: () => t0 });
+    handedBy(j, ["i-1"]);
+    j.settleHanded();
+    const at = (t: number) => {
+      const k = fresh({ now: () => t });
+      k.resolvePending();
+      return k.adoptable("instance", "sha256:x").map((e) => e.id);
+    };
+    expect(at(t0 + 3600_000)).toEqual([]);
+    expect(at(t0 + 25 * 3600_000)).toEqual(["i-1"]);
+  });
+
+  test("a pending entry the state could not be read to settle is said, so that a plan leaves adoption to its apply", async () => {
+    await writeState(3, []);
+    const j = fresh({ run: ended() });
+    handedBy(j, ["i-1"]);
+    j.settleHanded();
+    await sql(`alter table ${schema}.states rename to moved`);
+    const next = fresh();
+    expect(next.resolvePending()).toEqual([]);
+    expect(next.pendingUnsettled).toBe(true);
+    await sql(`alter table ${schema}.moved rename to states`);
+    const later = fresh();
+    expect(later.resolvePending().map((e) => e.id)).toEqual(["i-1"]);
+    expect(later.pendingUnsettled).toBe(false);
+  });
+
   test("while the terraform the run served lives (another provider process of the same apply), nothing is opened", async () => {
     await writeState(3, []);
     const j = fresh({ run: sibling() });

@@ -145,6 +145,9 @@ export function planAdoption(plan: Plan, req: { private: Buffer }, ctx: HandlerC
       return;
     if (!known(plan.template_id) || !known(plan.disk_gb)) return;
     if (plan.offer_filter === null && !known(plan.offer_id)) return;
+    // Entries a failed state write may have left in no state, which the state could not be read to
+    // settle: the apply, which settles them first, decides.
+    if (journal.pendingUnsettled) return;
     if (journal.live("instance").length === 0) {
       record(null);
       return;
