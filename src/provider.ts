@@ -243,9 +243,9 @@ export async function configureClient(
       },
       reads: new SharedReads(),
     };
-    // Without the state's lock, another runner's apply may still be writing the state: what it
-    // left pending is not settled here.
-    const reopened = parent.unlocked ? null : reopenedEntriesWarning(journal);
+    // Without the state's lock (-lock=false, console, query, test), another runner's apply may
+    // still be writing the state: what it left pending is not settled here.
+    const reopened = reopenedEntriesWarning(journal, parent.locked);
     if (reopened) ctx.diags.addWarning(reopened.summary, reopened.detail);
     const orphaned = orphanedEntriesWarning(journal);
     if (orphaned) ctx.diags.addWarning(orphaned.summary, orphaned.detail);

@@ -1,7 +1,16 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { until } from "../testing/until";
-import { currentRun, newRun, parentCommand, procStat, type RunIdentity, runAlive, runServing } from "./run";
+import {
+  currentRun,
+  newRun,
+  parentCommand,
+  procStat,
+  type RunIdentity,
+  runAlive,
+  runServing,
+  subcommandOf,
+} from "./run";
 
 // Who writes the journal: this process's identity, whether another run's process may still be
 // working on its entries, and whether the command planned only part of the configuration.
@@ -167,16 +176,31 @@ describe("parentCommand", () => {
   });
 
   test.each<[string, NodeJS.ProcessEnv, boolean]>([
-    ["nothing", {}, false],
-    ["TF_CLI_ARGS_plan with -lock=false", { TF_CLI_ARGS_plan: "-input=false -lock=false" }, true],
-    ["--lock=0", { TF_CLI_ARGS: "--lock=0" }, true],
-    ["-lock=F", { TF_CLI_ARGS: "-lock=F" }, true],
-    ["-lock=true", { TF_CLI_ARGS: "-lock=true" }, false],
-    ["-lock-timeout=5m", { TF_CLI_ARGS: "-lock-timeout=5m" }, false],
+    ["nothing", {}, true],
+    ["TF_CLI_ARGS_plan with -lock=false", { TF_CLI_ARGS_plan: "-input=false -lock=false" }, false],
+    ["--lock=0", { TF_CLI_ARGS: "--lock=0" }, false],
+    ["-lock=F", { TF_CLI_ARGS: "-lock=F" }, false],
+    ["-lock=true", { TF_CLI_ARGS: "-lock=true" }, true],
+    ["-lock-timeout=5m", { TF_CLI_ARGS: "-lock-timeout=5m" }, true],
     // A boolean flag takes no value apart: Terraform would refuse it, so it says nothing.
-    ["-lock false", { TF_CLI_ARGS: "-lock false" }, false],
-  ])("%s: unlocked %s", (_what, env, unlocked) => {
-    expect(cmd(env).unlocked).toBe(unlocked);
+    ["-lock false", { TF_CLI_ARGS: "-lock false" }, true],
+  ])("a command line that cannot be read, %s: locked %s", (_what, env, locked) => {
+    expect(cmd(env).locked).toBe(locked);
+  });
+
+  test.each<[string[], string]>([
+    [["terraform", "plan", "-out=p"], "plan"],
+    [["/usr/bin/terraform", "-chdir=infra", "apply", "p"], "apply"],
+    [["terraform", "-chdir", "x"], "x"],
+    [["terraform", "", "console", "-plan"], "console"],
+    [["terraform"], ""],
+  ])("the subcommand of %j is %j", (line, command) => {
+    expect(subcommandOf(line)).toBe(command);
+  });
+
+  test("a parent that is no locking terraform command (console, query, test) does not hold the lock", () => {
+    // Jest's command line, read from /proc: its first word after the program is no such command.
+    expect(parentCommand({}, process.pid).locked).toBe(false);
   });
 
   test("a parent whose command line has -target is partial, read from /proc", async () => {
@@ -195,15 +219,15 @@ describe("parentCommand", () => {
       });
       const pid = parent.pid ?? NO_SUCH_PID;
       expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("-target=gpurental_instance.a");
-      expect(parentCommand({}, pid)).toEqual({ partial: true, unlocked: false });
+      expect(parentCommand({}, pid).partial).toBe(true);
     } finally {
       parent.kill("SIGKILL");
     }
   });
 
   test("a parent command line without -target is not partial", () => {
-    expect(parentCommand({})).toEqual({ partial: false, unlocked: false });
+    expect(parentCommand({}).partial).toBe(false);
     // Read from /proc: jest's own command line has no -target either, and it is read without error.
-    expect(parentCommand({}, process.pid)).toEqual({ partial: false, unlocked: false });
+    expect(parentCommand({}, process.pid).partial).toBe(false);
   });
 });

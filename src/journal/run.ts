@@ -136,15 +136,24 @@ export function runOver(run: RunIdentity, self: RunIdentity = currentRun()): boo
   return !processLives(run.parent.pid, run.parent.start);
 }
 
+/** A terraform command line's subcommand: after the program and its global options (-chdir=…). */
+export function subcommandOf(line: readonly string[]): string {
+  return line.slice(1).find((a) => a !== "" && !a.startsWith("-")) ?? "";
+}
+
+/** The terraform commands that hold the state's lock while their providers run. */
+const LOCKING_COMMANDS = new Set(["plan", "apply", "destroy", "refresh", "import"]);
+
 /** What the command that started this provider asks for, as far as the provider can see it. */
 export interface ParentCommand {
   /** `-target` was given: the plan walked only part of the configuration, so a missing claim proves nothing. */
   partial: boolean;
   /**
-   * `-lock=false` was given: the command holds no state lock, so another runner's apply of the
-   * same state may still be going on (and its state write still to come).
+   * The command holds the state's lock while it runs the provider: plan, apply, destroy, refresh
+   * or import, without `-lock=false`. Not console, query or test, which never lock it. Where the
+   * command line cannot be read (no /proc), taken to hold it unless `-lock=false` says otherwise.
    */
-  unlocked: boolean;
+  locked: boolean;
 }
 
 /**
@@ -153,8 +162,11 @@ export interface ParentCommand {
  */
 export function parentCommand(env: NodeJS.ProcessEnv = process.env, ppid = process.ppid): ParentCommand {
   const args: string[] = [];
+  let command: string | undefined;
   try {
-    args.push(...readFileSync(`/proc/${ppid}/cmdline`, "utf8").split("\0"));
+    const line = readFileSync(`/proc/${ppid}/cmdline`, "utf8").split("\0");
+    args.push(...line);
+    command = subcommandOf(line);
   } catch {
     // Not Linux, or the parent is gone.
   }
@@ -163,7 +175,9 @@ export function parentCommand(env: NodeJS.ProcessEnv = process.env, ppid = proce
   }
   return {
     partial: args.some((a) => /^--?target(=|$)/.test(a)),
-    // Go's flag package: a boolean flag takes its value only after "=", as strconv.ParseBool reads it.
-    unlocked: args.some((a) => /^--?lock=(0|f|F|false|FALSE|False)$/.test(a)),
+    locked:
+      (command === undefined || LOCKING_COMMANDS.has(command)) &&
+      // Go's flag package: a boolean flag takes its value only after "=", as strconv.ParseBool reads it.
+      !args.some((a) => /^--?lock=(0|f|F|false|FALSE|False)$/.test(a)),
   };
 }

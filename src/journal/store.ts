@@ -84,8 +84,9 @@ export class DeployJournal {
   private savedPg: PgStateCache | null = null;
   private pgStateFailureLogged = false;
   /**
-   * The last resolvePending left entries it should have settled, the state being unreadable: a plan
-   * then leaves a create's adoption to its apply, which settles them first.
+   * The last resolvePending left entries pending (not settled: their run not over, the command
+   * without the state's lock, the state unreadable, the write failed): a plan then leaves a
+   * create's adoption to its apply, which settles them first.
    */
   pendingUnsettled = false;
   private readonly log: NonNullable<DeployJournalOptions["log"]>;
@@ -228,18 +229,20 @@ export class DeployJournal {
    * be adopted or revoked as any open entry, and whatever writes the state from then on changes
    * that only by holding it. Where a later state was written, the entry is closed for good. A state
    * that cannot be read settles nothing. Called once per configure, before anything judges the
-   * entries. Returns the entries opened again.
+   * entries; `settle` false (a command that holds no state lock) only tells whether any is left
+   * ({@link pendingUnsettled}). Returns the entries opened again.
    */
-  resolvePending(): JournalEntry[] {
-    const ripe = (m: Map<string, JournalEntry>) =>
-      [...m.values()].filter((e) => e.closed?.state?.pending === true && this.runIsOver(e));
-    this.pendingUnsettled = false;
-    if (ripe(this.read().entries).length === 0) return [];
+  resolvePending(settle = true): JournalEntry[] {
+    const pending = (m: Map<string, JournalEntry>) =>
+      [...m.values()].filter((e) => e.closed?.state?.pending === true);
+    const ripe = (m: Map<string, JournalEntry>) => pending(m).filter((e) => this.runIsOver(e));
+    const before = this.read().entries;
+    // Cleared only once a write settled them all: a plan must not promise a deploy its apply, which
+    // settles first, would not make.
+    this.pendingUnsettled = pending(before).length > 0;
+    if (!settle || ripe(before).length === 0) return [];
     const state = this.savedState(true);
-    if (state === undefined) {
-      this.pendingUnsettled = true;
-      return [];
-    }
+    if (state === undefined) return [];
     const reopened: JournalEntry[] = [];
     this.write((entries) =>
       ripe(entries).map((e) => {
@@ -258,6 +261,7 @@ export class DeployJournal {
         };
       }),
     );
+    this.pendingUnsettled = pending(this.read().entries).length > 0;
     return reopened;
   }
 

@@ -49,12 +49,16 @@ export function lostRunNotice(journal: DeployJournal): { summary: string; detail
 /**
  * Settles the entries that ended runs closed pending their state's write (a `pg` backend:
  * DeployJournal.resolvePending), and warns about those that write never saved: they are in no
- * state, and the next apply adopts or revokes them. Said by the command that finds them.
+ * state, and the next apply adopts or revokes them. Said by the command that finds them. Only a
+ * command holding the state's lock settles (`settle`).
  */
-export function reopenedEntriesWarning(journal: DeployJournal): { summary: string; detail: string } | null {
+export function reopenedEntriesWarning(
+  journal: DeployJournal,
+  settle: boolean,
+): { summary: string; detail: string } | null {
   let reopened: JournalEntry[];
   try {
-    reopened = journal.resolvePending();
+    reopened = journal.resolvePending(settle);
   } catch (err) {
     log.warn("deploy journal: could not settle the entries pending a state write", {
       error: err instanceof Error ? err.message : String(err),
