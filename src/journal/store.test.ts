@@ -11,6 +11,7 @@ import fs, {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appendRaw, journalIn, rawRecords, recordCount, STORE_KINDS } from "../testing/journal-stores";
+import { instanceStateText } from "../testing/saved-state";
 import { JournalError, locateJournal, parseJournal, type RunIdentity, stableJson } from ".";
 import { currentRun } from "./run";
 
@@ -399,20 +400,7 @@ describe.each(STORE_KINDS)("handed entries: only what no saved state got is adop
   const journal = (run: RunIdentity = currentRun()) =>
     journalIn(kind, locateJournal({ cwd: dir, env: {} }), { run });
   const stateWith = (...ids: string[]) =>
-    writeFileSync(
-      join(dir, "terraform.tfstate"),
-      JSON.stringify({
-        version: 4,
-        resources: [
-          {
-            mode: "managed",
-            type: "gpurental_instance",
-            name: "n",
-            instances: ids.map((id, i) => ({ index_key: i, attributes: { id } })),
-          },
-        ],
-      }),
-    );
+    writeFileSync(join(dir, "terraform.tfstate"), instanceStateText(ids));
 
   test("a run that ends normally closes what the local state saved; a later state rm is respected", () => {
     const run = { ...currentRun(), id: "ending-run" };
@@ -515,22 +503,7 @@ describe.each(STORE_KINDS)("handed entries: only what no saved state got is adop
     // state read then holds objects, and the next write is cut short, so the user puts back the
     // backup, an earlier state that does not hold them.
     const state = (serial: number, ids: string[], lineage = "lineage-a") =>
-      writeFileSync(
-        join(dir, "terraform.tfstate"),
-        JSON.stringify({
-          version: 4,
-          lineage,
-          serial,
-          resources: [
-            {
-              mode: "managed",
-              type: "gpurental_instance",
-              name: "n",
-              instances: ids.map((id, i) => ({ index_key: i, attributes: { id } })),
-            },
-          ],
-        }),
-      );
+      writeFileSync(join(dir, "terraform.tfstate"), instanceStateText(ids, { serial, lineage }));
     const j = journal(deadRun());
     for (const id of ["i-1", "i-2"]) {
       const e = j.sent("instance", "sha256:x", {});

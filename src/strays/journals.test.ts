@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeInstance } from "../api/testing/fixtures";
 import { DeployJournal, locateJournal, type RunIdentity } from "../journal";
+import { instanceStateText } from "../testing/saved-state";
 import { findStrays } from "./find";
 import { closeImportedEntries, markLateArrivals } from "./journals";
 import { renderStraysText, straysJson } from "./render";
@@ -34,22 +35,7 @@ test("import blocks written for strays close their journal entries, so no create
 
 test("import blocks for an instance a rolled-back state once held close its entry for good", () => {
   const state = (serial: number, ids: string[]) =>
-    writeFileSync(
-      join(dir, "terraform.tfstate"),
-      JSON.stringify({
-        version: 4,
-        lineage: "l",
-        serial,
-        resources: [
-          {
-            mode: "managed",
-            type: "gpurental_instance",
-            name: "n",
-            instances: ids.map((id, i) => ({ index_key: i, attributes: { id } })),
-          },
-        ],
-      }),
-    );
+    writeFileSync(join(dir, "terraform.tfstate"), instanceStateText(ids, { serial, lineage: "l" }));
   const j = journal();
   const a = j.sent("instance", "sha256:x", {});
   j.answered(a, "i-imported");

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "pg";
 import { appendRaw, journalIn, journalServer, rawRecords, STORE_KINDS } from "../../testing/journal-stores";
+import { instanceStateText } from "../../testing/saved-state";
 import { DeployJournal, JournalError, locateJournal, type RunIdentity } from "..";
 import { currentRun } from "../run";
 import { PgStore, stateKeyOf } from "./store";
@@ -466,22 +467,7 @@ describePg("a pg backend's state, read in its database", () => {
     sql(
       `insert into ${schema}.states (name, data) values ($2, $1)
        on conflict (name) do update set data = excluded.data`,
-      [
-        JSON.stringify({
-          version: 4,
-          lineage,
-          serial,
-          resources: [
-            {
-              mode: "managed",
-              type: "gpurental_instance",
-              name: "n",
-              instances: ids.map((id, i) => ({ index_key: i, attributes: { id } })),
-            },
-          ],
-        }),
-        ws,
-      ],
+      [instanceStateText(ids, { serial, lineage }), ws],
     );
   /** A run whose provider process and terraform are both gone (another pid, same boot). */
   const ended = (): RunIdentity => {
