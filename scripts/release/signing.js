@@ -38,7 +38,11 @@ function signingKey(env) {
  * is never read or written. Nobody holds the private key afterwards, so it needs no expiry.
  */
 function throwawaySigner(env) {
-  const home = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "gpurental-release-key-"));
+  // Named by the process, so a check that it is gone looks at this build's own. Its path stays
+  // short: gpg-agent's socket lives in it, and a socket's path has at most 107 bytes.
+  const home = fs.mkdtempSync(
+    path.join(require("node:os").tmpdir(), `gpurental-release-key-${process.pid}-`),
+  );
   const keyEnv = { ...env, GNUPGHOME: home };
   delete keyEnv.GPG_AGENT_INFO;
   const close = () => {
