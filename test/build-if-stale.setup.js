@@ -16,7 +16,7 @@ const BUILT_PACKAGE_SUITES = [
   /[\\/]test[\\/]cdktf[\\/][^\\/]+\.e2e\.test\.ts$/,
   /[\\/]test[\\/]e2e[\\/]commands[\\/][^\\/]+\.test\.ts$/,
   /[\\/]test[\\/]e2e[\\/]examples-ci\.e2e\.test\.ts$/,
-  /[\\/]test[\\/](release|package)[\\/][^\\/]+\.test\.ts$/,
+  /[\\/]test[\\/](release|package|cdktn)[\\/][^\\/]+\.test\.ts$/,
 ];
 
 function testFiles(dir) {

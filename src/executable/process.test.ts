@@ -157,10 +157,16 @@ describe("the provider executable", () => {
   });
 
   it("exits when its parent process goes away, instead of lingering as an orphan", async () => {
-    // sh starts the provider in the background, prints its pid and exits at once.
+    // sh starts the provider in the background, prints its pid and exits once the provider has
+    // printed its handshake (it watches its parent from then on).
+    const out = join(work, "orphan-handshake");
     const sh = startProcess(
       "sh",
-      ["-c", `"${process.execPath}" "${join(work, "run.js")}" >/dev/null 2>&1 & echo $!; sleep 1`],
+      [
+        "-c",
+        `"${process.execPath}" "${join(work, "run.js")}" >"${out}" 2>/dev/null & echo $!; ` +
+          `until [ -s "${out}" ]; do sleep 0.05; done`,
+      ],
       {
         env: {
           PATH: process.env.PATH,
