@@ -60,7 +60,8 @@ describe("runAlive", () => {
   test("a process that has exited but is not reaped yet (a zombie) is gone: its deploys can be adopted", async () => {
     // sh starts a short sleep and becomes a long one, which never reaps it: the short one stays a
     // zombie, as a killed terraform's launches do until pid 1 reaps them.
-    const parent = spawn("sh", ["-c", "sleep 1 & echo $!; exec sleep 30"], {
+    // (The short one lasts long enough for the first check on a busy machine.)
+    const parent = spawn("sh", ["-c", "sleep 3 & echo $!; exec sleep 30"], {
       stdio: ["ignore", "pipe", "ignore"],
     });
     try {
@@ -72,7 +73,7 @@ describe("runAlive", () => {
       await until(
         "the short sleep is a zombie",
         () => (procStat(pid) as { state: string }).state === "Z",
-        5_000,
+        10_000,
       );
       expect(runAlive(run)).toBe(false);
       // Its parent, running, is alive.
