@@ -222,10 +222,16 @@ export async function configureClient(
       requestTimeout,
       env,
     });
-    const opened = await openJournal(ctx, opts, { journalDir, journalUrl, journalTimeoutMs, env });
+    const parent = parentCommand(env, opts.ppid);
+    const opened = await openJournal(ctx, opts, {
+      journalDir,
+      journalUrl,
+      journalTimeoutMs,
+      env,
+      stateElsewhere: parent.stateElsewhere,
+    });
     if (!opened) return unconfiguredProvider([]);
     const { journal, location } = opened;
-    const parent = parentCommand(env, opts.ppid);
     const data: ProviderData = {
       configured: true,
       client,
@@ -325,6 +331,7 @@ async function openJournal(
     journalUrl: ReturnType<typeof journalUrlOf>;
     journalTimeoutMs: number;
     env: NodeJS.ProcessEnv;
+    stateElsewhere: boolean;
   },
 ): Promise<{ journal: DeployJournal; location: ReturnType<typeof locateJournal> } | undefined> {
   const { journalDir, journalUrl, env } = s;
@@ -332,6 +339,7 @@ async function openJournal(
     configured: journalDir.kind === "value" ? journalDir.value : undefined,
     env,
     cwd: opts.cwd,
+    stateElsewhere: s.stateElsewhere,
   });
   // An apply writes the journal before its first deploy: a directory it could never create fails
   // the plan instead, where nothing has been done yet. With journal_url no directory is written.

@@ -83,6 +83,11 @@ export interface LocateOptions {
   env?: NodeJS.ProcessEnv;
   /** Terraform's working directory; default the process's. */
   cwd?: string;
+  /**
+   * The command saves the state elsewhere than its local backend's file (`-state`, `-state-out`):
+   * that file is not read, as for a backend whose state cannot be read.
+   */
+  stateElsewhere?: boolean;
 }
 
 function readText(path: string): string | undefined {
@@ -355,7 +360,7 @@ export function locateJournal(opts: LocateOptions = {}): JournalLocation {
     file,
     workspace,
     backend: type,
-    stateFile,
+    stateFile: opts.stateElsewhere ? null : stateFile,
     ...(stateDb ? { stateDb } : {}),
     ...(legacyFile ? { legacyFile } : {}),
   };

@@ -161,7 +161,14 @@ describe("parentCommand", () => {
       true,
     ],
     ["TF_CLI_ARGS_plan with -target alone", { TF_CLI_ARGS_plan: "-target\tgpurental_instance.a" }, true],
-    ["an option that only starts with target", { TF_CLI_ARGS: "-targets=x -target-file=y" }, false],
+    [
+      "an option that only starts with target",
+      { TF_CLI_ARGS: "-targets=x -target-files=y -excluded=z" },
+      false,
+    ],
+    ["OpenTofu's -target-file", { TF_CLI_ARGS_plan: "-target-file=targets.txt" }, true],
+    ["OpenTofu's -exclude", { TF_CLI_ARGS_apply: "-exclude gpurental_instance.a" }, true],
+    ["OpenTofu's --exclude-file", { TF_CLI_ARGS: "--exclude-file=skip.txt" }, true],
     ["target without a dash", { TF_CLI_ARGS: "target=x" }, false],
     ["a dash inside a word", { TF_CLI_ARGS: "x-target=y" }, false],
     [
@@ -187,6 +194,17 @@ describe("parentCommand", () => {
     ["-lock false", { TF_CLI_ARGS: "-lock false" }, true],
   ])("a command line that cannot be read, %s: locked %s", (_what, env, locked) => {
     expect(cmd(env).locked).toBe(locked);
+  });
+
+  test.each<[string, NodeJS.ProcessEnv, boolean]>([
+    ["nothing", {}, false],
+    ["-state=", { TF_CLI_ARGS_apply: "-state=other.tfstate" }, true],
+    ["-state apart from its value", { TF_CLI_ARGS: "-state other.tfstate" }, true],
+    ["--state-out=", { TF_CLI_ARGS_plan: "--state-out=out.tfstate" }, true],
+    ["options that only start with state", { TF_CLI_ARGS: "-states=x -state-file=y -stateful" }, false],
+    ["-backup", { TF_CLI_ARGS: "-backup=b.tfstate" }, false],
+  ])("%s: the state is elsewhere %s", (_what, env, elsewhere) => {
+    expect(cmd(env).stateElsewhere).toBe(elsewhere);
   });
 
   test.each<[string[], string]>([

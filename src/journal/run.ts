@@ -146,7 +146,10 @@ const LOCKING_COMMANDS = new Set(["plan", "apply", "destroy", "refresh", "import
 
 /** What the command that started this provider asks for, as far as the provider can see it. */
 export interface ParentCommand {
-  /** `-target` was given: the plan walked only part of the configuration, so a missing claim proves nothing. */
+  /**
+   * `-target` (or OpenTofu's `-target-file`, `-exclude`, `-exclude-file`) was given: the plan walked
+   * only part of the configuration, so a missing claim proves nothing.
+   */
   partial: boolean;
   /**
    * The command holds the state's lock while it runs the provider: plan, apply, destroy, refresh
@@ -154,6 +157,11 @@ export interface ParentCommand {
    * command line cannot be read (no /proc), taken to hold it unless `-lock=false` says otherwise.
    */
   locked: boolean;
+  /**
+   * The command reads or writes the state at a path of its own (`-state`, `-state-out`, a local
+   * backend's legacy options): the backend's state file is not the one it saves.
+   */
+  stateElsewhere: boolean;
 }
 
 /**
@@ -174,7 +182,9 @@ export function parentCommand(env: NodeJS.ProcessEnv = process.env, ppid = proce
     if ((k === "TF_CLI_ARGS" || k.startsWith("TF_CLI_ARGS_")) && v) args.push(...v.split(/\s+/));
   }
   return {
-    partial: args.some((a) => /^--?target(=|$)/.test(a)),
+    // OpenTofu's -target-file, -exclude and -exclude-file plan part of the configuration too.
+    partial: args.some((a) => /^--?(target|exclude)(-file)?(=|$)/.test(a)),
+    stateElsewhere: args.some((a) => /^--?state(-out)?(=|$)/.test(a)),
     locked:
       (command === undefined || LOCKING_COMMANDS.has(command)) &&
       // Go's flag package: a boolean flag takes its value only after "=", as strconv.ParseBool reads it.

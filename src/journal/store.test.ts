@@ -229,12 +229,24 @@ describe.each(STORE_KINDS)("store (%s)", (kind) => {
     expect(later.take("instance", "sha256:x")).toBeNull();
   });
 
-  test("with -target, entries handed to Terraform are not adopted", () => {
+  test("with -target, entries handed to Terraform are adopted only when the saved state is read", () => {
     const old = journal(deadRun());
     const e = old.sent("instance", "sha256:x", {});
+    old.answered(e, "i-1");
     old.handed(e);
+    // The local backend's state file can be read (there is none yet) and does not hold i-1: a plan
+    // that skipped it would not have claimed it, and need not have.
+    expect(journal().adoptable("instance", "sha256:x", true)).toHaveLength(1);
+    // The command saves the state elsewhere (-state, -state-out): only a plan's claims tell what it
+    // holds, and a -target plan skipped some.
+    const elsewhere = () =>
+      journalIn(kind, locateJournal({ cwd: dir, env: {}, stateElsewhere: true }), { run: currentRun() });
+    expect(elsewhere().adoptable("instance", "sha256:x", true)).toEqual([]);
+    expect(elsewhere().adoptable("instance", "sha256:x", false)).toHaveLength(1);
+    // The state holds it: never, with -target or without.
+    writeFileSync(join(dir, "terraform.tfstate"), instanceStateText(["i-1"]));
     expect(journal().adoptable("instance", "sha256:x", true)).toEqual([]);
-    expect(journal().adoptable("instance", "sha256:x", false)).toHaveLength(1);
+    expect(journal().adoptable("instance", "sha256:x", false)).toEqual([]);
   });
 
   test("a journal whose run has ended (a resident session whose launch is gone) writes nothing more", async () => {

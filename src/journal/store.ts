@@ -53,8 +53,8 @@ export interface DeployJournalOptions {
   ended?: AbortSignal;
   /**
    * Aborted when Terraform stopped the provider (StopProvider: a Ctrl-C). Where the state cannot be
-   * read (a backend other than local), the handed objects of a run that was stopped are not taken
-   * as saved when it ends (see settleHanded).
+   * read (a backend other than local or a readable `pg`), the handed objects of a run that was
+   * stopped are not taken as saved when it ends (see settleHanded).
    */
   stopped?: AbortSignal;
   /** Told about damaged lines and compactions. */
@@ -290,9 +290,10 @@ export class DeployJournal {
 
   /**
    * Whether an entry is left over from a process that is gone and can be taken by a create of this
-   * run: open, not this run's own, not being worked on by a live process. `partial` (a `-target`
-   * run) leaves out entries that were handed to Terraform, since a plan that skipped resources did
-   * not get the chance to claim them.
+   * run: open, not this run's own, not being worked on by a live process, and not held by the
+   * saved state. When that state cannot be read, only the plans' claims tell what it holds: then
+   * `partial` (a `-target` run) leaves out entries that were handed to Terraform, since a plan that
+   * skipped resources did not get the chance to claim them.
    */
   isAdoptable(e: JournalEntry, partial = false): boolean {
     if (!this.isOpen(e)) return false;
@@ -300,7 +301,7 @@ export class DeployJournal {
     if (e.taken && runServing(e.taken.run, this.run)) return false;
     // What the saved state holds is its owner's, whatever the journal says.
     if (e.id && this.savedIds()?.has(e.id)) return false;
-    return !(partial && e.handed_at !== null);
+    return !(partial && e.handed_at !== null && this.savedIds() === null);
   }
 
   /**
@@ -356,10 +357,11 @@ export class DeployJournal {
    * Any other backend gets the run's results only after this (Terraform writes a remote state once
    * the run ended): every handed entry is closed, unless Terraform stopped the run (a Ctrl-C), when
    * they stay open for the next plan to claim. A `pg` backend's state is read first: what it does
-   * not hold yet is closed with a pending mark of that state, so that should Terraform's write fail
-   * (the database out of reach, the job killed), the state is still that one and the entries are
-   * open again, to be adopted by the next apply instead of deployed twice. A closed entry is never
-   * adopted, so a later `terraform state rm` is respected. Returns how many were closed.
+   * not hold yet is closed with a pending mark of that state, stopped run or not, so that should
+   * Terraform's write fail (the database out of reach, the job killed, a second Ctrl-C), the state
+   * is still that one and the entries are open again, to be adopted by the next apply instead of
+   * deployed twice. A closed entry is never adopted, so a later `terraform state rm` is respected.
+   * Returns how many were closed.
    */
   settleHanded(): number {
     // Ids this run could not write before: the last chance to (a failure is the caller's to log).
@@ -377,11 +379,13 @@ export class DeployJournal {
       if (state === undefined) return 0;
       saved = state ?? { ids: new Set() };
     } else {
-      // Another backend: a run Terraform stopped settles nothing.
-      if (this.stopped?.aborted) return 0;
       // Read now, not from a copy (a long apply writes its state every 20 s), and well within the
       // 2 s Terraform gives a provider to exit after Shutdown.
       const state = this.location.stateDb ? this.savedState(true, SHUTDOWN_READ_MS) : undefined;
+      // A state that cannot be read: a run Terraform stopped settles nothing (a second Ctrl-C may
+      // end Terraform before it writes). One that is read marks what it lacks as pending, which
+      // such an end leaves open again.
+      if (state === undefined && this.stopped?.aborted) return 0;
       saved = state === undefined ? null : (state ?? { ids: new Set() });
       if (saved) pending = { ...(saved.mark ?? { lineage: "", serial: 0 }), pending: true };
     }

@@ -665,12 +665,30 @@ describePg("a pg backend's state, read in its database", () => {
     expect(adoptable()).toEqual([]);
   });
 
+  test("a stopped run settles as one that ended normally: what its write saved is kept, what it lost is adopted", async () => {
+    await writeState(3, []);
+    const stopped = new AbortController();
+    const j = fresh({ run: ended(), stopped: stopped.signal });
+    handedBy(j, ["i-1", "i-2"]);
+    stopped.abort();
+    expect(j.settleHanded()).toBe(2);
+    // Terraform saved i-1 after the Ctrl-C, and i-2 was lost (a second Ctrl-C cut it short).
+    await writeState(4, ["i-1"]);
+    expect(adoptable()).toEqual(["i-2"]);
+    // A `terraform state rm` of i-1 afterwards is the user's word.
+    await writeState(5, []);
+    expect(adoptable()).toEqual(["i-2"]);
+  });
+
   test("what the state holds is never adopted, from an open entry of a stopped run too", async () => {
     const stopped = new AbortController();
     const j = fresh({ run: ended(), stopped: stopped.signal });
     handedBy(j, ["i-1", "i-2"]);
     stopped.abort();
+    // The state cannot be read when the run ends (the database is out of reach): nothing settles.
+    await sql(`alter table ${schema}.states rename to states_away`);
     expect(j.settleHanded()).toBe(0);
+    await sql(`alter table ${schema}.states_away rename to states`);
     // Terraform saved i-1 after the Ctrl-C; the plan that would claim it never ran.
     await writeState(1, ["i-1"]);
     expect(adoptable()).toEqual(["i-2"]);

@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { DeployJournal, locateJournal } from "../../journal";
 import type { DeploySettings, ProviderData } from "../../provider/provider-data";
 import { SharedReads } from "../../provider/shared-reads";
 import {
@@ -194,12 +195,20 @@ describe("the sweep of what lost creations left", () => {
     expect(liveKeys("ci")).toEqual([made.created.key.id]);
   });
 
-  test("with -target, a key handed to Terraform is left for a full apply; one never handed is revoked", async () => {
+  test("with -target, a key handed to Terraform is revoked only when the state is read and lacks it", async () => {
     const handed = await orphan("handed", true);
     await orphan("lost");
-    await sweepLostKeys({ client: client(), settings: settings(journal(), { partial: true }) });
+    // The command saves its state elsewhere (-state): only a full plan's claims tell whether that
+    // state holds the key, so it is left for a full apply. One never handed is revoked.
+    const elsewhere = new DeployJournal(locateJournal({ cwd: fake.workDir, env: {}, stateElsewhere: true }), {
+      run: thisRun(),
+    });
+    await sweepLostKeys({ client: client(), settings: settings(elsewhere, { partial: true }) });
     expect(liveKeys("handed")).toEqual([handed]);
     expect(liveKeys("lost")).toEqual([]);
+    // The local backend's state is read (there is none): nobody holds the key's secret.
+    await sweepLostKeys({ client: client(), settings: settings(journal(), { partial: true }) });
+    expect(liveKeys("handed")).toEqual([]);
   });
 
   test("one sweep per journal: two operations at once revoke a key once", async () => {

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Instance } from "../../api/schemas";
-import { currentRun } from "../../journal";
+import { currentRun, DeployJournal, locateJournal } from "../../journal";
 import {
   body,
   bound,
@@ -270,9 +270,15 @@ describe("adoptFromJournal", () => {
     const entry = sender.sent("instance", FP, body(), []);
     sender.answered(entry, inst.id);
     sender.handed(entry);
-    // A -target run leaves an entry handed to Terraform alone: its plan may not have claimed it.
+    // A -target run that saves its state elsewhere (-state) leaves an entry handed to Terraform
+    // alone: its plan may not have claimed it, and the state that would tell is not read.
+    const elsewhere = new DeployJournal(locateJournal({ cwd: fake.workDir, env: {}, stateElsewhere: true }), {
+      run: currentRun(),
+    });
     expect(
-      await adoptFromJournal(deployEnv({ settings: { ...deployEnv().env.settings, partial: true } }).env),
+      await adoptFromJournal(
+        deployEnv({ settings: { ...deployEnv().env.settings, journal: elsewhere, partial: true } }).env,
+      ),
     ).toEqual({
       kind: "none",
       diagnostics: [],

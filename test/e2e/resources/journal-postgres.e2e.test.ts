@@ -249,7 +249,45 @@ describeWithPostgres("the deploy journal in PostgreSQL", () => {
     expect(liveInstances(s).map((i) => i.id)).toEqual([removed]);
   });
 
-  test("the state's write fails with the file journal: the same runner's next apply adopts, none deployed twice", async () => {
+  test("Ctrl-C once with a pg backend: the stop's write saves both instances, and a state rm right after is respected", async () => {
+    const r = await runner(pgConfig(paidConfig(s, offerId, 2)));
+    slowCreating(s);
+    const run = r.spawn(["apply", "-auto-approve", "-input=false", "-no-color"], {}, { processGroup: true });
+    try {
+      await eventually(
+        async () => liveInstances(s).length === 2 && liveKeys().length === 1,
+        "2 instances creating and the key created",
+      );
+    } catch (err) {
+      run.kill("SIGKILL");
+      throw new Error(`${(err as Error).message}\n${output(await run.result)}`);
+    }
+    run.interrupt();
+    const stopped = await run.result;
+    expect(stopped.code).toBe(1);
+    expect(output(stopped)).toContain("kept, not replaced");
+    const kept = await stateIds(r);
+    expect(kept.sort()).toEqual(
+      liveInstances(s)
+        .map((i) => i.id)
+        .sort(),
+    );
+    // Before any plan, the user removes one from the state: theirs to run outside it. The stopped
+    // run settled at its Shutdown against the state it read then, so the journal does not take it
+    // back.
+    const removed = (await r.state()).values?.root_module?.resources?.find(
+      (x) => x.address === "gpurental_instance.gpu[1]",
+    )?.values.id;
+    expectCode(await r.run(["state", "rm", "gpurental_instance.gpu[1]"]), 0);
+    s.backend.setTransitions("immediate");
+    const a = expectCode(await r.run(["apply", "-auto-approve", "-input=false", "-no-color"]), 0);
+    expect(output(a)).not.toContain("Adopted instance");
+    expect(deploysEver(s)).toBe(3);
+    expectCode(await r.run(["destroy", "-auto-approve", "-input=false"]), 0);
+    expect(liveInstances(s).map((i) => i.id)).toEqual([removed]);
+  });
+
+  test("the state's write fails with the file journal: the same runner's next apply, even with -target, adopts", async () => {
     const r = await runner(pgConfig(paidConfig(s, offerId, 1)), { GPURENTAL_JOURNAL_URL: undefined });
     delete r.env.GPURENTAL_JOURNAL_URL;
     await refuseStateWrites();
@@ -257,10 +295,18 @@ describeWithPostgres("the deploy journal in PostgreSQL", () => {
     const paid = liveInstances(s).map((i) => i.id);
     expect(paid).toHaveLength(1);
     await sql(ALLOW_STATE_WRITES);
-    const a = expectCode(await r.run(["apply", "-auto-approve", "-input=false", "-no-color"]), 0);
+    // A -target plan skips what it does not target, so it claims nothing there; the state it reads
+    // tells that the instance is in no state, and that is enough to adopt it.
+    const a = expectCode(
+      await r.run(["apply", "-auto-approve", "-input=false", "-no-color", "-target=gpurental_instance.gpu"]),
+      0,
+    );
     // (Settled at Shutdown, the next command warns that they are in no state; a settle cut short by
     // Terraform's kill, on a busy machine, leaves them open: adopted all the same.)
     expect(output(a)).toContain(`Adopted instance ${paid[0]}`);
+    expect(deploysEver(s)).toBe(1);
+    // The full apply creates the key, and revokes the one the failed write lost.
+    expectCode(await r.run(["apply", "-auto-approve", "-input=false", "-no-color"]), 0);
     expect(deploysEver(s)).toBe(1);
     expect(liveKeys()).toHaveLength(1);
     expectCode(await r.run(["destroy", "-auto-approve", "-input=false"]), 0);
