@@ -84,10 +84,11 @@ export interface LocateOptions {
   /** Terraform's working directory; default the process's. */
   cwd?: string;
   /**
-   * The command saves the state elsewhere than its local backend's file (`-state`, `-state-out`):
-   * that file is not read, as for a backend whose state cannot be read.
+   * The state file the command's `-state` names (ParentCommand's `statePath`): read instead of the
+   * local backend's own, from the working directory; null (`-state-out` elsewhere) when no file
+   * tells what it saves, as for a backend whose state cannot be read.
    */
-  stateElsewhere?: boolean;
+  statePath?: string | null | undefined;
 }
 
 function readText(path: string): string | undefined {
@@ -360,7 +361,12 @@ export function locateJournal(opts: LocateOptions = {}): JournalLocation {
     file,
     workspace,
     backend: type,
-    stateFile: opts.stateElsewhere ? null : stateFile,
+    stateFile:
+      type !== "local" || opts.statePath === undefined
+        ? stateFile
+        : opts.statePath === null
+          ? null
+          : resolve(cwd, opts.statePath),
     ...(stateDb ? { stateDb } : {}),
     ...(legacyFile ? { legacyFile } : {}),
   };

@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { until } from "../testing/until";
 import {
   currentRun,
@@ -9,6 +11,7 @@ import {
   type RunIdentity,
   runAlive,
   runServing,
+  shellWords,
   subcommandOf,
 } from "./run";
 
@@ -196,15 +199,59 @@ describe("parentCommand", () => {
     expect(cmd(env).locked).toBe(locked);
   });
 
-  test.each<[string, NodeJS.ProcessEnv, boolean]>([
-    ["nothing", {}, false],
-    ["-state=", { TF_CLI_ARGS_apply: "-state=other.tfstate" }, true],
-    ["-state apart from its value", { TF_CLI_ARGS: "-state other.tfstate" }, true],
-    ["--state-out=", { TF_CLI_ARGS_plan: "--state-out=out.tfstate" }, true],
-    ["options that only start with state", { TF_CLI_ARGS: "-states=x -state-file=y -stateful" }, false],
-    ["-backup", { TF_CLI_ARGS: "-backup=b.tfstate" }, false],
-  ])("%s: the state is elsewhere %s", (_what, env, elsewhere) => {
-    expect(cmd(env).stateElsewhere).toBe(elsewhere);
+  test.each<[string, NodeJS.ProcessEnv, string | null | undefined]>([
+    ["nothing", {}, undefined],
+    ["-state=", { TF_CLI_ARGS_apply: "-state=other.tfstate" }, "other.tfstate"],
+    ["-state apart from its value", { TF_CLI_ARGS: "-state other.tfstate" }, "other.tfstate"],
+    ["a later -state", { TF_CLI_ARGS_apply: "-state=a", TF_CLI_ARGS: "-state=b" }, "b"],
+    ["an empty -state (the default)", { TF_CLI_ARGS: "-state=" }, undefined],
+    ["--state-out elsewhere", { TF_CLI_ARGS_plan: "--state-out=out.tfstate" }, null],
+    ["-state-out the same as -state", { TF_CLI_ARGS: "-state=s -state-out=s" }, "s"],
+    ["a quoted value with blanks", { TF_CLI_ARGS: `-state="my state.tfstate"` }, "my state.tfstate"],
+    ["-state inside a quoted value", { TF_CLI_ARGS: `-var="a -state b" -var='x=-state-out=y'` }, undefined],
+    ["options that only start with state", { TF_CLI_ARGS: "-states=x -state-file=y -stateful" }, undefined],
+    ["-backup", { TF_CLI_ARGS: "-backup=b.tfstate" }, undefined],
+  ])("%s: the state's path %s", (_what, env, path) => {
+    expect(cmd(env).statePath).toBe(path);
+  });
+
+  test.each<[string, string[]]>([
+    ["blanks", ["a", "b", "c"]],
+    ["  a \t b\n", ["a", "b"]],
+    [`-var="a b" -var='c "d"' e\\ f`, ["-var=a b", `-var=c "d"`, "e f"]],
+    [`"a\\"b" "\\$x" "\\q" '\\n'`, ['a"b', "$x", "\\q", "\\n"]],
+    [`"" ''`, ["", ""]],
+  ])("TF_CLI_ARGS %j is the words %j", (text, words) => {
+    expect(shellWords(text === "blanks" ? "a b  c" : text)).toEqual(words);
+  });
+
+  test("with the command line read, only TF_CLI_ARGS and the variable of its own subcommand count", async () => {
+    // A stand-in for `terraform apply`: a script named apply, run from its folder.
+    const dir = mkdtempSync(join(tmpdir(), "gpurental-run-"));
+    writeFileSync(join(dir, "apply"), "process.stdout.write('up'); setInterval(() => {}, 1000)");
+    const parent = spawn(process.execPath, ["apply", "-input=false"], {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        parent.stdout.once("data", () => resolve());
+        parent.once("error", reject);
+        parent.once("exit", (code) => reject(new Error(`the stand-in exited with ${code}`)));
+      });
+      const pid = parent.pid ?? NO_SUCH_PID;
+      const others = { TF_CLI_ARGS_plan: "-target=x -lock=false", TF_CLI_ARGS_output: "-state=prod.tfstate" };
+      expect(parentCommand(others, pid)).toEqual({ partial: false, locked: true, statePath: undefined });
+      expect(parentCommand({ ...others, TF_CLI_ARGS_apply: "-state=a -target=y" }, pid)).toEqual({
+        partial: true,
+        locked: true,
+        statePath: "a",
+      });
+      expect(parentCommand({ TF_CLI_ARGS: "-lock=false" }, pid).locked).toBe(false);
+    } finally {
+      parent.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test.each<[string[], string]>([

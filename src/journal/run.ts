@@ -158,10 +158,11 @@ export interface ParentCommand {
    */
   locked: boolean;
   /**
-   * The command reads or writes the state at a path of its own (`-state`, `-state-out`, a local
-   * backend's legacy options): the backend's state file is not the one it saves.
+   * Where the command keeps a local backend's state when its command line says (`-state`, a local
+   * backend's legacy option): that path, as given. Null when it writes the state elsewhere than it
+   * reads it (`-state-out`), so that no one file tells what it saved. Undefined without either.
    */
-  stateElsewhere: boolean;
+  statePath: string | null | undefined;
 }
 
 /**
@@ -169,25 +170,83 @@ export interface ParentCommand {
  * Terraform runs the provider as its direct child, so the parent is the terraform command.
  */
 export function parentCommand(env: NodeJS.ProcessEnv = process.env, ppid = process.ppid): ParentCommand {
-  const args: string[] = [];
-  let command: string | undefined;
+  let line: string[] | undefined;
   try {
-    const line = readFileSync(`/proc/${ppid}/cmdline`, "utf8").split("\0");
-    args.push(...line);
-    command = subcommandOf(line);
+    line = readFileSync(`/proc/${ppid}/cmdline`, "utf8").split("\0");
   } catch {
     // Not Linux, or the parent is gone.
   }
-  for (const [k, v] of Object.entries(env)) {
-    if ((k === "TF_CLI_ARGS" || k.startsWith("TF_CLI_ARGS_")) && v) args.push(...v.split(/\s+/));
-  }
+  const command = line ? subcommandOf(line) : undefined;
+  // Terraform puts the words of TF_CLI_ARGS_<command>, then those of TF_CLI_ARGS, right after the
+  // subcommand, before the command line's own (main.go, mergeEnvArgs): the last value of a flag
+  // wins. Without the command line, every TF_CLI_ARGS_* variable is read.
+  const variables =
+    command === undefined
+      ? Object.keys(env)
+          .filter((k) => k.startsWith("TF_CLI_ARGS_"))
+          .sort()
+      : [`TF_CLI_ARGS_${command.replace(/[- ]/g, "_")}`];
+  const own = line ? line.slice(line.indexOf(command ?? "", 1) + 1) : [];
+  const args = [...[...variables, "TF_CLI_ARGS"].flatMap((k) => shellWords(env[k] ?? "")), ...own];
+  // An empty value is the flag's default: the backend's own file.
+  const state = flagValue(args, "state") || undefined;
+  const stateOut = flagValue(args, "state-out") || undefined;
   return {
     // OpenTofu's -target-file, -exclude and -exclude-file plan part of the configuration too.
     partial: args.some((a) => /^--?(target|exclude)(-file)?(=|$)/.test(a)),
-    stateElsewhere: args.some((a) => /^--?state(-out)?(=|$)/.test(a)),
+    statePath: stateOut !== undefined && stateOut !== state ? null : state,
     locked:
       (command === undefined || LOCKING_COMMANDS.has(command)) &&
       // Go's flag package: a boolean flag takes its value only after "=", as strconv.ParseBool reads it.
       !args.some((a) => /^--?lock=(0|f|F|false|FALSE|False)$/.test(a)),
   };
+}
+
+/** The value of a string flag as Go's flag package reads it (the last one given), or undefined. */
+function flagValue(args: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--?([^=]+)(?:=(.*))?$/s.exec(args[i]!);
+    if (m?.[1] !== name) continue;
+    if (m[2] !== undefined) value = m[2];
+    else value = args[++i] ?? "";
+  }
+  return value;
+}
+
+/**
+ * The words of a TF_CLI_ARGS variable as Terraform splits them (go-shellwords without expansion):
+ * blanks separate words; single quotes keep everything; double quotes keep all but a backslash
+ * before `"`, `\`, `$` or a backtick; a backslash elsewhere keeps the next character.
+ */
+export function shellWords(text: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let started = false;
+  let quote: "'" | '"' | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = null;
+      else word += c;
+    } else if (c === "\\" && i + 1 < text.length && (quote === null || `"\\$\``.includes(text[i + 1]!))) {
+      word += text[++i];
+      started = true;
+    } else if (quote === '"') {
+      if (c === '"') quote = null;
+      else word += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      started = true;
+    } else if (/\s/.test(c)) {
+      if (started) words.push(word);
+      word = "";
+      started = false;
+    } else {
+      word += c;
+      started = true;
+    }
+  }
+  if (started) words.push(word);
+  return words;
 }

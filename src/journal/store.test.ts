@@ -240,13 +240,25 @@ describe.each(STORE_KINDS)("store (%s)", (kind) => {
     // The command saves the state elsewhere (-state, -state-out): only a plan's claims tell what it
     // holds, and a -target plan skipped some.
     const elsewhere = () =>
-      journalIn(kind, locateJournal({ cwd: dir, env: {}, stateElsewhere: true }), { run: currentRun() });
+      journalIn(kind, locateJournal({ cwd: dir, env: {}, statePath: null }), { run: currentRun() });
     expect(elsewhere().adoptable("instance", "sha256:x", true)).toEqual([]);
     expect(elsewhere().adoptable("instance", "sha256:x", false)).toHaveLength(1);
+    // A state file cut short (Terraform rewrites it in place) cannot be read: the same.
+    writeFileSync(join(dir, "terraform.tfstate"), instanceStateText(["i-1"]).slice(0, 40));
+    expect(journal().adoptable("instance", "sha256:x", true)).toEqual([]);
     // The state holds it: never, with -target or without.
     writeFileSync(join(dir, "terraform.tfstate"), instanceStateText(["i-1"]));
     expect(journal().adoptable("instance", "sha256:x", true)).toEqual([]);
     expect(journal().adoptable("instance", "sha256:x", false)).toEqual([]);
+    // The command's -state names the file it keeps: that one is read, not the backend's.
+    writeFileSync(join(dir, "other.tfstate"), instanceStateText([]));
+    const other = () =>
+      journalIn(kind, locateJournal({ cwd: dir, env: {}, statePath: "other.tfstate" }), {
+        run: currentRun(),
+      });
+    expect(other().adoptable("instance", "sha256:x", true)).toHaveLength(1);
+    writeFileSync(join(dir, "other.tfstate"), instanceStateText(["i-1"]));
+    expect(other().adoptable("instance", "sha256:x", false)).toEqual([]);
   });
 
   test("a journal whose run has ended (a resident session whose launch is gone) writes nothing more", async () => {

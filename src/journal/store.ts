@@ -300,8 +300,11 @@ export class DeployJournal {
     if (runServing(e.run, this.run)) return false;
     if (e.taken && runServing(e.taken.run, this.run)) return false;
     // What the saved state holds is its owner's, whatever the journal says.
-    if (e.id && this.savedIds()?.has(e.id)) return false;
-    return !(partial && e.handed_at !== null && this.savedIds() === null);
+    // One read for both questions: Terraform rewrites a local state file in place, so two reads
+    // may find it whole and then cut short, or the reverse.
+    const saved = this.savedIds();
+    if (e.id && saved?.has(e.id)) return false;
+    return !(partial && e.handed_at !== null && saved === null);
   }
 
   /**

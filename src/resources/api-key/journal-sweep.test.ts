@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { DeployJournal, locateJournal } from "../../journal";
 import type { DeploySettings, ProviderData } from "../../provider/provider-data";
 import { SharedReads } from "../../provider/shared-reads";
@@ -200,13 +201,31 @@ describe("the sweep of what lost creations left", () => {
     await orphan("lost");
     // The command saves its state elsewhere (-state): only a full plan's claims tell whether that
     // state holds the key, so it is left for a full apply. One never handed is revoked.
-    const elsewhere = new DeployJournal(locateJournal({ cwd: fake.workDir, env: {}, stateElsewhere: true }), {
+    const elsewhere = new DeployJournal(locateJournal({ cwd: fake.workDir, env: {}, statePath: null }), {
       run: thisRun(),
     });
     await sweepLostKeys({ client: client(), settings: settings(elsewhere, { partial: true }) });
     expect(liveKeys("handed")).toEqual([handed]);
     expect(liveKeys("lost")).toEqual([]);
-    // The local backend's state is read (there is none): nobody holds the key's secret.
+    // The local backend's state is read and holds it: kept.
+    writeFileSync(
+      join(fake.workDir, "terraform.tfstate"),
+      JSON.stringify({
+        version: 4,
+        resources: [
+          {
+            mode: "managed",
+            type: "gpurental_api_key",
+            name: "ci",
+            instances: [{ attributes: { id: handed } }],
+          },
+        ],
+      }),
+    );
+    await sweepLostKeys({ client: client(), settings: settings(journal(), { partial: true }) });
+    expect(liveKeys("handed")).toEqual([handed]);
+    // It holds no such key (there is none): nobody holds the key's secret.
+    rmSync(join(fake.workDir, "terraform.tfstate"));
     await sweepLostKeys({ client: client(), settings: settings(journal(), { partial: true }) });
     expect(liveKeys("handed")).toEqual([]);
   });

@@ -206,8 +206,9 @@ const sweeps = new WeakMap<object, Promise<void>>();
 /**
  * Revokes the keys that the journal proves were created by lost or interrupted requests of
  * processes that are gone and that no state has claimed: a key never returned to Terraform, or one
- * returned but absent from every plan since (with `-target` only the former). Failures are logged
- * and the entries kept for the next apply.
+ * returned but absent from every plan since and from the saved state (with `-target`, where the
+ * state cannot be read, only the former). Failures are logged and the entries kept for the next
+ * apply.
  */
 export function sweepLostKeys(env: Omit<KeyEnv, "signal"> & { signal?: AbortSignal }): Promise<void> {
   const journal = env.settings.journal;

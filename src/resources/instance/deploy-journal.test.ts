@@ -283,21 +283,30 @@ describe.each(STORE_KINDS)("interrupted deploys are adopted, never duplicated (%
       .find((e) => e.id === id);
     // No "handed": Terraform, whose launch is gone, never got the instance.
     expect(entry).toMatchObject({ id, handed_at: null, closed: null });
-    const targeted = await provider(currentRun(), { TF_CLI_ARGS_apply: "-target=gpurental_instance.a" });
+    // Even where no state can be read (it is kept elsewhere: -state-out).
+    const targeted = await provider(currentRun(), {
+      TF_CLI_ARGS: "-target=gpurental_instance.a -state-out=elsewhere.tfstate",
+    });
     const { apply } = await create(targeted);
     expect(apply.value!.id).toBe(id);
     expect(live()).toHaveLength(1);
   });
 
-  test("a -target apply leaves alone an instance handed to Terraform before a Ctrl-C", async () => {
+  test("a -target apply adopts an instance handed to Terraform before a Ctrl-C only when the state it reads lacks it", async () => {
     const id = await interruptedDeploy(deadRun());
     const entry = journals()
       .flatMap((j) => [...j.entries.values()])
       .find((e) => e.id === id);
     expect(entry?.handed_at).toEqual(expect.any(String));
-    const targeted = await provider(currentRun(), { TF_CLI_ARGS_apply: "-target=gpurental_instance.a" });
-    const { apply } = await create(targeted);
-    expect(apply.value!.id).not.toBe(id);
+    // The state is kept elsewhere (-state-out): only a full plan's claims would tell. Left alone.
+    const elsewhere = await provider(currentRun(), {
+      TF_CLI_ARGS: "-target=gpurental_instance.a -state-out=elsewhere.tfstate",
+    });
+    expect((await create(elsewhere)).apply.value!.id).not.toBe(id);
+    expect(live()).toHaveLength(2);
+    // The local state is read, and Terraform never saved it there (a second Ctrl-C): adopted.
+    const targeted = await provider(currentRun(), { TF_CLI_ARGS: "-target=gpurental_instance.a" });
+    expect((await create(targeted)).apply.value!.id).toBe(id);
     expect(live()).toHaveLength(2);
   });
 
