@@ -228,7 +228,7 @@ export async function configureClient(
       journalUrl,
       journalTimeoutMs,
       env,
-      statePath: parent.statePath,
+      stateElsewhere: parent.stateElsewhere,
     });
     if (!opened) return unconfiguredProvider([]);
     const { journal, location } = opened;
@@ -331,7 +331,7 @@ async function openJournal(
     journalUrl: ReturnType<typeof journalUrlOf>;
     journalTimeoutMs: number;
     env: NodeJS.ProcessEnv;
-    statePath: string | null | undefined;
+    stateElsewhere: boolean;
   },
 ): Promise<{ journal: DeployJournal; location: ReturnType<typeof locateJournal> } | undefined> {
   const { journalDir, journalUrl, env } = s;
@@ -339,7 +339,7 @@ async function openJournal(
     configured: journalDir.kind === "value" ? journalDir.value : undefined,
     env,
     cwd: opts.cwd,
-    statePath: s.statePath,
+    stateElsewhere: s.stateElsewhere,
   });
   // An apply writes the journal before its first deploy: a directory it could never create fails
   // the plan instead, where nothing has been done yet. With journal_url no directory is written.

@@ -84,11 +84,10 @@ export interface LocateOptions {
   /** Terraform's working directory; default the process's. */
   cwd?: string;
   /**
-   * The state file the command's `-state` names (ParentCommand's `statePath`): read instead of the
-   * local backend's own, from the working directory; null (`-state-out` elsewhere) when no file
-   * tells what it saves, as for a backend whose state cannot be read.
+   * The command keeps the state elsewhere than its local backend's file (ParentCommand's
+   * `stateElsewhere`): that file is not read, as for a backend whose state cannot be read.
    */
-  statePath?: string | null | undefined;
+  stateElsewhere?: boolean;
 }
 
 function readText(path: string): string | undefined {
@@ -361,12 +360,7 @@ export function locateJournal(opts: LocateOptions = {}): JournalLocation {
     file,
     workspace,
     backend: type,
-    stateFile:
-      type !== "local" || opts.statePath === undefined
-        ? stateFile
-        : opts.statePath === null
-          ? null
-          : resolve(cwd, opts.statePath),
+    stateFile: opts.stateElsewhere ? null : stateFile,
     ...(stateDb ? { stateDb } : {}),
     ...(legacyFile ? { legacyFile } : {}),
   };

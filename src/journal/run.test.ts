@@ -199,33 +199,54 @@ describe("parentCommand", () => {
     expect(cmd(env).locked).toBe(locked);
   });
 
-  test.each<[string, NodeJS.ProcessEnv, string | null | undefined]>([
-    ["nothing", {}, undefined],
-    ["-state=", { TF_CLI_ARGS_apply: "-state=other.tfstate" }, "other.tfstate"],
-    ["-state apart from its value", { TF_CLI_ARGS: "-state other.tfstate" }, "other.tfstate"],
-    ["a later -state", { TF_CLI_ARGS_apply: "-state=a", TF_CLI_ARGS: "-state=b" }, "b"],
-    ["an empty -state (the default)", { TF_CLI_ARGS: "-state=" }, undefined],
-    ["--state-out elsewhere", { TF_CLI_ARGS_plan: "--state-out=out.tfstate" }, null],
-    ["-state-out the same as -state", { TF_CLI_ARGS: "-state=s -state-out=s" }, "s"],
-    ["a quoted value with blanks", { TF_CLI_ARGS: `-state="my state.tfstate"` }, "my state.tfstate"],
-    ["-state inside a quoted value", { TF_CLI_ARGS: `-var="a -state b" -var='x=-state-out=y'` }, undefined],
-    ["options that only start with state", { TF_CLI_ARGS: "-states=x -state-file=y -stateful" }, undefined],
-    ["-backup", { TF_CLI_ARGS: "-backup=b.tfstate" }, undefined],
-  ])("%s: the state's path %s", (_what, env, path) => {
-    expect(cmd(env).statePath).toBe(path);
+  test.each<[string, NodeJS.ProcessEnv, boolean]>([
+    ["nothing", {}, false],
+    ["-state=", { TF_CLI_ARGS_apply: "-state=other.tfstate" }, true],
+    ["-state apart from its value", { TF_CLI_ARGS: "-state other.tfstate" }, true],
+    ["--state-out=", { TF_CLI_ARGS_plan: "--state-out=out.tfstate" }, true],
+    ["an empty -state (the default)", { TF_CLI_ARGS: "-state=" }, false],
+    ["a quoted value with blanks", { TF_CLI_ARGS: `-state="my state.tfstate"` }, true],
+    ["-state inside a quoted value", { TF_CLI_ARGS: `-var="a -state b" -var='x=-state-out=y'` }, false],
+    ["-state after an operator, which ends the words", { TF_CLI_ARGS: "-input=false ; -state=x" }, false],
+    ["options that only start with state", { TF_CLI_ARGS: "-states=x -state-file=y -stateful" }, false],
+    ["-backup", { TF_CLI_ARGS: "-backup=b.tfstate" }, false],
+    ["a variable terraform could not split", { TF_CLI_ARGS: `-var="open` }, true],
+  ])("%s: the state is elsewhere %s", (_what, env, elsewhere) => {
+    expect(cmd(env).stateElsewhere).toBe(elsewhere);
   });
 
-  test.each<[string, string[]]>([
-    ["blanks", ["a", "b", "c"]],
-    ["  a \t b\n", ["a", "b"]],
+  test("a variable terraform could not split says the worst of everything", () => {
+    expect(cmd({ TF_CLI_ARGS_output: "-x=(" })).toEqual({
+      partial: true,
+      locked: false,
+      stateElsewhere: true,
+    });
+  });
+
+  // As go-shellwords 1.0.12 splits them, without expansion (Terraform's main.go).
+  test.each<[string, string[] | null]>([
+    ["a b  c", ["a", "b", "c"]],
+    ["  a \t b\r\n", ["a", "b"]],
+    ["a\u00a0b\vc", ["a\u00a0b\vc"]],
     [`-var="a b" -var='c "d"' e\\ f`, ["-var=a b", `-var=c "d"`, "e f"]],
-    [`"a\\"b" "\\$x" "\\q" '\\n'`, ['a"b', "$x", "\\q", "\\n"]],
+    [`"a\\"b" "\\$x" "\\q" '\\n'`, ['a"b', "$x", "q", "\\n"]],
     [`"" ''`, ["", ""]],
+    ["a;b c", ["a"]],
+    ["a b|c d", ["a", "b"]],
+    ["a 2>err b", ["a"]],
+    ["'a;b' \"c|d\" e\\&f", ["a;b", "c|d", "e&f"]],
+    ["-var=`a -state=s` x", ["-var=`a -state=s`", "x"]],
+    ["-var=$(a b) x", ["-var=$(a b)", "x"]],
+    [`"open`, null],
+    ["'open", null],
+    ["trailing\\", null],
+    ["a(b", null],
+    ["`open", null],
   ])("TF_CLI_ARGS %j is the words %j", (text, words) => {
-    expect(shellWords(text === "blanks" ? "a b  c" : text)).toEqual(words);
+    expect(shellWords(text)).toEqual(words);
   });
 
-  test("with the command line read, only TF_CLI_ARGS and the variable of its own subcommand count", async () => {
+  test("with the command line read, TF_CLI_ARGS and the variable of its own subcommand count; for -target, every one", async () => {
     // A stand-in for `terraform apply`: a script named apply, run from its folder.
     const dir = mkdtempSync(join(tmpdir(), "gpurental-run-"));
     writeFileSync(join(dir, "apply"), "process.stdout.write('up'); setInterval(() => {}, 1000)");
@@ -240,12 +261,14 @@ describe("parentCommand", () => {
         parent.once("exit", (code) => reject(new Error(`the stand-in exited with ${code}`)));
       });
       const pid = parent.pid ?? NO_SUCH_PID;
-      const others = { TF_CLI_ARGS_plan: "-target=x -lock=false", TF_CLI_ARGS_output: "-state=prod.tfstate" };
-      expect(parentCommand(others, pid)).toEqual({ partial: false, locked: true, statePath: undefined });
-      expect(parentCommand({ ...others, TF_CLI_ARGS_apply: "-state=a -target=y" }, pid)).toEqual({
-        partial: true,
+      const others = { TF_CLI_ARGS_output: "-state=prod.tfstate -lock=false" };
+      expect(parentCommand(others, pid)).toEqual({ partial: false, locked: true, stateElsewhere: false });
+      // An apply of a saved plan does not say which plan it carries: the plan's -target counts.
+      expect(parentCommand({ TF_CLI_ARGS_plan: "-target=x" }, pid).partial).toBe(true);
+      expect(parentCommand({ ...others, TF_CLI_ARGS_apply: "-state=a" }, pid)).toEqual({
+        partial: false,
         locked: true,
-        statePath: "a",
+        stateElsewhere: true,
       });
       expect(parentCommand({ TF_CLI_ARGS: "-lock=false" }, pid).locked).toBe(false);
     } finally {

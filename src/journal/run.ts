@@ -158,11 +158,12 @@ export interface ParentCommand {
    */
   locked: boolean;
   /**
-   * Where the command keeps a local backend's state when its command line says (`-state`, a local
-   * backend's legacy option): that path, as given. Null when it writes the state elsewhere than it
-   * reads it (`-state-out`), so that no one file tells what it saved. Undefined without either.
+   * The command keeps the state elsewhere than its local backend's file (`-state`, `-state-out`, a
+   * local backend's legacy options): that file is not the state it saves, and the journal, whose
+   * entries any command of the directory shares, reads no other (DeployJournal's state marks
+   * would compare one file's lineage with another's).
    */
-  statePath: string | null | undefined;
+  stateElsewhere: boolean;
 }
 
 /**
@@ -177,76 +178,97 @@ export function parentCommand(env: NodeJS.ProcessEnv = process.env, ppid = proce
     // Not Linux, or the parent is gone.
   }
   const command = line ? subcommandOf(line) : undefined;
-  // Terraform puts the words of TF_CLI_ARGS_<command>, then those of TF_CLI_ARGS, right after the
-  // subcommand, before the command line's own (main.go, mergeEnvArgs): the last value of a flag
-  // wins. Without the command line, every TF_CLI_ARGS_* variable is read.
-  const variables =
-    command === undefined
-      ? Object.keys(env)
-          .filter((k) => k.startsWith("TF_CLI_ARGS_"))
-          .sort()
-      : [`TF_CLI_ARGS_${command.replace(/[- ]/g, "_")}`];
   const own = line ? line.slice(line.indexOf(command ?? "", 1) + 1) : [];
-  const args = [...[...variables, "TF_CLI_ARGS"].flatMap((k) => shellWords(env[k] ?? "")), ...own];
-  // An empty value is the flag's default: the backend's own file.
-  const state = flagValue(args, "state") || undefined;
-  const stateOut = flagValue(args, "state-out") || undefined;
+  const every = Object.keys(env)
+    .filter((k) => k.startsWith("TF_CLI_ARGS_"))
+    .sort();
+  // Terraform reads TF_CLI_ARGS and TF_CLI_ARGS_<command> (main.go, mergeEnvArgs). Without the
+  // command line, every TF_CLI_ARGS_* variable is read. A variable Terraform could not split
+  // (it would refuse to run) says the worst of everything.
+  const words = (names: readonly string[]) => {
+    const all = names.map((k) => shellWords(env[k] ?? ""));
+    return all.includes(null) ? null : [...all.flatMap((w) => w ?? []), ...own];
+  };
+  const mine = words([
+    ...(command === undefined ? every : [`TF_CLI_ARGS_${command.replace(/[- ]/g, "_")}`]),
+    "TF_CLI_ARGS",
+  ]);
+  // An apply of a saved plan file does not say on its command line which plan it carries: the
+  // plan's own variable (TF_CLI_ARGS_plan=-target=…) counts too, as every other command's.
+  const any = words([...every, "TF_CLI_ARGS"]);
   return {
     // OpenTofu's -target-file, -exclude and -exclude-file plan part of the configuration too.
-    partial: args.some((a) => /^--?(target|exclude)(-file)?(=|$)/.test(a)),
-    statePath: stateOut !== undefined && stateOut !== state ? null : state,
+    partial: !any || any.some((a) => /^--?(target|exclude)(-file)?(=|$)/.test(a)),
+    // An empty value is the flag's default: the backend's own file.
+    stateElsewhere:
+      !mine ||
+      mine.some((a, i) => /^--?state(-out)?=./s.test(a) || (/^--?state(-out)?$/.test(a) && !!mine[i + 1])),
     locked:
+      !!mine &&
       (command === undefined || LOCKING_COMMANDS.has(command)) &&
       // Go's flag package: a boolean flag takes its value only after "=", as strconv.ParseBool reads it.
-      !args.some((a) => /^--?lock=(0|f|F|false|FALSE|False)$/.test(a)),
+      !mine.some((a) => /^--?lock=(0|f|F|false|FALSE|False)$/.test(a)),
   };
 }
 
-/** The value of a string flag as Go's flag package reads it (the last one given), or undefined. */
-function flagValue(args: readonly string[], name: string): string | undefined {
-  let value: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const m = /^--?([^=]+)(?:=(.*))?$/s.exec(args[i]!);
-    if (m?.[1] !== name) continue;
-    if (m[2] !== undefined) value = m[2];
-    else value = args[++i] ?? "";
-  }
-  return value;
-}
-
 /**
- * The words of a TF_CLI_ARGS variable as Terraform splits them (go-shellwords without expansion):
- * blanks separate words; single quotes keep everything; double quotes keep all but a backslash
- * before `"`, `\`, `$` or a backtick; a backslash elsewhere keeps the next character.
+ * The words of a TF_CLI_ARGS variable as Terraform splits them (go-shellwords 1.0.12, without
+ * expansion): blanks (space, tab, CR, LF) separate words; a backslash outside single quotes keeps
+ * the next character; quotes keep blanks; backquotes and `$(…)` keep blanks and their own
+ * characters; an unquoted `;`, `&`, `|`, `<` or `>` ends the list. Null where Terraform would
+ * refuse the text (an unclosed quote, a trailing backslash, an unquoted `(`).
  */
-export function shellWords(text: string): string[] {
+export function shellWords(text: string): string[] | null {
   const words: string[] = [];
+  const blank = (c: string) => c === " " || c === "\t" || c === "\r" || c === "\n";
   let word = "";
-  let started = false;
-  let quote: "'" | '"' | null = null;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quote === "'") {
-      if (c === "'") quote = null;
-      else word += c;
-    } else if (c === "\\" && i + 1 < text.length && (quote === null || `"\\$\``.includes(text[i + 1]!))) {
-      word += text[++i];
-      started = true;
-    } else if (quote === '"') {
-      if (c === '"') quote = null;
-      else word += c;
-    } else if (c === "'" || c === '"') {
-      quote = c;
-      started = true;
-    } else if (/\s/.test(c)) {
-      if (started) words.push(word);
-      word = "";
-      started = false;
-    } else {
+  let got = false;
+  let [escaped, single, double, back, dollar] = [false, false, false, false, false];
+  for (const c of text) {
+    if (escaped) {
       word += c;
-      started = true;
+      escaped = false;
+      got = true;
+      continue;
     }
+    if (c === "\\") {
+      if (single) word += c;
+      else escaped = true;
+      continue;
+    }
+    if (blank(c)) {
+      if (single || double || back || dollar) word += c;
+      else if (got) {
+        words.push(word);
+        word = "";
+        got = false;
+      }
+      continue;
+    }
+    const quoted = single || double;
+    if (c === "`" && !quoted && !dollar) back = !back;
+    else if (c === ")" && !quoted && !back) dollar = !dollar;
+    else if (c === "(" && !quoted && !back) {
+      if (dollar || !word.endsWith("$")) return null;
+      dollar = true;
+      word += c;
+      continue;
+    } else if (c === '"' && !single && !dollar) {
+      if (double) got = true;
+      double = !double;
+      continue;
+    } else if (c === "'" && !double && !dollar) {
+      if (single) got = true;
+      single = !single;
+      continue;
+    } else if (";&|<>".includes(c) && !(quoted || back || dollar)) {
+      // `2>file`: the number goes with the redirection.
+      if (c === ">" && /^[0-9]/.test(word)) got = false;
+      break;
+    }
+    word += c;
+    got = true;
   }
-  if (started) words.push(word);
-  return words;
+  if (got) words.push(word);
+  return escaped || single || double || back || dollar ? null : words;
 }

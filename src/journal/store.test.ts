@@ -240,7 +240,7 @@ describe.each(STORE_KINDS)("store (%s)", (kind) => {
     // The command saves the state elsewhere (-state, -state-out): only a plan's claims tell what it
     // holds, and a -target plan skipped some.
     const elsewhere = () =>
-      journalIn(kind, locateJournal({ cwd: dir, env: {}, statePath: null }), { run: currentRun() });
+      journalIn(kind, locateJournal({ cwd: dir, env: {}, stateElsewhere: true }), { run: currentRun() });
     expect(elsewhere().adoptable("instance", "sha256:x", true)).toEqual([]);
     expect(elsewhere().adoptable("instance", "sha256:x", false)).toHaveLength(1);
     // A state file cut short (Terraform rewrites it in place) cannot be read: the same.
@@ -250,15 +250,30 @@ describe.each(STORE_KINDS)("store (%s)", (kind) => {
     writeFileSync(join(dir, "terraform.tfstate"), instanceStateText(["i-1"]));
     expect(journal().adoptable("instance", "sha256:x", true)).toEqual([]);
     expect(journal().adoptable("instance", "sha256:x", false)).toEqual([]);
-    // The command's -state names the file it keeps: that one is read, not the backend's.
-    writeFileSync(join(dir, "other.tfstate"), instanceStateText([]));
-    const other = () =>
-      journalIn(kind, locateJournal({ cwd: dir, env: {}, statePath: "other.tfstate" }), {
-        run: currentRun(),
-      });
-    expect(other().adoptable("instance", "sha256:x", true)).toHaveLength(1);
-    writeFileSync(join(dir, "other.tfstate"), instanceStateText(["i-1"]));
-    expect(other().adoptable("instance", "sha256:x", false)).toEqual([]);
+  });
+
+  test("a command that keeps its state elsewhere (-state) never opens what another file saved", () => {
+    // An apply of the backend's file saves i-1, and its run closes the entry with that file's mark.
+    const j = journal();
+    const e = j.sent("instance", "sha256:x", {});
+    j.answered(e, "i-1");
+    j.handed(e);
+    writeFileSync(join(dir, "terraform.tfstate"), instanceStateText(["i-1"], { serial: 3 }));
+    expect(j.settleHanded()).toBe(1);
+    // An apply with -state=staging.tfstate in the same directory: the backend's file is not its
+    // state, and it reads no other in its place, so the mark is never compared with another
+    // file's lineage (which would open the entry, and let a create take i-1).
+    rmSync(join(dir, "terraform.tfstate"));
+    const elsewhere = journalIn(kind, locateJournal({ cwd: dir, env: {}, stateElsewhere: true }), {
+      run: currentRun(),
+    });
+    expect(elsewhere.live()).toEqual([]);
+    // (Read as the backend's own, the missing file would have opened it again.)
+    expect(
+      journal()
+        .live()
+        .map((x) => x.id),
+    ).toEqual(["i-1"]);
   });
 
   test("a journal whose run has ended (a resident session whose launch is gone) writes nothing more", async () => {

@@ -201,7 +201,7 @@ describe("the sweep of what lost creations left", () => {
     await orphan("lost");
     // The command saves its state elsewhere (-state): only a full plan's claims tell whether that
     // state holds the key, so it is left for a full apply. One never handed is revoked.
-    const elsewhere = new DeployJournal(locateJournal({ cwd: fake.workDir, env: {}, statePath: null }), {
+    const elsewhere = new DeployJournal(locateJournal({ cwd: fake.workDir, env: {}, stateElsewhere: true }), {
       run: thisRun(),
     });
     await sweepLostKeys({ client: client(), settings: settings(elsewhere, { partial: true }) });

@@ -272,7 +272,7 @@ describe("adoptFromJournal", () => {
     sender.handed(entry);
     // A -target run that saves its state elsewhere (-state) leaves an entry handed to Terraform
     // alone: its plan may not have claimed it, and the state that would tell is not read.
-    const elsewhere = new DeployJournal(locateJournal({ cwd: fake.workDir, env: {}, statePath: null }), {
+    const elsewhere = new DeployJournal(locateJournal({ cwd: fake.workDir, env: {}, stateElsewhere: true }), {
       run: currentRun(),
     });
     expect(
