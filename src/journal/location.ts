@@ -63,6 +63,14 @@ export interface JournalLocation {
    */
   stateFile?: string | null;
   /**
+   * The command keeps its state elsewhere than the local backend's file (`-state`, `-state-out`:
+   * ParentCommand's `stateElsewhere`). What that file holds is still never adopted, but the file
+   * tells nothing of the command's own state: it settles nothing and opens no entry again (the
+   * journal, shared by every command of the directory, never compares one file's lineage with
+   * another's marks), and a `-target` plan's missing claims prove nothing.
+   */
+  stateElsewhere?: boolean;
+  /**
    * The state of a `pg` backend whose `conn_str` is a URL, which the provider may read in its
    * database as it reads a local state file; absent for any other backend (and in locations built
    * by hand).
@@ -83,10 +91,7 @@ export interface LocateOptions {
   env?: NodeJS.ProcessEnv;
   /** Terraform's working directory; default the process's. */
   cwd?: string;
-  /**
-   * The command keeps the state elsewhere than its local backend's file (ParentCommand's
-   * `stateElsewhere`): that file is not read, as for a backend whose state cannot be read.
-   */
+  /** The command keeps the state elsewhere than its local backend's file (JournalLocation's). */
   stateElsewhere?: boolean;
 }
 
@@ -360,7 +365,8 @@ export function locateJournal(opts: LocateOptions = {}): JournalLocation {
     file,
     workspace,
     backend: type,
-    stateFile: opts.stateElsewhere ? null : stateFile,
+    stateFile,
+    ...(opts.stateElsewhere ? { stateElsewhere: true } : {}),
     ...(stateDb ? { stateDb } : {}),
     ...(legacyFile ? { legacyFile } : {}),
   };

@@ -247,20 +247,25 @@ describe("parentCommand", () => {
   });
 
   test("with the command line read, TF_CLI_ARGS and the variable of its own subcommand count; for -target, every one", async () => {
-    // A stand-in for `terraform apply`: a script named apply, run from its folder.
+    // Stand-ins for `terraform apply`: a script named apply, run from its folder.
     const dir = mkdtempSync(join(tmpdir(), "gpurental-run-"));
     writeFileSync(join(dir, "apply"), "process.stdout.write('up'); setInterval(() => {}, 1000)");
-    const parent = spawn(process.execPath, ["apply", "-input=false"], {
-      cwd: dir,
-      stdio: ["ignore", "pipe", "ignore"],
-    });
-    try {
+    const standIns: ReturnType<typeof spawn>[] = [];
+    const standIn = async (...args: string[]) => {
+      const parent = spawn(process.execPath, ["apply", ...args], {
+        cwd: dir,
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+      standIns.push(parent);
       await new Promise<void>((resolve, reject) => {
-        parent.stdout.once("data", () => resolve());
+        parent.stdout!.once("data", () => resolve());
         parent.once("error", reject);
         parent.once("exit", (code) => reject(new Error(`the stand-in exited with ${code}`)));
       });
-      const pid = parent.pid ?? NO_SUCH_PID;
+      return parent.pid ?? NO_SUCH_PID;
+    };
+    try {
+      const pid = await standIn("-input=false");
       const others = { TF_CLI_ARGS_output: "-state=prod.tfstate -lock=false" };
       expect(parentCommand(others, pid)).toEqual({ partial: false, locked: true, stateElsewhere: false });
       // An apply of a saved plan does not say which plan it carries: the plan's -target counts.
@@ -271,8 +276,21 @@ describe("parentCommand", () => {
         stateElsewhere: true,
       });
       expect(parentCommand({ TF_CLI_ARGS: "-lock=false" }, pid).locked).toBe(false);
+      // Another command's variable that Terraform could not split: only -target's reading, which
+      // counts every variable, says the worst.
+      expect(parentCommand({ TF_CLI_ARGS_output: `-var="open` }, pid)).toEqual({
+        partial: true,
+        locked: true,
+        stateElsewhere: false,
+      });
+      // The command line's own words.
+      expect(parentCommand({}, await standIn("-target=x", "-lock=false", "-state=s"))).toEqual({
+        partial: true,
+        locked: false,
+        stateElsewhere: true,
+      });
     } finally {
-      parent.kill("SIGKILL");
+      for (const p of standIns) p.kill("SIGKILL");
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -243,6 +243,10 @@ describe.each(STORE_KINDS)("store (%s)", (kind) => {
       journalIn(kind, locateJournal({ cwd: dir, env: {}, stateElsewhere: true }), { run: currentRun() });
     expect(elsewhere().adoptable("instance", "sha256:x", true)).toEqual([]);
     expect(elsewhere().adoptable("instance", "sha256:x", false)).toHaveLength(1);
+    // What the backend's own file holds is still never adopted (a run killed after it saved i-1).
+    writeFileSync(join(dir, "terraform.tfstate"), instanceStateText(["i-1"]));
+    expect(elsewhere().adoptable("instance", "sha256:x", false)).toEqual([]);
+    rmSync(join(dir, "terraform.tfstate"));
     // A state file cut short (Terraform rewrites it in place) cannot be read: the same.
     writeFileSync(join(dir, "terraform.tfstate"), instanceStateText(["i-1"]).slice(0, 40));
     expect(journal().adoptable("instance", "sha256:x", true)).toEqual([]);

@@ -217,7 +217,7 @@ export class DeployJournal {
   isOpen(e: JournalEntry): boolean {
     if (e.closed === null) return true;
     const mark = e.closed.state;
-    if (!mark || mark.pending || !this.location.stateFile) return false;
+    if (!mark || mark.pending || !this.location.stateFile || this.location.stateElsewhere) return false;
     return reopenedBy(mark, this.savedState());
   }
 
@@ -304,7 +304,7 @@ export class DeployJournal {
     // may find it whole and then cut short, or the reverse.
     const saved = this.savedIds();
     if (e.id && saved?.has(e.id)) return false;
-    return !(partial && e.handed_at !== null && saved === null);
+    return !(partial && e.handed_at !== null && (saved === null || this.location.stateElsewhere));
   }
 
   /**
@@ -376,7 +376,7 @@ export class DeployJournal {
     let saved: SavedState | null;
     /** A `pg` backend's state, read before Terraform's write: the mark of what it does not hold. */
     let pending: StateMark | undefined;
-    if (this.location.stateFile) {
+    if (this.location.stateFile && !this.location.stateElsewhere) {
       const state = this.savedState();
       // A local state file that cannot be read (being written, or cut short) proves nothing.
       if (state === undefined) return 0;
